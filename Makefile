@@ -1,0 +1,106 @@
+# precprobe — the only entry points a newcomer needs:
+#   make          build bin/precprobe          make deps    install build/test dependencies (Debian)
+#   make test     deps, build, all tests       make run     deps, build, run the quick-start job
+#   make bench    benchmarks (ratios)          make fuzz    build the fuzz targets (clang/libFuzzer)
+# Build rule of the project: never -ffast-math; -ffp-contract=off so GCC does not fuse a*b+c into
+# an FMA behind our back; nvcc with --fmad=false for the same reason.
+
+CC      := gcc
+PKGS    := mpfr gmp hdf5 libcjson
+STD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-function
+FPFLAGS := -ffp-contract=off -fno-fast-math -frounding-math
+# Recursively expanded: pkg-config runs when a recipe needs it, after `make deps` has run.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lmpfr -lgmp -lhdf5 -lcjson)
+CPPFLAGS = -Isrc -Ikernels -Ireference $(PKG_CFLAGS)
+CFLAGS_rel := $(STD) $(WARN) $(FPFLAGS) -O2 -g
+CFLAGS_san := $(STD) $(WARN) $(FPFLAGS) -O1 -g -fno-omit-frame-pointer \
+              -fsanitize=address,undefined -fno-sanitize-recover=all
+LDFLAGS_san := -fsanitize=address,undefined
+LIBS = $(PKG_LIBS) -lpthread -lm
+
+# ---- CUDA: built only when nvcc is found (PATH, or /usr/local/cuda/bin) ---------------------
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+ifneq ($(NVCC),)
+CUDA_HOME  := $(patsubst %/bin/nvcc,%,$(NVCC))
+NVFLAGS    := -O2 -std=c++17 --fmad=false -Isrc -Ikernels -Xcompiler -Wall \
+              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+              -gencode arch=compute_90,code=compute_90
+CU_SRCS    := $(wildcard kernels/cuda/*.cu)
+CU_OBJS    := $(patsubst %.cu,build/rel/%.o,$(CU_SRCS))
+CUDA_DEF   := -DPP_HAVE_CUDA=1
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+endif
+
+LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard kernels/cpu/*.c) \
+             $(wildcard reference/*.c)
+TEST_SRCS := $(wildcard tests/test_*.c)
+TESTS_rel := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRCS))
+# The sanitizer build is CPU-only: ASan and the CUDA runtime do not share an address space well.
+TESTS_san := $(patsubst tests/%.c,build/san/tests/%,$(filter-out %_cuda.c,$(TEST_SRCS)))
+BENCH_SRCS := $(wildcard tools/bench_*.c)
+
+.PHONY: all deps test unit unit-san e2e run bench fuzz clean
+all: bin/precprobe
+
+deps:
+	@bash tools/install-deps.sh
+
+# ---- objects ---------------------------------------------------------------------------------
+build/rel/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CUDA_DEF) $(CFLAGS_rel) -MMD -MP -c $< -o $@
+build/san/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_san) -MMD -MP -c $< -o $@
+build/rel/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+
+build/rel/libprecprobe.a: $(patsubst %.c,build/rel/%.o,$(LIB_SRCS)) $(CU_OBJS)
+	@rm -f $@; ar rcs $@ $^
+build/san/libprecprobe.a: $(patsubst %.c,build/san/%.o,$(LIB_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+bin/precprobe: build/rel/src/main.o build/rel/libprecprobe.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) $(CUDA_LIBS)
+
+build/rel/tests/%: build/rel/tests/%.o build/rel/libprecprobe.a
+	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) -lcmocka $(CUDA_LIBS)
+build/san/tests/%: build/san/tests/%.o build/san/libprecprobe.a
+	$(CC) $(CFLAGS_san) $(LDFLAGS_san) $^ -o $@ $(LIBS) -lcmocka
+build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
+	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) $(CUDA_LIBS)
+
+# ---- the README's commands -------------------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory -j2 bin/precprobe $(TESTS_rel) $(TESTS_san)
+	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san)
+
+unit: deps
+	@$(MAKE) --no-print-directory -j2 $(TESTS_rel)
+	@bash tools/run-tests.sh --no-e2e $(TESTS_rel)
+
+run: deps
+	@$(MAKE) --no-print-directory -j2 bin/precprobe
+	@bash tools/run-example.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory -j2 bin/precprobe $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS))
+	@for b in $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS)); do $$b || exit $$?; done
+
+# ---- fuzzing (clang + libFuzzer): make fuzz builds; tools/fuzz.sh TARGET SECONDS runs -------
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+fuzz: deps
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
+	  echo "clang $$f -> build/fuzz/$$n"; \
+	  clang $(STD) $(CPPFLAGS) -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined \
+	    $$f $(LIB_SRCS) -o build/fuzz/$$n $(LIBS) || exit 1; done
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,13 @@
+// cli.h — the subcommands of the precprobe binary, each a function taking its own argv
+// (argv[0] is the command's name) and returning the process exit status.
+#ifndef PP_CLI_H
+#define PP_CLI_H
+
+#define PP_VERSION "0.1.0"
+
+int pp_cmd_compare(int argc, char **argv);
+
+// 1 when the CUDA backend was compiled in (nvcc found at build time).
+int pp_cuda_compiled(void);
+
+#endif

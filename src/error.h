@@ -1,0 +1,21 @@
+// error.h — how every host-side function reports failure: a status code plus one line of text.
+// Exit statuses follow the CLI contract: 2 bad usage or input, 3 runtime failure (I/O, CUDA).
+#ifndef PP_ERROR_H
+#define PP_ERROR_H
+
+enum {
+    PP_OK = 0,
+    PP_ERR_INPUT = 2,   // bad usage, unreadable or malformed input: exit status 2
+    PP_ERR_RUNTIME = 3  // I/O failure while writing, CUDA failure, out of memory: exit status 3
+};
+
+typedef struct pp_error {
+    int code;       // PP_OK, PP_ERR_INPUT or PP_ERR_RUNTIME
+    char msg[512];  // one line, no trailing newline; begins with the offending file or name
+} pp_error;
+
+// Sets err (when not NULL) and returns code, so callers can write `return pp_fail(err, ...)`.
+int pp_fail(pp_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

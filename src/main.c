@@ -1,0 +1,45 @@
+// main.c — the precprobe command line: dispatches to one function per subcommand.
+// usage: precprobe COMMAND [options]; precprobe --help
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: precprobe COMMAND [options]\n"
+            "\n"
+            "How far is a low-precision kernel's answer from the true answer?\n"
+            "\n"
+            "commands:\n"
+            "  compare ACTUAL EXPECTED   torch.testing.assert_close on two stored tensors\n"
+            "\n"
+            "options:\n"
+            "  --help, -h                this text ('precprobe COMMAND --help' for a command)\n"
+            "  --version                 version and build features\n"
+            "\n"
+            "exit status: 0 pass/close, 1 not close or gate failed, 2 bad usage or input,\n"
+            "             3 runtime failure (I/O, CUDA)\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("precprobe %s (cuda: %s)\n", PP_VERSION, pp_cuda_compiled() ? "compiled in" : "not compiled in");
+        return 0;
+    }
+    if (!strcmp(cmd, "compare"))
+        return pp_cmd_compare(argc - 1, argv + 1);
+    fprintf(stderr, "precprobe: unknown command '%s' (see precprobe --help)\n", cmd);
+    return 2;
+}

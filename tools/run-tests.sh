@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# run-tests.sh — runs the unit test binaries, the end-to-end CLI suite, then the sanitizer build
+# of the unit tests, and prints one closing line "N passed, N failed".
+# usage: tools/run-tests.sh [--no-e2e] REL_TESTS... [-- SAN_TESTS...]
+# The sanitizer pass runs with PRECPROBE_TEST_MULTIPLIER=0.1 (ASan+UBSan are ~5x slower; the
+# exhaustive loops stay exhaustive, only random-sample counts shrink).
+set -u
+cd "$(dirname "$0")/.."
+e2e=1
+[ "${1:-}" = "--no-e2e" ] && { e2e=0; shift; }
+rel=(); san=(); side=rel
+for a in "$@"; do
+    if [ "$a" = "--" ]; then side=san; continue; fi
+    if [ $side = rel ]; then rel+=("$a"); else san+=("$a"); fi
+done
+passed=0; failed=0; failures=()
+run_one() {  # label, command...
+    local label=$1; shift
+    local log; log=$(mktemp)
+    if "$@" >"$log" 2>&1; then
+        passed=$((passed + 1)); echo "PASS $label"
+        grep -E '^\[  (SKIPPED|PASSED|FAILED)' "$log" | sed 's/^/    /'
+        grep -E '^\[  SKIPPED|skip' "$log" | head -3 | sed 's/^/    /' >/dev/null
+    else
+        failed=$((failed + 1)); failures+=("$label"); echo "FAIL $label"; sed 's/^/    /' "$log" | tail -40
+    fi
+    rm -f "$log"
+}
+for t in "${rel[@]}"; do run_one "$t" "$t"; done
+if [ $e2e = 1 ] && [ -x tests/e2e/run.sh ]; then run_one "tests/e2e/run.sh" tests/e2e/run.sh bin/precprobe; fi
+for t in "${san[@]}"; do
+    run_one "$t (ASan+UBSan)" env PRECPROBE_TEST_MULTIPLIER=0.1 \
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$t"
+done
+echo
+[ $failed -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
