@@ -8,7 +8,7 @@
 CC      := gcc
 PKGS    := mpfr gmp hdf5 libcjson
 STD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-function
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-function -Wno-format-truncation
 FPFLAGS := -ffp-contract=off -fno-fast-math -frounding-math
 # Recursively expanded: pkg-config runs when a recipe needs it, after `make deps` has run.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -97,7 +97,7 @@ fuzz: deps
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  echo "clang $$f -> build/fuzz/$$n"; \
-	  clang $(STD) $(CPPFLAGS) -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined \
+	  clang $(STD) $(CPPFLAGS) -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    $$f $(LIB_SRCS) -o build/fuzz/$$n $(LIBS) || exit 1; done
 
 clean:

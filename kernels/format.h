@@ -4,7 +4,6 @@
 #ifndef PP_FORMAT_H
 #define PP_FORMAT_H
 
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -16,7 +15,7 @@
 typedef enum pp_format_id {
     PP_FMT_FP64 = 0,
     PP_FMT_FP32,
-    PP_FMT_TF32,
+    PP_FMT_TF32,  // p = 11 in binary32's exponent range, stored as binary32 with 13 low zero bits
     PP_FMT_FP16,
     PP_FMT_BF16,
     PP_FMT_E4M3,  // OCP FP8 E4M3: no infinities, S.1111.111 is NaN, max finite 448
@@ -30,8 +29,8 @@ typedef struct pp_format {
     int emin;            // exponent of the smallest normal: 2^emin
     int emax;            // exponent of the largest binade
     double max_finite;   // stored explicitly: E4M3 stops at 448, not the 480 p and emax imply
-    int has_inf;         // 0: overflow saturates to ±max_finite (E4M3)
-    int has_subnormals;  // 1 for every format here; kept so a future format can say otherwise
+    int has_inf;         // 0: overflow (and ±Inf input) saturates to ±max_finite (E4M3)
+    int has_subnormals;  // 1 for every format here; the rounding below assumes it
     int storage_bits;    // width of the stored bit pattern (tf32 is stored in 32 bits)
 } pp_format;
 
@@ -39,87 +38,467 @@ typedef struct pp_format {
 typedef enum pp_rounding {
     PP_RND_NE = 0,  // to nearest, ties to even
     PP_RND_TZ,      // toward zero
-    PP_RND_SR       // stochastic: away from zero with probability (|x|-RZ(|x|))/ulp, from caller bits
+    PP_RND_SR       // stochastic: away from zero with probability floor(frac·2^32)/2^32 (below)
 } pp_rounding;
 
+// A constructor instead of a compound literal, which C++ (nvcc) does not have.
+PP_HD static inline pp_format pp_format_make_(const char *name, int p, int emin, int emax,
+                                              double max_finite, int has_inf, int storage_bits)
+{
+    pp_format F;
+    F.name = name;
+    F.p = p;
+    F.emin = emin;
+    F.emax = emax;
+    F.max_finite = max_finite;
+    F.has_inf = has_inf;
+    F.has_subnormals = 1;
+    F.storage_bits = storage_bits;
+    return F;
+}
+
 // The table. A function, not a global, so that nvcc and the C compiler see the same constants.
+// max_finite is (2 − 2^(1−p))·2^emax except for E4M3, whose top pattern S.1111.111 is NaN.
+// An id outside [0, PP_FMT_COUNT) gives name "?" and p = 0.
 PP_HD static inline pp_format pp_format_get(pp_format_id f)
 {
     switch (f) {
-    case PP_FMT_FP64: return (pp_format){"fp64", 53, -1022, 1023, 1.7976931348623157e308, 1, 1, 64};
-    case PP_FMT_FP32: return (pp_format){"fp32", 24, -126, 127, 3.4028234663852886e38, 1, 1, 32};
-    case PP_FMT_TF32: return (pp_format){"tf32", 11, -126, 127, 3.4011621342146535e38, 1, 1, 32};
-    case PP_FMT_FP16: return (pp_format){"fp16", 11, -14, 15, 65504.0, 1, 1, 16};
-    case PP_FMT_BF16: return (pp_format){"bf16", 8, -126, 127, 3.3895313892515355e38, 1, 1, 16};
-    case PP_FMT_E4M3: return (pp_format){"e4m3", 4, -6, 8, 448.0, 0, 1, 8};
-    case PP_FMT_E5M2: return (pp_format){"e5m2", 3, -14, 15, 57344.0, 1, 1, 8};
-    default: return (pp_format){"?", 0, 0, 0, 0.0, 0, 0, 0};
+    case PP_FMT_FP64: return pp_format_make_("fp64", 53, -1022, 1023, 1.7976931348623157e308, 1, 64);
+    case PP_FMT_FP32: return pp_format_make_("fp32", 24, -126, 127, 3.4028234663852886e38, 1, 32);
+    case PP_FMT_TF32: return pp_format_make_("tf32", 11, -126, 127, 3.4011621342146535e38, 1, 32);
+    case PP_FMT_FP16: return pp_format_make_("fp16", 11, -14, 15, 65504.0, 1, 16);
+    case PP_FMT_BF16: return pp_format_make_("bf16", 8, -126, 127, 3.3895313892515355e38, 1, 16);
+    case PP_FMT_E4M3: return pp_format_make_("e4m3", 4, -6, 8, 448.0, 0, 8);
+    case PP_FMT_E5M2: return pp_format_make_("e5m2", 3, -14, 15, 57344.0, 1, 8);
+    default: return pp_format_make_("?", 0, 0, 0, 0.0, 0, 0);
     }
+}
+
+// Return codes of pp_format_validate: errors positive, warnings negative.
+enum {
+    PP_FMT_OK = 0,
+    PP_FMT_ERR_UNKNOWN = 1,            // the id names no format
+    PP_FMT_WARN_BINARY32_INEXACT = -1  // one binary32 operation then rounding is not exact
+};
+
+// Whether one binary32 operation (+ − × ÷ √ on values of f), rounded to nearest and then
+// rounded to f with pp_round (PP_RND_NE), equals the correctly rounded operation in f.
+// @param [in] f  the format.
+// The rule: p ≤ 11, so 24 ≥ 2p + 2 and the double rounding is innocuous while binary32 is normal
+// (Figueroa, "When is double rounding innocuous?", 1995); and where f reaches binary32's
+// subnormal range (|r| < 2^−126) binary32 must still keep ≥ 2p bits below f's last place
+// (149 + emin − p + 1 ≥ 2p). bf16 passes with exactly 2p = 16: there sums are exact, products
+// are exact or below half of bf16's smallest subnormal, and quotients stay more than 2^−150 from
+// a bf16 midpoint. tf32 fails with 13 < 22: (1099·2^−75)·(1379·2^−75) rounds to 92·2^−136, not
+// 93·2^−136 (tests/test_round_mpfr.c). fp16, E4M3 and E5M2 never reach binary32's subnormals.
+// Returns PP_FMT_OK for fp32 (the binary32 operation is the fp32 operation), fp16, bf16, E4M3,
+// E5M2; PP_FMT_WARN_BINARY32_INEXACT for tf32 (inexact only for results below 2^−126) and fp64
+// (compute in binary64 or MPFR instead); PP_FMT_ERR_UNKNOWN for an id outside the table.
+PP_HD static inline int pp_format_validate(pp_format_id f)
+{
+    if ((unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return PP_FMT_ERR_UNKNOWN;
+    if (f == PP_FMT_FP32)
+        return PP_FMT_OK;
+    pp_format F = pp_format_get(f);
+    if (24 >= 2 * F.p + 2 && F.emin >= -126 && F.emax <= 127 && 149 + F.emin - F.p + 1 >= 2 * F.p)
+        return PP_FMT_OK;
+    return PP_FMT_WARN_BINARY32_INEXACT;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bit access (exact reinterpretation; no floating-point operation touches the value)
+
+PP_HD static inline uint64_t pp_f64_bits(double x)
+{
+#ifdef __CUDA_ARCH__
+    return (uint64_t)__double_as_longlong(x);
+#else
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+#endif
+}
+
+PP_HD static inline double pp_f64_from_bits(uint64_t b)
+{
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)b);
+#else
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+#endif
+}
+
+PP_HD static inline uint32_t pp_f32_bits(float x)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+#endif
+}
+
+PP_HD static inline float pp_f32_from_bits(uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(b);
+#else
+    float x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+#endif
+}
+
+#define PP_F64_SIGN UINT64_C(0x8000000000000000)
+#define PP_F64_INF UINT64_C(0x7FF0000000000000)
+#define PP_F64_QNAN UINT64_C(0x7FF8000000000000)
+#define PP_F64_FRAC UINT64_C(0x000FFFFFFFFFFFFF)
+#define PP_F32_INF 0x7F800000u
+
+// Bits of 2^e as binary64, for −1074 ≤ e ≤ 1023.
+PP_HD static inline uint64_t pp_pow2_bits_(int e)
+{
+    return e >= -1022 ? (uint64_t)(e + 1023) << 52 : (uint64_t)1 << (e + 1074);
+}
+
+// Bits of 2^e as binary32, for −149 ≤ e ≤ 127.
+PP_HD static inline uint32_t pp_pow2_bits32_(int e)
+{
+    return e >= -126 ? (uint32_t)(e + 127) << 23 : (uint32_t)1 << (e + 149);
+}
+
+// The stochastic-rounding threshold floor(rem·2^(32−k)) = floor(frac·2^32), where rem < 2^k are
+// the k dropped bits and frac = rem/2^k the dropped fraction of an ulp. Requires k ≥ 1.
+PP_HD static inline uint64_t pp_sr_threshold_(uint64_t rem, int k)
+{
+    if (k <= 32)
+        return rem << (32 - k);  // rem < 2^k, so the result is < 2^32
+    return k - 32 < 64 ? rem >> (k - 32) : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounding: the rule, once, on binary64 bits and on binary32 bits
+//
+// Let |x| = M·2^e (M the significand as an integer, e the exponent of its last bit). The target's
+// quantum at |x| is 2^q with q = max(E, emin) − (p − 1), E = floor(log2 |x|); so the k = q − e
+// low bits of M are dropped. Kept bits: clear them; rounding up: add 2^k to the bit pattern,
+// whose carry runs into the exponent field exactly as the value's does (the layout is
+// monotonic). When k exceeds the fraction field, every bit is dropped and the result is 0 or
+// 2^q. Overflow is decided last, on the rounded magnitude: result > max_finite.
+
+// Rounds the magnitude bits a (binary64, not NaN) to (p, emin, max_bits, has_inf) in mode.
+// Any mode other than PP_RND_NE and PP_RND_SR rounds toward zero.
+PP_HD static inline uint64_t pp_round_mag64_(uint64_t a, int p, int emin, uint64_t max_bits,
+                                              int has_inf, pp_rounding mode, uint32_t rbits)
+{
+    int ne = mode == PP_RND_NE, sr = mode == PP_RND_SR;
+    uint64_t lo = (uint64_t)(emin + 1023) << 52;  // 2^emin
+    if (a - lo < max_bits - lo) {  // the common case: 2^emin ≤ |x| < max_finite, k = 53 − p
+        int kn = 53 - p;
+        if (kn == 0)
+            return a;
+        uint64_t mask = ((uint64_t)1 << kn) - 1, rem = a & mask;
+        // no overflow: rounding up from below max_finite reaches at most max_finite
+        int up = ne ? rem + ((a >> kn) & 1) > ((uint64_t)1 << (kn - 1))
+                    : sr && (uint64_t)rbits < pp_sr_threshold_(rem, kn);
+        return (a - rem) + (up ? mask + 1 : 0);
+    }
+    int be = (int)(a >> 52);
+    if (be == 2047)  // ±Inf: exact where the format has it, else saturated
+        return has_inf ? a : max_bits;
+    int e = (be ? be : 1) - 1075;  // |x| = M·2^e
+    int E = be - 1023;
+    if (be == 0 || E < emin)
+        E = emin;                  // subnormal range of the target: the quantum stops shrinking
+    int k = E - (p - 1) - e;       // dropped bits
+    uint64_t r = a;
+    if (k > 0 && k <= 52) {
+        uint64_t mask = ((uint64_t)1 << k) - 1, rem = a & mask;
+        // parity of the kept part M >> k: bit k of the pattern, except at k = 52 where it is
+        // the implicit bit (1 for a normal binary64)
+        uint64_t odd = k < 52 ? (a >> k) & 1 : (uint64_t)(be != 0);
+        int up = ne ? rem + odd > ((uint64_t)1 << (k - 1))
+                    : sr && (uint64_t)rbits < pp_sr_threshold_(rem, k);
+        r = (a - rem) + (up ? mask + 1 : 0);
+    } else if (k > 52) {  // |x| < 2^q: the result is 0 or 2^q
+        uint64_t M = (a & PP_F64_FRAC) | (be ? PP_F64_FRAC + 1 : 0);
+        int up = ne ? k == 53 && M > PP_F64_FRAC + 1  // above the midpoint 2^52·2^e = 2^(q−1)
+                    : sr && (uint64_t)rbits < pp_sr_threshold_(M, k);
+        r = up ? pp_pow2_bits_(e + k) : 0;
+    }
+    if (r > max_bits)
+        r = (ne || sr) && has_inf ? PP_F64_INF : max_bits;
+    return r;
+}
+
+// The same on binary32 magnitude bits a (not NaN). Requires emin ≥ −126 and p ≤ 24 (a target
+// no wider than binary32), so the result is a binary32 value.
+PP_HD static inline uint32_t pp_round_mag32_(uint32_t a, int p, int emin, uint32_t max_bits,
+                                              int has_inf, pp_rounding mode, uint32_t rbits)
+{
+    int ne = mode == PP_RND_NE, sr = mode == PP_RND_SR;
+    uint32_t lo = (uint32_t)(emin + 127) << 23;
+    if (a - lo < max_bits - lo) {  // the common case, as in pp_round_mag64_
+        int kn = 24 - p;
+        if (kn == 0)
+            return a;
+        uint32_t mask = (1u << kn) - 1, rem = a & mask;
+        int up = ne ? rem + ((a >> kn) & 1) > (1u << (kn - 1))
+                    : sr && (uint64_t)rbits < pp_sr_threshold_(rem, kn);
+        return (a - rem) + (up ? mask + 1 : 0);
+    }
+    int be = (int)(a >> 23);
+    if (be == 255)
+        return has_inf ? a : max_bits;
+    int e = (be ? be : 1) - 150;
+    int E = be - 127;
+    if (be == 0 || E < emin)
+        E = emin;
+    int k = E - (p - 1) - e;
+    uint32_t r = a;
+    if (k > 0 && k <= 23) {
+        uint32_t mask = (1u << k) - 1, rem = a & mask;
+        uint32_t odd = k < 23 ? (a >> k) & 1 : (uint32_t)(be != 0);
+        int up = ne ? rem + odd > (1u << (k - 1))
+                    : sr && (uint64_t)rbits < pp_sr_threshold_(rem, k);
+        r = (a - rem) + (up ? mask + 1 : 0);
+    } else if (k > 23) {
+        uint32_t M = (a & 0x7FFFFFu) | (be ? 0x800000u : 0);
+        int up = ne ? k == 24 && M > 0x800000u : sr && (uint64_t)rbits < pp_sr_threshold_(M, k);
+        r = up ? pp_pow2_bits32_(e + k) : 0;
+    }
+    if (r > max_bits)
+        r = (ne || sr) && has_inf ? PP_F32_INF : max_bits;
+    return r;
+}
+
+// Signed binary64 rounding with explicit format parameters (the body of pp_round and of the
+// named fp32 functions). NaN in: the same NaN out, bits unchanged.
+PP_HD static inline double pp_round_f64_(double x, int p, int emin, uint64_t max_bits, int has_inf,
+                                         pp_rounding mode, uint32_t rbits)
+{
+    uint64_t u = pp_f64_bits(x), a = u & ~PP_F64_SIGN;
+    if (a > PP_F64_INF)
+        return x;
+    return pp_f64_from_bits((u ^ a) | pp_round_mag64_(a, p, emin, max_bits, has_inf, mode, rbits));
+}
+
+// Signed binary32 rounding with explicit format parameters (the body of the named functions).
+PP_HD static inline float pp_round_f32_(float x, int p, int emin, uint32_t max_bits, int has_inf,
+                                        pp_rounding mode, uint32_t rbits)
+{
+    uint32_t u = pp_f32_bits(x), a = u & 0x7FFFFFFFu;
+    if (a > PP_F32_INF)
+        return x;
+    return pp_f32_from_bits((u ^ a) | pp_round_mag32_(a, p, emin, max_bits, has_inf, mode, rbits));
+}
+
+// Binary64 x that is exactly a binary32 value (or NaN) as binary32, with integer operations
+// only, so CPU and GPU agree on every bit. A NaN keeps its sign and the top 22 bits of its
+// payload and comes out quiet (as x86 and IEEE 754 conversions do).
+PP_HD static inline float pp_f32_from_exact_f64_(double x)
+{
+    uint64_t u = pp_f64_bits(x), a = u & ~PP_F64_SIGN;
+    uint32_t s = (uint32_t)(u >> 32) & 0x80000000u, r;
+    int be = (int)(a >> 52);
+    if (a > PP_F64_INF)
+        r = 0x7FC00000u | (uint32_t)((a >> 29) & 0x7FFFFFu);
+    else if (be == 2047)
+        r = PP_F32_INF;
+    else if (be >= 897)  // ≥ 2^−126: a binary32 normal
+        r = (uint32_t)(be - 896) << 23 | (uint32_t)((a >> 29) & 0x7FFFFFu);
+    else if (be >= 874)  // binary32 subnormal, ≥ 2^−149: M·2^(be−1075) / 2^−149, exact shift
+        r = (uint32_t)(((a & PP_F64_FRAC) | (PP_F64_FRAC + 1)) >> (926 - be));
+    else
+        r = 0;
+    return pp_f32_from_bits(s | r);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Rounding from binary64
 
-// Rounds x to format f in mode mode. rbits are the caller's 32 random bits (used only by
-// PP_RND_SR): the magnitude rounds away from zero iff rbits < floor(frac·2^32), where frac in
-// [0,1) is the fraction of an ulp that RZ drops, so P(away) = floor(frac·2^32)/2^32, biased
-// toward zero by less than 2^-32 ulp.
-// Overflow: PP_RND_NE gives ±Inf (±max_finite where the format has no Inf), PP_RND_TZ gives
-// ±max_finite, PP_RND_SR rounds between max_finite and the next binade's value, which is ±Inf.
-// NaN in, NaN out. The result is the rounded value as a binary64, exactly.
-// Bound: |r − x| ≤ ½ ulp_f(r) (NE), < 1 ulp_f(x) (TZ, SR) for finite, non-overflowing x.
+// r = round_f(x) in mode: the value of format f nearest x (NE), next toward zero (TZ), or one of
+// the two neighbours of x chosen from the caller's random bits (SR).
+// @param [in] f      the target format.
+// @param [in] x      any binary64 (NaN, ±Inf, ±0, subnormals included).
+// @param [in] mode   PP_RND_NE, PP_RND_TZ or PP_RND_SR (any other value rounds as PP_RND_TZ).
+// @param [in] rbits  32 uniformly random bits, used only by PP_RND_SR: with frac in [0,1) the
+//                    fraction of an ulp that rounding toward zero drops, the magnitude rounds
+//                    away from zero iff rbits < floor(frac·2^32). So P(away) = floor(frac·2^32)/2^32,
+//                    E[SR(x)] − x lies in (−2^−32·ulp, 0]·sign(x) (exactly 0 when at most 32 bits
+//                    are dropped); rbits = 0xFFFFFFFF gives TZ (for |x| < 2^(emax+1)), rbits = 0
+//                    gives away from zero whenever frac ≥ 2^−32.
+// Special values: NaN in, the same NaN out (bits unchanged); −0 stays −0; ±Inf stays ±Inf, or
+// ±max_finite where the format has none. Overflow: NE gives ±Inf once |x| ≥ max + ½ulp (E4M3:
+// ±448 for every |x| > 448); TZ gives ±max_finite; SR rounds between max_finite and
+// max_finite + ulp, which is ±Inf (E4M3: saturated to ±448), so |x| ≥ 2^(emax+1) gives ±Inf.
+// An id outside the table gives a quiet NaN.
+// Returns the rounded value as a binary64, exactly. Integer operations only: the result does not
+// depend on the floating-point environment, and is the same on CPU and GPU.
+// Bound: |r − x| ≤ ½ ulp_f(r) (NE), < ulp_f(x) (TZ, SR) for finite, non-overflowing x.
 PP_HD static inline double pp_round(pp_format_id f, double x, pp_rounding mode, uint32_t rbits)
 {
+    if ((unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return pp_f64_from_bits(PP_F64_QNAN);
     pp_format F = pp_format_get(f);
-    if (x != x)
-        return x;
-    double ax = fabs(x);
-    if (ax == INFINITY)
-        return F.has_inf ? x : copysign(F.max_finite, x);
-    if (ax == 0.0 || f == PP_FMT_FP64)
-        return x;  // binary64 into binary64 is exact (and 2^(p-1-emin) would overflow below)
-    int e2;
-    frexp(ax, &e2);
-    int E = e2 - 1;  // ax in [2^E, 2^(E+1))
-    if (E < F.emin)
-        E = F.emin;  // subnormal range: the quantum stops shrinking
-    double scale = ldexp(1.0, F.p - 1 - E);  // ax * scale is exact: a power-of-two scaling
-    double t = ax * scale;
-    double r = floor(t);
-    double frac = t - r;  // exact: t and r share the binade
-    if (mode == PP_RND_NE) {
-        if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0.0))
-            r += 1.0;
-    } else if (mode == PP_RND_SR) {
-        double thresh = floor(frac * 4294967296.0);
-        if ((double)rbits < thresh)
-            r += 1.0;
-    }
-    double y = r / scale;
-    if (y > F.max_finite) {
-        if (mode == PP_RND_TZ || !F.has_inf)
-            y = F.max_finite;
-        else
-            y = INFINITY;
-    }
-    return copysign(y, x);
+    return pp_round_f64_(x, F.p, F.emin, pp_f64_bits(F.max_finite), F.has_inf, mode, rbits);
 }
 
-// Rounding from binary32: every binary32 is a binary64, so this is the same function.
+// r = round_f(x) for a binary32 x: pp_round on (double)x, returned as binary32 (exact for every
+// format but fp64, whose result is x itself). NaN in, the same NaN out, bits unchanged.
 PP_HD static inline float pp_round_from_f32(pp_format_id f, float x, pp_rounding mode, uint32_t rbits)
 {
-    return (float)pp_round(f, (double)x, mode, rbits);
+    if (x != x)
+        return x;
+    return pp_f32_from_exact_f64_(pp_round(f, (double)x, mode, rbits));
 }
 
 // True when x is exactly a value of format f (NaN and, where the format has them, ±Inf count).
 PP_HD static inline int pp_is_representable(pp_format_id f, double x)
 {
-    if (x != x)
+    uint64_t a = pp_f64_bits(x) & ~PP_F64_SIGN;
+    if ((unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return 0;
+    if (a > PP_F64_INF)
         return 1;
-    double r = pp_round(f, x, PP_RND_TZ, 0);
-    if (isinf(x))
+    if (a == PP_F64_INF)
         return pp_format_get(f).has_inf;
-    return r == x;
+    return pp_f64_bits(pp_round(f, x, PP_RND_TZ, 0)) == pp_f64_bits(x);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Named rounding functions for hot loops: the same rule with the format's constants folded in.
+// From binary32: tf32, fp16, bf16, E4M3, E5M2. From binary64: fp32. Each equals pp_round (via
+// pp_round_from_f32 for binary32 input) bit for bit, NaN and −0 included: checked over all 2^32
+// binary32 inputs by tests/test_round_exhaustive.c.
+
+#define PP_TF32_MAX_BITS 0x7F7FE000u  // (2 − 2^−10)·2^127
+#define PP_FP16_MAX_BITS 0x477FE000u  // 65504
+#define PP_BF16_MAX_BITS 0x7F7F0000u  // (2 − 2^−7)·2^127
+#define PP_E4M3_MAX_BITS 0x43E00000u  // 448
+#define PP_E5M2_MAX_BITS 0x47600000u  // 57344
+#define PP_FP32_MAX_BITS64 UINT64_C(0x47EFFFFFE0000000)  // FLT_MAX as binary64
+
+PP_HD static inline float pp_round_tf32_ne(float x) { return pp_round_f32_(x, 11, -126, PP_TF32_MAX_BITS, 1, PP_RND_NE, 0); }
+PP_HD static inline float pp_round_tf32_tz(float x) { return pp_round_f32_(x, 11, -126, PP_TF32_MAX_BITS, 1, PP_RND_TZ, 0); }
+PP_HD static inline float pp_round_tf32_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 11, -126, PP_TF32_MAX_BITS, 1, PP_RND_SR, rbits); }
+
+PP_HD static inline float pp_round_fp16_ne(float x) { return pp_round_f32_(x, 11, -14, PP_FP16_MAX_BITS, 1, PP_RND_NE, 0); }
+PP_HD static inline float pp_round_fp16_tz(float x) { return pp_round_f32_(x, 11, -14, PP_FP16_MAX_BITS, 1, PP_RND_TZ, 0); }
+PP_HD static inline float pp_round_fp16_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 11, -14, PP_FP16_MAX_BITS, 1, PP_RND_SR, rbits); }
+
+PP_HD static inline float pp_round_bf16_ne(float x) { return pp_round_f32_(x, 8, -126, PP_BF16_MAX_BITS, 1, PP_RND_NE, 0); }
+PP_HD static inline float pp_round_bf16_tz(float x) { return pp_round_f32_(x, 8, -126, PP_BF16_MAX_BITS, 1, PP_RND_TZ, 0); }
+PP_HD static inline float pp_round_bf16_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 8, -126, PP_BF16_MAX_BITS, 1, PP_RND_SR, rbits); }
+
+PP_HD static inline float pp_round_e4m3_ne(float x) { return pp_round_f32_(x, 4, -6, PP_E4M3_MAX_BITS, 0, PP_RND_NE, 0); }
+PP_HD static inline float pp_round_e4m3_tz(float x) { return pp_round_f32_(x, 4, -6, PP_E4M3_MAX_BITS, 0, PP_RND_TZ, 0); }
+PP_HD static inline float pp_round_e4m3_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 4, -6, PP_E4M3_MAX_BITS, 0, PP_RND_SR, rbits); }
+
+PP_HD static inline float pp_round_e5m2_ne(float x) { return pp_round_f32_(x, 3, -14, PP_E5M2_MAX_BITS, 1, PP_RND_NE, 0); }
+PP_HD static inline float pp_round_e5m2_tz(float x) { return pp_round_f32_(x, 3, -14, PP_E5M2_MAX_BITS, 1, PP_RND_TZ, 0); }
+PP_HD static inline float pp_round_e5m2_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 3, -14, PP_E5M2_MAX_BITS, 1, PP_RND_SR, rbits); }
+
+// fp32 from binary64 (what a binary64 → binary32 conversion does, in each mode). A NaN comes out
+// as the quiet binary32 NaN with x's sign and the top of its payload.
+PP_HD static inline float pp_round_fp32_ne(double x) { return pp_f32_from_exact_f64_(pp_round_f64_(x, 24, -126, PP_FP32_MAX_BITS64, 1, PP_RND_NE, 0)); }
+PP_HD static inline float pp_round_fp32_tz(double x) { return pp_f32_from_exact_f64_(pp_round_f64_(x, 24, -126, PP_FP32_MAX_BITS64, 1, PP_RND_TZ, 0)); }
+PP_HD static inline float pp_round_fp32_sr(double x, uint32_t rbits) { return pp_f32_from_exact_f64_(pp_round_f64_(x, 24, -126, PP_FP32_MAX_BITS64, 1, PP_RND_SR, rbits)); }
+
+// ---------------------------------------------------------------------------------------------
+// Storage bit patterns
+
+// Storage layout of f: widths of the exponent and fraction fields. tf32 is laid out as binary32.
+PP_HD static inline void pp_layout_(pp_format_id f, int *ebits, int *mbits)
+{
+    pp_format F = pp_format_get(f);
+    *mbits = f == PP_FMT_TF32 ? 23 : F.p - 1;
+    *ebits = F.storage_bits - 1 - *mbits;
+}
+
+// Bit pattern of x (a value of f) in f's storage layout, in the low storage_bits bits.
+// @param [in] f  the format; @param [in] x  a value of f.
+// NaN encodes as the format's canonical quiet NaN with x's sign (E4M3: S.1111.111; the others:
+// all-ones exponent, top fraction bit set, payload dropped). ±Inf encodes as the Inf pattern, or
+// as the NaN pattern where f has no Inf.
+// Requires pp_is_representable(f, x); otherwise the low bits are truncated (toward zero), and a
+// magnitude beyond f's top binade encodes as Inf (or NaN without Inf): defined, never UB.
+// An id outside the table gives 0.
+PP_HD static inline uint64_t pp_encode(pp_format_id f, double x)
+{
+    if ((unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return 0;
+    pp_format F = pp_format_get(f);
+    int ebits, mbits;
+    pp_layout_(f, &ebits, &mbits);
+    int bias = (1 << (ebits - 1)) - 1;
+    uint64_t u = pp_f64_bits(x), a = u & ~PP_F64_SIGN;
+    uint64_t emask = ((uint64_t)1 << ebits) - 1, mmask = ((uint64_t)1 << mbits) - 1;
+    uint64_t e_field, m_field;
+    uint64_t nan_m = f == PP_FMT_E4M3 ? mmask : (uint64_t)1 << (mbits - 1);
+    int be = (int)(a >> 52), E = be - 1023;
+    if (a > PP_F64_INF || ((a == PP_F64_INF || E > F.emax) && !F.has_inf)) {
+        e_field = emask;
+        m_field = nan_m;
+    } else if (a == PP_F64_INF || E > F.emax) {
+        e_field = emask;
+        m_field = 0;
+    } else if (f == PP_FMT_FP64) {
+        e_field = (uint64_t)be;
+        m_field = a & PP_F64_FRAC;
+    } else if (be == 0) {  // binary64 subnormal: below every other format's smallest subnormal
+        e_field = 0;
+        m_field = 0;
+    } else {
+        uint64_t M = (a & PP_F64_FRAC) | (PP_F64_FRAC + 1);
+        if (E >= F.emin) {
+            e_field = (uint64_t)(E + bias);
+            m_field = (M >> (52 - mbits)) & mmask;
+        } else {
+            int sh = 52 - mbits + (F.emin - E);
+            e_field = 0;
+            m_field = sh < 64 ? M >> sh : 0;
+        }
+    }
+    return (u >> 63) << (ebits + mbits) | e_field << mbits | m_field;
+}
+
+// The value of bit pattern bits in f's storage layout, as binary64 (exact). Bits above
+// storage_bits are ignored. NaN patterns (E4M3: S.1111.111 only; the others: all-ones exponent,
+// nonzero fraction) give a quiet binary64 NaN with the pattern's sign and its payload in the top
+// fraction bits (fp64: the pattern itself, unchanged). tf32: the 13 low bits, zero in a tf32
+// pattern, are ignored, except that a binary32 NaN pattern stays NaN.
+// An id outside the table gives a quiet NaN.
+PP_HD static inline double pp_decode(pp_format_id f, uint64_t bits)
+{
+    if ((unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return pp_f64_from_bits(PP_F64_QNAN);
+    if (f == PP_FMT_FP64)
+        return pp_f64_from_bits(bits);
+    pp_format F = pp_format_get(f);
+    int ebits, mbits;
+    pp_layout_(f, &ebits, &mbits);
+    int bias = (1 << (ebits - 1)) - 1;
+    uint64_t emask = ((uint64_t)1 << ebits) - 1, mmask = ((uint64_t)1 << mbits) - 1;
+    uint64_t e_field = (bits >> mbits) & emask, m_field = bits & mmask;
+    uint64_t sign = ((bits >> (ebits + mbits)) & 1) << 63;
+    int is_nan = e_field == emask && (f == PP_FMT_E4M3 ? m_field == mmask : m_field != 0);
+    if (is_nan)
+        return pp_f64_from_bits(sign | PP_F64_QNAN | m_field << (52 - mbits));
+    if (f == PP_FMT_TF32)
+        m_field &= ~(uint64_t)0x1FFF;
+    if (e_field == emask && f != PP_FMT_E4M3)
+        return pp_f64_from_bits(sign | PP_F64_INF);
+    uint64_t mag;
+    if (e_field == 0)  // m·2^(emin − mbits): exact (m < 2^53, the power of two is normal)
+        mag = pp_f64_bits((double)m_field * pp_f64_from_bits(pp_pow2_bits_(F.emin - mbits)));
+    else
+        mag = (e_field - (uint64_t)bias + 1023) << 52 | m_field << (52 - mbits);
+    return pp_f64_from_bits(sign | mag);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,129 +506,64 @@ PP_HD static inline int pp_is_representable(pp_format_id f, double x)
 
 // ulp_f(x): the gap between the two values of f around |x| in x's binade (for a power of two,
 // the gap above it). 0 gives the smallest subnormal; beyond max_finite, the ulp of max_finite.
-// NaN gives NaN; ±Inf gives the ulp of max_finite.
+// NaN gives NaN; ±Inf gives the ulp of max_finite. An id outside the table gives NaN.
 PP_HD static inline double pp_ulp(pp_format_id f, double x)
 {
-    pp_format F = pp_format_get(f);
-    if (x != x)
+    uint64_t a = pp_f64_bits(x) & ~PP_F64_SIGN;
+    if (a > PP_F64_INF)
         return x;
-    double ax = fabs(x);
-    if (ax > F.max_finite)
-        ax = F.max_finite;
-    int E = F.emin;
-    if (ax != 0.0) {
-        int e2;
-        frexp(ax, &e2);
-        E = e2 - 1 < F.emin ? F.emin : e2 - 1;
-    }
-    return ldexp(1.0, E - F.p + 1);
+    if ((unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return pp_f64_from_bits(PP_F64_QNAN);
+    pp_format F = pp_format_get(f);
+    uint64_t max_bits = pp_f64_bits(F.max_finite);
+    if (a > max_bits)
+        a = max_bits;
+    int be = (int)(a >> 52), E = be - 1023;
+    if (be == 0 || E < F.emin)
+        E = F.emin;
+    return pp_f64_from_bits(pp_pow2_bits_(E - F.p + 1));
 }
 
 // Ordinal of a value of f: consecutive values of f get consecutive integers, +0 and −0 both 0,
-// negatives negative. Requires x representable in f and not NaN; ±Inf sit one past ±max_finite.
+// negatives negative; it is the magnitude's storage pattern (shifted down 13 bits for tf32).
+// ±Inf sit one past ±max_finite (also for E4M3, which has no Inf).
+// Requires x representable in f (else the magnitude is truncated as pp_encode does). NaN or an
+// id outside the table gives INT64_MIN.
 PP_HD static inline int64_t pp_ordinal(pp_format_id f, double x)
 {
-    pp_format F = pp_format_get(f);
-    double ax = fabs(x);
-    int64_t per_binade = (int64_t)1 << (F.p - 1);
-    int64_t ord;
-    if (ax == INFINITY) {
-        ax = F.max_finite;
-        ord = 1;
-    } else {
-        ord = 0;
-    }
-    if (ax < ldexp(1.0, F.emin)) {
-        ord += (int64_t)(ax / ldexp(1.0, F.emin - F.p + 1));
-    } else {
-        int e2;
-        double m = frexp(ax, &e2);  // ax = m·2^e2, m in [0.5, 1)
-        int E = e2 - 1;
-        int64_t mant = (int64_t)ldexp(m, F.p) - per_binade;  // the stored fraction field
-        ord += per_binade * (int64_t)(E - F.emin + 1) + mant;
-    }
-    return x < 0 ? -ord : ord;
+    uint64_t u = pp_f64_bits(x), a = u & ~PP_F64_SIGN;
+    if (a > PP_F64_INF || (unsigned)f >= (unsigned)PP_FMT_COUNT)
+        return INT64_MIN;
+    uint64_t ord;
+    if (a == PP_F64_INF)
+        ord = pp_encode(f, pp_format_get(f).max_finite) + (f == PP_FMT_TF32 ? 0x2000 : 1);
+    else
+        ord = pp_encode(f, pp_f64_from_bits(a));
+    if (f == PP_FMT_TF32)
+        ord >>= 13;
+    return u >> 63 ? -(int64_t)ord : (int64_t)ord;
 }
 
-// Distance in ulps between two values a, b of f: how many steps through f's values separate
-// them (|ordinal(a) − ordinal(b)|), exact. NaN in either gives NaN.
+// |ordinal_f(a) − ordinal_f(b)|: how many steps through f's values separate a and b, exactly.
+// Requires a, b representable in f. NaN in either (or an id outside the table) gives UINT64_MAX.
+PP_HD static inline uint64_t pp_ulp_distance_u64(pp_format_id f, double a, double b)
+{
+    int64_t oa = pp_ordinal(f, a), ob = pp_ordinal(f, b);
+    if (oa == INT64_MIN || ob == INT64_MIN)
+        return UINT64_MAX;
+    // unsigned subtraction: the true difference of two ordinals in (−2^63, 2^63) fits in 64 bits
+    return oa >= ob ? (uint64_t)oa - (uint64_t)ob : (uint64_t)ob - (uint64_t)oa;
+}
+
+// Distance in ulps between two values a, b of f: pp_ulp_distance_u64 as a double, so exact
+// below 2^53 (always, but for fp64 values far apart: use pp_ulp_distance_u64 there).
+// NaN in either gives NaN.
 PP_HD static inline double pp_ulp_distance(pp_format_id f, double a, double b)
 {
     if (a != a || b != b)
         return a + b;
-    int64_t d = pp_ordinal(f, a) - pp_ordinal(f, b);
-    return (double)(d < 0 ? -d : d);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Storage bit patterns
-
-// Bit pattern of x (a value of f) in f's storage layout. NaN encodes as the format's canonical
-// quiet NaN with x's sign. Requires pp_is_representable(f, x).
-PP_HD static inline uint64_t pp_encode(pp_format_id f, double x)
-{
-    pp_format F = pp_format_get(f);
-    int mbits = F.p - 1;
-    int ebits = F.storage_bits - 1 - mbits;
-    if (f == PP_FMT_TF32)
-        ebits = 8;  // stored as binary32 with the 13 low fraction bits zero
-    uint64_t sign = signbit(x) ? 1 : 0;
-    uint64_t e_field, m_field;
-    int bias = 1 - F.emin;  // emin = 1 − bias
-    if (x != x) {
-        if (f == PP_FMT_E4M3) {
-            e_field = 0xF;
-            m_field = 0x7;
-        } else {
-            e_field = ((uint64_t)1 << ebits) - 1;
-            m_field = (uint64_t)1 << (mbits - 1);
-        }
-    } else if (isinf(x)) {
-        e_field = ((uint64_t)1 << ebits) - 1;
-        m_field = 0;
-    } else {
-        double ax = fabs(x);
-        if (ax < ldexp(1.0, F.emin)) {
-            e_field = 0;
-            m_field = (uint64_t)(ax / ldexp(1.0, F.emin - mbits));
-        } else {
-            int e2;
-            double m = frexp(ax, &e2);
-            e_field = (uint64_t)(e2 - 1 + bias);
-            m_field = (uint64_t)ldexp(m, F.p) - ((uint64_t)1 << mbits);
-        }
-    }
-    uint64_t bits = (sign << (ebits + mbits)) | (e_field << mbits) | m_field;
-    if (f == PP_FMT_TF32)
-        bits <<= 13;
-    return bits;
-}
-
-// The value of bit pattern bits in f's storage layout, as binary64 (exact).
-PP_HD static inline double pp_decode(pp_format_id f, uint64_t bits)
-{
-    pp_format F = pp_format_get(f);
-    int mbits = F.p - 1;
-    int ebits = F.storage_bits - 1 - mbits;
-    if (f == PP_FMT_TF32) {
-        bits >>= 13;
-        ebits = 8;
-    }
-    int bias = 1 - F.emin;
-    uint64_t m_field = bits & (((uint64_t)1 << mbits) - 1);
-    uint64_t e_field = (bits >> mbits) & (((uint64_t)1 << ebits) - 1);
-    int neg = (int)((bits >> (ebits + mbits)) & 1);
-    double v;
-    uint64_t e_all = ((uint64_t)1 << ebits) - 1;
-    if (f == PP_FMT_E4M3 && e_field == e_all && m_field == 0x7)
-        v = NAN;
-    else if (f != PP_FMT_E4M3 && e_field == e_all)
-        v = m_field ? NAN : INFINITY;
-    else if (e_field == 0)
-        v = ldexp((double)m_field, F.emin - mbits);
-    else
-        v = ldexp((double)(m_field | ((uint64_t)1 << mbits)), (int)e_field - bias - mbits);
-    return neg ? -v : v;
+    uint64_t d = pp_ulp_distance_u64(f, a, b);
+    return d == UINT64_MAX ? pp_f64_from_bits(PP_F64_QNAN) : (double)d;
 }
 
 #endif

@@ -13,7 +13,13 @@ static void usage(FILE *f)
             "How far is a low-precision kernel's answer from the true answer?\n"
             "\n"
             "commands:\n"
+            "  run CASE...               run a case file's variants, compare with the reference,\n"
+            "                            write report.txt and report.h5\n"
+            "  check CASE --baseline B   the CI gate: fail when a statistic got worse than B\n"
+            "  baseline CASE -o B        write a baseline report\n"
             "  compare ACTUAL EXPECTED   torch.testing.assert_close on two stored tensors\n"
+            "  list                      operations, their knobs, shipped cases\n"
+            "  show REPORT.h5            print a stored report\n"
             "\n"
             "options:\n"
             "  --help, -h                this text ('precprobe COMMAND --help' for a command)\n"
@@ -38,8 +44,16 @@ int main(int argc, char **argv)
         printf("precprobe %s (cuda: %s)\n", PP_VERSION, pp_cuda_compiled() ? "compiled in" : "not compiled in");
         return 0;
     }
-    if (!strcmp(cmd, "compare"))
-        return pp_cmd_compare(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } commands[] = {
+        {"compare", pp_cmd_compare}, {"run", pp_cmd_run},   {"check", pp_cmd_check},
+        {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "precprobe: unknown command '%s' (see precprobe --help)\n", cmd);
     return 2;
 }

@@ -1,0 +1,228 @@
+// cpu/gemm.c — the loops of the CPU GEMM emulation: prescale, then per output row an
+// i-l-j loop (l the reduction index, in order) over column tiles, threads over (batch, row block).
+// Every output element's arithmetic is the same sequence of kernels/gemm.h steps on any thread.
+#include "gemm.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+// ---------------------------------------------------------------------------------------------
+// Threads: task t of ntasks runs on thread t mod nthreads. Which thread runs a task never
+// changes what the task computes, so the partition only affects speed.
+
+#define GEMM_MAX_THREADS 256
+#define GEMM_ROWS_PER_TASK 8
+#define GEMM_TILE 256  // output columns whose accumulators stay in L1 while l runs over k
+#define GEMM_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/tensor.h
+
+typedef void (*gemm_task_fn)(void *ctx, int64_t task);
+
+typedef struct gemm_worker {
+    gemm_task_fn fn;
+    void *ctx;
+    int64_t first, ntasks, stride;
+} gemm_worker;
+
+static void *gemm_worker_main(void *arg)
+{
+    gemm_worker *w = arg;
+    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
+        w->fn(w->ctx, t);
+    return NULL;
+}
+
+// Runs fn(ctx, t) for every t < ntasks on up to nthreads threads. A thread that cannot be
+// created has its share run by the caller instead: same tasks, same results.
+static void gemm_run(gemm_task_fn fn, void *ctx, int64_t ntasks, int nthreads)
+{
+    if (nthreads > ntasks)
+        nthreads = (int)ntasks;
+    if (nthreads < 1)
+        nthreads = 1;
+    gemm_worker w[GEMM_MAX_THREADS];
+    pthread_t tid[GEMM_MAX_THREADS];
+    int started[GEMM_MAX_THREADS] = {0};
+    for (int i = 0; i < nthreads; i++) {
+        w[i] = (gemm_worker){fn, ctx, i, ntasks, nthreads};
+        if (i > 0)
+            started[i] = pthread_create(&tid[i], NULL, gemm_worker_main, &w[i]) == 0;
+    }
+    gemm_worker_main(&w[0]);
+    for (int i = 1; i < nthreads; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            gemm_worker_main(&w[i]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prescale: x' = RN_F(RN_32(s·x)) element-wise, in blocks of 2^16 elements
+
+#define GEMM_PRESCALE_BLOCK ((int64_t)1 << 16)
+
+typedef struct gemm_prescale_job {
+    pp_format_id f;
+    double s;
+    const double *x;
+    double *y;
+    int64_t count;
+} gemm_prescale_job;
+
+static void gemm_prescale_task(void *ctx, int64_t t)
+{
+    const gemm_prescale_job *j = ctx;
+    int64_t lo = t * GEMM_PRESCALE_BLOCK, hi = lo + GEMM_PRESCALE_BLOCK;
+    if (hi > j->count)
+        hi = j->count;
+    for (int64_t i = lo; i < hi; i++)
+        j->y[i] = pp_gemm_prescale(j->f, j->s, j->x[i]);
+}
+
+static void gemm_prescale(pp_format_id f, double s, const double *x, double *y, int64_t count,
+                          int threads)
+{
+    gemm_prescale_job j = {f, s, x, y, count};
+    gemm_run(gemm_prescale_task, &j, (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK, threads);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GEMM loops
+
+typedef struct gemm_job {
+    pp_format_id f;
+    pp_gemm_accum accum;
+    double alpha_c;
+    int64_t m, n, k, tasks_per_batch;
+    const double *a, *b;  // the operands after any prescale
+    double *c;
+} gemm_job;
+
+// Rows [i0, i1) of batch bi with a binary32 accumulator: acc = fmaf(a_il, b_lj, acc), l in order.
+static void gemm_rows_fp32(const gemm_job *g, const double *a, const double *b, double *c,
+                           int64_t i0, int64_t i1)
+{
+    float acc[GEMM_TILE];
+    for (int64_t i = i0; i < i1; i++) {
+        for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
+            int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
+            for (int64_t j = 0; j < jn; j++)
+                acc[j] = 0.0f;
+            for (int64_t l = 0; l < g->k; l++) {
+                float ail = (float)a[i * g->k + l];  // exact: a value of F ⊆ binary32
+                const double *brow = b + l * g->n + j0;
+                for (int64_t j = 0; j < jn; j++)
+                    acc[j] = pp_gemm_step_fp32(ail, (float)brow[j], acc[j]);
+            }
+            for (int64_t j = 0; j < jn; j++)
+                c[i * g->n + j0 + j] = pp_gemm_epilogue_fp32(g->f, g->alpha_c, acc[j]);
+        }
+    }
+}
+
+// Rows [i0, i1) with an accumulator in F: acc = RN_F(a_il·b_lj + acc), l in order.
+static void gemm_rows_storage(const gemm_job *g, const double *a, const double *b, double *c,
+                              int64_t i0, int64_t i1)
+{
+    double acc[GEMM_TILE];
+    for (int64_t i = i0; i < i1; i++) {
+        for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
+            int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
+            for (int64_t j = 0; j < jn; j++)
+                acc[j] = 0.0;
+            for (int64_t l = 0; l < g->k; l++) {
+                double ail = a[i * g->k + l];
+                const double *brow = b + l * g->n + j0;
+                for (int64_t j = 0; j < jn; j++)
+                    acc[j] = pp_gemm_step_storage(g->f, ail, brow[j], acc[j]);
+            }
+            for (int64_t j = 0; j < jn; j++)
+                c[i * g->n + j0 + j] = pp_gemm_epilogue_storage(g->f, g->alpha_c, acc[j]);
+        }
+    }
+}
+
+static void gemm_task(void *ctx, int64_t t)
+{
+    const gemm_job *g = ctx;
+    int64_t bi = t / g->tasks_per_batch, rb = t % g->tasks_per_batch;
+    int64_t i0 = rb * GEMM_ROWS_PER_TASK, i1 = i0 + GEMM_ROWS_PER_TASK;
+    if (i1 > g->m)
+        i1 = g->m;
+    const double *a = g->a + bi * g->m * g->k, *b = g->b + bi * g->k * g->n;
+    double *c = g->c + bi * g->m * g->n;
+    if (g->accum == PP_GEMM_ACC_FP32)
+        gemm_rows_fp32(g, a, b, c, i0, i1);
+    else
+        gemm_rows_storage(g, a, b, c, i0, i1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks and the entry point
+
+// *out = x·y, or −1 when it exceeds GEMM_MAX_NUMEL (x, y ≥ 0).
+static int gemm_mul(int64_t x, int64_t y, int64_t *out)
+{
+    if (y != 0 && x > GEMM_MAX_NUMEL / y)
+        return -1;
+    *out = x * y;
+    return *out > GEMM_MAX_NUMEL ? -1 : 0;
+}
+
+static int gemm_check_values(pp_format_id f, const char *what, const double *x, int64_t count,
+                             pp_error *err)
+{
+    for (int64_t i = 0; i < count; i++)
+        if (!pp_is_representable(f, x[i]))
+            return pp_fail(err, PP_ERR_INPUT, "gemm: %s[%lld] = %.17g is not a %s value", what,
+                           (long long)i, x[i], pp_format_get(f).name);
+    return PP_OK;
+}
+
+int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
+                const double *a, const double *b, double *c, int threads, pp_error *err)
+{
+    if (batch < 0 || m < 0 || n < 0 || k < 0)
+        return pp_fail(err, PP_ERR_INPUT, "gemm: negative extent (batch %lld, m %lld, n %lld, k %lld)",
+                       (long long)batch, (long long)m, (long long)n, (long long)k);
+    int64_t bm, na, nb, nc;
+    if (gemm_mul(batch, m, &bm) || gemm_mul(bm, k, &na) || gemm_mul(batch, k, &nb) ||
+        gemm_mul(nb, n, &nb) || gemm_mul(bm, n, &nc))
+        return pp_fail(err, PP_ERR_INPUT, "gemm: a tensor would exceed 2^40 elements");
+    pp_gemm_scalars sc;
+    if (pp_gemm_scalars_make(v, k, &sc) != 0)
+        return pp_fail(err, PP_ERR_INPUT,
+                       "gemm: bad variant (format %s, accumulate %s, scale %s, alpha %s%.17g, k %lld)",
+                       pp_format_get(v->format).name, pp_gemm_accum_name(v->accum),
+                       pp_gemm_scale_name(v->scale), v->alpha_given ? "" : "default, ",
+                       v->alpha_given ? v->alpha : 0.0, (long long)k);
+    if ((na && !a) || (nb && !b) || (nc && !c))
+        return pp_fail(err, PP_ERR_INPUT, "gemm: NULL data for a non-empty tensor");
+    int rc = gemm_check_values(v->format, "A", a, na, err);
+    if (!rc)
+        rc = gemm_check_values(v->format, "B", b, nb, err);
+    if (rc || nc == 0)
+        return rc;
+    if (threads > GEMM_MAX_THREADS)
+        threads = GEMM_MAX_THREADS;
+
+    double *as = NULL, *bs = NULL;
+    if (v->scale != PP_GEMM_SCALE_POST) {
+        as = malloc((size_t)(na ? na : 1) * sizeof *as);
+        bs = v->scale == PP_GEMM_SCALE_PRE ? malloc((size_t)(nb ? nb : 1) * sizeof *bs) : NULL;
+        if (!as || (v->scale == PP_GEMM_SCALE_PRE && !bs)) {
+            free(as);
+            free(bs);
+            return pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the prescaled inputs");
+        }
+        gemm_prescale(v->format, sc.scale_a, a, as, na, threads);
+        if (bs)
+            gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads);
+    }
+    gemm_job g = {v->format, v->accum, sc.alpha_c, m, n, k, (m + GEMM_ROWS_PER_TASK - 1) / GEMM_ROWS_PER_TASK,
+                  as ? as : a, bs ? bs : b, c};
+    gemm_run(gemm_task, &g, batch * g.tasks_per_batch, threads);
+    free(as);
+    free(bs);
+    return PP_OK;
+}

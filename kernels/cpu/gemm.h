@@ -1,0 +1,28 @@
+// cpu/gemm.h — the CPU emulation of precprobe's batched GEMM variants: the loops around the
+// element-wise steps of kernels/gemm.h, multi-threaded and bit-identical for any thread count.
+#ifndef PP_CPU_GEMM_H
+#define PP_CPU_GEMM_H
+
+#include <stdint.h>
+
+#include "../gemm.h"
+#include "error.h"
+
+// C[b] = α·A[b]·B[b] for b < batch, emulating variant v bit for bit (kernels/gemm.h gives the
+// exact steps; the reduction over k runs left to right for every output element).
+// @param [in]  v        the variant: format, accumulation, scale placement, α.
+// @param [in]  batch, m, n, k  extents ≥ 0; A is [batch, m, k], B [batch, k, n], C [batch, m, n],
+//                      row-major, each at most 2^40 elements.
+// @param [in]  a, b     values of v->format (NaN and ±Inf allowed), as binary64.
+// @param [out] c        values of v->format, as binary64; overflow gives ±Inf.
+// @param [in]  threads  worker threads (< 1 means 1); the result does not depend on it.
+// @param [out] err      set on failure (may be NULL).
+// Preconditions: c does not overlap a or b; pointers may be NULL only for empty tensors.
+// Returns PP_OK; PP_ERR_INPUT for a bad variant (format not fp16/bf16/fp32, α not finite, α < 0
+// with pre-scaling, default α with k = 0), bad extents, or an input not representable in the
+// format (the message names the tensor, flat index and value); PP_ERR_RUNTIME when memory runs
+// out.
+int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
+                const double *a, const double *b, double *c, int threads, pp_error *err);
+
+#endif

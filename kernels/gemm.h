@@ -1,0 +1,320 @@
+// gemm.h — the element-wise arithmetic of precprobe's batched GEMM C = α·A·B: the variant's
+// knobs, its scalars (α and the prescale factor, correctly rounded), the accumulate step, the
+// epilogue and the prescale. C11 and nvcc (PP_HD); the loops are kernels/cpu/gemm.c.
+#ifndef PP_GEMM_H
+#define PP_GEMM_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "pp_hd.h"
+
+// ---------------------------------------------------------------------------------------------
+// The variant
+//
+// Per batch b, C[b] = α·A[b]·B[b], A [batch, m, k], B [batch, k, n], C [batch, m, n], row-major,
+// every value a value of the storage format F (fp16, bf16 or fp32). α is a real number: 1/√k
+// by default, or a given binary64. Exact steps of one output element c_ij, per knob:
+//
+//   prescale (scale = pre):   s  = RN_32(√α)              (PyTorch: Python float → fp32 scalar)
+//                             a' = RN_F(RN_32(s·a_il)),  b' = RN_F(RN_32(s·b_lj))
+//            (scale = pre-a): s  = RN_32(α);  a' = RN_F(RN_32(s·a_il)),  b' = b_lj
+//            (scale = post):  a' = a_il, b' = b_lj
+//   accumulate, l = 0, 1, …, k−1 in order, acc_0 = +0:
+//            (accum = fp32):    acc = fmaf(a', b', acc)  = RN_32(a'·b' + acc)   one rounding
+//            (accum = storage): acc = RN_F(a'·b' + acc)                          one rounding
+//   epilogue (scale = post): α_c = RN_c(α), c the compute type (fp32, or F when accum = storage:
+//                            cuBLAS takes alpha in the compute type);
+//                            c_ij = RN_F(RN_c(α_c·acc))
+//            (pre, pre-a):   α_c = 1, the same formula: c_ij = RN_F(acc)
+//
+// RN is round to nearest, ties to even, with F's subnormals and overflow to ±Inf (pp_round's
+// rule): an overflowing output is ±Inf, never hidden. α and s are rounded from the real α
+// (not from a binary64 approximation of it): see pp_gemm_scalars_make. (A framework that first
+// computes the scalar in binary64, e.g. Python's 1/math.sqrt(math.sqrt(d)), gets the same binary32
+// unless that binary64 falls on the other side of a binary32 midpoint.)
+
+typedef enum pp_gemm_accum {
+    PP_GEMM_ACC_FP32 = 0,  // binary32 accumulator, one rounding per step (an FMA pipeline)
+    PP_GEMM_ACC_STORAGE    // accumulator in the storage format F, one rounding per step
+} pp_gemm_accum;
+
+typedef enum pp_gemm_scale {
+    PP_GEMM_SCALE_POST = 0,  // α applied to the accumulator (a BLAS epilogue)
+    PP_GEMM_SCALE_PRE,       // √α onto A and B before the GEMM, α = 1 in it (BLOOM-104B)
+    PP_GEMM_SCALE_PRE_A      // α onto A only, α = 1 in the GEMM
+} pp_gemm_scale;
+
+// A zero-initialised variant (format aside) is: fp32 accumulation, post-scaling, α = 1/√k.
+typedef struct pp_gemm_variant {
+    pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16 or PP_FMT_FP32: inputs, rescaled inputs, C
+    pp_gemm_accum accum;
+    pp_gemm_scale scale;
+    int alpha_given;      // 0: α = 1/√k (the real number; needs k ≥ 1); 1: α = alpha
+    double alpha;         // finite; ≥ 0 for PP_GEMM_SCALE_PRE (it takes √α)
+} pp_gemm_variant;
+
+// The scalars a variant uses, as binary64 carrying exact values.
+typedef struct pp_gemm_scalars {
+    double alpha_c;  // α in the compute type for the epilogue; 1 for pre and pre-a
+    double scale_a;  // s applied to A (1 for post: RN_F(RN_32(1·a)) = a)
+    double scale_b;  // s applied to B (1 for post and pre-a)
+} pp_gemm_scalars;
+
+PP_HD static inline const char *pp_gemm_accum_name(pp_gemm_accum a)
+{
+    return a == PP_GEMM_ACC_FP32 ? "fp32" : a == PP_GEMM_ACC_STORAGE ? "storage" : "?";
+}
+
+PP_HD static inline const char *pp_gemm_scale_name(pp_gemm_scale s)
+{
+    return s == PP_GEMM_SCALE_POST ? "post"
+         : s == PP_GEMM_SCALE_PRE ? "pre"
+         : s == PP_GEMM_SCALE_PRE_A ? "pre-a" : "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The accumulate step
+
+// acc' = RN_32(a·b + acc), one rounding: fmaf (a hardware FMA under nvcc, IEEE-exact in libm).
+// @param [in] a, b  values of F (so of binary32); acc the running binary32 accumulator.
+// For fp16/bf16 inputs a·b is exact in binary32 (≤ 22 bits), so this is also RN_32(RN_32(a·b)+acc).
+PP_HD static inline float pp_gemm_step_fp32(float a, float b, float acc)
+{
+    return fmaf(a, b, acc);
+}
+
+// True when finite x is exactly halfway between two consecutive values of f, or is f's
+// overflow threshold max_finite + ½ulp (the midpoint between max_finite and the next binade).
+PP_HD static inline int pp_gemm_is_midpoint_(pp_format_id f, double x)
+{
+    double ax = fabs(x);
+    double d = pp_round(f, ax, PP_RND_TZ, 0);  // the value of f at or below ax (max_finite above)
+    // ax − d is exact: either d = 0, or d ≤ ax < d + ulp_f(d) ≤ 2d (Sterbenz), or ax is beyond
+    // max_finite, where any rounding error keeps the difference far from ½ulp.
+    return ax - d == 0.5 * pp_ulp(f, d);
+}
+
+// acc' = RN_f(a·b + acc) with a single rounding of the exact a·b + acc.
+// @param [in] f    the accumulation format: PP_FMT_FP16, PP_FMT_BF16 or PP_FMT_FP32.
+// @param [in] a, b values of a format no wider than binary32 (so a·b is exact in binary64:
+//                  ≤ 48 significant bits, magnitude in [2^−298, 2^256] or 0).
+// @param [in] acc  the running accumulator, a value of f.
+// NaN and ±Inf propagate as in IEEE arithmetic (Inf − Inf is NaN).
+//
+// Why this is one rounding. Let x = p + acc, p = a·b (exact). hi = RN_64(x) and lo = x − hi
+// exactly (Knuth's TwoSum, exact for finite binary64 without overflow). Every value of f and
+// every midpoint between neighbours of f (and the overflow threshold) is a binary64 number, and
+// RN_64 is monotonic, so hi lies in the same closed interval between consecutive f-midpoints as
+// x. (1) hi is not an f-midpoint: x ≠ any midpoint too (a midpoint x would be binary64, so
+// hi = x), so x and hi are inside the same open interval, on which RN_f is constant:
+// RN_f(hi) = RN_f(x). (2) hi is a midpoint, lo = 0: x = hi. (3) hi is a midpoint, lo ≠ 0: x lies
+// on lo's side of hi by at most ½ulp_64(hi), so RN_f(x) is hi's f-neighbour on that side;
+// nextafter(hi, toward lo) is strictly between hi and that neighbour (they are ≥ 2^(52−p)
+// binary64 ulps apart), so its RN_f is that neighbour too.
+// Why not simply RN_f(RN_64(x)): case (3) then breaks the tie by parity, not by lo. It happens:
+// bf16, a = 1.5, b = 1 + 3·2^−7, acc = 2^−60: p = 1 + 68.5·2^−7 is a bf16 midpoint,
+// RN_64(p + 2^−60) = p, ties-to-even gives 1 + 68·2^−7, the true RN_bf16 is 1 + 69·2^−7.
+// (Figueroa's 2p+2 rule covers sums of two p-bit numbers; p has 2p bits and an arbitrary
+// exponent gap to acc. For fp16 the narrow exponent range happens to exclude case (3).)
+PP_HD static inline double pp_gemm_step_storage(pp_format_id f, double a, double b, double acc)
+{
+    double p = a * b;
+    double hi = p + acc;
+    if (!isfinite(hi))
+        return pp_round(f, hi, PP_RND_NE, 0);  // ±Inf or NaN from ±Inf/NaN operands
+    double z = hi - p;  // TwoSum: lo = (p − (hi − z)) + (acc − z), exact
+    double lo = (p - (hi - z)) + (acc - z);
+    if (lo != 0.0 && pp_gemm_is_midpoint_(f, hi))
+        hi = nextafter(hi, lo > 0.0 ? INFINITY : -INFINITY);
+    return pp_round(f, hi, PP_RND_NE, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue and prescale
+
+// c = RN_F(RN_32(α_c·acc)): the fp32-accumulation epilogue. α_c·acc is exact in binary64
+// (two binary32 values: ≤ 48 bits), so RN_32 of it is one rounding, as in the fp32 epilogue of
+// a BLAS; the store to F is a second rounding, as the BLAS's conversion on output is.
+// @param [in] f        the output format F.
+// @param [in] alpha_c  a binary32 value (1 for pre and pre-a: then c = RN_F(acc)).
+PP_HD static inline double pp_gemm_epilogue_fp32(pp_format_id f, double alpha_c, float acc)
+{
+    double t = pp_round(PP_FMT_FP32, alpha_c * (double)acc, PP_RND_NE, 0);
+    return pp_round(f, t, PP_RND_NE, 0);
+}
+
+// c = RN_F(α_c·acc): the storage-accumulation epilogue, α_c and acc values of F, the product
+// exact in binary64, one rounding (the compute type is F itself).
+PP_HD static inline double pp_gemm_epilogue_storage(pp_format_id f, double alpha_c, double acc)
+{
+    return pp_round(f, alpha_c * acc, PP_RND_NE, 0);
+}
+
+// x' = RN_F(RN_32(s·x)): a tensor multiplied by a scalar as PyTorch does for fp16/bf16/fp32
+// (the product in fp32, the result stored in F). s and x are binary32 values, so s·x is exact in
+// binary64 and RN_32 of it is one rounding; RN_F is the store.
+PP_HD static inline double pp_gemm_prescale(pp_format_id f, double s, double x)
+{
+    return pp_round(f, pp_round(PP_FMT_FP32, s * x, PP_RND_NE, 0), PP_RND_NE, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Correctly rounded scalars
+//
+// RN_f(y) for y = k^(−1/2), k^(−1/4) (the default α and its square root) or √α (α binary64),
+// f no wider than binary32. A binary64 approximation of y is at most one step of f away from
+// RN_f(y) (its relative error is ≤ 2^−51 while f's steps are ≥ 2^−24 relative); the step is
+// then decided exactly, by comparing y with the f-midpoints around the candidate in exact
+// integer or exact binary64 arithmetic; when y is exactly a midpoint, pp_round of that midpoint
+// breaks the tie (to even, or to Inf at the overflow threshold).
+
+// How y is known: y = k^(−1/q) (q = 2 or 4), or y = √alpha.
+typedef struct pp_gemm_root_ {
+    int q;         // 2 or 4: y = k^(−1/q); 0: y = √alpha
+    uint64_t k;    // 1 ≤ k < 2^53
+    double alpha;  // ≥ 0
+} pp_gemm_root_;
+
+// sign(a^q·k − 2^E) for 1 ≤ a < 2^26, q ∈ {2, 4}, 1 ≤ k < 2^53, 0 ≤ E < 256: exact, in
+// 32-bit limbs (a^q·k < 2^157).
+PP_HD static inline int pp_gemm_cmp_pow_(uint64_t a, int q, uint64_t k, int E)
+{
+    uint32_t x[8] = {(uint32_t)k, (uint32_t)(k >> 32), 0, 0, 0, 0, 0, 0};
+    for (int r = 0; r < q; r++) {
+        uint64_t carry = 0;
+        for (int i = 0; i < 8; i++) {
+            uint64_t t = (uint64_t)x[i] * a + carry;
+            x[i] = (uint32_t)t;
+            carry = t >> 32;
+        }
+    }
+    int top = E / 32;
+    uint32_t bit = (uint32_t)1 << (E % 32);
+    for (int i = 7; i > top; i--)
+        if (x[i])
+            return 1;
+    if (x[top] != bit)
+        return x[top] > bit ? 1 : -1;
+    for (int i = top - 1; i >= 0; i--)
+        if (x[i])
+            return 1;
+    return 0;
+}
+
+// sign(y − m) for a positive binary64 m with at most 26 significant bits (an f-midpoint).
+PP_HD static inline int pp_gemm_root_cmp_(const pp_gemm_root_ *y, double m)
+{
+    if (y->q == 0) {
+        // √α vs m ⟺ α vs m²; m² is exact (≤ 52 bits, in [2^−300, 2^257] for the m that occur)
+        double m2 = m * m;
+        return y->alpha > m2 ? 1 : y->alpha < m2 ? -1 : 0;
+    }
+    // m = a·2^−e with a odd: k^(−1/q) > m ⟺ 2^(qe) > a^q·k
+    int ex;
+    double fr = frexp(m, &ex);                // m = fr·2^ex, fr in [0.5, 1)
+    uint64_t a = (uint64_t)ldexp(fr, 53);     // exact: m has ≤ 26 bits
+    int e = 53 - ex;
+    while (!(a & 1)) {
+        a >>= 1;
+        e--;
+    }
+    // For the m that occur (≈ k^(−1/q) ∈ [2^−27, 1]) a < 2^26 and 0 < e ≤ 80, so qe < 256.
+    return -pp_gemm_cmp_pow_(a, y->q, y->k, y->q * e);
+}
+
+// RN_f(y) for y > 0 known through approx (|approx − y| ≤ 2^−51·y) and the exact oracle.
+PP_HD static inline double pp_gemm_round_root_(pp_format_id f, const pp_gemm_root_ *y, double approx)
+{
+    pp_format F = pp_format_get(f);
+    double r = pp_round(f, approx, PP_RND_NE, 0);
+    if (isinf(r))
+        r = F.max_finite;
+    for (int it = 0; it < 4; it++) {  // one step suffices; the bound is belt and braces
+        double up = 0.5 * pp_ulp(f, r);  // half the gap above r: r + up is the midpoint above
+        int c = pp_gemm_root_cmp_(y, r + up);
+        if (c == 0)  // y is that midpoint, exactly: pp_round breaks the tie (to even, or to Inf)
+            return pp_round(f, r + up, PP_RND_NE, 0);
+        if (c > 0) {
+            if (r == F.max_finite)
+                return INFINITY;
+            r += 2.0 * up;
+            continue;
+        }
+        if (r > 0.0) {
+            double below = pp_round(f, nextafter(r, 0.0), PP_RND_TZ, 0);  // r's f-predecessor
+            double mid = 0.5 * (below + r);                               // exact
+            c = pp_gemm_root_cmp_(y, mid);
+            if (c == 0)
+                return pp_round(f, mid, PP_RND_NE, 0);
+            if (c < 0) {
+                r = below;
+                continue;
+            }
+        }
+        break;
+    }
+    return r;
+}
+
+// RN_f(k^(−1/q)), q ∈ {2, 4}, 1 ≤ k < 2^53, f no wider than binary32. (A tie needs a^q·k =
+// 2^(qe) with a odd, so a = 1: only the midpoint 2^(emin−p) below f's smallest subnormal.)
+PP_HD static inline double pp_gemm_round_kroot(pp_format_id f, uint64_t k, int q)
+{
+    pp_gemm_root_ y = {q, k, 0.0};
+    double sk = sqrt((double)k);  // 3 roundings at most: relative error < 2^−51
+    double approx = q == 2 ? 1.0 / sk : 1.0 / sqrt(sk);
+    return pp_gemm_round_root_(f, &y, approx);
+}
+
+// RN_f(√alpha), alpha ≥ 0 binary64 (finite), f no wider than binary32. Overflow gives +Inf.
+PP_HD static inline double pp_gemm_round_sqrt(pp_format_id f, double alpha)
+{
+    if (alpha == 0.0)
+        return 0.0;
+    pp_gemm_root_ y = {0, 0, alpha};
+    return pp_gemm_round_root_(f, &y, sqrt(alpha));
+}
+
+// The scalars of variant v for reduction length k (pp_gemm_scalars above):
+//   post:  alpha_c = RN_c(α), c = fp32 (accum fp32) or F (accum storage)
+//   pre:   scale_a = scale_b = RN_32(√α)
+//   pre-a: scale_a = RN_32(α)
+// with α = 1/√k exactly unless v->alpha_given.
+// Preconditions: format fp16/bf16/fp32; α finite; α ≥ 0 for pre; k ≥ 1 (and < 2^53) for the
+// default α. Returns 0, or −1 when a precondition fails (out is then untouched).
+PP_HD static inline int pp_gemm_scalars_make(const pp_gemm_variant *v, int64_t k, pp_gemm_scalars *out)
+{
+    if (v->format != PP_FMT_FP16 && v->format != PP_FMT_BF16 && v->format != PP_FMT_FP32)
+        return -1;
+    if (v->accum != PP_GEMM_ACC_FP32 && v->accum != PP_GEMM_ACC_STORAGE)
+        return -1;
+    int def = !v->alpha_given;
+    if (def ? (k < 1 || k >= ((int64_t)1 << 53)) : !isfinite(v->alpha))
+        return -1;
+    pp_gemm_scalars s = {1.0, 1.0, 1.0};
+    pp_format_id c = v->accum == PP_GEMM_ACC_FP32 ? PP_FMT_FP32 : v->format;
+    switch (v->scale) {
+    case PP_GEMM_SCALE_POST:
+        s.alpha_c = def ? pp_gemm_round_kroot(c, (uint64_t)k, 2) : pp_round(c, v->alpha, PP_RND_NE, 0);
+        break;
+    case PP_GEMM_SCALE_PRE:
+        if (!def && !(v->alpha >= 0.0))
+            return -1;
+        s.scale_a = def ? pp_gemm_round_kroot(PP_FMT_FP32, (uint64_t)k, 4)
+                        : pp_gemm_round_sqrt(PP_FMT_FP32, v->alpha);
+        s.scale_b = s.scale_a;
+        break;
+    case PP_GEMM_SCALE_PRE_A:
+        s.scale_a = def ? pp_gemm_round_kroot(PP_FMT_FP32, (uint64_t)k, 2)
+                        : pp_round(PP_FMT_FP32, v->alpha, PP_RND_NE, 0);
+        break;
+    default:
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,686 @@
+// case.c — reading a case file: TOML (src/toml.c) checked against the operation's schema
+// (src/op.h). Every error names the file, the line and the key; see cases/README.md.
+#include "case.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nearest.h"
+#include "toml.h"
+
+const char *const pp_gate_stats[] = {
+    "mismatch_fraction", "mismatched", "max_abs_diff", "max_rel_diff", "max_ulp",
+    "mean_abs", "rms", "worst_tolerance_ratio", "nan_count", "inf_count",
+};
+
+int pp_gate_stat_count(void)
+{
+    return (int)(sizeof pp_gate_stats / sizeof pp_gate_stats[0]);
+}
+
+// ---- small helpers ---------------------------------------------------------------------------
+
+typedef struct ctx {
+    const char *file;
+    pp_error *err;
+} ctx;
+
+static int fail_at(const ctx *x, const pp_toml_value *v, const char *fmt, const char *a, const char *b,
+                   const char *c)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "", c ? c : "");
+    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s", x->file, pp_toml_line(v), msg);
+}
+
+static const char *article(pp_toml_type t)
+{
+    return t == PP_TOML_INT || t == PP_TOML_ARRAY ? "an" : "a";
+}
+
+// "FILE:LINE: 'key' must be a string, not an integer" unless v has type t.
+static int want_type(const ctx *x, const pp_toml_value *v, pp_toml_type t, const char *key)
+{
+    pp_toml_type have = pp_toml_type_of(v);
+    if (have == t)
+        return 0;
+    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: '%s' must be %s %s, not %s %s", x->file, pp_toml_line(v), key,
+                   article(t), pp_toml_type_name(t), article(have), pp_toml_type_name(have));
+}
+
+static int get_string(const ctx *x, const pp_toml_value *v, const char *key, const char **out)
+{
+    if (want_type(x, v, PP_TOML_STRING, key))
+        return PP_ERR_INPUT;
+    *out = pp_toml_as_string(v);
+    return 0;
+}
+
+static int get_number(const ctx *x, const pp_toml_value *v, const char *key, double *out)
+{
+    int rc = pp_toml_as_double(v, out);
+    if (rc == -1)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: '%s' must be a number, not %s", x->file, pp_toml_line(v),
+                       key, pp_toml_type_name(pp_toml_type_of(v)));
+    if (rc == -2)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: '%s' is an integer binary64 cannot hold exactly", x->file,
+                       pp_toml_line(v), key);
+    return 0;
+}
+
+static int check_name(const ctx *x, const pp_toml_value *v, const char *what, const char *name)
+{
+    size_t len = strlen(name);
+    int ok = len > 0 && len < PP_NAME_MAX;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = isalnum((unsigned char)name[i]) || strchr("_-+=", name[i]);
+    if (!ok)
+        return pp_fail(x->err, PP_ERR_INPUT,
+                       "%s:%d: %s '%s' must be 1 to %d letters, digits or _ - + = (no '.' or '/')", x->file,
+                       pp_toml_line(v), what, name, PP_NAME_MAX - 1);
+    return 0;
+}
+
+// A file named in a case is relative to the case file's folder, unless absolute.
+static void resolve_path(const char *case_path, const char *spec, char *out, size_t n)
+{
+    const char *slash = strrchr(case_path, '/');
+    if (spec[0] == '/' || !slash)
+        snprintf(out, n, "%s", spec);
+    else
+        snprintf(out, n, "%.*s/%s", (int)(slash - case_path), case_path, spec);
+}
+
+// "unknown X 'w' in WHERE (did you mean 'n'?)" with the suggestion when one is close.
+static int unknown(const ctx *x, const pp_toml_value *v, const char *what, const char *word, const char *where,
+                   const char *const *names, int n)
+{
+    const char *near = pp_nearest_name(word, names, n);
+    char hint[160] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown %s '%s' in %s%s", x->file, pp_toml_line(v), what, word,
+                   where, hint);
+}
+
+// ---- sections --------------------------------------------------------------------------------
+
+static int read_case_table(const ctx *x, const pp_toml_value *t, pp_case *c)
+{
+    static const char *const keys[] = {"name", "op", "seed", "description", "reference"};
+    int rc = pp_toml_check_keys(t, x->file, "[case]", keys, 5, x->err);
+    if (rc)
+        return rc;
+    const pp_toml_value *v;
+    const char *s;
+    if (!(v = pp_toml_get(t, "name")))
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [case] needs 'name'", x->file, pp_toml_line(t));
+    if ((rc = get_string(x, v, "name", &s)) || (rc = check_name(x, v, "case name", s)))
+        return rc;
+    snprintf(c->name, sizeof c->name, "%s", s);
+    if (!(v = pp_toml_get(t, "op")))
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [case] needs 'op'", x->file, pp_toml_line(t));
+    if ((rc = get_string(x, v, "op", &s)))
+        return rc;
+    if (!(c->op = pp_op_find(s))) {
+        const char *names[16];
+        int n = pp_op_count();
+        char list[256] = "";
+        size_t at = 0;
+        for (int i = 0; i < n && i < 16; i++) {
+            names[i] = pp_op_at(i)->name;
+            at += (size_t)snprintf(list + at, sizeof list - at, i ? ", %s" : "%s", names[i]);
+        }
+        const char *near = pp_nearest_name(s, names, n);
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown op '%s'%s%s%s (known: %s)", x->file, pp_toml_line(v), s,
+                       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", list);
+    }
+    if ((v = pp_toml_get(t, "seed"))) {
+        int64_t seed;
+        if ((rc = want_type(x, v, PP_TOML_INT, "seed")))
+            return rc;
+        pp_toml_as_int(v, &seed);
+        if (seed < 0)
+            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: 'seed' must be >= 0", x->file, pp_toml_line(v));
+        c->seed = (uint64_t)seed;
+    }
+    if ((v = pp_toml_get(t, "description"))) {
+        if ((rc = get_string(x, v, "description", &s)))
+            return rc;
+        snprintf(c->description, sizeof c->description, "%s", s);
+    }
+    if ((v = pp_toml_get(t, "reference"))) {
+        if ((rc = get_string(x, v, "reference", &s)))
+            return rc;
+        int n = 0;
+        while (c->op->ref_methods[n])
+            n++;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(s, c->op->ref_methods[i]))
+                c->reference_method = c->op->ref_methods[i];
+        if (!c->reference_method)
+            return unknown(x, v, "reference method", s, "[case] reference", c->op->ref_methods, n);
+    }
+    return 0;
+}
+
+static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value *root, pp_case *c)
+{
+    const pp_op *op = c->op;
+    const char *names[PP_MAX_PARAMS];
+    for (int i = 0; i < op->n_params; i++)
+        names[i] = op->params[i].name;
+    int rc = pp_toml_check_keys(t, x->file, "[op]", names, op->n_params, x->err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < op->n_params; i++) {
+        const pp_param_def *d = &op->params[i];
+        const pp_toml_value *v = pp_toml_get(t, d->name);
+        if (!v) {
+            if (d->required)
+                return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [op] needs '%s' (%s)", x->file,
+                               pp_toml_line(t ? t : root), d->name, d->doc);
+            continue;
+        }
+        double val;
+        if (d->kind == PP_PARAM_INT) {
+            int64_t iv;
+            if ((rc = want_type(x, v, PP_TOML_INT, d->name)))
+                return rc;
+            pp_toml_as_int(v, &iv);
+            val = (double)iv;
+        } else if ((rc = get_number(x, v, d->name, &val))) {
+            return rc;
+        }
+        if (!(val >= d->min && val <= d->max))
+            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: '%s' = %.17g is out of range [%.17g, %.17g]", x->file,
+                           pp_toml_line(v), d->name, val, d->min, d->max);
+        c->params.v[i] = val;
+        c->params.given[i] = 1;
+    }
+    char msg[256];
+    if (op->check_params && op->check_params(&c->params, msg, sizeof msg))
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [op]: %s", x->file, pp_toml_line(t ? t : root), msg);
+    return 0;
+}
+
+static const char *const dist_keys[] = {"distribution", "mean", "std", "low", "high", "file", "format"};
+
+// Reads distribution keys of table t into d (starting from the values already there).
+static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
+{
+    const pp_toml_value *v;
+    int rc;
+    if ((v = pp_toml_get(t, "distribution"))) {
+        const char *s;
+        static const char *const kinds[] = {"normal", "uniform"};
+        if ((rc = get_string(x, v, "distribution", &s)))
+            return rc;
+        if (!strcmp(s, "normal"))
+            d->kind = PP_DIST_NORMAL;
+        else if (!strcmp(s, "uniform"))
+            d->kind = PP_DIST_UNIFORM;
+        else
+            return unknown(x, v, "distribution", s, "[inputs] (allowed: normal, uniform)", kinds, 2);
+    }
+    static const char *const nums[] = {"mean", "std", "low", "high"};
+    double *dst[] = {&d->mean, &d->std, &d->low, &d->high};
+    for (int i = 0; i < 4; i++)
+        if ((v = pp_toml_get(t, nums[i])) && (rc = get_number(x, v, nums[i], dst[i])))
+            return rc;
+    pp_error e;
+    if (pp_dist_check(d, &e))
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s", x->file, pp_toml_line(t), e.msg);
+    return 0;
+}
+
+static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
+{
+    const pp_op *op = c->op;
+    pp_dist base = {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 1.0};
+    const char *names[PP_MAX_OP_TENSORS + 8];
+    int n = 0;
+    for (int i = 0; i < 5; i++)
+        names[n++] = dist_keys[i];
+    for (int i = 0; i < op->n_inputs; i++)
+        names[n++] = op->inputs[i];
+    int rc = pp_toml_check_keys(t, x->file, "[inputs]", names, n, x->err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < 5; i++) {
+        const pp_toml_value *v = pp_toml_get(t, dist_keys[i]);
+        if (v && pp_toml_type_of(v) == PP_TOML_TABLE)
+            return fail_at(x, v, "'%s' is a distribution key, not an input", dist_keys[i], NULL, NULL);
+    }
+    if (t && (rc = read_dist(x, t, &base)))
+        return rc;
+    for (int i = 0; i < op->n_inputs; i++) {
+        pp_input_spec *in = &c->inputs[i];
+        in->dist = base;
+        const pp_toml_value *s = pp_toml_get(t, op->inputs[i]);
+        if (!s)
+            continue;
+        char where[128];
+        snprintf(where, sizeof where, "[inputs.%s]", op->inputs[i]);
+        if ((rc = want_type(x, s, PP_TOML_TABLE, op->inputs[i])) ||
+            (rc = pp_toml_check_keys(s, x->file, where, dist_keys, 7, x->err)) || (rc = read_dist(x, s, &in->dist)))
+            return rc;
+        const pp_toml_value *v;
+        const char *str;
+        if ((v = pp_toml_get(s, "file"))) {
+            if ((rc = get_string(x, v, "file", &str)))
+                return rc;
+            resolve_path(x->file, str, in->file, sizeof in->file);
+        }
+        if ((v = pp_toml_get(s, "format"))) {
+            if ((rc = get_string(x, v, "format", &str)))
+                return rc;
+            if (pp_format_from_name(str, &in->format))
+                return fail_at(x, v, "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2)", str,
+                               NULL, NULL);
+            in->has_format = 1;
+        }
+    }
+    return 0;
+}
+
+// Sets knob values from the string keys of table t that are knobs; other keys are left to the
+// caller (who checked them already).
+static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_op_knobs *k, const char *where)
+{
+    for (int i = 0; i < pp_toml_table_size(t); i++) {
+        const char *key = pp_toml_table_key(t, i);
+        const pp_toml_value *v = pp_toml_table_value(t, i);
+        int ki = pp_op_knob_index(op, key);
+        if (ki < 0)
+            continue;
+        const char *s;
+        int rc = get_string(x, v, key, &s);
+        if (rc)
+            return rc;
+        int vi = pp_knob_value_index(&op->knobs[ki], s);
+        if (vi < 0) {
+            char allowed[256];
+            pp_knob_values_str(&op->knobs[ki], allowed, sizeof allowed);
+            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: knob '%s' in %s cannot be '%s' (allowed: %s)", x->file,
+                           pp_toml_line(v), key, where, s, allowed);
+        }
+        k->v[ki] = vi;
+    }
+    return 0;
+}
+
+static int add_variant(const ctx *x, const pp_toml_value *at, pp_case *c, const char *name, const pp_op_knobs *k)
+{
+    if (pp_case_variant_index(c, name) >= 0)
+        return fail_at(x, at, "variant '%s' is defined twice", name, NULL, NULL);
+    if (c->n_variants == PP_MAX_VARIANTS)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: more than %d variants", x->file, pp_toml_line(at),
+                       PP_MAX_VARIANTS);
+    pp_variant_spec *v = &c->variants[c->n_variants++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->knobs = *k;
+    return 0;
+}
+
+static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
+{
+    const pp_op *op = c->op;
+    pp_op_knobs defaults;
+    memset(&defaults, 0, sizeof defaults);
+    for (int i = 0; i < op->n_knobs; i++)
+        defaults.v[i] = pp_knob_value_index(&op->knobs[i], op->knobs[i].def);
+    const char *knob_names[PP_MAX_KNOBS + 1];
+    for (int i = 0; i < op->n_knobs; i++)
+        knob_names[i] = op->knobs[i].name;
+    const pp_toml_value *kt = pp_toml_get(root, "knobs");
+    int rc;
+    if (kt && ((rc = want_type(x, kt, PP_TOML_TABLE, "knobs")) ||
+               (rc = pp_toml_check_keys(kt, x->file, "[knobs]", knob_names, op->n_knobs, x->err)) ||
+               (rc = read_knobs(x, kt, op, &defaults, "[knobs]"))))
+        return rc;
+
+    c->variants = calloc(PP_MAX_VARIANTS, sizeof *c->variants);
+    if (!c->variants)
+        return pp_fail(x->err, PP_ERR_RUNTIME, "out of memory");
+    const pp_toml_value *vt = pp_toml_get(root, "variants");
+    if (vt && (rc = want_type(x, vt, PP_TOML_TABLE, "variants")))
+        return rc;
+    knob_names[op->n_knobs] = "external";
+    for (int i = 0; i < pp_toml_table_size(vt); i++) {
+        const char *name = pp_toml_table_key(vt, i);
+        const pp_toml_value *t = pp_toml_table_value(vt, i);
+        char where[PP_NAME_MAX + 16];
+        snprintf(where, sizeof where, "[variants.%s]", name);
+        if ((rc = check_name(x, t, "variant name", name)) || (rc = want_type(x, t, PP_TOML_TABLE, name)) ||
+            (rc = pp_toml_check_keys(t, x->file, where, knob_names, op->n_knobs + 1, x->err)))
+            return rc;
+        pp_op_knobs k = defaults;
+        if ((rc = read_knobs(x, t, op, &k, where)) || (rc = add_variant(x, t, c, name, &k)))
+            return rc;
+        const pp_toml_value *ext = pp_toml_get(t, "external");
+        if (!ext)
+            continue;
+        pp_variant_spec *v = &c->variants[c->n_variants - 1];
+        if ((rc = want_type(x, ext, PP_TOML_TABLE, "external")) ||
+            (rc = pp_toml_check_keys(ext, x->file, "external", op->outputs, op->n_outputs, x->err)))
+            return rc;
+        for (int o = 0; o < op->n_outputs; o++) {
+            const pp_toml_value *f = pp_toml_get(ext, op->outputs[o]);
+            const char *s;
+            if (!f)
+                return fail_at(x, ext, "external variant needs a file for output '%s'", op->outputs[o], NULL, NULL);
+            if ((rc = get_string(x, f, op->outputs[o], &s)))
+                return rc;
+            resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
+        }
+        v->external = 1;
+    }
+
+    // [matrix]: the cross product of the listed knob values, other knobs from [knobs].
+    const pp_toml_value *mt = pp_toml_get(root, "matrix");
+    if (mt) {
+        if ((rc = want_type(x, mt, PP_TOML_TABLE, "matrix")) ||
+            (rc = pp_toml_check_keys(mt, x->file, "[matrix]", knob_names, op->n_knobs, x->err)))
+            return rc;
+        int nk = pp_toml_table_size(mt);
+        int ki[PP_MAX_KNOBS], count[PP_MAX_KNOBS], vals[PP_MAX_KNOBS][32];
+        long total = 1;
+        for (int j = 0; j < nk; j++) {
+            const char *key = pp_toml_table_key(mt, j);
+            const pp_toml_value *arr = pp_toml_table_value(mt, j);
+            ki[j] = pp_op_knob_index(op, key);
+            if ((rc = want_type(x, arr, PP_TOML_ARRAY, key)))
+                return rc;
+            count[j] = pp_toml_array_size(arr);
+            if (count[j] < 1 || count[j] > 32)
+                return fail_at(x, arr, "[matrix] '%s' needs 1 to 32 values", key, NULL, NULL);
+            for (int e = 0; e < count[j]; e++) {
+                const pp_toml_value *item = pp_toml_array_at(arr, e);
+                const char *s;
+                if ((rc = get_string(x, item, key, &s)))
+                    return rc;
+                vals[j][e] = pp_knob_value_index(&op->knobs[ki[j]], s);
+                if (vals[j][e] < 0) {
+                    char allowed[256];
+                    pp_knob_values_str(&op->knobs[ki[j]], allowed, sizeof allowed);
+                    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: knob '%s' in [matrix] cannot be '%s' (allowed: %s)",
+                                   x->file, pp_toml_line(item), key, s, allowed);
+                }
+            }
+            total *= count[j];
+            if (total > PP_MAX_VARIANTS)
+                return fail_at(x, mt, "[matrix] makes more than 256 variants", NULL, NULL, NULL);
+        }
+        for (long combo = 0; combo < total; combo++) {
+            pp_op_knobs k = defaults;
+            char name[PP_NAME_MAX] = "";
+            size_t at = 0;
+            long rest = combo;
+            for (int j = nk - 1; j >= 0; j--) {  // last knob varies fastest
+                k.v[ki[j]] = vals[j][rest % count[j]];
+                rest /= count[j];
+            }
+            for (int j = 0; j < nk; j++)
+                at += (size_t)snprintf(name + at, sizeof name - at, j ? "-%s" : "%s",
+                                       op->knobs[ki[j]].values[k.v[ki[j]]]);
+            if ((rc = add_variant(x, mt, c, name, &k)))
+                return rc;
+        }
+    }
+    if (c->n_variants == 0)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: the case has no variants: add [variants.NAME] tables or a [matrix]",
+                       x->file, pp_toml_line(root));
+    return 0;
+}
+
+static int read_compare(const ctx *x, const pp_toml_value *t, pp_case *c)
+{
+    static const char *const keys[] = {"rtol", "atol", "equal_nan", "torch_version", "pairs"};
+    int rc = pp_toml_check_keys(t, x->file, "[compare]", keys, 5, x->err);
+    if (rc || !t)
+        return rc;
+    const pp_toml_value *r = pp_toml_get(t, "rtol"), *a = pp_toml_get(t, "atol"), *v;
+    if ((r == NULL) != (a == NULL))
+        return fail_at(x, r ? r : a, "'rtol' and 'atol' must be given both or neither, as torch insists (no %s)",
+                       r ? "atol" : "rtol", NULL, NULL);
+    if (r) {
+        if ((rc = get_number(x, r, "rtol", &c->rtol)) || (rc = get_number(x, a, "atol", &c->atol)))
+            return rc;
+        if (!(c->rtol >= 0 && isfinite(c->rtol)))
+            return fail_at(x, r, "'rtol' must be a finite number >= 0", NULL, NULL, NULL);
+        if (!(c->atol >= 0 && isfinite(c->atol)))
+            return fail_at(x, a, "'atol' must be a finite number >= 0", NULL, NULL, NULL);
+        c->has_tolerances = 1;
+    }
+    if ((v = pp_toml_get(t, "equal_nan"))) {
+        bool b;
+        if ((rc = want_type(x, v, PP_TOML_BOOL, "equal_nan")))
+            return rc;
+        pp_toml_as_bool(v, &b);
+        c->equal_nan = b;
+    }
+    if ((v = pp_toml_get(t, "torch_version"))) {
+        const char *s;
+        if ((rc = get_string(x, v, "torch_version", &s)))
+            return rc;
+        if (pp_parse_torch_version(s, &c->torch_major, &c->torch_minor))
+            return fail_at(x, v, "'torch_version' = '%s' is not a torch version >= 1.10", s, NULL, NULL);
+    }
+    if ((v = pp_toml_get(t, "pairs"))) {
+        if ((rc = want_type(x, v, PP_TOML_ARRAY, "pairs")))
+            return rc;
+        if (pp_toml_array_size(v) > PP_MAX_PAIRS)
+            return fail_at(x, v, "more than 64 pairs", NULL, NULL, NULL);
+        for (int i = 0; i < pp_toml_array_size(v); i++) {
+            const pp_toml_value *p = pp_toml_array_at(v, i);
+            if (pp_toml_type_of(p) != PP_TOML_ARRAY || pp_toml_array_size(p) != 2)
+                return fail_at(x, p, "each of 'pairs' must be [\"ACTUAL\", \"EXPECTED\"], two variant names", NULL,
+                               NULL, NULL);
+            for (int j = 0; j < 2; j++) {
+                const char *s;
+                if ((rc = get_string(x, pp_toml_array_at(p, j), "pairs", &s)))
+                    return rc;
+                int vi = pp_case_variant_index(c, s);
+                if (vi < 0) {
+                    const char *names[PP_MAX_VARIANTS];
+                    for (int k = 0; k < c->n_variants; k++)
+                        names[k] = c->variants[k].name;
+                    return unknown(x, p, "variant", s, "[compare] pairs", names, c->n_variants);
+                }
+                c->pairs[c->n_pairs][j] = vi;
+            }
+            c->n_pairs++;
+        }
+    }
+    return 0;
+}
+
+// Splits "a.b.c" or "a.b.c.d" into the rule's parts.
+static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
+{
+    c->slack = (pp_slack){0.005, 1.10, 1.10, 1.0};
+    int rc;
+    if (!t)
+        return 0;
+    if ((rc = want_type(x, t, PP_TOML_TABLE, "gate")))
+        return rc;
+    for (int i = 0; i < pp_toml_table_size(t); i++) {
+        const char *key = pp_toml_table_key(t, i);
+        const pp_toml_value *v = pp_toml_table_value(t, i);
+        if (!strcmp(key, "slack")) {
+            static const char *const sk[] = {"mismatch_fraction", "max_abs_diff", "max_rel_diff", "max_ulp"};
+            double *dst[] = {&c->slack.mismatch_fraction, &c->slack.max_abs_diff, &c->slack.max_rel_diff,
+                             &c->slack.max_ulp};
+            if ((rc = want_type(x, v, PP_TOML_TABLE, "slack")) ||
+                (rc = pp_toml_check_keys(v, x->file, "[gate] slack", sk, 4, x->err)))
+                return rc;
+            for (int j = 0; j < 4; j++) {
+                const pp_toml_value *s = pp_toml_get(v, sk[j]);
+                if (s && (rc = get_number(x, s, sk[j], dst[j])))
+                    return rc;
+                if (s && !(*dst[j] >= 0 && isfinite(*dst[j])))
+                    return fail_at(x, s, "slack '%s' must be a finite number >= 0", sk[j], NULL, NULL);
+            }
+            continue;
+        }
+        if (c->n_rules == PP_MAX_GATE_RULES)
+            return fail_at(x, v, "more than 64 gate rules", NULL, NULL, NULL);
+        pp_gate_rule *r = &c->rules[c->n_rules];
+        memset(r, 0, sizeof *r);
+        r->line = pp_toml_line(v);
+        char parts[4][PP_NAME_MAX];
+        int np = 0;
+        const char *s = key;
+        while (np < 4) {
+            size_t len = strcspn(s, ".");
+            if (len == 0 || len >= PP_NAME_MAX)
+                break;
+            snprintf(parts[np++], PP_NAME_MAX, "%.*s", (int)len, s);
+            s += len;
+            if (*s != '.')
+                break;
+            s++;
+        }
+        if (*s || (np != 3 && np != 4))
+            return fail_at(x, v,
+                           "gate rule '%s' must be \"VARIANT.TENSOR.STAT\" or \"VARIANT.TENSOR.AGAINST.STAT\" "
+                           "('*' matches any name), or 'slack'", key, NULL, NULL);
+        snprintf(r->variant, sizeof r->variant, "%s", parts[0]);
+        snprintf(r->tensor, sizeof r->tensor, "%s", parts[1]);
+        snprintf(r->against, sizeof r->against, "%s", np == 4 ? parts[2] : "reference");
+        snprintf(r->stat, sizeof r->stat, "%s", parts[np - 1]);
+        int known = 0;
+        for (int j = 0; j < pp_gate_stat_count(); j++)
+            known |= !strcmp(r->stat, pp_gate_stats[j]);
+        if (!known)
+            return unknown(x, v, "statistic", r->stat, "[gate]", pp_gate_stats, pp_gate_stat_count());
+        if (!strchr(r->variant, '*') && pp_case_variant_index(c, r->variant) < 0) {
+            const char *names[PP_MAX_VARIANTS];
+            for (int k = 0; k < c->n_variants; k++)
+                names[k] = c->variants[k].name;
+            return unknown(x, v, "variant", r->variant, "[gate]", names, c->n_variants);
+        }
+        if (!strchr(r->tensor, '*') && pp_case_variant_index(c, r->tensor) < 0) {
+            int found = 0;
+            for (int k = 0; k < c->op->n_outputs; k++)
+                found |= !strcmp(c->op->outputs[k], r->tensor);
+            if (!found)
+                return unknown(x, v, "output tensor", r->tensor, "[gate]", c->op->outputs, c->op->n_outputs);
+        }
+        static const char *const bounds[] = {"min", "max"};
+        if ((rc = want_type(x, v, PP_TOML_TABLE, key)) ||
+            (rc = pp_toml_check_keys(v, x->file, "a gate rule", bounds, 2, x->err)))
+            return rc;
+        const pp_toml_value *mn = pp_toml_get(v, "min"), *mx = pp_toml_get(v, "max");
+        if (!mn && !mx)
+            return fail_at(x, v, "gate rule '%s' needs min or max", key, NULL, NULL);
+        if (mn && (rc = get_number(x, mn, "min", &r->min)))
+            return rc;
+        if (mx && (rc = get_number(x, mx, "max", &r->max)))
+            return rc;
+        r->has_min = mn != NULL;
+        r->has_max = mx != NULL;
+        snprintf(r->text, sizeof r->text, "%s", key);
+        c->n_rules++;
+    }
+    return 0;
+}
+
+// ---- the whole file --------------------------------------------------------------------------
+
+int pp_case_variant_index(const pp_case *c, const char *name)
+{
+    for (int i = 0; i < c->n_variants; i++)
+        if (!strcmp(c->variants[i].name, name))
+            return i;
+    return -1;
+}
+
+void pp_case_free(pp_case *c)
+{
+    free(c->variants);
+    free(c->text);
+    memset(c, 0, sizeof *c);
+}
+
+static char *read_text(const char *path, pp_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        pp_fail(err, PP_ERR_INPUT, "%s: cannot read the case file: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n < cap - 1 || cap > PP_TOML_MAX_BYTES)
+            break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        pp_fail(err, bad ? PP_ERR_INPUT : PP_ERR_RUNTIME, "%s: cannot read the case file", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+int pp_case_load(const char *path, pp_case *c, pp_error *err)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    c->torch_major = PP_TORCH_DEFAULT_MAJOR;
+    c->torch_minor = PP_TORCH_DEFAULT_MINOR;
+    c->text = read_text(path, err);
+    if (!c->text)
+        return err ? err->code : PP_ERR_INPUT;
+    pp_toml_value *root = NULL;
+    int rc = pp_toml_parse(c->text, strlen(c->text), path, &root, err);
+    if (rc)
+        return rc;
+    ctx x = {path, err};
+    static const char *const top[] = {"case", "op", "inputs", "knobs", "variants", "matrix", "compare", "gate"};
+    const pp_toml_value *ct = pp_toml_get(root, "case");
+    if (!(rc = pp_toml_check_keys(root, path, "the top level", top, 8, err))) {
+        if (!ct)
+            rc = pp_fail(err, PP_ERR_INPUT, "%s:1: the case needs a [case] table with name and op", path);
+        else if (!(rc = want_type(&x, ct, PP_TOML_TABLE, "case")))
+            rc = read_case_table(&x, ct, c);
+    }
+    const pp_toml_value *t;
+    if (!rc && (t = pp_toml_get(root, "op")) && pp_toml_type_of(t) != PP_TOML_TABLE)
+        rc = want_type(&x, t, PP_TOML_TABLE, "op");
+    if (!rc)
+        rc = read_params(&x, pp_toml_get(root, "op"), root, c);
+    if (!rc && (t = pp_toml_get(root, "inputs")) && pp_toml_type_of(t) != PP_TOML_TABLE)
+        rc = want_type(&x, t, PP_TOML_TABLE, "inputs");
+    if (!rc)
+        rc = read_inputs(&x, pp_toml_get(root, "inputs"), c);
+    if (!rc)
+        rc = read_variants(&x, root, c);
+    if (!rc && (t = pp_toml_get(root, "compare")) && pp_toml_type_of(t) != PP_TOML_TABLE)
+        rc = want_type(&x, t, PP_TOML_TABLE, "compare");
+    if (!rc)
+        rc = read_compare(&x, pp_toml_get(root, "compare"), c);
+    if (!rc)
+        rc = read_gate(&x, pp_toml_get(root, "gate"), c);
+    pp_toml_free(root);
+    return rc;
+}

@@ -1,0 +1,297 @@
+// cmd_run.c — `precprobe run`, `precprobe baseline` and `precprobe check`: a case run end to end,
+// its reports written atomically, and the gate (absolute rules, and a committed baseline).
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "gate.h"
+#include "report_h5.h"
+#include "report_junit.h"
+#include "report_txt.h"
+#include "atomic_file.h"
+#include "run.h"
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: precprobe run CASE.toml... [options]\n"
+        "\n"
+        "Runs every variant of each case, computes the reference once, compares every variant's\n"
+        "outputs with the reference and every [compare] pair, and writes the reports.\n"
+        "\n"
+        "options:\n"
+        "  --device cpu|cuda|auto   backend (default auto: cuda when usable, else cpu; the report\n"
+        "                           says which)\n"
+        "  --out DIR                report folder (default reports/out/CASE-NAME/; with several\n"
+        "                           cases, DIR/CASE-NAME/)\n"
+        "  --junit FILE             also write JUnit XML\n"
+        "  --save-tensors           keep inputs, outputs and references in report.h5\n"
+        "  --threads N              worker threads (default: one per CPU)\n"
+        "  -h, --help               this text\n"
+        "\n"
+        "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
+        "reports/README.md). Mismatches are the measurement, not a failure: the exit status is\n"
+        "0 when every [gate] rule holds, 1 when one fails, 2 bad input, 3 runtime failure.\n");
+}
+
+static void check_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: precprobe check CASE.toml --baseline BASELINE.h5 [options]\n"
+        "       precprobe baseline CASE.toml -o BASELINE.h5 [options]\n"
+        "\n"
+        "check: runs the case (or reads --report RUN.h5 from an earlier run) and fails (exit 1)\n"
+        "when a statistic got worse than in the baseline by more than the slack, or a [gate]\n"
+        "rule of the case fails. One line per regression: variant, tensor, statistic,\n"
+        "baseline -> now. Slack (default; the case's [gate] slack = {...} overrides):\n"
+        "mismatch_fraction +0.005, max_abs_diff x1.10, max_rel_diff x1.10, max_ulp +1.\n"
+        "baseline: runs the case and writes its report.h5 to BASELINE.h5.\n"
+        "\n"
+        "options:\n"
+        "  --baseline FILE          the committed baseline report (check)\n"
+        "  --report FILE            judge this report instead of running the case (check)\n"
+        "  -o, --output FILE        where to write the baseline (baseline)\n"
+        "  --device cpu|cuda|auto   backend, as for run\n"
+        "  --threads N              worker threads\n"
+        "  -h, --help               this text\n");
+}
+
+static int parse_threads(const char *s, int *out)
+{
+    if (!s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 1 || v > 1024) {
+        fprintf(stderr, "precprobe: --threads: '%s' is not a number from 1 to 1024\n", s);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char path[PP_PATH_MAX];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+// Loads and runs one case; prints errors. Returns an exit status (0 or the error's).
+static int load_and_run(const char *path, const char *device, int threads, int save, pp_case *c,
+                        pp_run_result *r)
+{
+    pp_error err = {0};
+    int rc = pp_case_load(path, c, &err);
+    if (!rc) {
+        pp_run_opts o = {device, threads, save, isatty(2)};
+        rc = pp_run_case(c, &o, r, &err);
+    }
+    if (rc)
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+    return rc;
+}
+
+static int failed_verdicts(const pp_run_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_verdicts; i++)
+        n += !r->verdicts[i].passed;
+    return n;
+}
+
+static int write_reports(const pp_run_result *r, const char *dir, const char *junit)
+{
+    pp_error err = {0};
+    char path[PP_PATH_MAX + 32];
+    if (mkdir_p(dir)) {
+        fprintf(stderr, "precprobe: %s: cannot create the report folder: %s\n", dir, strerror(errno));
+        return 3;
+    }
+    char *text = pp_report_text(r);
+    if (!text) {
+        fprintf(stderr, "precprobe: out of memory\n");
+        return 3;
+    }
+    snprintf(path, sizeof path, "%s/report.txt", dir);
+    int rc = pp_atomic_write_text(path, text, &err);
+    free(text);
+    snprintf(path, sizeof path, "%s/report.h5", dir);
+    if (!rc)
+        rc = pp_report_h5_write(path, r, &err);
+    if (!rc && junit)
+        rc = pp_report_junit_write(junit, r, NULL, &err);
+    if (rc) {
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+        return rc;
+    }
+    return 0;
+}
+
+int pp_cmd_run(int argc, char **argv)
+{
+    const char *device = NULL, *out = NULL, *junit = NULL, *threads_s = NULL;
+    int save = 0, n_cases = 0, threads = 0;
+    const char *cases[64];
+    const pp_cli_opt opts[] = {
+        {"--device", &device, NULL}, {"--out", &out, NULL}, {"--junit", &junit, NULL},
+        {"--threads", &threads_s, NULL}, {"--save-tensors", NULL, &save},
+    };
+    int rc = pp_cli_parse("run", argc, argv, opts, 5, cases, 64, &n_cases);
+    if (rc == 1) {
+        run_usage(stdout);
+        return 0;
+    }
+    if (rc || (rc = parse_threads(threads_s, &threads)))
+        return rc;
+    if (n_cases == 0) {
+        fprintf(stderr, "precprobe run: name at least one case file (see precprobe run --help)\n");
+        return 2;
+    }
+    if (junit && n_cases > 1) {
+        fprintf(stderr, "precprobe run: --junit takes one case at a time\n");
+        return 2;
+    }
+    int status = 0;
+    for (int i = 0; i < n_cases; i++) {
+        pp_case c;
+        pp_run_result r;
+        rc = load_and_run(cases[i], device, threads, save, &c, &r);
+        if (!rc) {
+            char dir[PP_PATH_MAX];
+            if (out && n_cases == 1)
+                snprintf(dir, sizeof dir, "%s", out);
+            else
+                snprintf(dir, sizeof dir, "%s/%s", out ? out : "reports/out", c.name);
+            rc = write_reports(&r, dir, junit);
+            if (!rc) {
+                char *summary = pp_report_summary(&r);
+                printf("%s: %s on %s\n%s\nreports: %s/report.txt %s/report.h5%s%s\n", c.name, c.op->name, r.device,
+                       summary ? summary : "", dir, dir, junit ? " " : "", junit ? junit : "");
+                free(summary);
+                rc = failed_verdicts(&r) ? 1 : 0;
+            }
+            pp_run_result_free(&r);
+        }
+        pp_case_free(&c);
+        if (rc > status)
+            status = rc;
+    }
+    return status;
+}
+
+int pp_cmd_baseline(int argc, char **argv)
+{
+    const char *device = NULL, *output = NULL, *threads_s = NULL, *pos[1];
+    int n_pos = 0, threads = 0;
+    const pp_cli_opt opts[] = {
+        {"--device", &device, NULL}, {"-o", &output, NULL}, {"--output", &output, NULL},
+        {"--threads", &threads_s, NULL},
+    };
+    int rc = pp_cli_parse("baseline", argc, argv, opts, 4, pos, 1, &n_pos);
+    if (rc == 1) {
+        check_usage(stdout);
+        return 0;
+    }
+    if (rc || (rc = parse_threads(threads_s, &threads)))
+        return rc;
+    if (n_pos != 1 || !output) {
+        fprintf(stderr, "precprobe baseline: usage: precprobe baseline CASE.toml -o BASELINE.h5\n");
+        return 2;
+    }
+    pp_case c;
+    pp_run_result r;
+    rc = load_and_run(pos[0], device, threads, 0, &c, &r);
+    if (!rc) {
+        pp_error err = {0};
+        if ((rc = pp_report_h5_write(output, &r, &err)))
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+        else
+            printf("baseline of %s written to %s (%d comparisons)\n", c.name, output, r.n_comparisons);
+        pp_run_result_free(&r);
+    }
+    pp_case_free(&c);
+    return rc;
+}
+
+int pp_cmd_check(int argc, char **argv)
+{
+    const char *device = NULL, *baseline = NULL, *report = NULL, *threads_s = NULL, *pos[1];
+    int n_pos = 0, threads = 0;
+    const pp_cli_opt opts[] = {
+        {"--device", &device, NULL}, {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
+        {"--threads", &threads_s, NULL},
+    };
+    int rc = pp_cli_parse("check", argc, argv, opts, 4, pos, 1, &n_pos);
+    if (rc == 1) {
+        check_usage(stdout);
+        return 0;
+    }
+    if (rc || (rc = parse_threads(threads_s, &threads)))
+        return rc;
+    if (n_pos != 1 || !baseline) {
+        fprintf(stderr, "precprobe check: usage: precprobe check CASE.toml --baseline BASELINE.h5 [--report RUN.h5]\n");
+        return 2;
+    }
+    pp_error err = {0};
+    pp_case c;
+    pp_run_result now, base;
+    memset(&base, 0, sizeof base);
+    if (report) {
+        rc = pp_case_load(pos[0], &c, &err);
+        if (!rc && !(rc = pp_report_h5_read(report, &now, &err))) {
+            // verdicts of the stored run are recomputed from this case's rules
+            free(now.verdicts);
+            now.verdicts = NULL;
+            now.n_verdicts = 0;
+            if (pp_gate_evaluate(&c, &now) < 0)
+                rc = pp_fail(&err, PP_ERR_RUNTIME, "out of memory");
+        }
+        if (rc)
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+    } else {
+        rc = load_and_run(pos[0], device, threads, 0, &c, &now);
+    }
+    if (rc) {
+        pp_case_free(&c);
+        return rc;
+    }
+    if ((rc = pp_report_h5_read(baseline, &base, &err))) {
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+    } else if (strcmp(base.case_name, now.case_name)) {
+        fprintf(stderr, "precprobe check: %s is the baseline of case '%s', not '%s'\n", baseline, base.case_name,
+                now.case_name);
+        rc = 2;
+    } else if (pp_gate_baseline(&c.slack, &now, &base) < 0) {
+        fprintf(stderr, "precprobe: out of memory\n");
+        rc = 3;
+    } else {
+        int failed = 0;
+        for (int i = 0; i < now.n_verdicts; i++) {
+            if (now.verdicts[i].passed)
+                continue;
+            failed++;
+            printf("%s\n", now.verdicts[i].detail);
+        }
+        printf("check %s: %s (%d of %d checks failed)\n", c.name, failed ? "FAILED" : "passed", failed,
+               now.n_verdicts);
+        rc = failed ? 1 : 0;
+    }
+    pp_run_result_free(&now);
+    pp_run_result_free(&base);
+    pp_case_free(&c);
+    return rc;
+}

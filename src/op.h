@@ -1,0 +1,98 @@
+// op.h — what an operation is to the pipeline: one row of the operation table (src/ops.c).
+// A row names the operation's parameters ([op] in a case file), its knobs with allowed values
+// and defaults, its inputs and outputs with their shapes, and its CPU emulation, optional CUDA
+// implementation and reference. Adding an operation = its own files + one row in src/ops.c.
+#ifndef PP_OP_H
+#define PP_OP_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "results.h"
+#include "tensor.h"
+
+#define PP_MAX_PARAMS 16
+#define PP_MAX_OP_TENSORS 8
+
+typedef enum { PP_PARAM_INT, PP_PARAM_FLOAT } pp_param_kind;
+
+// A parameter of [op]: an integer extent or a real number.
+typedef struct pp_param_def {
+    const char *name;
+    pp_param_kind kind;
+    double min, max;    // allowed range, inclusive
+    double def;         // default when not required
+    int required;
+    const char *doc;
+} pp_param_def;
+
+// A knob: one orthogonal choice, with its allowed values (NULL-terminated) and default.
+typedef struct pp_knob_def {
+    const char *name;
+    const char *const *values;
+    const char *def;
+    const char *doc;
+} pp_knob_def;
+
+// Parameter values of a case, indexed like the op's params; given[i] says the case set it.
+typedef struct pp_op_params {
+    double v[PP_MAX_PARAMS];
+    int given[PP_MAX_PARAMS];
+} pp_op_params;
+
+// Knob values of a variant: the index into each knob's values.
+typedef struct pp_op_knobs {
+    int v[PP_MAX_KNOBS];
+} pp_op_knobs;
+
+typedef struct pp_op pp_op;
+struct pp_op {
+    const char *name;
+    const char *doc;
+    const pp_param_def *params;
+    int n_params;
+    const pp_knob_def *knobs;
+    int n_knobs;
+    const char *const *inputs;   // input tensor names
+    int n_inputs;
+    const char *const *outputs;  // output tensor names
+    int n_outputs;
+    // Cross-parameter checks beyond each range; writes one line to msg and returns -1 on failure.
+    int (*check_params)(const pp_op_params *p, char *msg, size_t n);
+    // Shape of input i (is_output 0) or output i (is_output 1).
+    void (*shape)(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *shape);
+    // Storage format of the inputs and outputs under these knobs.
+    pp_format_id (*format)(const pp_op_knobs *k);
+    // One line describing the shapes, for report headers.
+    void (*describe)(const pp_op_params *p, char *buf, size_t n);
+    // CPU emulation: outputs are allocated by the caller with the shapes and format above.
+    int (*run_cpu)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, pp_error *err);
+    // CUDA implementation, NULL when the operation has none.
+    int (*run_cuda)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                    pp_error *err);
+    // Reference: out[i] binary64 values, info[i] the method and the max error bound.
+    // method is NULL for the default path or one of ref_methods.
+    int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const char *method, int threads, pp_error *err);
+    const char *const *ref_methods;  // NULL-terminated; the first is the default
+};
+
+// The operation named name, or NULL.
+const pp_op *pp_op_find(const char *name);
+// The number of operations and the i-th.
+int pp_op_count(void);
+const pp_op *pp_op_at(int i);
+
+// Index of the parameter / knob named name in op, or -1.
+int pp_op_param_index(const pp_op *op, const char *name);
+int pp_op_knob_index(const pp_op *op, const char *name);
+// Index of value in knob's allowed values, or -1.
+int pp_knob_value_index(const pp_knob_def *knob, const char *value);
+// The knob's values joined with ", " into buf (for "allowed: ..." messages).
+void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
+
+// Parameter i's value (its default when not given).
+double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);
+
+#endif

@@ -1,0 +1,31 @@
+// run.h — running a case: inputs, every variant on a backend, the reference once per input
+// format, every comparison (against the reference and the case's pairs), the gate's rules.
+#ifndef PP_RUN_H
+#define PP_RUN_H
+
+#include "case.h"
+#include "results.h"
+
+typedef struct pp_run_opts {
+    const char *device;    // "cpu", "cuda" or "auto"
+    int threads;           // < 1: one per online CPU
+    int save_tensors;      // keep inputs, outputs and references in the result (for report.h5)
+    int progress;          // print progress on stderr (the caller checks that it is a terminal)
+} pp_run_opts;
+
+// Runs case c. On success r holds everything the reports show (free with pp_run_result_free).
+// Returns PP_OK, PP_ERR_INPUT (bad input files, shapes, unusable device request) or
+// PP_ERR_RUNTIME (out of memory, CUDA failure).
+int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_error *err);
+
+// The value of statistic stat (one of pp_gate_stats) of comparison cmp.
+double pp_comparison_stat(const pp_comparison *cmp, const char *stat);
+
+// Evaluates the case's absolute gate rules on r's comparisons, appending one verdict per rule
+// to r. Returns the number of failed rules, or -1 when out of memory.
+int pp_gate_evaluate(const pp_case *c, pp_run_result *r);
+
+// Shell-style match of name against pattern, where '*' matches any run of characters.
+int pp_glob_match(const char *pattern, const char *name);
+
+#endif

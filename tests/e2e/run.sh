@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# run.sh — the end-to-end CLI suite: runs the precprobe binary on the shipped fixtures and checks
+# the exit status and the exact output.   usage: tests/e2e/run.sh [bin/precprobe]
+#
+# tests/e2e/cases.txt holds one case per line:  NAME | EXIT | ARGUMENTS
+# ARGUMENTS are split on spaces (no quoting), run from the repository root. When
+# tests/e2e/expected/NAME.out exists, stdout must equal it byte for byte; when NAME.err exists,
+# stderr must equal it. Message expectations were produced by torch.testing.assert_close
+# (tools/torch_e2e_expected.py), error expectations written by hand.
+set -u
+cd "$(dirname "$0")/../.."
+bin=${1:-bin/precprobe}
+[ -x "$bin" ] || { echo "run.sh: no binary at $bin (run make first)"; exit 2; }
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+while IFS='|' read -r name want args; do
+    case "$name" in \#*|"") continue ;; esac
+    name=$(echo "$name" | tr -d ' '); want=$(echo "$want" | tr -d ' ')
+    # shellcheck disable=SC2086
+    "$bin" $args >"$tmp/out" 2>"$tmp/err" </dev/null; got=$?
+    ok=1
+    [ "$got" = "$want" ] || { ok=0; echo "FAIL $name: exit $got, want $want"; }
+    if [ -f "tests/e2e/expected/$name.out" ] && ! cmp -s "$tmp/out" "tests/e2e/expected/$name.out"; then
+        ok=0; echo "FAIL $name: stdout differs"; diff "tests/e2e/expected/$name.out" "$tmp/out" | head -20
+    fi
+    if [ -f "tests/e2e/expected/$name.err" ] && ! cmp -s "$tmp/err" "tests/e2e/expected/$name.err"; then
+        ok=0; echo "FAIL $name: stderr differs"; diff "tests/e2e/expected/$name.err" "$tmp/err" | head -20
+    fi
+    if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); fi
+done < tests/e2e/cases.txt
+echo "e2e: $pass passed, $fail failed"
+[ $fail -eq 0 ]

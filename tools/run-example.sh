@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# run-example.sh — what `make run` runs: precprobe's main job on the shipped quick-start case
+# (cases/quickstart.toml: a batched GEMM in fp16 and bf16 with fp32 and storage-format
+# accumulation, against the exact product), then the text report it wrote.
+set -u
+cd "$(dirname "$0")/.."
+cmd=(bin/precprobe run cases/quickstart.toml --out reports/out/quickstart)
+echo "\$ ${cmd[*]}"
+"${cmd[@]}"
+rc=$?
+[ $rc -le 1 ] || exit $rc
+echo
+echo "\$ cat reports/out/quickstart/report.txt"
+cat reports/out/quickstart/report.txt
+exit $rc
