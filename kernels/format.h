@@ -4,6 +4,7 @@
 #ifndef PP_FORMAT_H
 #define PP_FORMAT_H
 
+#include <math.h>  // not needed here; kept because includers have relied on it
 #include <stdint.h>
 #include <string.h>
 
@@ -373,8 +374,11 @@ PP_HD static inline int pp_is_representable(pp_format_id f, double x)
 // ---------------------------------------------------------------------------------------------
 // Named rounding functions for hot loops: the same rule with the format's constants folded in.
 // From binary32: tf32, fp16, bf16, E4M3, E5M2. From binary64: fp32. Each equals pp_round (via
-// pp_round_from_f32 for binary32 input) bit for bit, NaN and −0 included: checked over all 2^32
-// binary32 inputs by tests/test_round_exhaustive.c.
+// pp_round_from_f32 for binary32 input) bit for bit, NaN and −0 included: checked by
+// tests/test_round_exhaustive.c over every sign, exponent and top-7-fraction-bit pattern with
+// all near-midpoint low bits, plus every 1021st binary32 (fp32: against the hardware
+// conversion), and against MPFR by tests/test_round_mpfr.c. Named like PP_RND_* modes:
+// pp_round_<fmt>_ne, _tz, _sr(x, rbits).
 
 #define PP_TF32_MAX_BITS 0x7F7FE000u  // (2 − 2^−10)·2^127
 #define PP_FP16_MAX_BITS 0x477FE000u  // 65504

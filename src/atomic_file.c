@@ -95,6 +95,8 @@ int pp_atomic_write_bytes(const char *path, const void *data, size_t n, pp_error
     FILE *fp = fopen(tmp, "wb");
     if (!fp)
         e = errno;
+    else
+        errno = 0;
     if (fp && n > 0 && fwrite(data, 1, n, fp) != n)
         e = errno ? errno : EIO;
     if (fp && fclose(fp) != 0 && !e)

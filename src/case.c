@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nearest.h"
+#include "tensor_io.h"
 #include "toml.h"
 
 const char *const pp_gate_stats[] = {
@@ -644,15 +645,29 @@ static char *read_text(const char *path, pp_error *err)
 
 int pp_case_load(const char *path, pp_case *c, pp_error *err)
 {
+    char *text = read_text(path, err);
+    if (!text) {
+        memset(c, 0, sizeof *c);
+        return err ? err->code : PP_ERR_INPUT;
+    }
+    int rc = pp_case_parse(text, strlen(text), path, c, err);
+    free(text);
+    return rc;
+}
+
+int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp_error *err)
+{
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
     c->torch_major = PP_TORCH_DEFAULT_MAJOR;
     c->torch_minor = PP_TORCH_DEFAULT_MINOR;
-    c->text = read_text(path, err);
+    c->text = malloc(len + 1);
     if (!c->text)
-        return err ? err->code : PP_ERR_INPUT;
+        return pp_fail(err, PP_ERR_RUNTIME, "out of memory");
+    memcpy(c->text, text, len);
+    c->text[len] = '\0';
     pp_toml_value *root = NULL;
-    int rc = pp_toml_parse(c->text, strlen(c->text), path, &root, err);
+    int rc = pp_toml_parse(text, len, path, &root, err);
     if (rc)
         return rc;
     ctx x = {path, err};
@@ -682,5 +697,12 @@ int pp_case_load(const char *path, pp_case *c, pp_error *err)
     if (!rc)
         rc = read_gate(&x, pp_toml_get(root, "gate"), c);
     pp_toml_free(root);
+    if (rc && err) {
+        // Names quoted in messages come from the file: escape control characters once, here,
+        // so every error stays one line whatever the file holds.
+        char raw[sizeof err->msg];
+        memcpy(raw, err->msg, sizeof raw);
+        pp_printable(raw, err->msg, sizeof err->msg);
+    }
     return rc;
 }

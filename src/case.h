@@ -77,6 +77,10 @@ typedef struct pp_case {
 // Reads and checks the case file at path. Returns PP_OK, or PP_ERR_INPUT with "FILE:LINE: ...".
 int pp_case_load(const char *path, pp_case *c, pp_error *err);
 
+// The same for a case file's text already in memory (text[0..len), need not be NUL-terminated);
+// path names the file in messages and anchors relative paths. The fuzz target's entry point.
+int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp_error *err);
+
 // Frees what the case owns.
 void pp_case_free(pp_case *c);
 

@@ -296,6 +296,14 @@ static int validate(const pp_run_result *r, const char *path, pp_error *err)
     if (r->n_variants < 0 || r->n_references < 0 || r->n_inputs < 0 || r->n_comparisons < 0 ||
         r->n_verdicts < 0)
         return pp_fail(err, PP_ERR_INPUT, "%s: negative count in the run", path);
+    if ((r->n_variants && !r->variants) || (r->n_references && !r->references) ||
+        (r->n_inputs && !r->input_names) || (r->n_comparisons && !r->comparisons) ||
+        (r->n_verdicts && !r->verdicts))
+        return pp_fail(err, PP_ERR_INPUT, "%s: a count in the run has no array", path);
+    for (int i = 0; i < r->n_verdicts; i++)
+        if (!fits(r->verdicts[i].rule, sizeof r->verdicts[i].rule) ||
+            !fits(r->verdicts[i].detail, sizeof r->verdicts[i].detail))
+            return pp_fail(err, PP_ERR_INPUT, "%s: gate verdict %d is not NUL-terminated", path, i);
     for (int i = 0; i < r->n_inputs; i++)
         if (!fits(r->input_names[i], PP_NAME_MAX) || !r->input_names[i][0])
             return pp_fail(err, PP_ERR_INPUT, "%s: input %d has no name", path, i);
@@ -341,6 +349,15 @@ static int validate(const pp_run_result *r, const char *path, pp_error *err)
             (unsigned)c->opts.actual_format >= PP_FMT_COUNT ||
             (unsigned)c->opts.expected_format >= PP_FMT_COUNT)
             return pp_fail(err, PP_ERR_INPUT, "%s: comparison %d has a bad shape or format", path, i);
+        // What the read checks, so that every report written can be read back.
+        char tv[32];
+        int major, minor;
+        snprintf(tv, sizeof tv, "%d.%d", c->opts.torch_major, c->opts.torch_minor);
+        if (pp_parse_torch_version(tv, &major, &minor) ||
+            !(c->opts.rtol >= 0 && c->opts.atol >= 0 && isfinite(c->opts.rtol) && isfinite(c->opts.atol)))
+            return pp_fail(err, PP_ERR_INPUT, "%s: comparison %d has torch version %s or tolerances "
+                           "rtol %g, atol %g that no comparison can have", path, i, tv, c->opts.rtol,
+                           c->opts.atol);
     }
     // Kept tensors are written with their format, so they must conform to it (the read checks).
     for (int i = 0; r->inputs && i < r->n_inputs; i++) {

@@ -10,8 +10,9 @@
 // The layout's version, the root attribute "schema_version". A reader refuses any other.
 #define PP_REPORT_H5_SCHEMA 1
 
-// Writes r as the report at path: created under a temporary name in path's directory, closed,
-// synced, then renamed over path, so path holds either the old file or the whole new one.
+// Writes r as the report at path: HDF5 builds the file in memory, and its image is written to a
+// temporary name in path's directory, synced, then renamed over path, so path holds either the
+// old file or the whole new one (memory: the image and, briefly, a copy).
 // Names (variants, tensors, inputs) become HDF5 link names with '%' written "%25", '/' "%2F"
 // and a name that is exactly "." "%2E"; the read restores them.
 // @param [in] r  a consistent result: every comparison's variant among r->variants, no two

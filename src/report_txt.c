@@ -104,7 +104,7 @@ static void comparisons(strbuf *b, const pp_run_result *r)
 static void summary(strbuf *b, const pp_run_result *r)
 {
     sb_printf(b, "\n== summary ==\n");
-    sb_printf(b, "%-28s %-6s %-28s %10s %14s %14s %10s %8s\n", "variant", "tensor", "against", "mismatch", "max abs",
+    sb_printf(b, "%-24s %-6s %-24s %9s %22s %22s %10s %8s\n", "variant", "tensor", "against", "mismatch", "max abs",
               "max rel", "max ulp", "NaN/Inf");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
@@ -118,7 +118,7 @@ static void summary(strbuf *b, const pp_run_result *r)
             pp_repr_double(s->rel_diff.value, mr, sizeof mr);
         if (s->ulp_err.index >= 0)
             snprintf(mu, sizeof mu, "%.4g", s->ulp_err.value);
-        sb_printf(b, "%-28s %-6s %-28s %10s %14s %14s %10s %8lld\n", c->variant, c->tensor, c->against, pct, ma, mr,
+        sb_printf(b, "%-24s %-6s %-24s %9s %22s %22s %10s %8lld\n", c->variant, c->tensor, c->against, pct, ma, mr,
                   mu, (long long)(s->nan_actual + s->inf_actual));
     }
     if (r->n_verdicts) {

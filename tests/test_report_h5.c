@@ -713,6 +713,13 @@ static void report_h5_bad_model_is_input_error(void **state)
     expect_code(pp_report_h5_write(s.path, &r, &e), PP_ERR_INPUT, &e, "unrepresentable value");
     r.inputs[0].data[0] = v;
 
+    r.comparisons[0].opts.torch_major = 0;  // below 1.10: unreadable, so refused
+    expect_code(pp_report_h5_write(s.path, &r, &e), PP_ERR_INPUT, &e, "torch version 0.1");
+    r.comparisons[0].opts.torch_major = 2;
+    r.comparisons[0].opts.atol = -1.0;
+    expect_code(pp_report_h5_write(s.path, &r, &e), PP_ERR_INPUT, &e, "negative atol");
+    r.comparisons[0].opts.atol = 1e-5;
+
     set_name(r.variants[2].name, "fp16-softmax=fp32");
     expect_code(pp_report_h5_write(s.path, &r, &e), PP_ERR_INPUT, &e, "duplicate variant");
     assert_int_equal(scratch_entries(&s), 0);

@@ -755,8 +755,5 @@ int main(void)
         cmocka_unit_test(round_from_f32_binary32_ops_exact_when_validated),
         cmocka_unit_test(format_validate_tf32_warning_is_real),
     };
-    const char *only = getenv("PP_TEST_ONLY");  // e.g. PP_TEST_ONLY='*random_fp16*' for one test
-    if (only && *only)
-        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

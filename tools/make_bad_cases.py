@@ -39,6 +39,8 @@ EDITS = {
     "missing_op": ('op = "gemm"\n', ''),
     "missing_name": ('name = "bad"\n', ''),
     "bad_case_name": ('name = "bad"', 'name = "a/b"'),
+    # found by tests/fuzz/fuzz_case.c: a newline in a quoted name must not split the error line
+    "multiline_name": ('name = "bad"', 'name = """a\nb"""'),
     "seed_string": ('seed = 1', 'seed = "1"'),
     "negative_seed": ('seed = 1', 'seed = -1'),
     "missing_k": ('k = 8\n', ''),
