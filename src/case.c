@@ -188,6 +188,21 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
             continue;
         }
         double val;
+        if (d->kind == PP_PARAM_CHOICE) {
+            const char *name;
+            if ((rc = get_string(x, v, d->name, &name)))
+                return rc;
+            int ci = pp_choice_index(d->choices, name);
+            if (ci < 0) {
+                char allowed[256];
+                pp_choices_str(d->choices, allowed, sizeof allowed);
+                return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: '%s' cannot be '%s' (allowed: %s)", x->file,
+                               pp_toml_line(v), d->name, name, allowed);
+            }
+            c->params.v[i] = ci;
+            c->params.given[i] = 1;
+            continue;
+        }
         if (d->kind == PP_PARAM_INT) {
             int64_t iv;
             if ((rc = want_type(x, v, PP_TOML_INT, d->name)))
@@ -289,6 +304,31 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
     return 0;
 }
 
+// The text of a knob value: a string as it is; an integer (block_m = 64) or a boolean
+// (kahan = true) as its TOML spelling, so knobs whose values are numbers read naturally.
+static int knob_text(const ctx *x, const pp_toml_value *v, const char *key, char *buf, size_t n)
+{
+    int64_t iv;
+    bool bv;
+    switch (pp_toml_type_of(v)) {
+    case PP_TOML_INT:
+        pp_toml_as_int(v, &iv);
+        snprintf(buf, n, "%lld", (long long)iv);
+        return 0;
+    case PP_TOML_BOOL:
+        pp_toml_as_bool(v, &bv);
+        snprintf(buf, n, "%s", bv ? "true" : "false");
+        return 0;
+    default: {
+        const char *s;
+        int rc = get_string(x, v, key, &s);
+        if (!rc)
+            snprintf(buf, n, "%s", s);
+        return rc;
+    }
+    }
+}
+
 // Sets knob values from the string keys of table t that are knobs; other keys are left to the
 // caller (who checked them already).
 static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_op_knobs *k, const char *where)
@@ -299,8 +339,8 @@ static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_
         int ki = pp_op_knob_index(op, key);
         if (ki < 0)
             continue;
-        const char *s;
-        int rc = get_string(x, v, key, &s);
+        char s[PP_NAME_MAX];
+        int rc = knob_text(x, v, key, s, sizeof s);
         if (rc)
             return rc;
         int vi = pp_knob_value_index(&op->knobs[ki], s);
@@ -371,15 +411,25 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
         if ((rc = want_type(x, ext, PP_TOML_TABLE, "external")) ||
             (rc = pp_toml_check_keys(ext, x->file, "external", op->outputs, op->n_outputs, x->err)))
             return rc;
+        // An external variant gives a file for some or all of the outputs the case produces
+        // (a user's kernel may not expose every tensor, e.g. attention's lse); the outputs it
+        // leaves out are not compared.
+        int given = 0;
         for (int o = 0; o < op->n_outputs; o++) {
             const pp_toml_value *f = pp_toml_get(ext, op->outputs[o]);
             const char *s;
             if (!f)
-                return fail_at(x, ext, "external variant needs a file for output '%s'", op->outputs[o], NULL, NULL);
+                continue;
             if ((rc = get_string(x, f, op->outputs[o], &s)))
                 return rc;
+            if (!pp_op_output_active(op, &c->params, &k, o))
+                return fail_at(x, f, "external output '%s' is not produced by this case (see its [op])",
+                               op->outputs[o], NULL, NULL);
             resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
+            given++;
         }
+        if (!given)
+            return fail_at(x, ext, "external variant needs a file for at least one output", NULL, NULL, NULL);
         v->external = 1;
     }
 
@@ -403,8 +453,8 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 return fail_at(x, arr, "[matrix] '%s' needs 1 to 32 values", key, NULL, NULL);
             for (int e = 0; e < count[j]; e++) {
                 const pp_toml_value *item = pp_toml_array_at(arr, e);
-                const char *s;
-                if ((rc = get_string(x, item, key, &s)))
+                char s[PP_NAME_MAX];
+                if ((rc = knob_text(x, item, key, s, sizeof s)))
                     return rc;
                 vals[j][e] = pp_knob_value_index(&op->knobs[ki[j]], s);
                 if (vals[j][e] < 0) {
@@ -684,6 +734,7 @@ int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp
         rc = want_type(&x, t, PP_TOML_TABLE, "op");
     if (!rc)
         rc = read_params(&x, pp_toml_get(root, "op"), root, c);
+    c->params.seed = c->seed;
     if (!rc && (t = pp_toml_get(root, "inputs")) && pp_toml_type_of(t) != PP_TOML_TABLE)
         rc = want_type(&x, t, PP_TOML_TABLE, "inputs");
     if (!rc)

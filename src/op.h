@@ -14,16 +14,18 @@
 #define PP_MAX_PARAMS 16
 #define PP_MAX_OP_TENSORS 8
 
-typedef enum { PP_PARAM_INT, PP_PARAM_FLOAT } pp_param_kind;
+typedef enum { PP_PARAM_INT, PP_PARAM_FLOAT, PP_PARAM_CHOICE } pp_param_kind;
 
-// A parameter of [op]: an integer extent or a real number.
+// A parameter of [op]: an integer extent, a real number, or one of a list of names (a string in
+// the case file; its value is the index of the name in choices, and def is the default index).
 typedef struct pp_param_def {
     const char *name;
     pp_param_kind kind;
-    double min, max;    // allowed range, inclusive
+    double min, max;    // allowed range, inclusive (PP_PARAM_INT, PP_PARAM_FLOAT)
     double def;         // default when not required
     int required;
     const char *doc;
+    const char *const *choices;  // PP_PARAM_CHOICE: the allowed names, NULL-terminated
 } pp_param_def;
 
 // A knob: one orthogonal choice, with its allowed values (NULL-terminated) and default.
@@ -35,9 +37,12 @@ typedef struct pp_knob_def {
 } pp_knob_def;
 
 // Parameter values of a case, indexed like the op's params; given[i] says the case set it.
+// seed is the case's seed, for operations that draw their own randoms while they run (e.g.
+// gradients per optimizer step, stochastic-rounding bits) from Philox, so runs stay reproducible.
 typedef struct pp_op_params {
     double v[PP_MAX_PARAMS];
     int given[PP_MAX_PARAMS];
+    uint64_t seed;
 } pp_op_params;
 
 // Knob values of a variant: the index into each knob's values.
@@ -63,6 +68,12 @@ struct pp_op {
     void (*shape)(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *shape);
     // Storage format of the inputs and outputs under these knobs.
     pp_format_id (*format)(const pp_op_knobs *k);
+    // Format of output i when it differs from format (e.g. attention's fp32 lse); NULL: format.
+    pp_format_id (*output_format)(const pp_op_knobs *k, int i);
+    // Whether output i exists under these parameters and knobs (e.g. no gradients when the case
+    // runs the forward pass only); NULL: every output. An inactive output is neither allocated,
+    // computed, nor compared: its tensor is passed zeroed (data NULL) to run_* and reference.
+    int (*output_active)(const pp_op_params *p, const pp_op_knobs *k, int i);
     // One line describing the shapes, for report headers.
     void (*describe)(const pp_op_params *p, char *buf, size_t n);
     // CPU emulation: outputs are allocated by the caller with the shapes and format above.
@@ -92,7 +103,16 @@ int pp_knob_value_index(const pp_knob_def *knob, const char *value);
 // The knob's values joined with ", " into buf (for "allowed: ..." messages).
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
 
-// Parameter i's value (its default when not given).
+// Parameter i's value (its default when not given); for PP_PARAM_CHOICE the choice's index.
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);
+
+// Index of name among a NULL-terminated list of choices, or -1; the list joined with ", ".
+int pp_choice_index(const char *const *choices, const char *name);
+void pp_choices_str(const char *const *choices, char *buf, size_t n);
+
+// Format of output i under knobs k (output_format, else format).
+pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i);
+// Whether output i is active (output_active, else 1).
+int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i);
 
 #endif

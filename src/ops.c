@@ -44,20 +44,40 @@ int pp_op_knob_index(const pp_op *op, const char *name)
     return -1;
 }
 
-int pp_knob_value_index(const pp_knob_def *knob, const char *value)
+int pp_choice_index(const char *const *choices, const char *name)
 {
-    for (int i = 0; knob->values[i]; i++)
-        if (!strcmp(knob->values[i], value))
+    for (int i = 0; choices[i]; i++)
+        if (!strcmp(choices[i], name))
             return i;
     return -1;
 }
 
-void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
+void pp_choices_str(const char *const *choices, char *buf, size_t n)
 {
     size_t at = 0;
     buf[0] = '\0';
-    for (int i = 0; knob->values[i] && at < n; i++)
-        at += (size_t)snprintf(buf + at, n - at, i ? ", %s" : "%s", knob->values[i]);
+    for (int i = 0; choices[i] && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, i ? ", %s" : "%s", choices[i]);
+}
+
+int pp_knob_value_index(const pp_knob_def *knob, const char *value)
+{
+    return pp_choice_index(knob->values, value);
+}
+
+void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
+{
+    pp_choices_str(knob->values, buf, n);
+}
+
+pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)
+{
+    return op->output_format ? op->output_format(k, i) : op->format(k);
+}
+
+int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i)
+{
+    return op->output_active ? op->output_active(p, k, i) : 1;
 }
 
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name)

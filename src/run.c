@@ -17,6 +17,7 @@ typedef struct format_group {
     pp_tensor inputs[PP_MAX_OP_TENSORS];
     pp_tensor refs[PP_MAX_OP_TENSORS];
     pp_reference_info info[PP_MAX_OP_TENSORS];
+    int want[PP_MAX_OP_TENSORS];  // output t is computed: some variant of the group has it
 } format_group;
 
 static void free_group(format_group *g, const pp_op *op)
@@ -86,13 +87,18 @@ static int make_inputs(const pp_case *c, format_group *g, pp_error *err)
     return PP_OK;
 }
 
-static int alloc_outputs(const pp_op *op, const pp_op_params *p, pp_format_id f, pp_tensor *out, pp_error *err)
+// Allocates output o for every o with want[o]; f < 0: each in its format under knobs k, else f.
+static int alloc_outputs(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int f, const int *want,
+                         pp_tensor *out, pp_error *err)
 {
     for (int o = 0; o < op->n_outputs; o++) {
+        if (!want[o])
+            continue;
         int ndim;
         int64_t shape[PP_MAX_DIMS];
         op->shape(p, 1, o, &ndim, shape);
-        int rc = pp_tensor_alloc(&out[o], ndim, shape, f, err);
+        pp_format_id fo = f >= 0 ? (pp_format_id)f : pp_op_output_format(op, k, o);
+        int rc = pp_tensor_alloc(&out[o], ndim, shape, fo, err);
         if (rc)
             return rc;
     }
@@ -103,6 +109,8 @@ static int load_external(const pp_case *c, const pp_variant_spec *v, pp_tensor *
 {
     const pp_op *op = c->op;
     for (int o = 0; o < op->n_outputs; o++) {
+        if (!v->external_files[o][0])
+            continue;  // not given: not compared
         int ndim;
         int64_t shape[PP_MAX_DIMS];
         op->shape(&c->params, 1, o, &ndim, shape);
@@ -195,34 +203,45 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     // comparisons: every variant × output against its reference, plus every pair × output
     int max_cmp = (c->n_variants + c->n_pairs) * op->n_outputs;
     r->comparisons = calloc((size_t)max_cmp, sizeof *r->comparisons);
-    format_group *groups = calloc(PP_FMT_COUNT, sizeof *groups);
+    format_group *groups = calloc(PP_FMT_COUNT, sizeof *groups);  // zeroed: want[] all 0
     pp_tensor(*outs)[PP_MAX_OP_TENSORS] = calloc((size_t)c->n_variants, sizeof *outs);
     int *group_of = calloc((size_t)c->n_variants, sizeof *group_of);
-    if (!r->case_text || !r->shapes || !r->variants || !r->comparisons || !groups || !outs || !group_of) {
+    int(*has)[PP_MAX_OP_TENSORS] = calloc((size_t)c->n_variants, sizeof *has);
+    if (!r->case_text || !r->shapes || !r->variants || !r->comparisons || !groups || !outs || !group_of || !has) {
         rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
         goto done;
     }
     op->describe(&c->params, r->shapes, 512);
     r->n_variants = c->n_variants;
 
-    // 1. inputs and reference for every storage format a variant uses
+    // 0. which outputs each variant has: active under its knobs and, for an external variant,
+    //    given a file
+    for (int v = 0; v < c->n_variants; v++)
+        for (int t = 0; t < op->n_outputs; t++)
+            has[v][t] = pp_op_output_active(op, &c->params, &c->variants[v].knobs, t) &&
+                        (!c->variants[v].external || c->variants[v].external_files[t][0]);
+
+    // 1. inputs and reference for every storage format a variant uses; the reference computes
+    //    the outputs that some variant of its group has
     int n_groups = 0;
-    for (int v = 0; v < c->n_variants && !rc; v++) {
+    for (int v = 0; v < c->n_variants; v++) {
         pp_format_id f = op->format(&c->variants[v].knobs);
         int g = 0;
         while (g < n_groups && groups[g].format != f)
             g++;
         group_of[v] = g;
-        if (g < n_groups)
-            continue;
-        groups[n_groups].format = f;
-        n_groups++;
-        progress(o, "precprobe: %s: inputs and reference (%s)", c->name, pp_format_get(f).name);
+        if (g == n_groups)
+            groups[n_groups++].format = f;
+        for (int t = 0; t < op->n_outputs; t++)
+            groups[g].want[t] |= has[v][t];
+    }
+    for (int g = 0; g < n_groups && !rc; g++) {
+        progress(o, "precprobe: %s: inputs and reference (%s)", c->name, pp_format_get(groups[g].format).name);
         if ((rc = make_inputs(c, &groups[g], err)) ||
-            (rc = alloc_outputs(op, &c->params, PP_FMT_FP64, groups[g].refs, err)))
+            (rc = alloc_outputs(op, &c->params, NULL, PP_FMT_FP64, groups[g].want, groups[g].refs, err)))
             break;
-        rc = op->reference(&c->params, f, groups[g].inputs, groups[g].refs, groups[g].info, c->reference_method,
-                           threads, err);
+        rc = op->reference(&c->params, groups[g].format, groups[g].inputs, groups[g].refs, groups[g].info,
+                           c->reference_method, threads, err);
     }
     if (rc)
         goto done;
@@ -242,7 +261,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         format_group *g = &groups[group_of[v]];
         if (vs->external)
             rc = load_external(c, vs, outs[v], err);
-        else if ((rc = alloc_outputs(op, &c->params, g->format, outs[v], err)) == PP_OK)
+        else if ((rc = alloc_outputs(op, &c->params, &vs->knobs, -1, has[v], outs[v], err)) == PP_OK)
             rc = !strncmp(r->device, "cuda", 4) ? op->run_cuda(&c->params, &vs->knobs, g->inputs, outs[v], err)
                                                 : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
     }
@@ -252,34 +271,44 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     // 3. comparisons: every variant against its reference, then the pairs
     for (int v = 0; v < c->n_variants; v++)
         for (int t = 0; t < op->n_outputs; t++)
-            compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[v].name, op->outputs[t], "reference",
-                         &outs[v][t], &groups[group_of[v]].refs[t]);
+            if (has[v][t])
+                compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[v].name, op->outputs[t],
+                             "reference", &outs[v][t], &groups[group_of[v]].refs[t]);
     for (int p = 0; p < c->n_pairs; p++) {
         int a = c->pairs[p][0], e = c->pairs[p][1];
         for (int t = 0; t < op->n_outputs; t++)
-            compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, op->outputs[t],
-                         c->variants[e].name, &outs[a][t], &outs[e][t]);
+            if (has[a][t] && has[e][t])
+                compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, op->outputs[t],
+                             c->variants[e].name, &outs[a][t], &outs[e][t]);
     }
 
     // 4. reference descriptions (the first group's; every group uses the same method), tensors
-    r->n_references = op->n_outputs;
+    // (only the outputs some group computed; saved tensors below follow the same order)
+    int ref_of[PP_MAX_OP_TENSORS];
     r->references = calloc((size_t)op->n_outputs, sizeof *r->references);
     if (!r->references) {
         rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
         goto done;
     }
     for (int t = 0; t < op->n_outputs; t++) {
-        r->references[t] = groups[0].info[t];
-        for (int g = 1; g < n_groups; g++)
-            if (groups[g].info[t].error_bound > r->references[t].error_bound)
-                r->references[t].error_bound = groups[g].info[t].error_bound;
+        int first = -1;
+        for (int g = 0; g < n_groups; g++) {
+            if (!groups[g].want[t])
+                continue;
+            if (first < 0)
+                r->references[r->n_references] = groups[first = g].info[t];
+            else if (groups[g].info[t].error_bound > r->references[r->n_references].error_bound)
+                r->references[r->n_references].error_bound = groups[g].info[t].error_bound;
+        }
+        if (first >= 0)
+            ref_of[r->n_references++] = t;
     }
     if (o->save_tensors) {
         // kept: the first group's inputs and reference, every variant's outputs (moved, not copied)
         r->n_inputs = op->n_inputs;
         r->inputs = calloc((size_t)op->n_inputs, sizeof *r->inputs);
         r->input_names = calloc((size_t)op->n_inputs, sizeof *r->input_names);
-        r->reference_outputs = calloc((size_t)op->n_outputs, sizeof *r->reference_outputs);
+        r->reference_outputs = calloc((size_t)r->n_references, sizeof *r->reference_outputs);
         if (!r->inputs || !r->input_names || !r->reference_outputs) {
             rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
             goto done;
@@ -289,9 +318,14 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
             memset(&groups[0].inputs[i], 0, sizeof groups[0].inputs[i]);
             snprintf(r->input_names[i], PP_NAME_MAX, "%s", op->inputs[i]);
         }
-        for (int t = 0; t < op->n_outputs; t++) {
-            r->reference_outputs[t] = groups[0].refs[t];
-            memset(&groups[0].refs[t], 0, sizeof groups[0].refs[t]);
+        // the reference of the first group that computed each output; a variant's missing
+        // outputs stay zeroed (data NULL) and are not written
+        for (int i = 0; i < r->n_references; i++) {
+            int t = ref_of[i], g = 0;
+            while (!groups[g].want[t])
+                g++;
+            r->reference_outputs[i] = groups[g].refs[t];
+            memset(&groups[g].refs[t], 0, sizeof groups[g].refs[t]);
         }
         for (int v = 0; v < c->n_variants; v++) {
             r->variants[v].outputs = calloc((size_t)op->n_outputs, sizeof(pp_tensor));
@@ -299,9 +333,9 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
                 rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
                 goto done;
             }
-            for (int t = 0; t < op->n_outputs; t++) {
-                r->variants[v].outputs[t] = outs[v][t];
-                memset(&outs[v][t], 0, sizeof outs[v][t]);
+            for (int i = 0; i < r->n_references; i++) {
+                r->variants[v].outputs[i] = outs[v][ref_of[i]];
+                memset(&outs[v][ref_of[i]], 0, sizeof outs[v][ref_of[i]]);
             }
         }
     }
@@ -320,6 +354,7 @@ done:
     free(groups);
     free(outs);
     free(group_of);
+    free(has);
     if (rc)
         pp_run_result_free(r);
     return rc;
