@@ -12,6 +12,7 @@
 #include "nearest.h"
 #include "tensor_io.h"
 #include "toml.h"
+#include "view.h"
 
 const char *const pp_gate_stats[] = {
     "mismatch_fraction", "mismatched", "max_abs_diff", "max_rel_diff", "max_ulp",
@@ -490,6 +491,128 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
     return 0;
 }
 
+static int pair_variant(const ctx *x, const pp_toml_value *p, const pp_toml_value *name, pp_case *c, int *vi)
+{
+    const char *s;
+    int rc = get_string(x, name, "pairs", &s);
+    if (rc)
+        return rc;
+    if ((*vi = pp_case_variant_index(c, s)) < 0) {
+        const char *names[PP_MAX_VARIANTS];
+        for (int k = 0; k < c->n_variants; k++)
+            names[k] = c->variants[k].name;
+        return unknown(x, p, "variant", s, "[compare] pairs", names, c->n_variants);
+    }
+    return 0;
+}
+
+// One entry of tensors: an output name, or "cat(a, b, ...)" of output names.
+static int read_group(const ctx *x, const pp_toml_value *item, const pp_op *op, pp_pair_spec *ps)
+{
+    const char *s;
+    int rc = get_string(x, item, "tensors", &s);
+    if (rc)
+        return rc;
+    if (ps->n_groups == PP_MAX_PAIR_GROUPS)
+        return fail_at(x, item, "more than 8 entries in 'tensors'", NULL, NULL, NULL);
+    int g = ps->n_groups++;
+    char buf[PP_NAME_MAX];
+    size_t len = strlen(s);
+    int is_cat = len > 5 && !strncmp(s, "cat(", 4) && s[len - 1] == ')';
+    if (len >= sizeof buf)
+        return fail_at(x, item, "tensor group '%s' is too long", s, NULL, NULL);
+    snprintf(buf, sizeof buf, "%.*s", is_cat ? (int)(len - 5) : (int)len, is_cat ? s + 4 : s);
+    snprintf(ps->group_name[g], sizeof ps->group_name[g], "%s%s", is_cat ? "cat(" : "", "");
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        char *e = tok + strlen(tok);
+        while (e > tok && e[-1] == ' ')
+            *--e = '\0';
+        int o = -1;
+        for (int k = 0; k < op->n_outputs; k++)
+            if (!strcmp(op->outputs[k], tok))
+                o = k;
+        if (o < 0)
+            return unknown(x, item, "output", tok, "[compare] pairs tensors", op->outputs, op->n_outputs);
+        if (ps->group_len[g] == PP_MAX_OP_TENSORS || (!is_cat && ps->group_len[g] == 1))
+            return fail_at(x, item, "'%s': write several outputs as cat(a, b, ...)", s, NULL, NULL);
+        ps->group[g][ps->group_len[g]++] = o;
+        size_t at = strlen(ps->group_name[g]);
+        snprintf(ps->group_name[g] + at, sizeof ps->group_name[g] - at, "%s%s", ps->group_len[g] > 1 ? ", " : "",
+                 tok);
+    }
+    if (!ps->group_len[g])
+        return fail_at(x, item, "'%s' names no output", s, NULL, NULL);
+    if (is_cat) {
+        size_t at = strlen(ps->group_name[g]);
+        snprintf(ps->group_name[g] + at, sizeof ps->group_name[g] - at, ")");
+    }
+    return 0;
+}
+
+// A pair: ["ACTUAL", "EXPECTED"], or { actual, expected, view, tensors } (cases/README.md).
+static int read_pair(const ctx *x, const pp_toml_value *p, pp_case *c, pp_pair_spec *ps)
+{
+    int rc;
+    memset(ps, 0, sizeof *ps);
+    if (pp_toml_type_of(p) == PP_TOML_ARRAY && pp_toml_array_size(p) == 2) {
+        if ((rc = pair_variant(x, p, pp_toml_array_at(p, 0), c, &ps->actual)) ||
+            (rc = pair_variant(x, p, pp_toml_array_at(p, 1), c, &ps->expected)))
+            return rc;
+        return 0;
+    }
+    if (pp_toml_type_of(p) != PP_TOML_TABLE)
+        return fail_at(x, p,
+                       "each of 'pairs' must be [\"ACTUAL\", \"EXPECTED\"] or { actual = \"...\", expected = "
+                       "\"...\", view = \"...\", tensors = [...] }",
+                       NULL, NULL, NULL);
+    static const char *const keys[] = {"actual", "expected", "view", "tensors"};
+    if ((rc = pp_toml_check_keys(p, x->file, "a pair", keys, 4, x->err)))
+        return rc;
+    const pp_toml_value *a = pp_toml_get(p, "actual"), *e = pp_toml_get(p, "expected");
+    if (!a || !e)
+        return fail_at(x, p, "a pair needs 'actual' and 'expected'", NULL, NULL, NULL);
+    if ((rc = pair_variant(x, p, a, c, &ps->actual)) || (rc = pair_variant(x, p, e, c, &ps->expected)))
+        return rc;
+    const pp_toml_value *v = pp_toml_get(p, "view");
+    if (v) {
+        const char *s;
+        if ((rc = get_string(x, v, "view", &s)))
+            return rc;
+        pp_view view;
+        char msg[200];
+        if (pp_view_parse(s, &view, msg, sizeof msg))
+            return fail_at(x, v, "%s", msg, NULL, NULL);
+        if (view.kind == PP_VIEW_TE_CP_RANK && !view.world) {
+            // the world is the larger cp_world of the two variants
+            int k = pp_op_knob_index(c->op, "cp_world");
+            for (int i = 0; k >= 0 && i < 2; i++) {
+                int w = atoi(c->op->knobs[k].values[c->variants[i ? ps->expected : ps->actual].knobs.v[k]]);
+                view.world = w > view.world ? w : view.world;
+            }
+            if (view.rank >= view.world)
+                return pp_fail(x->err, PP_ERR_INPUT,
+                               "%s:%d: view '%s' needs rank < world, and neither variant has cp_world > %d "
+                               "(write te-cp-rank:R/W to name the world)",
+                               x->file, pp_toml_line(v), s, view.rank);
+        }
+        snprintf(ps->view, sizeof ps->view, "%s", s);
+    }
+    const pp_toml_value *t = pp_toml_get(p, "tensors");
+    if (t) {
+        if ((rc = want_type(x, t, PP_TOML_ARRAY, "tensors")))
+            return rc;
+        if (pp_toml_array_size(t) < 1)
+            return fail_at(x, t, "'tensors' needs at least one output or cat(...) group", NULL, NULL, NULL);
+        for (int i = 0; i < pp_toml_array_size(t); i++)
+            if ((rc = read_group(x, pp_toml_array_at(t, i), c->op, ps)))
+                return rc;
+    }
+    return 0;
+}
+
 static int read_compare(const ctx *x, const pp_toml_value *t, pp_case *c)
 {
     static const char *const keys[] = {"rtol", "atol", "equal_nan", "torch_version", "pairs"};
@@ -528,26 +651,9 @@ static int read_compare(const ctx *x, const pp_toml_value *t, pp_case *c)
             return rc;
         if (pp_toml_array_size(v) > PP_MAX_PAIRS)
             return fail_at(x, v, "more than 64 pairs", NULL, NULL, NULL);
-        for (int i = 0; i < pp_toml_array_size(v); i++) {
-            const pp_toml_value *p = pp_toml_array_at(v, i);
-            if (pp_toml_type_of(p) != PP_TOML_ARRAY || pp_toml_array_size(p) != 2)
-                return fail_at(x, p, "each of 'pairs' must be [\"ACTUAL\", \"EXPECTED\"], two variant names", NULL,
-                               NULL, NULL);
-            for (int j = 0; j < 2; j++) {
-                const char *s;
-                if ((rc = get_string(x, pp_toml_array_at(p, j), "pairs", &s)))
-                    return rc;
-                int vi = pp_case_variant_index(c, s);
-                if (vi < 0) {
-                    const char *names[PP_MAX_VARIANTS];
-                    for (int k = 0; k < c->n_variants; k++)
-                        names[k] = c->variants[k].name;
-                    return unknown(x, p, "variant", s, "[compare] pairs", names, c->n_variants);
-                }
-                c->pairs[c->n_pairs][j] = vi;
-            }
-            c->n_pairs++;
-        }
+        for (int i = 0; i < pp_toml_array_size(v); i++)
+            if ((rc = read_pair(x, pp_toml_array_at(v, i), c, &c->pairs[c->n_pairs++])))
+                return rc;
     }
     return 0;
 }

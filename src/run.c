@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "tensor_io.h"
+#include "view.h"
 
 // Inputs, reference outputs and bounds for one storage format: variants of different formats
 // see their inputs rounded from the same binary64 draws, and each group gets its own reference.
@@ -156,6 +157,74 @@ static void compare_into(pp_comparison *cmp, const pp_case *c, const char *varia
     pp_close_stats_update(&cmp->stats, &cmp->opts, a->data, e->data, a->numel, 0);
 }
 
+// The world size a te-cp-rank view uses: its own, else the larger cp_world of the pair's variants.
+static int view_world(const pp_case *c, const pp_pair_spec *ps, const pp_view *view)
+{
+    if (view->world)
+        return view->world;
+    int k = pp_op_knob_index(c->op, "cp_world"), w = 0;
+    for (int i = 0; k >= 0 && i < 2; i++) {
+        const pp_variant_spec *v = &c->variants[i ? ps->expected : ps->actual];
+        int wi = atoi(c->op->knobs[k].values[v->knobs.v[k]]);
+        if (wi > w)
+            w = wi;
+    }
+    return w;
+}
+
+// The comparisons of one pair with a view or tensor groups: each group gathered on both sides
+// (src/view.h) and compared under the name GROUP@VIEW.
+static int compare_pair_view(const pp_case *c, const pp_pair_spec *ps, int (*has)[PP_MAX_OP_TENSORS],
+                             pp_tensor (*outs)[PP_MAX_OP_TENSORS], pp_run_result *r, pp_error *err)
+{
+    const pp_op *op = c->op;
+    int a = ps->actual, e = ps->expected;
+    char msg[200], what[PP_PATH_MAX + 2 * PP_NAME_MAX];
+    snprintf(what, sizeof what, "%s: pair (%s, %s)", c->path, c->variants[a].name, c->variants[e].name);
+    pp_view view;
+    if (pp_view_parse(ps->view, &view, msg, sizeof msg))
+        return pp_fail(err, PP_ERR_INPUT, "%s: %s", what, msg);
+    if (view.kind == PP_VIEW_TE_CP_RANK) {
+        view.world = view_world(c, ps, &view);
+        if (view.world < 1 || view.rank >= view.world)
+            return pp_fail(err, PP_ERR_INPUT,
+                           "%s: view %s needs rank < world (world %d: write te-cp-rank:R/W or compare a variant "
+                           "with cp_world > 1)",
+                           what, ps->view, view.world);
+    }
+    int n_groups = ps->n_groups;
+    for (int g = 0; g < (n_groups ? n_groups : op->n_outputs); g++) {
+        int len = n_groups ? ps->group_len[g] : 1, ok = 1;
+        const pp_tensor *ta[PP_MAX_OP_TENSORS], *te[PP_MAX_OP_TENSORS];
+        for (int i = 0; i < len; i++) {
+            int t = n_groups ? ps->group[g][i] : g;
+            ok &= has[a][t] && has[e][t];
+            ta[i] = &outs[a][t];
+            te[i] = &outs[e][t];
+        }
+        if (!ok) {
+            if (!n_groups)
+                continue;  // every output: only those both variants have
+            return pp_fail(err, PP_ERR_INPUT, "%s: a tensor of '%s' is missing from one of the variants", what,
+                           ps->group_name[g]);
+        }
+        char name[PP_NAME_MAX];
+        snprintf(name, sizeof name, "%s%s%s", n_groups ? ps->group_name[g] : op->outputs[g], ps->view[0] ? "@" : "",
+                 ps->view);
+        pp_tensor ga, ge;
+        int rc = pp_view_gather(&view, ta, len, &ga, what, err);
+        if (!rc && (rc = pp_view_gather(&view, te, len, &ge, what, err)))
+            pp_tensor_free(&ga);
+        if (rc)
+            return rc;
+        compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, name, c->variants[e].name, &ga,
+                     &ge);
+        pp_tensor_free(&ga);
+        pp_tensor_free(&ge);
+    }
+    return PP_OK;
+}
+
 static int choose_device(const pp_run_opts *o, const pp_op *op, char *device, size_t n, pp_error *err)
 {
     const char *want = o->device ? o->device : "auto";
@@ -201,7 +270,8 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     r->shapes = malloc(512);
     r->variants = calloc((size_t)c->n_variants, sizeof *r->variants);
     // comparisons: every variant × output against its reference, plus every pair × output
-    int max_cmp = (c->n_variants + c->n_pairs) * op->n_outputs;
+    int max_cmp = (c->n_variants + c->n_pairs) * (op->n_outputs > PP_MAX_PAIR_GROUPS ? op->n_outputs
+                                                                                    : PP_MAX_PAIR_GROUPS);
     r->comparisons = calloc((size_t)max_cmp, sizeof *r->comparisons);
     format_group *groups = calloc(PP_FMT_COUNT, sizeof *groups);  // zeroed: want[] all 0
     pp_tensor(*outs)[PP_MAX_OP_TENSORS] = calloc((size_t)c->n_variants, sizeof *outs);
@@ -274,13 +344,20 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
             if (has[v][t])
                 compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[v].name, op->outputs[t],
                              "reference", &outs[v][t], &groups[group_of[v]].refs[t]);
-    for (int p = 0; p < c->n_pairs; p++) {
-        int a = c->pairs[p][0], e = c->pairs[p][1];
-        for (int t = 0; t < op->n_outputs; t++)
-            if (has[a][t] && has[e][t])
-                compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, op->outputs[t],
-                             c->variants[e].name, &outs[a][t], &outs[e][t]);
+    for (int p = 0; p < c->n_pairs && !rc; p++) {
+        const pp_pair_spec *ps = &c->pairs[p];
+        int a = ps->actual, e = ps->expected;
+        if (!ps->view[0] && !ps->n_groups) {
+            for (int t = 0; t < op->n_outputs; t++)
+                if (has[a][t] && has[e][t])
+                    compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, op->outputs[t],
+                                 c->variants[e].name, &outs[a][t], &outs[e][t]);
+            continue;
+        }
+        rc = compare_pair_view(c, ps, has, outs, r, err);
     }
+    if (rc)
+        goto done;
 
     // 4. reference descriptions (the first group's; every group uses the same method), tensors
     // (only the outputs some group computed; saved tensors below follow the same order)

@@ -72,6 +72,13 @@ EDITS = {
     "toml_unterminated": ('name = "bad"', 'name = "bad'),
     "no_variants": (GOOD[GOOD.index("[variants.fp32acc]"):GOOD.index("[gate]")], ''),
     "external_missing_output": ('accumulate = "storage"', 'accumulate = "storage"\nexternal = { }'),
+    "pair_unknown_view": ('[["fp16acc", "fp32acc"]]',
+                          '[{ actual = "fp16acc", expected = "fp32acc", view = "rank:1" }]'),
+    "pair_unknown_tensor": ('[["fp16acc", "fp32acc"]]',
+                            '[{ actual = "fp16acc", expected = "fp32acc", tensors = ["cat(c, d)"] }]'),
+    "pair_missing_expected": ('[["fp16acc", "fp32acc"]]', '[{ actual = "fp16acc" }]'),
+    "pair_view_needs_world": ('[["fp16acc", "fp32acc"]]',
+                              '[{ actual = "fp16acc", expected = "fp32acc", view = "te-cp-rank:1", tensors = ["c"] }]'),
 }
 
 
