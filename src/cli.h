@@ -11,6 +11,7 @@ int pp_cmd_baseline(int argc, char **argv);
 int pp_cmd_check(int argc, char **argv);
 int pp_cmd_list(int argc, char **argv);
 int pp_cmd_show(int argc, char **argv);
+int pp_cmd_reference(int argc, char **argv);
 
 // 1 when the CUDA backend was compiled in (nvcc found at build time).
 int pp_cuda_compiled(void);

@@ -36,6 +36,16 @@ typedef struct pp_knob_def {
     const char *doc;
 } pp_knob_def;
 
+// How a reference is computed: the method (NULL: the op's default, else one of ref_methods),
+// worker threads, and a progress callback the reference calls from one thread with the work
+// done so far (in the op's own units, e.g. rows) and the total; progress may be NULL.
+typedef struct pp_ref_ctx {
+    const char *method;
+    int threads;
+    void (*progress)(void *progress_ctx, int64_t done, int64_t total);
+    void *progress_ctx;
+} pp_ref_ctx;
+
 // Parameter values of a case, indexed like the op's params; given[i] says the case set it.
 // seed is the case's seed, for operations that draw their own randoms while they run (e.g.
 // gradients per optimizer step, stochastic-rounding bits) from Philox, so runs stay reproducible.
@@ -82,10 +92,10 @@ struct pp_op {
     // CUDA implementation, NULL when the operation has none.
     int (*run_cuda)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                     pp_error *err);
-    // Reference: out[i] binary64 values, info[i] the method and the max error bound.
-    // method is NULL for the default path or one of ref_methods.
+    // Reference: out[i] binary64 values, info[i] the method and the max error bound (outputs
+    // whose tensor has data NULL are not wanted).
     int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
-                     pp_reference_info *info, const char *method, int threads, pp_error *err);
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
     const char *const *ref_methods;  // NULL-terminated; the first is the default
 };
 

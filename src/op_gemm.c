@@ -106,8 +106,10 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
 }
 
 static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
-                     pp_reference_info *info, const char *method, int threads, pp_error *err)
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
 {
+    const char *method = ctx->method;
+    int threads = ctx->threads;
     pp_gemm_ref_opts o = {
         .format = in_format,
         .alpha_given = p->given[P_ALPHA],

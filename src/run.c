@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "tensor_io.h"
 #include "view.h"
 
@@ -225,6 +226,66 @@ static int compare_pair_view(const pp_case *c, const pp_pair_spec *ps, int (*has
     return PP_OK;
 }
 
+// The reference of one format group: with the case's method unless the run overrides it, with a
+// progress bar on stderr when asked for.
+static int reference_of(const pp_case *c, const pp_run_opts *o, format_group *g, int threads, pp_error *err)
+{
+    const char *method = c->reference_method;
+    if (o->reference_method) {
+        method = NULL;
+        for (int m = 0; c->op->ref_methods[m]; m++)
+            if (!strcmp(c->op->ref_methods[m], o->reference_method))
+                method = c->op->ref_methods[m];
+        if (!method) {
+            char list[256];
+            pp_choices_str(c->op->ref_methods, list, sizeof list);
+            return pp_fail(err, PP_ERR_INPUT, "--reference: op '%s' has no reference method '%s' (known: %s)",
+                           c->op->name, o->reference_method, list);
+        }
+    }
+    char label[PP_NAME_MAX + 64];
+    snprintf(label, sizeof label, "%s: reference (%s)", c->name, pp_format_get(g->format).name);
+    pp_progress bar;
+    pp_progress_start(&bar, label, o->progress);
+    pp_ref_ctx ctx = {method, threads, pp_progress_update, &bar};
+    int rc = c->op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
+    pp_progress_end(&bar);
+    return rc;
+}
+
+int pp_run_reference(const pp_case *c, const pp_run_opts *o, pp_format_id format, pp_tensor *inputs,
+                     pp_tensor *refs, pp_reference_info *info, pp_error *err)
+{
+    const pp_op *op = c->op;
+    int threads = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    format_group g;
+    memset(&g, 0, sizeof g);
+    g.format = format;
+    int any = 0;
+    for (int v = 0; v < c->n_variants; v++)
+        if (op->format(&c->variants[v].knobs) == format) {
+            any = 1;
+            for (int t = 0; t < op->n_outputs; t++)
+                g.want[t] |= pp_op_output_active(op, &c->params, &c->variants[v].knobs, t);
+        }
+    if (!any)
+        for (int t = 0; t < op->n_outputs; t++)
+            g.want[t] = pp_op_output_active(op, &c->params, &c->variants[0].knobs, t);
+    int rc = make_inputs(c, &g, err);
+    if (!rc)
+        rc = alloc_outputs(op, &c->params, NULL, PP_FMT_FP64, g.want, g.refs, err);
+    if (!rc)
+        rc = reference_of(c, o, &g, threads < 1 ? 1 : threads, err);
+    if (rc) {
+        free_group(&g, op);
+        return rc;
+    }
+    memcpy(inputs, g.inputs, sizeof g.inputs[0] * (size_t)op->n_inputs);
+    memcpy(refs, g.refs, sizeof g.refs[0] * (size_t)op->n_outputs);
+    memcpy(info, g.info, sizeof g.info[0] * (size_t)op->n_outputs);
+    return PP_OK;
+}
+
 static int choose_device(const pp_run_opts *o, const pp_op *op, char *device, size_t n, pp_error *err)
 {
     const char *want = o->device ? o->device : "auto";
@@ -310,8 +371,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         if ((rc = make_inputs(c, &groups[g], err)) ||
             (rc = alloc_outputs(op, &c->params, NULL, PP_FMT_FP64, groups[g].want, groups[g].refs, err)))
             break;
-        rc = op->reference(&c->params, groups[g].format, groups[g].inputs, groups[g].refs, groups[g].info,
-                           c->reference_method, threads, err);
+        rc = reference_of(c, o, &groups[g], threads, err);
     }
     if (rc)
         goto done;
