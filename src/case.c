@@ -478,9 +478,11 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 k.v[ki[j]] = vals[j][rest % count[j]];
                 rest /= count[j];
             }
-            for (int j = 0; j < nk; j++)
-                at += (size_t)snprintf(name + at, sizeof name - at, j ? "-%s" : "%s",
-                                       op->knobs[ki[j]].values[k.v[ki[j]]]);
+            for (int j = 0; j < nk; j++) {
+                char text[PP_NAME_MAX];
+                pp_knob_text(&op->knobs[ki[j]], k.v[ki[j]], text, sizeof text);
+                at += (size_t)snprintf(name + at, sizeof name - at, j ? "-%s" : "%s", text);
+            }
             if ((rc = add_variant(x, mt, c, name, &k)))
                 return rc;
         }
@@ -589,7 +591,7 @@ static int read_pair(const ctx *x, const pp_toml_value *p, pp_case *c, pp_pair_s
             // the world is the larger cp_world of the two variants
             int k = pp_op_knob_index(c->op, "cp_world");
             for (int i = 0; k >= 0 && i < 2; i++) {
-                int w = atoi(c->op->knobs[k].values[c->variants[i ? ps->expected : ps->actual].knobs.v[k]]);
+                int w = (int)pp_knob_int(c->op, &c->variants[i ? ps->expected : ps->actual].knobs, "cp_world", 0);
                 view.world = w > view.world ? w : view.world;
             }
             if (view.rank >= view.world)

@@ -40,7 +40,9 @@ int pp_cmd_list(int argc, char **argv)
         for (int k = 0; k < op->n_knobs; k++) {
             char values[256];
             pp_knob_values_str(&op->knobs[k], values, sizeof values);
-            printf("    %-12s {%s}, default %s\n    %-12s %s\n", op->knobs[k].name, values, op->knobs[k].def, "",
+            printf(op->knobs[k].values ? "    %-12s {%s}, default %s\n    %-12s %s\n"
+                                       : "    %-12s %s, default %s\n    %-12s %s\n",
+                   op->knobs[k].name, values, op->knobs[k].def, "",
                    op->knobs[k].doc);
         }
         printf("  inputs:");

@@ -28,12 +28,14 @@ typedef struct pp_param_def {
     const char *const *choices;  // PP_PARAM_CHOICE: the allowed names, NULL-terminated
 } pp_param_def;
 
-// A knob: one orthogonal choice, with its allowed values (NULL-terminated) and default.
+// A knob: one orthogonal choice, with its allowed values (NULL-terminated) and default; or, when
+// values is NULL, an integer in [int_min, int_max] (tile sizes, world sizes, scaling factors).
 typedef struct pp_knob_def {
     const char *name;
     const char *const *values;
     const char *def;
     const char *doc;
+    int64_t int_min, int_max;  // integer knob (values NULL): the allowed range
 } pp_knob_def;
 
 // How a reference is computed: the method (NULL: the op's default, else one of ref_methods),
@@ -55,7 +57,7 @@ typedef struct pp_op_params {
     uint64_t seed;
 } pp_op_params;
 
-// Knob values of a variant: the index into each knob's values.
+// Knob values of a variant: the index into each knob's values, or an integer knob's value.
 typedef struct pp_op_knobs {
     int v[PP_MAX_KNOBS];
 } pp_op_knobs;
@@ -108,10 +110,16 @@ const pp_op *pp_op_at(int i);
 // Index of the parameter / knob named name in op, or -1.
 int pp_op_param_index(const pp_op *op, const char *name);
 int pp_op_knob_index(const pp_op *op, const char *name);
-// Index of value in knob's allowed values, or -1.
+// The stored value of a knob spelled value (index into values, or an integer knob's number), or
+// -1 when not allowed.
 int pp_knob_value_index(const pp_knob_def *knob, const char *value);
-// The knob's values joined with ", " into buf (for "allowed: ..." messages).
+// The knob's allowed values joined with ", " into buf, or "an integer from A to B".
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
+// The text of stored value v ("fp32", "64").
+void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n);
+// The value of the knob named name in k as an integer (an integer knob's value, else atoi of its
+// text), or def when op has no such knob.
+int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def);
 
 // Parameter i's value (its default when not given); for PP_PARAM_CHOICE the choice's index.
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);

@@ -2,6 +2,7 @@
 #include "op.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const pp_op pp_op_gemm;
@@ -62,12 +63,42 @@ void pp_choices_str(const char *const *choices, char *buf, size_t n)
 
 int pp_knob_value_index(const pp_knob_def *knob, const char *value)
 {
-    return pp_choice_index(knob->values, value);
+    if (knob->values)
+        return pp_choice_index(knob->values, value);
+    // an integer knob: plain decimal digits, no sign, no leading zeros, within range
+    size_t len = strlen(value);
+    if (len == 0 || len > 9 || (value[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        if (value[i] < '0' || value[i] > '9')
+            return -1;
+    long v = strtol(value, NULL, 10);
+    return v >= knob->int_min && v <= knob->int_max ? (int)v : -1;
 }
 
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
 {
-    pp_choices_str(knob->values, buf, n);
+    if (knob->values)
+        pp_choices_str(knob->values, buf, n);
+    else
+        snprintf(buf, n, "an integer from %lld to %lld", (long long)knob->int_min, (long long)knob->int_max);
+}
+
+void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n)
+{
+    if (knob->values)
+        snprintf(buf, n, "%s", knob->values[v]);
+    else
+        snprintf(buf, n, "%d", v);
+}
+
+int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def)
+{
+    int i = pp_op_knob_index(op, name);
+    if (i < 0)
+        return def;
+    const pp_knob_def *knob = &op->knobs[i];
+    return knob->values ? atoi(knob->values[k->v[i]]) : k->v[i];
 }
 
 pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)

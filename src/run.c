@@ -163,10 +163,9 @@ static int view_world(const pp_case *c, const pp_pair_spec *ps, const pp_view *v
 {
     if (view->world)
         return view->world;
-    int k = pp_op_knob_index(c->op, "cp_world"), w = 0;
-    for (int i = 0; k >= 0 && i < 2; i++) {
-        const pp_variant_spec *v = &c->variants[i ? ps->expected : ps->actual];
-        int wi = atoi(c->op->knobs[k].values[v->knobs.v[k]]);
+    int w = 0;
+    for (int i = 0; i < 2; i++) {
+        int wi = (int)pp_knob_int(c->op, &c->variants[i ? ps->expected : ps->actual].knobs, "cp_world", 0);
         if (wi > w)
             w = wi;
     }
@@ -385,7 +384,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         vr->n_knobs = op->n_knobs;
         for (int k = 0; k < op->n_knobs; k++) {
             snprintf(vr->knobs[k].name, sizeof vr->knobs[k].name, "%s", op->knobs[k].name);
-            snprintf(vr->knobs[k].value, sizeof vr->knobs[k].value, "%s", op->knobs[k].values[vs->knobs.v[k]]);
+            pp_knob_text(&op->knobs[k], vs->knobs.v[k], vr->knobs[k].value, sizeof vr->knobs[k].value);
         }
         progress(o, "precprobe: %s: variant %s", c->name, vs->name);
         format_group *g = &groups[group_of[v]];
