@@ -225,7 +225,9 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
     return 0;
 }
 
-static const char *const dist_keys[] = {"distribution", "mean", "std", "low", "high", "file", "format"};
+static const char *const dist_keys[] = {"distribution", "mean", "std", "low", "high", "file", "format",
+                                        "axis", "axis_scale"};
+#define N_DIST_KEYS 9
 
 // Reads distribution keys of table t into d (starting from the values already there).
 static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
@@ -249,6 +251,27 @@ static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
     for (int i = 0; i < 4; i++)
         if ((v = pp_toml_get(t, nums[i])) && (rc = get_number(x, v, nums[i], dst[i])))
             return rc;
+    const pp_toml_value *ax = pp_toml_get(t, "axis"), *as = pp_toml_get(t, "axis_scale");
+    if (!ax != !as)
+        return fail_at(x, ax ? ax : as, "'axis' and 'axis_scale' go together", NULL, NULL, NULL);
+    if (ax) {
+        int64_t a;
+        if ((rc = want_type(x, ax, PP_TOML_INT, "axis")))
+            return rc;
+        pp_toml_as_int(ax, &a);
+        if (a < 0 || a >= PP_MAX_DIMS)
+            return fail_at(x, ax, "'axis' must be a dimension index from 0 to 7", NULL, NULL, NULL);
+        if ((rc = want_type(x, as, PP_TOML_ARRAY, "axis_scale")))
+            return rc;
+        int n = pp_toml_array_size(as);
+        if (n < 1 || n > PP_DIST_MAX_AXIS_SCALE)
+            return fail_at(x, as, "'axis_scale' needs 1 to 256 numbers", NULL, NULL, NULL);
+        d->axis = (int)a;
+        d->n_axis_scale = n;
+        for (int j = 0; j < n; j++)
+            if ((rc = get_number(x, pp_toml_array_at(as, j), "axis_scale", &d->axis_scale[j])))
+                return rc;
+    }
     pp_error e;
     if (pp_dist_check(d, &e))
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s", x->file, pp_toml_line(t), e.msg);
@@ -258,7 +281,7 @@ static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
 static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
 {
     const pp_op *op = c->op;
-    pp_dist base = {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 1.0};
+    pp_dist base = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 1.0};
     const char *names[PP_MAX_OP_TENSORS + 8];
     int n = 0;
     for (int i = 0; i < 5; i++)
@@ -284,8 +307,19 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
         char where[128];
         snprintf(where, sizeof where, "[inputs.%s]", op->inputs[i]);
         if ((rc = want_type(x, s, PP_TOML_TABLE, op->inputs[i])) ||
-            (rc = pp_toml_check_keys(s, x->file, where, dist_keys, 7, x->err)) || (rc = read_dist(x, s, &in->dist)))
+            (rc = pp_toml_check_keys(s, x->file, where, dist_keys, N_DIST_KEYS, x->err)) ||
+            (rc = read_dist(x, s, &in->dist)))
             return rc;
+        if (in->dist.n_axis_scale) {  // the scale list must fit the input's shape from [op]
+            int ndim;
+            int64_t shape[PP_MAX_DIMS];
+            op->shape(&c->params, 0, i, &ndim, shape);
+            const pp_toml_value *as = pp_toml_get(s, "axis_scale");
+            if (in->dist.axis >= ndim || shape[in->dist.axis] != in->dist.n_axis_scale)
+                return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s axis_scale has %d values, but axis %d of '%s' has %lld",
+                               x->file, pp_toml_line(as), where, in->dist.n_axis_scale, in->dist.axis, op->inputs[i],
+                               (long long)(in->dist.axis < ndim ? shape[in->dist.axis] : 0));
+        }
         const pp_toml_value *v;
         const char *str;
         if ((v = pp_toml_get(s, "file"))) {
