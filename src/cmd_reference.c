@@ -10,7 +10,9 @@
 #include "case.h"
 #include "cli.h"
 #include "cli_args.h"
+#include "h5attr.h"
 #include "h5io.h"
+#include "ref_cache.h"
 #include "run.h"
 
 static void usage(FILE *f)
@@ -31,31 +33,8 @@ static void usage(FILE *f)
         "  --reference METHOD       the reference method (precprobe list names each op's)\n"
         "  --threads N              worker threads (default: one per CPU)\n"
         "  -q, --quiet              no progress bar\n"
+        "  --cache DIR, --no-cache  the reference cache, as for precprobe run\n"
         "  -h, --help               this text\n");
-}
-
-static int put_attr_str(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
-    H5Tset_size(t, strlen(value) + 1);
-    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int bad = a < 0 || H5Awrite(a, t, value) < 0;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
-    return bad;
-}
-
-static int put_attr_f64(hid_t obj, const char *name, double value)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int bad = a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &value) < 0;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    return bad;
 }
 
 // The attributes pp_h5_write cannot set: on the reference datasets and the root.
@@ -65,16 +44,16 @@ static int annotate(const char *path, const pp_case *c, pp_format_id f, const pp
     hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     if (file < 0)
         return pp_fail(err, PP_ERR_RUNTIME, "%s: cannot reopen to annotate", path);
-    int bad = put_attr_str(file, "case_name", c->name) || put_attr_str(file, "op", c->op->name) ||
-              put_attr_str(file, "format", pp_format_get(f).name) ||
-              put_attr_str(file, "precprobe_version", PP_VERSION) || put_attr_f64(file, "seed", (double)c->seed);
+    int bad = pp_h5attr_put_str(file, "case_name", c->name) || pp_h5attr_put_str(file, "op", c->op->name) ||
+              pp_h5attr_put_str(file, "format", pp_format_get(f).name) ||
+              pp_h5attr_put_str(file, "precprobe_version", PP_VERSION) || pp_h5attr_put_f64(file, "seed", (double)c->seed);
     for (int t = 0; !bad && t < c->op->n_outputs; t++) {
         if (!refs[t].data)
             continue;
         char ds[PP_NAME_MAX + 16];
         snprintf(ds, sizeof ds, "/reference/%s", c->op->outputs[t]);
         hid_t d = H5Dopen2(file, ds, H5P_DEFAULT);
-        bad = d < 0 || put_attr_f64(d, "error_bound", info[t].error_bound) || put_attr_str(d, "method", info[t].method);
+        bad = d < 0 || pp_h5attr_put_f64(d, "error_bound", info[t].error_bound) || pp_h5attr_put_str(d, "method", info[t].method);
         if (d >= 0)
             H5Dclose(d);
     }
@@ -114,14 +93,14 @@ static int write_all(const char *output, const pp_case *c, pp_format_id f, const
 
 int pp_cmd_reference(int argc, char **argv)
 {
-    const char *output = NULL, *format_s = NULL, *method = NULL, *threads_s = NULL, *pos[1];
-    int n_pos = 0, quiet = 0;
+    const char *output = NULL, *format_s = NULL, *method = NULL, *threads_s = NULL, *cache_s = NULL, *pos[1];
+    int n_pos = 0, quiet = 0, no_cache = 0;
     const pp_cli_opt opts[] = {
-        {"-o", &output, NULL},         {"--output", &output, NULL}, {"--format", &format_s, NULL},
+        {"-o", &output, NULL},          {"--output", &output, NULL},     {"--format", &format_s, NULL},
         {"--reference", &method, NULL}, {"--threads", &threads_s, NULL}, {"--quiet", NULL, &quiet},
-        {"-q", NULL, &quiet},
+        {"-q", NULL, &quiet},           {"--cache", &cache_s, NULL},     {"--no-cache", NULL, &no_cache},
     };
-    int rc = pp_cli_parse("reference", argc, argv, opts, 7, pos, 1, &n_pos);
+    int rc = pp_cli_parse("reference", argc, argv, opts, 9, pos, 1, &n_pos);
     if (rc == 1) {
         usage(stdout);
         return 0;
@@ -154,7 +133,10 @@ int pp_cmd_reference(int argc, char **argv)
         pp_case_free(&c);
         return 2;
     }
-    pp_run_opts o = {"cpu", threads, 0, isatty(2) && !quiet, method};
+    char cache[PP_PATH_MAX] = "";
+    if (!no_cache)
+        cache_s ? (void)snprintf(cache, sizeof cache, "%s", cache_s) : pp_ref_cache_default_dir(cache, sizeof cache);
+    pp_run_opts o = {"cpu", threads, 0, isatty(2) && !quiet, method, cache};
     pp_tensor in[PP_MAX_OP_TENSORS], refs[PP_MAX_OP_TENSORS];
     pp_reference_info info[PP_MAX_OP_TENSORS];
     memset(in, 0, sizeof in);

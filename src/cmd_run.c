@@ -14,24 +14,29 @@
 #include "report_junit.h"
 #include "report_txt.h"
 #include "atomic_file.h"
+#include "ref_cache.h"
 #include "run.h"
 
 // The options run, baseline and check share (how a case is run).
 typedef struct run_cli {
-    const char *device, *threads_s, *reference;
-    int threads, quiet;
+    const char *device, *threads_s, *reference, *cache;
+    int threads, quiet, no_cache;
 } run_cli;
 
 #define RUN_CLI_OPTS(x)                                                                                  \
     {"--device", &(x).device, NULL}, {"--threads", &(x).threads_s, NULL},                               \
-        {"--reference", &(x).reference, NULL}, {"--quiet", NULL, &(x).quiet}, {"-q", NULL, &(x).quiet}
-#define RUN_CLI_N 5
+        {"--reference", &(x).reference, NULL}, {"--quiet", NULL, &(x).quiet}, {"-q", NULL, &(x).quiet},  \
+        {"--cache", &(x).cache, NULL}, {"--no-cache", NULL, &(x).no_cache}
+#define RUN_CLI_N 7
 #define RUN_CLI_HELP                                                                                     \
     "  --device cpu|cuda|auto   backend (default auto: cuda when usable, else cpu; the report\n"         \
     "                           says which)\n"                                                           \
     "  --reference METHOD       the reference method, overriding the case's (precprobe list names\n"    \
     "                           each op's: e.g. fast, mpfr-plain)\n"                                     \
     "  --threads N              worker threads (default: one per CPU)\n"                                 \
+    "  --cache DIR              reference cache (default $PRECPROBE_CACHE, $XDG_CACHE_HOME/precprobe\n"  \
+    "                           or ~/.cache/precprobe): a reference is reused when op, parameters,\n"    \
+    "                           method and the exact input bits match; --no-cache: off\n"               \
     "  -q, --quiet              no progress bar (it is drawn only when stderr is a terminal)\n"
 
 static void run_usage(FILE *f)
@@ -111,7 +116,11 @@ static int load_and_run(const char *path, const run_cli *cli, int save, pp_case 
     pp_error err = {0};
     int rc = pp_case_load(path, c, &err);
     if (!rc) {
-        pp_run_opts o = {cli->device, cli->threads, save, isatty(2) && !cli->quiet, cli->reference};
+        char cache[PP_PATH_MAX] = "";
+        if (!cli->no_cache)
+            cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
+                       : pp_ref_cache_default_dir(cache, sizeof cache);
+        pp_run_opts o = {cli->device, cli->threads, save, isatty(2) && !cli->quiet, cli->reference, cache};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (rc)

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "ref_cache.h"
 #include "tensor_io.h"
 #include "view.h"
 
@@ -242,13 +243,41 @@ static int reference_of(const pp_case *c, const pp_run_opts *o, format_group *g,
                            c->op->name, o->reference_method, list);
         }
     }
+    // the cache: a hit replaces the computation; a corrupt entry is recomputed and overwritten
+    const pp_op *op = c->op;
+    int cache = o->cache_dir && o->cache_dir[0];
+    char key[PP_REF_KEY_HEX];
+    if (cache) {
+        pp_ref_cache_key(op, &c->params, g->format, method ? method : op->ref_methods[0], g->want, g->inputs, key);
+        pp_tensor hit[PP_MAX_OP_TENSORS];
+        pp_reference_info hit_info[PP_MAX_OP_TENSORS];
+        char why[600];
+        memset(hit, 0, sizeof hit);
+        memset(hit_info, 0, sizeof hit_info);
+        if (pp_ref_cache_load(o->cache_dir, key, op, &c->params, g->want, hit, hit_info, why, sizeof why)) {
+            for (int t = 0; t < op->n_outputs; t++)
+                if (g->want[t]) {
+                    pp_tensor_free(&g->refs[t]);
+                    g->refs[t] = hit[t];
+                    g->info[t] = hit_info[t];
+                }
+            return PP_OK;
+        }
+        if (why[0])
+            fprintf(stderr, "precprobe: reference cache entry ignored (%s); recomputing\n", why);
+    }
     char label[PP_NAME_MAX + 64];
     snprintf(label, sizeof label, "%s: reference (%s)", c->name, pp_format_get(g->format).name);
     pp_progress bar;
     pp_progress_start(&bar, label, o->progress);
     pp_ref_ctx ctx = {method, threads, pp_progress_update, &bar};
-    int rc = c->op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
+    int rc = op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
     pp_progress_end(&bar);
+    if (!rc && cache) {
+        pp_error store_err = {0};
+        if (pp_ref_cache_store(o->cache_dir, key, op, g->want, g->refs, g->info, &store_err))
+            fprintf(stderr, "precprobe: reference cache not written: %s\n", store_err.msg);
+    }
     return rc;
 }
 

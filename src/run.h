@@ -12,6 +12,7 @@ typedef struct pp_run_opts {
     int save_tensors;      // keep inputs, outputs and references in the result (for report.h5)
     int progress;          // print progress on stderr (the caller checks that it is a terminal)
     const char *reference_method;  // NULL: the case's; else one of the op's ref_methods
+    const char *cache_dir;         // reference cache folder (src/ref_cache.h); NULL or "": none
 } pp_run_opts;
 
 // Runs case c. On success r holds everything the reports show (free with pp_run_result_free).
