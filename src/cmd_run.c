@@ -95,21 +95,6 @@ static int parse_threads(const char *s, int *out)
     return 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-    char path[PP_PATH_MAX];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
-}
-
 // Loads and runs one case; prints errors. Returns an exit status (0 or the error's).
 static int load_and_run(const char *path, const run_cli *cli, int save, pp_case *c, pp_run_result *r)
 {
@@ -140,7 +125,7 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
 {
     pp_error err = {0};
     char path[PP_PATH_MAX + 32];
-    if (mkdir_p(dir)) {
+    if (pp_mkdir_p(dir)) {
         fprintf(stderr, "precprobe: %s: cannot create the report folder: %s\n", dir, strerror(errno));
         return 3;
     }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -108,35 +107,9 @@ void pp_ref_cache_default_dir(char *buf, size_t n)
         buf[0] = '\0';
 }
 
-static int mkdirs(const char *dir)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return -1;
-    for (char *q = path + 1; *q; q++) {
-        if (*q != '/')
-            continue;
-        *q = '\0';
-        if (mkdir(path, 0777) && errno != EEXIST)
-            return -1;
-        *q = '/';
-    }
-    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
-}
-
 static void entry_path(const char *dir, const char hex[PP_REF_KEY_HEX], char *buf, size_t n)
 {
     snprintf(buf, n, "%s/%s.h5", dir, hex);
-}
-
-static int same_shape(const pp_tensor *t, int ndim, const int64_t *shape)
-{
-    if (t->ndim != ndim)
-        return 0;
-    for (int d = 0; d < ndim; d++)
-        if (t->shape[d] != shape[d])
-            return 0;
-    return 1;
 }
 
 int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_op *op, const pp_op_params *p,
@@ -187,7 +160,7 @@ int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_
         pp_error e = {0};
         if (pp_h5_read(path, ds, &refs[t], &e))
             bad = "a tensor cannot be read";
-        else if (!same_shape(&refs[t], ndim, shape))
+        else if (!pp_tensor_has_shape(&refs[t], ndim, shape))
             bad = "a tensor has the wrong shape";
         refs[t].format = PP_FMT_FP64;
     }
@@ -210,7 +183,7 @@ int pp_ref_cache_store(const char *dir, const char hex[PP_REF_KEY_HEX], const pp
                        const pp_tensor *refs, const pp_reference_info *info, pp_error *err)
 {
     char path[4200];
-    if (mkdirs(dir))
+    if (pp_mkdir_p(dir))
         return pp_fail(err, PP_ERR_RUNTIME, "%s: cannot create the cache folder: %s", dir, strerror(errno));
     entry_path(dir, hex, path, sizeof path);
     char *tmp = NULL;

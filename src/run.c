@@ -31,16 +31,6 @@ static void free_group(format_group *g, const pp_op *op)
         pp_tensor_free(&g->refs[i]);
 }
 
-static int same_shape(const pp_tensor *t, int ndim, const int64_t *shape)
-{
-    if (t->ndim != ndim)
-        return 0;
-    for (int d = 0; d < ndim; d++)
-        if (t->shape[d] != shape[d])
-            return 0;
-    return 1;
-}
-
 static int shape_error(const char *what, const pp_tensor *t, int ndim, const int64_t *shape, pp_error *err)
 {
     char have[200], want[200];
@@ -73,7 +63,7 @@ static int make_inputs(const pp_case *c, format_group *g, pp_error *err)
             snprintf(what, sizeof what, "%s: input '%s' (%s)", c->path, op->inputs[i], in->file);
             if ((rc = pp_tensor_load(in->file, t, err)))
                 return rc;
-            if (!same_shape(t, ndim, shape))
+            if (!pp_tensor_has_shape(t, ndim, shape))
                 return shape_error(what, t, ndim, shape, err);
             if (in->has_format && (rc = pp_tensor_check_format(t, in->format, what, err)))
                 return rc;
@@ -123,7 +113,7 @@ static int load_external(const pp_case *c, const pp_variant_spec *v, pp_tensor *
         int rc = pp_tensor_load(v->external_files[o], &out[o], err);
         if (rc)
             return rc;
-        if (!same_shape(&out[o], ndim, shape))
+        if (!pp_tensor_has_shape(&out[o], ndim, shape))
             return shape_error(what, &out[o], ndim, shape, err);
     }
     return PP_OK;
