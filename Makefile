@@ -36,6 +36,11 @@ endif
 LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard kernels/cpu/*.c) \
              $(wildcard reference/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
+# The CUDA tests (tests/test_*_cuda.c) need the CUDA objects: built only when nvcc is found; with
+# a GPU absent at run time they skip with a message.
+ifeq ($(NVCC),)
+TEST_SRCS := $(filter-out %_cuda.c,$(TEST_SRCS))
+endif
 TESTS_rel := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRCS))
 # The sanitizer build is CPU-only: ASan and the CUDA runtime do not share an address space well.
 TESTS_san := $(patsubst tests/%.c,build/san/tests/%,$(filter-out %_cuda.c,$(TEST_SRCS)))

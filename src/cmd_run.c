@@ -20,7 +20,7 @@
 // The options run, baseline and check share (how a case is run).
 typedef struct run_cli {
     const char *device, *threads_s, *reference, *cache;
-    int threads, quiet, no_cache;
+    int threads, quiet, no_cache, cross_check;
 } run_cli;
 
 #define RUN_CLI_OPTS(x)                                                                                  \
@@ -53,6 +53,9 @@ static void run_usage(FILE *f)
         "                           cases, DIR/CASE-NAME/)\n"
         "  --junit FILE             also write JUnit XML\n"
         "  --save-tensors           keep inputs, outputs and references in report.h5\n"
+        "  --cross-check            on cuda, also run the CPU emulation and compare every output with\n"
+        "                           it (\"cpu-emulation\"): identical for precprobe's kernels, measured\n"
+        "                           for vendor engines (cuBLAS)\n"
         "  -h, --help               this text\n"
         "\n"
         "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
@@ -105,7 +108,8 @@ static int load_and_run(const char *path, const run_cli *cli, int save, pp_case 
         if (!cli->no_cache)
             cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
                        : pp_ref_cache_default_dir(cache, sizeof cache);
-        pp_run_opts o = {cli->device, cli->threads, save, isatty(2) && !cli->quiet, cli->reference, cache};
+        pp_run_opts o = {cli->device, cli->threads,   save, isatty(2) && !cli->quiet, cli->reference,
+                         cache,       cli->cross_check};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (rc)
@@ -157,8 +161,9 @@ int pp_cmd_run(int argc, char **argv)
     const char *cases[64];
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
+        {"--cross-check", NULL, &cli.cross_check},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 3, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 4, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;

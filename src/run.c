@@ -304,6 +304,30 @@ int pp_run_reference(const pp_case *c, const pp_run_opts *o, pp_format_id format
     return PP_OK;
 }
 
+// --cross-check: runs variant v on the CPU emulation too and appends one comparison per output,
+// the CUDA result (actual) against the emulation (expected), named "cpu-emulation". Our kernels
+// are expected identical; vendor engines (cuBLAS) are measured, not expected to match.
+static int cross_check(const pp_case *c, int v, const int *has, const pp_tensor *inputs, const pp_tensor *cuda_out,
+                       int threads, pp_comparison *cross, int *n_cross, pp_error *err)
+{
+    const pp_op *op = c->op;
+    const pp_variant_spec *vs = &c->variants[v];
+    pp_tensor cpu[PP_MAX_OP_TENSORS];
+    memset(cpu, 0, sizeof cpu);
+    int rc = alloc_outputs(op, &c->params, &vs->knobs, -1, has, cpu, err);
+    if (!rc)
+        rc = op->run_cpu(&c->params, &vs->knobs, inputs, cpu, threads, err);
+    if (rc == PP_ERR_RUNTIME && strstr(err->msg, "only on the GPU"))
+        rc = PP_OK;  // a vendor engine has no emulation to cross-check against
+    else
+        for (int t = 0; !rc && t < op->n_outputs; t++)
+            if (has[t])
+                compare_into(&cross[(*n_cross)++], c, vs->name, op->outputs[t], "cpu-emulation", &cuda_out[t], &cpu[t]);
+    for (int t = 0; t < op->n_outputs; t++)
+        pp_tensor_free(&cpu[t]);
+    return rc;
+}
+
 static int choose_device(const pp_run_opts *o, const pp_op *op, char *device, size_t n, pp_error *err)
 {
     const char *want = o->device ? o->device : "auto";
@@ -312,11 +336,13 @@ static int choose_device(const pp_run_opts *o, const pp_op *op, char *device, si
         return PP_OK;
     }
     if (!strcmp(want, "cuda") || !strcmp(want, "auto")) {
-        const char *why = !pp_cuda_compiled() ? "CUDA support is not compiled in"
-                        : !op->run_cuda      ? "the operation has no CUDA implementation yet"
-                                             : NULL;
+        char name[200];
+        const char *why = !pp_cuda_compiled()             ? "CUDA support is not compiled in"
+                        : !op->run_cuda                   ? "the operation has no CUDA implementation yet"
+                        : !pp_cuda_usable(name, sizeof name) ? "no usable CUDA device or driver"
+                                                           : NULL;
         if (!why) {
-            snprintf(device, n, "cuda");
+            snprintf(device, n, "cuda (%s)", name[0] ? name : "device 0");
             return PP_OK;
         }
         if (!strcmp(want, "cuda"))
@@ -348,15 +374,21 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     r->case_text = strdup(c->text ? c->text : "");
     r->shapes = malloc(512);
     r->variants = calloc((size_t)c->n_variants, sizeof *r->variants);
-    // comparisons: every variant × output against its reference, plus every pair × output
+    // comparisons: every variant × output against its reference, every pair × output (or group),
+    // and with --cross-check on cuda every variant × output against the CPU emulation
+    int want_cross = o->cross_check && !strncmp(r->device, "cuda", 4);
     int max_cmp = (c->n_variants + c->n_pairs) * (op->n_outputs > PP_MAX_PAIR_GROUPS ? op->n_outputs
-                                                                                    : PP_MAX_PAIR_GROUPS);
+                                                                                    : PP_MAX_PAIR_GROUPS) +
+                  (want_cross ? c->n_variants * op->n_outputs : 0);
     r->comparisons = calloc((size_t)max_cmp, sizeof *r->comparisons);
     format_group *groups = calloc(PP_FMT_COUNT, sizeof *groups);  // zeroed: want[] all 0
     pp_tensor(*outs)[PP_MAX_OP_TENSORS] = calloc((size_t)c->n_variants, sizeof *outs);
     int *group_of = calloc((size_t)c->n_variants, sizeof *group_of);
     int(*has)[PP_MAX_OP_TENSORS] = calloc((size_t)c->n_variants, sizeof *has);
-    if (!r->case_text || !r->shapes || !r->variants || !r->comparisons || !groups || !outs || !group_of || !has) {
+    int n_cross = 0;
+    pp_comparison *cross = want_cross ? calloc((size_t)c->n_variants * (size_t)op->n_outputs, sizeof *cross) : NULL;
+    if (!r->case_text || !r->shapes || !r->variants || !r->comparisons || !groups || !outs || !group_of || !has ||
+        (want_cross && !cross)) {
         rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
         goto done;
     }
@@ -412,6 +444,8 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         else if ((rc = alloc_outputs(op, &c->params, &vs->knobs, -1, has[v], outs[v], err)) == PP_OK)
             rc = !strncmp(r->device, "cuda", 4) ? op->run_cuda(&c->params, &vs->knobs, g->inputs, outs[v], err)
                                                 : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
+        if (!rc && cross && !vs->external)
+            rc = cross_check(c, v, has[v], g->inputs, outs[v], threads, cross, &n_cross, err);
     }
     if (rc)
         goto done;
@@ -436,6 +470,9 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     }
     if (rc)
         goto done;
+    // 3b. the cross-check's cpu-vs-cuda comparisons, after the case's own
+    for (int i = 0; i < n_cross; i++)
+        r->comparisons[r->n_comparisons++] = cross[i];
 
     // 4. reference descriptions (the first group's; every group uses the same method), tensors
     // (only the outputs some group computed; saved tensors below follow the same order)
@@ -510,6 +547,7 @@ done:
     free(outs);
     free(group_of);
     free(has);
+    free(cross);
     if (rc)
         pp_run_result_free(r);
     return rc;

@@ -13,6 +13,7 @@ typedef struct pp_run_opts {
     int progress;          // print progress on stderr (the caller checks that it is a terminal)
     const char *reference_method;  // NULL: the case's; else one of the op's ref_methods
     const char *cache_dir;         // reference cache folder (src/ref_cache.h); NULL or "": none
+    int cross_check;               // on cuda, also run the CPU emulation: "cpu-emulation" comparisons
 } pp_run_opts;
 
 // Runs case c. On success r holds everything the reports show (free with pp_run_result_free).
