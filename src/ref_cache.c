@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cli.h"
 #include "h5attr.h"
 #include "h5io.h"
 
@@ -61,6 +62,11 @@ void pp_ref_cache_key(const pp_op *op, const pp_op_params *p, pp_format_id f, co
     struct sha256_ctx h;
     sha256_init(&h);
     put_str(&h, "precprobe reference cache v1");
+    // The code that computed an entry matters as much as its inputs: a new precprobe version or a
+    // new reference epoch (bump PP_REF_EPOCH whenever a reference's arithmetic changes) starts
+    // a fresh cache instead of serving values an older reference computed.
+    put_str(&h, PP_VERSION);
+    put_i64(&h, PP_REF_EPOCH);
     put_str(&h, op->name);
     for (int i = 0; i < op->n_params; i++) {  // the effective value of every parameter
         put_str(&h, op->params[i].name);
