@@ -1,0 +1,417 @@
+// test_attention_ref.c — the attention reference (reference/attention_ref*.c): fast against
+// mpfr-plain (128 bits) and both against mpfr-plain at 256 bits, element by element within the sum
+// of their own reported bounds, on random shapes and adversarial inputs. Run: build/rel/tests/test_attention_ref
+#include <math.h>
+
+#include "test_util.h"
+
+#include "attention_ref.h"
+#include "format.h"
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)  // splitmix64
+{
+    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1p-53;
+}
+
+// A value of f near ±scale·[0, 2) (random sign), rounded with pp_round.
+static double rnd_val(rng *r, pp_format_id f, double scale)
+{
+    double x = scale * 2.0 * (rng_unit(r) - 0.5) * 2.0;
+    return pp_round(f, x, PP_RND_NE, 0);
+}
+
+typedef struct attn_case {
+    pp_attn_ref_opts o;
+    double *q, *k, *v, *dout;
+} attn_case;
+
+typedef struct attn_result {
+    double *t[5];  // out, lse, dq, dk, dv
+    double *e[5];  // their element bounds
+    pp_attn_ref_bounds b;
+} attn_result;
+
+static const char *const NAMES[5] = {"out", "lse", "dq", "dk", "dv"};
+
+static int64_t nq_of(const pp_attn_ref_opts *o) { return o->b * o->s_q * o->h * o->d; }
+static int64_t nk_of(const pp_attn_ref_opts *o) { return o->b * o->s_kv * o->h_kv * o->d; }
+static int64_t nl_of(const pp_attn_ref_opts *o) { return o->b * o->h * o->s_q; }
+
+static int64_t count_of(const pp_attn_ref_opts *o, int t)
+{
+    return t == 0 || t == 2 ? nq_of(o) : t == 1 ? nl_of(o) : nk_of(o);
+}
+
+static void case_alloc(attn_case *c)
+{
+    size_t nq = (size_t)nq_of(&c->o) + 1, nk = (size_t)nk_of(&c->o) + 1;
+    c->q = calloc(nq, sizeof(double));
+    c->dout = calloc(nq, sizeof(double));
+    c->k = calloc(nk, sizeof(double));
+    c->v = calloc(nk, sizeof(double));
+    assert_non_null(c->q);
+    assert_non_null(c->dout);
+    assert_non_null(c->k);
+    assert_non_null(c->v);
+}
+
+static void case_free(attn_case *c)
+{
+    free(c->q);
+    free(c->k);
+    free(c->v);
+    free(c->dout);
+}
+
+static void case_fill(attn_case *c, rng *r, pp_format_id f, double scale)
+{
+    for (int64_t i = 0; i < nq_of(&c->o); i++) {
+        c->q[i] = rnd_val(r, f, scale);
+        c->dout[i] = rnd_val(r, f, 1.0);
+    }
+    for (int64_t i = 0; i < nk_of(&c->o); i++) {
+        c->k[i] = rnd_val(r, f, scale);
+        c->v[i] = rnd_val(r, f, 1.0);
+    }
+}
+
+static void run_ref(const attn_case *c, pp_attn_ref_method m, int prec, int threads,
+                    attn_result *res)
+{
+    pp_attn_ref_opts o = c->o;
+    o.method = m;
+    o.prec_bits = prec;
+    o.threads = threads;
+    for (int t = 0; t < 5; t++) {
+        res->t[t] = calloc((size_t)count_of(&o, t) + 1, sizeof(double));
+        res->e[t] = calloc((size_t)count_of(&o, t) + 1, sizeof(double));
+        assert_non_null(res->t[t]);
+        assert_non_null(res->e[t]);
+    }
+    pp_attn_ref_elem_bounds eb = {res->e[0], res->e[1], res->e[2], res->e[3], res->e[4]};
+    pp_error err = {0};
+    int rc = pp_attention_ref_ex(&o, c->q, c->k, c->v, c->dout, res->t[0], res->t[1], res->t[2],
+                                 res->t[3], res->t[4], &res->b, &eb, &err);
+    if (rc != PP_OK)
+        fprintf(stderr, "pp_attention_ref: %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+}
+
+static void result_free(attn_result *r)
+{
+    for (int t = 0; t < 5; t++) {
+        free(r->t[t]);
+        free(r->e[t]);
+    }
+}
+
+static void print_case(const attn_case *c)
+{
+    const pp_attn_ref_opts *o = &c->o;
+    fprintf(stderr, "  case b %lld s_q %lld s_kv %lld h %lld h_kv %lld d %lld causal %d backward %d\n",
+            (long long)o->b, (long long)o->s_q, (long long)o->s_kv, (long long)o->h,
+            (long long)o->h_kv, (long long)o->d, o->causal, o->backward);
+    pp_test_report_seed();
+}
+
+// Every element of x and y (two references of the same case) within ex + ey of each other — the
+// tolerance is the sum of the two proven bounds, nothing else — and each per-tensor bound at least
+// its largest element bound. Same NaN pattern. Returns the number of failures printed (≤ 10).
+static int agree(const attn_case *c, const char *what, const attn_result *x, const attn_result *y)
+{
+    int fails = 0;
+    int ntens = c->o.backward ? 5 : 2;
+    for (int t = 0; t < ntens; t++) {
+        double bx = ((const double *)&x->b)[t], by = ((const double *)&y->b)[t];
+        for (int64_t i = 0; i < count_of(&c->o, t) && fails < 10; i++) {
+            double a = x->t[t][i], b = y->t[t][i], ea = x->e[t][i], eb = y->e[t][i];
+            int ok;
+            if (a != a || b != b)
+                ok = (a != a) == (b != b);
+            else if (isinf(a) || isinf(b))
+                ok = a == b;
+            else
+                ok = fabs(a - b) <= ea + eb && ea <= bx && eb <= by;  // bounds from the proofs
+            if (!ok) {
+                fprintf(stderr, "FAIL: %s: %s[%lld] outside the bounds\n", what, NAMES[t],
+                        (long long)i);
+                pp_test_print_double("x", a);
+                pp_test_print_double("y", b);
+                pp_test_print_double("bound x", ea);
+                pp_test_print_double("bound y", eb);
+                pp_test_print_double("|x - y|", fabs(a - b));
+                print_case(c);
+                fails++;
+            }
+        }
+    }
+    return fails;
+}
+
+// fast, plain-128 and plain-256 on one case: pairwise agreement within the bounds, and the fast
+// result independent of the thread count (bit for bit, values and bounds).
+static void check_case(const attn_case *c, int with_truth)
+{
+    attn_result f, p, t, f3;
+    run_ref(c, PP_ATTN_REF_FAST, 0, 1, &f);
+    run_ref(c, PP_ATTN_REF_MPFR_PLAIN, 0, 2, &p);
+    int fails = agree(c, "fast vs plain", &f, &p);
+    if (f.b.plain_tasks != 0) {  // finite inputs of moderate size: the fast path must do it all
+        fprintf(stderr, "FAIL: the fast path handed %lld tasks to mpfr-plain\n",
+                (long long)f.b.plain_tasks);
+        print_case(c);
+        fails++;
+    }
+    if (with_truth) {
+        run_ref(c, PP_ATTN_REF_MPFR_PLAIN, 256, 2, &t);
+        fails += agree(c, "fast vs plain-256", &f, &t);
+        fails += agree(c, "plain vs plain-256", &p, &t);
+        result_free(&t);
+    }
+    run_ref(c, PP_ATTN_REF_FAST, 0, 3, &f3);
+    for (int tt = 0; tt < 5 && !fails; tt++)
+        if (memcmp(f.t[tt], f3.t[tt], sizeof(double) * (size_t)count_of(&c->o, tt)) ||
+            memcmp(f.e[tt], f3.e[tt], sizeof(double) * (size_t)count_of(&c->o, tt))) {
+            fprintf(stderr, "FAIL: thread invariance: %s differs between 1 and 3 threads\n",
+                    NAMES[tt]);
+            print_case(c);
+            fails++;
+        }
+    result_free(&f);
+    result_free(&p);
+    result_free(&f3);
+    assert_int_equal(fails, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random shapes
+
+static void attention_ref_random_shapes(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed()};
+    static const pp_format_id F[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
+    static const int64_t D[3] = {16, 64, 128};
+    uint64_t n = pp_test_iters(50);
+    for (uint64_t it = 0; it < n; it++) {
+        attn_case c;
+        memset(&c, 0, sizeof c);
+        c.o.d = D[rng_next(&r) % 3];
+        c.o.b = 1 + (int64_t)(rng_next(&r) % 2);
+        c.o.h_kv = 1 + (int64_t)(rng_next(&r) % 2);
+        c.o.h = c.o.h_kv * (1 + (int64_t)(rng_next(&r) % 2));  // GQA when h > h_kv
+        // s up to 64, the work kept small enough for < 1 s: b·h·s_q·s_kv·d ≤ 2^15
+        do {
+            c.o.s_q = 1 + (int64_t)(rng_next(&r) % 64);
+            c.o.s_kv = 1 + (int64_t)(rng_next(&r) % 64);
+        } while (c.o.b * c.o.h * c.o.s_q * c.o.s_kv * c.o.d > (1 << 15));
+        c.o.causal = (int)(rng_next(&r) % 2);
+        c.o.backward = it % 4 != 3;
+        if (it % 5 == 4) {
+            c.o.sigma_given = 1;
+            c.o.sigma = -0.3;
+        }
+        case_alloc(&c);
+        case_fill(&c, &r, F[it % 3], it % 2 ? 1.0 : 3.0);
+        check_case(&c, it % 10 == 0);
+        case_free(&c);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adversarial inputs
+
+static attn_case make_case(int64_t b, int64_t s_q, int64_t s_kv, int64_t h, int64_t h_kv,
+                           int64_t d, int causal)
+{
+    attn_case c;
+    memset(&c, 0, sizeof c);
+    c.o.b = b;
+    c.o.s_q = s_q;
+    c.o.s_kv = s_kv;
+    c.o.h = h;
+    c.o.h_kv = h_kv;
+    c.o.d = d;
+    c.o.causal = causal;
+    c.o.backward = 1;
+    case_alloc(&c);
+    return c;
+}
+
+// |S| ~ 1e4: fp16 q, k near ±60 (fp16 would overflow exp long before; 60·60·16/4 ≈ 1.4e4).
+static void attention_ref_huge_scores(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 1};
+    attn_case c = make_case(1, 12, 12, 2, 1, 16, 0);
+    case_fill(&c, &r, PP_FMT_FP16, 30.0);
+    check_case(&c, 1);
+    case_free(&c);
+}
+
+// Rows where every probability but one underflows (binary64 too): one key 1000 above the rest.
+static void attention_ref_one_survivor(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 2};
+    attn_case c = make_case(1, 8, 8, 1, 1, 16, 0);
+    case_fill(&c, &r, PP_FMT_BF16, 0.1);
+    for (int64_t l = 0; l < 16; l++) {
+        c.q[l] = 16.0;                           // row 0
+        c.k[3 * 16 + l] = l % 2 ? 16.0 : 15.75;  // key 3: S ≈ 1000 above the others
+    }
+    check_case(&c, 1);
+    case_free(&c);
+}
+
+// Heavy cancellation in P·V: equal scores (k rows equal) and v alternating ±(1 + tiny), so out is
+// tiny against Σ P|v|; dout alternating too, so dP − D cancels.
+static void attention_ref_alternating_v(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 3};
+    attn_case c = make_case(1, 6, 32, 1, 1, 16, 1);
+    case_fill(&c, &r, PP_FMT_FP32, 1.0);
+    for (int64_t j = 0; j < 32; j++)
+        for (int64_t l = 0; l < 16; l++) {
+            c.k[j * 16 + l] = c.k[l];
+            c.v[j * 16 + l] = (j % 2 ? -1.0 : 1.0) * (1.0 + ldexp((double)(j + l), -23));
+        }
+    for (int64_t i = 0; i < 6 * 16; i++)
+        c.dout[i] = i % 2 ? -1.0 : 1.0;
+    check_case(&c, 1);
+    case_free(&c);
+}
+
+// d = 1, s = 1, and s_q ≠ s_kv under the causal mask (rows that see no key: s_q > s_kv).
+static void attention_ref_small_shapes(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 4};
+    static const int64_t S[][3] = {{1, 1, 1}, {1, 1, 16}, {5, 3, 1}, {3, 7, 16}, {9, 4, 16},
+                                   {2, 2, 1}, {1, 6, 64}};
+    for (size_t i = 0; i < sizeof S / sizeof *S; i++) {
+        attn_case c = make_case(1, S[i][0], S[i][1], 2, 2, S[i][2], 1);
+        case_fill(&c, &r, PP_FMT_BF16, 1.0);
+        check_case(&c, 1);
+        case_free(&c);
+    }
+}
+
+// A row that sees no key: out 0, lse −Inf, dq 0, all with bound 0; s_q > s_kv causal.
+static void attention_ref_no_key_rows(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 5};
+    attn_case c = make_case(1, 5, 2, 1, 1, 4, 1);
+    case_fill(&c, &r, PP_FMT_FP16, 1.0);
+    for (int m = 0; m < 2; m++) {
+        attn_result res;
+        run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 1, &res);
+        for (int64_t i = 0; i < 3; i++) {  // rows 0..2 see keys j ≤ i − 3: none
+            assert_true(isinf(res.t[1][i]) && res.t[1][i] < 0);
+            for (int64_t l = 0; l < 4; l++) {
+                assert_true(res.t[0][i * 4 + l] == 0.0 && res.e[0][i * 4 + l] == 0.0);
+                assert_true(res.t[2][i * 4 + l] == 0.0 && res.e[2][i * 4 + l] == 0.0);
+            }
+        }
+        assert_true(isfinite(res.t[1][3]) && isfinite(res.t[1][4]));
+        result_free(&res);
+    }
+    case_free(&c);
+}
+
+// One key with the exact value: out = v, lse = S, dq = dk = 0 exactly (P = 1, dS = 0), dv = dout.
+static void attention_ref_single_key_exact(void **state)
+{
+    (void)state;
+    attn_case c = make_case(1, 1, 1, 1, 1, 4, 0);
+    for (int l = 0; l < 4; l++) {
+        c.q[l] = 1.0;
+        c.k[l] = 1.0;
+        c.v[l] = l + 0.5;
+        c.dout[l] = 2.0 - l;
+    }
+    for (int m = 0; m < 2; m++) {
+        attn_result res;
+        run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 1, &res);
+        assert_true(fabs(res.t[1][0] - 2.0) <= res.e[1][0]);  // lse = σ·4 = 2
+        for (int l = 0; l < 4; l++) {
+            assert_true(fabs(res.t[0][l] - (l + 0.5)) <= res.e[0][l]);
+            assert_true(fabs(res.t[2][l]) <= res.e[2][l]);
+            assert_true(fabs(res.t[3][l]) <= res.e[3][l]);
+            assert_true(fabs(res.t[4][l] - (2.0 - l)) <= res.e[4][l]);
+        }
+        result_free(&res);
+    }
+    case_free(&c);
+}
+
+// Non-finite inputs: no crash; a NaN in key 2 makes the rows that see it NaN, the others finite.
+static void attention_ref_nan_input(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 6};
+    attn_case c = make_case(1, 4, 4, 1, 1, 4, 1);
+    case_fill(&c, &r, PP_FMT_FP16, 1.0);
+    c.k[2 * 4 + 1] = NAN;
+    for (int m = 0; m < 2; m++) {
+        attn_result res;
+        run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 1, &res);
+        for (int64_t i = 0; i < 4; i++) {
+            int sees = i >= 2;
+            assert_int_equal(isnan(res.t[1][i]) != 0, sees);
+            assert_int_equal(isnan(res.t[0][i * 4]) != 0, sees);
+            assert_int_equal(isnan(res.e[0][i * 4]) != 0, sees);
+        }
+        result_free(&res);
+    }
+    case_free(&c);
+}
+
+static void attention_ref_rejects_bad_input(void **state)
+{
+    (void)state;
+    attn_case c = make_case(1, 2, 2, 2, 2, 4, 0);
+    double out[16], lse[4];
+    pp_error err = {0};
+    c.q[0] = 0.1;  // not a binary32 value
+    assert_int_equal(pp_attention_ref(&c.o, c.q, c.k, c.v, c.dout, out, lse, out, out, out, NULL,
+                                      &err), PP_ERR_INPUT);
+    c.q[0] = 0.0;
+    c.o.h = 3;  // not a multiple of h_kv
+    assert_int_equal(pp_attention_ref(&c.o, c.q, c.k, c.v, c.dout, out, lse, out, out, out, NULL,
+                                      &err), PP_ERR_INPUT);
+    case_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attention_ref_single_key_exact),
+        cmocka_unit_test(attention_ref_no_key_rows),
+        cmocka_unit_test(attention_ref_nan_input),
+        cmocka_unit_test(attention_ref_rejects_bad_input),
+        cmocka_unit_test(attention_ref_small_shapes),
+        cmocka_unit_test(attention_ref_huge_scores),
+        cmocka_unit_test(attention_ref_one_survivor),
+        cmocka_unit_test(attention_ref_alternating_v),
+        cmocka_unit_test(attention_ref_random_shapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
