@@ -31,6 +31,8 @@ typedef struct pp_attn_job_ {
     pp_attn_ref_elem_bounds elem;   // NULL members: not wanted
     double sig_h, sig_l;            // σ as a double-double, |σh + σl − σ| ≤ 2^−105|σ| (exact if given)
     double sig_b;                   // ≥ |σ|
+    double exp_tab[256][2];         // fast exp: 2^(j/256) as double-doubles, ±2^−105 relative
+    double exp_L[3];                // ln2/256 = L1 + L2 + L3 (35, 35, 53 bits), ±2^−130 relative
     mpfr_t sig_p;                   // RN_prec(σ) for mpfr-plain (exact if given)
     int64_t rows_per_task, tasks_per_head;  // forward-only split of a head's rows
     int64_t ntasks;
