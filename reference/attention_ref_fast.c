@@ -134,7 +134,25 @@ static void acc_split(double *restrict h, double *restrict lo, const double *res
 {
     double x1, x2;
     split29(xh, &x1, &x2);
-    for (int64_t l = 0; l < d; l++) {
+    // Two lanes at a time with GCC's vector extension (SSE2): the same IEEE operations per element,
+    // in the same order, as the scalar loop below.
+    typedef double v2d __attribute__((vector_size(16)));
+    v2d X1 = {x1, x1}, X2 = {x2, x2}, XL = {xl, xl};
+    int64_t l = 0;
+    for (; l + 2 <= d; l += 2) {
+        v2d yl, hl, ll;
+        memcpy(&yl, y + l, sizeof yl);
+        memcpy(&hl, h + l, sizeof hl);
+        memcpy(&ll, lo + l, sizeof ll);
+        v2d a = X1 * yl;
+        v2d s = hl + a;
+        v2d z = s - hl;
+        v2d e = (hl - (s - z)) + (a - z);
+        ll += e + (X2 * yl + XL * yl);
+        memcpy(h + l, &s, sizeof s);
+        memcpy(lo + l, &ll, sizeof ll);
+    }
+    for (; l < d; l++) {
         double yl = y[l];
         double a = x1 * yl;  // exact: 29 + 24 bits
         double s = h[l] + a;
