@@ -121,7 +121,7 @@ static void attn_sigma_init(pp_attn_job_ *J)
 // The fast exp's constants (PROOFS.md#attention, "exp"): 2^(j/256) for j < 256 as double-doubles
 // from RN_256 (hi = RN(t), lo = RN(t − hi): ±2^−105 relative), and ln2/256 split into L1 and L2
 // of 35 bits each (RZ at 35 bits, exact remainders) and L3 = RN(the rest).
-static void attn_exp_init(pp_attn_job_ *J)
+void pp_attn_exp_init_(pp_attn_job_ *J)
 {
     mpfr_t t, r;
     mpfr_inits2(256, t, r, (mpfr_ptr)0);
@@ -255,7 +255,7 @@ int pp_attention_ref_ex(const pp_attn_ref_opts *o, const double *q, const double
     if (!J.res)
         return pp_fail(err, PP_ERR_RUNTIME, "attention reference: out of memory");
     attn_sigma_init(&J);
-    attn_exp_init(&J);
+    pp_attn_exp_init_(&J);
     attn_run(&J, o->threads);
     mpfr_clear(J.sig_p);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);

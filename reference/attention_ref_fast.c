@@ -50,7 +50,7 @@ static inline void dd_add(double xh, double xl, double yh, double yl, double *zh
 // Sh − M ∈ [−500, 0]: relative error ≤ 2^−81 (and E ≥ 2^−722, no underflow of the high part).
 // x = N·ln2/256 + r with |r| ≤ 2^−9.5, exp(r) by its degree-7 Taylor polynomial (the r² factor in
 // double-double), times 2^(j/256) from the table and 2^k, N = 256k + j.
-static void fast_exp(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
+void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
 {
     double a, b, c, e2, xh, t;
     two_sum(Sh, -M, &a, &b);   // exact
@@ -280,7 +280,7 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         }
     }
 
-    // E_j = exp(S_j − M) by fast_exp (±2^−81 relative + the score's error);
+    // E_j = exp(S_j − M) by pp_attn_fast_exp_ (±2^−81 relative + the score's error);
     // x < −500 is cut: E < e^−499.9 < 2^−721 (PROOFS: "Softmax").
     double lh = 0.0, ll = 0.0, dEmax = 0.0;
     int64_t ncut = 0;
@@ -293,7 +293,7 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         }
         w->cut[j] = 0;
         double eh, el;
-        fast_exp(J, w->Sh[j], M, w->Sl[j], &eh, &el);  // ±2^−81 relative
+        pp_attn_fast_exp_(J, w->Sh[j], M, w->Sl[j], &eh, &el);  // ±2^−81 relative
         w->Ph[j] = eh;
         w->Pl[j] = el;
         double dE = 1.0001 * w->eS[j] + 0x1p-81;

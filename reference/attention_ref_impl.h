@@ -121,6 +121,11 @@ static inline void pp_attn_put_(double *val, double *elem, int64_t idx, double v
         *tmax = bnd;
 }
 
+// exp((Sh − M) + Sl) as a double-double within 2^−81 relative, for |Sh|, |M| < 2^40,
+// |Sl| ≤ 2^−53|Sh|, Sh − M ∈ [−500, 0]; J->exp_tab and J->exp_L set by pp_attn_exp_init_.
+void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el);
+void pp_attn_exp_init_(pp_attn_job_ *J);
+
 // One row done: counts it, and reports progress from worker 0 at most every 0.1 s.
 void pp_attn_row_done_(pp_attn_job_ *J, int worker);
 

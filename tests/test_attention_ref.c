@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include "attention_ref.h"
+#include "attention_ref_impl.h"  // the fast exp, tested alone
 #include "format.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -418,6 +419,59 @@ static void attention_ref_nan_input(void **state)
     case_free(&c);
 }
 
+// The fast path's exp (PROOFS.md#attention, "exp"): |Ê − exp(x)| ≤ 2^−81·exp(x) for
+// x = (Sh − M) + Sl ∈ [−500, 0], against MPFR at 300 bits (x formed exactly: |Sh|, |M| < 2^40).
+static void attention_ref_fast_exp_accuracy(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 7};
+    pp_attn_job_ *J = calloc(1, sizeof *J);
+    assert_non_null(J);
+    pp_attn_exp_init_(J);
+    mpfr_t x, e, t;
+    mpfr_inits2(300, x, e, t, (mpfr_ptr)0);
+    uint64_t n = pp_test_iters(20000);
+    int fails = 0;
+    double worst = 0.0;
+    for (uint64_t it = 0; it < n && fails < 10; it++) {
+        double M = ldexp(rng_unit(&r) - 0.5, (int)(rng_next(&r) % 40));
+        double xs = it % 7 == 0 ? 0.0 : it % 7 == 1 ? -500.0 * rng_unit(&r) * 1e-3 : -500.0 * rng_unit(&r);
+        if (it % 11 == 0)  // next to a multiple of ln2/256
+            xs = -(double)(rng_next(&r) % 184000) * 0.0027076061740622863 - ldexp(rng_unit(&r), -40);
+        double Sh = M + xs;  // rounded: Sh − M is whatever it is, in [−500, 0] after the check
+        if (Sh - M > 0.0 || Sh - M < -500.0)
+            continue;
+        double Sl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(Sh);  // |Sl| ≤ u|Sh|
+        double eh, el;
+        pp_attn_fast_exp_(J, Sh, M, Sl, &eh, &el);
+        mpfr_set_d(x, Sh, MPFR_RNDN);
+        mpfr_sub_d(x, x, M, MPFR_RNDN);  // exact at 300 bits
+        mpfr_add_d(x, x, Sl, MPFR_RNDN);  // exact
+        mpfr_exp(e, x, MPFR_RNDN);        // ±2^−300
+        mpfr_set_d(t, eh, MPFR_RNDN);
+        mpfr_add_d(t, t, el, MPFR_RNDN);  // exact
+        mpfr_sub(t, t, e, MPFR_RNDN);
+        mpfr_div(t, t, e, MPFR_RNDN);
+        double rel = fabs(mpfr_get_d(t, MPFR_RNDA));
+        worst = rel > worst ? rel : worst;
+        if (!(rel <= 0x1p-81) || !(fabs(el) <= 0x1p-53 * fabs(eh))) {
+            fprintf(stderr, "FAIL: fast exp: relative error %g > 2^-81 (or unnormalised)\n", rel);
+            pp_test_print_double("Sh", Sh);
+            pp_test_print_double("M", M);
+            pp_test_print_double("Sl", Sl);
+            pp_test_print_double("eh", eh);
+            pp_test_print_double("el", el);
+            pp_test_report_seed();
+            fails++;
+        }
+    }
+    mpfr_clears(x, e, t, (mpfr_ptr)0);
+    mpfr_free_cache();
+    free(J);
+    assert_int_equal(fails, 0);
+    assert_true(worst > 0.0);  // the comparison saw real errors
+}
+
 static void attention_ref_rejects_bad_input(void **state)
 {
     (void)state;
@@ -437,6 +491,7 @@ static void attention_ref_rejects_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attention_ref_fast_exp_accuracy),
         cmocka_unit_test(attention_ref_single_key_exact),
         cmocka_unit_test(attention_ref_no_key_rows),
         cmocka_unit_test(attention_ref_nan_input),
