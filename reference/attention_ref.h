@@ -75,4 +75,10 @@ int pp_attention_ref_ex(const pp_attn_ref_opts *o, const double *q, const double
                         double *dk, double *dv, pp_attn_ref_bounds *bounds,
                         const pp_attn_ref_elem_bounds *elem, pp_error *err);
 
+// The reference cache key (src/ref_cache.h) of this reference: SHA-256 of the op, method,
+// precision, shapes, mask, σ, backward flag and the exact bits of q, k, v (and dout when
+// backward). Threads and progress are left out: they change nothing.
+void pp_attention_ref_key(const pp_attn_ref_opts *o, const double *q, const double *k,
+                          const double *v, const double *dout, uint8_t key[32]);
+
 #endif

@@ -178,6 +178,17 @@ void pp_ref_key_tensor(pp_ref_key *k, const char *name, const pp_tensor *t)
     }
 }
 
+void pp_ref_key_values(pp_ref_key *k, const char *name, const double *x, int64_t n)
+{
+    put_field(&k->sha, 'R', name);
+    put_u64(&k->sha, (uint64_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, &x[i], sizeof b);
+        put_u64(&k->sha, b);
+    }
+}
+
 void pp_ref_key_final(pp_ref_key *k, uint8_t key[32])
 {
     pp_sha256_final(&k->sha, key);

@@ -40,6 +40,8 @@ void pp_ref_key_i64(pp_ref_key *k, const char *name, int64_t value);
 void pp_ref_key_f64(pp_ref_key *k, const char *name, double value);  // the bits: −0 ≠ +0
 // A tensor: its format's name, shape and every value's bits.
 void pp_ref_key_tensor(pp_ref_key *k, const char *name, const pp_tensor *t);
+// n raw binary64 values (bits), for inputs that are not pp_tensors; the caller hashes their shape.
+void pp_ref_key_values(pp_ref_key *k, const char *name, const double *x, int64_t n);
 void pp_ref_key_final(pp_ref_key *k, uint8_t key[32]);
 void pp_ref_key_hex(const uint8_t key[32], char hex[65]);
 

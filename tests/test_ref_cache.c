@@ -7,6 +7,7 @@
 
 #include "test_util.h"
 
+#include "attention_ref.h"
 #include "ref_cache.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -267,6 +268,72 @@ static void ref_cache_corrupt_entries(void **state)
     tmpdir_remove(&td);
 }
 
+// An attention reference through the cache: its key sees every input bit and parameter, and the
+// stored out/lse come back bit for bit with their bounds.
+static void ref_cache_attention(void **state)
+{
+    (void)state;
+    tmpdir td;
+    tmpdir_make(&td);
+    pp_attn_ref_opts o = {0};
+    o.b = 1;
+    o.s_q = o.s_kv = 3;
+    o.h = o.h_kv = 1;
+    o.d = 4;
+    o.causal = 1;
+    double q[12], k[12], v[12];
+    for (int i = 0; i < 12; i++) {
+        q[i] = (i % 5) * 0.25 - 0.5;
+        k[i] = (i % 3) * 0.5 - 0.25;
+        v[i] = i - 6.0;
+    }
+    pp_tensor t[2];
+    int64_t s0[4] = {1, 3, 1, 4}, s1[3] = {1, 1, 3};
+    assert_int_equal(pp_tensor_alloc(&t[0], 4, s0, PP_FMT_FP64, NULL), PP_OK);
+    assert_int_equal(pp_tensor_alloc(&t[1], 3, s1, PP_FMT_FP64, NULL), PP_OK);
+    pp_attn_ref_bounds b;
+    pp_error err = {0};
+    assert_int_equal(pp_attention_ref(&o, q, k, v, NULL, t[0].data, t[1].data, NULL, NULL, NULL, &b, &err), PP_OK);
+    pp_reference_info info[2];
+    memset(info, 0, sizeof info);
+    snprintf(info[0].tensor, sizeof info[0].tensor, "out");
+    snprintf(info[1].tensor, sizeof info[1].tensor, "lse");
+    snprintf(info[0].method, sizeof info[0].method, "fast");
+    snprintf(info[1].method, sizeof info[1].method, "fast");
+    info[0].error_bound = b.out;
+    info[1].error_bound = b.lse;
+    uint8_t key[32], key2[32];
+    pp_attention_ref_key(&o, q, k, v, NULL, key);
+    assert_int_equal(pp_ref_cache_store(td.path, key, 2, t, info, &err), PP_OK);
+    pp_tensor out[2];
+    pp_reference_info got[2];
+    assert_int_equal(lookup(td.path, key, out, got), 1);
+    for (int i = 0; i < 2; i++) {
+        assert_memory_equal(out[i].data, t[i].data, sizeof(double) * (size_t)t[i].numel);
+        assert_true(got[i].error_bound == info[i].error_bound);
+        pp_tensor_free(&out[i]);
+    }
+    k[7] = -k[7];  // one input bit
+    pp_attention_ref_key(&o, q, k, v, NULL, key2);
+    assert_memory_not_equal(key, key2, 32);
+    assert_int_equal(lookup(td.path, key2, out, got), 0);
+    k[7] = -k[7];
+    o.causal = 0;
+    pp_attention_ref_key(&o, q, k, v, NULL, key2);
+    assert_memory_not_equal(key, key2, 32);
+    o.causal = 1;
+    o.method = PP_ATTN_REF_MPFR_PLAIN;
+    pp_attention_ref_key(&o, q, k, v, NULL, key2);
+    assert_memory_not_equal(key, key2, 32);
+    o.method = PP_ATTN_REF_FAST;
+    o.threads = 7;  // changes nothing
+    pp_attention_ref_key(&o, q, k, v, NULL, key2);
+    assert_memory_equal(key, key2, 32);
+    pp_tensor_free(&t[0]);
+    pp_tensor_free(&t[1]);
+    tmpdir_remove(&td);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +341,7 @@ int main(void)
         cmocka_unit_test(ref_key_sensitivity),
         cmocka_unit_test(ref_cache_round_trip),
         cmocka_unit_test(ref_cache_corrupt_entries),
+        cmocka_unit_test(ref_cache_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
