@@ -97,24 +97,29 @@ void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, do
 static void dot2x4(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
                    double T[4])
 {
-    double hh[4] = {0, 0, 0, 0}, cc[4] = {0, 0, 0, 0}, tt[4] = {0, 0, 0, 0};
+    // Two lanes per vector (GCC's vector extension, SSE2): lanes are independent chains with the
+    // same IEEE operations, in the same order, as a scalar loop per key.
+    typedef double v2d __attribute__((vector_size(16)));
+    v2d h01 = {0, 0}, h23 = {0, 0}, c01 = {0, 0}, c23 = {0, 0}, t01 = {0, 0}, t23 = {0, 0};
     for (int64_t l = 0; l < d; l++) {
-        double xl = x[l];
-        for (int m = 0; m < 4; m++) {
-            double p = xl * y[m][l];  // exact: ≤ 48 bits, in [2^−298, 2^256] or 0
-            double s = hh[m] + p;     // TwoSum(hh, p)
-            double z = s - hh[m];
-            double e = (hh[m] - (s - z)) + (p - z);
-            hh[m] = s;
-            cc[m] += e;               // recursive sum of the errors: ±γ_{d−2}Σ|e|
-            tt[m] += fabs(p);
-        }
+        v2d xl = {x[l], x[l]};
+        v2d y01 = {y[0][l], y[1][l]}, y23 = {y[2][l], y[3][l]};
+        v2d p = xl * y01;  // exact: ≤ 48 bits, in [2^−298, 2^256] or 0
+        v2d s = h01 + p;   // TwoSum(h, p)
+        v2d z = s - h01;
+        c01 += (h01 - (s - z)) + (p - z);  // recursive sum of the errors: ±γ_{d−2}Σ|e|
+        h01 = s;
+        t01 += (v2d){fabs(p[0]), fabs(p[1])};
+        p = xl * y23;
+        s = h23 + p;
+        z = s - h23;
+        c23 += (h23 - (s - z)) + (p - z);
+        h23 = s;
+        t23 += (v2d){fabs(p[0]), fabs(p[1])};
     }
-    for (int m = 0; m < 4; m++) {
-        h[m] = hh[m];
-        c[m] = cc[m];
-        T[m] = tt[m];
-    }
+    h[0] = h01[0], h[1] = h01[1], h[2] = h23[0], h[3] = h23[1];
+    c[0] = c01[0], c[1] = c01[1], c[2] = c23[0], c[3] = c23[1];
+    T[0] = t01[0], T[1] = t01[1], T[2] = t23[0], T[3] = t23[1];
 }
 
 // Veltkamp's split of a double into x1 (≤ 29 significant bits) + x2 (≤ 24 bits), exactly; for
