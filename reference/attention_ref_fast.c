@@ -502,3 +502,26 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
         atomic_fetch_sub(&J->done, rows);  // the plain path counts them again
     return bad;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The building blocks, for tests/test_attention_ref.c to check their bounds alone
+
+void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    dd_mul(xh, xl, yh, yl, zh, zl);
+}
+
+void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    dd_add(xh, xl, yh, yl, zh, zl);
+}
+
+void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl)
+{
+    acc_split(h, lo, y, d, xh, xl);
+}
+
+double pp_attn_acc_split_coef_(int64_t n)
+{
+    return acc_split_coef(n);
+}

@@ -126,6 +126,13 @@ static inline void pp_attn_put_(double *val, double *elem, int64_t idx, double v
 void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el);
 void pp_attn_exp_init_(pp_attn_job_ *J);
 
+// The fast path's building blocks, exported for their tests (PROOFS.md#attention): dd_mul
+// (±9.1u²|xh·yh|), dd_add (±3.02u²(|xh| + |yh|)), the split accumulation and its coefficient acc(n).
+void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl);
+void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl);
+void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl);
+double pp_attn_acc_split_coef_(int64_t n);
+
 // One row done: counts it, and reports progress from worker 0 at most every 0.1 s.
 void pp_attn_row_done_(pp_attn_job_ *J, int worker);
 

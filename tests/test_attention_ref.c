@@ -472,6 +472,100 @@ static void attention_ref_fast_exp_accuracy(void **state)
     assert_true(worst > 0.0);  // the comparison saw real errors
 }
 
+// A double-double (hi, lo) with |lo| ≤ u|hi|, hi of magnitude ~2^e.
+static void rnd_dd(rng *r, int e, double *hi, double *lo)
+{
+    *hi = ldexp(1.0 + rng_unit(r), e) * (rng_next(r) & 1 ? -1.0 : 1.0);
+    double l = ldexp(rng_unit(r) - 0.5, e - 53);
+    *lo = rng_next(r) % 4 == 0 ? 0.0 : l;
+    double s = *hi + *lo;  // renormalise (exact: TwoSum)
+    double z = s - *hi;
+    *lo = (*hi - (s - z)) + (*lo - z);
+    *hi = s;
+}
+
+// dd_mul, dd_add and the split accumulation within their stated bounds, against MPFR at 3000 bits
+// (exact for these operands): cancellation (dd_add of near-opposites, y of alternating sign),
+// tiny low parts, and up to 3000 accumulated terms.
+static void attention_ref_building_blocks(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 8};
+    mpfr_t a, b, t, s;
+    mpfr_inits2(3000, a, b, t, s, (mpfr_ptr)0);
+    int fails = 0;
+    uint64_t n = pp_test_iters(3000);
+    for (uint64_t it = 0; it < n && fails < 10; it++) {
+        double xh, xl, yh, yl, zh, zl;
+        rnd_dd(&r, (int)(rng_next(&r) % 200) - 100, &xh, &xl);
+        rnd_dd(&r, (int)(rng_next(&r) % 200) - 100, &yh, &yl);
+        if (it % 3 == 0) {  // near-cancellation for dd_add
+            yh = -xh * (1.0 + ldexp(rng_unit(&r), -30 - (int)(rng_next(&r) % 20)));
+            yl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(yh);
+        }
+        for (int op = 0; op < 2; op++) {
+            mpfr_set_d(a, xh, MPFR_RNDN);
+            mpfr_add_d(a, a, xl, MPFR_RNDN);
+            mpfr_set_d(b, yh, MPFR_RNDN);
+            mpfr_add_d(b, b, yl, MPFR_RNDN);
+            double bound;
+            if (op == 0) {
+                pp_attn_dd_mul_(xh, xl, yh, yl, &zh, &zl);
+                mpfr_mul(a, a, b, MPFR_RNDN);
+                bound = 9.1 * 0x1p-106 * fabs(xh * yh);  // PROOFS.md#attention "dd_mul"
+            } else {
+                pp_attn_dd_add_(xh, xl, yh, yl, &zh, &zl);
+                mpfr_add(a, a, b, MPFR_RNDN);
+                bound = 3.02 * 0x1p-106 * (fabs(xh) + fabs(yh));  // "dd_add"
+            }
+            mpfr_set_d(t, zh, MPFR_RNDN);
+            mpfr_add_d(t, t, zl, MPFR_RNDN);
+            mpfr_sub(t, t, a, MPFR_RNDN);
+            if (mpfr_cmpabs_ui(t, 0) != 0 && !(fabs(mpfr_get_d(t, MPFR_RNDA)) <= bound)) {
+                fprintf(stderr, "FAIL: %s outside its bound\n", op ? "dd_add" : "dd_mul");
+                pp_test_print_double("xh", xh);
+                pp_test_print_double("xl", xl);
+                pp_test_print_double("yh", yh);
+                pp_test_print_double("yl", yl);
+                pp_test_report_seed();
+                fails++;
+            }
+        }
+    }
+    // Split accumulation: m terms x_k·y_k into one (h, lo); |h + lo − Σ| ≤ acc(m)·Σ|xh·y|.
+    for (int rep = 0; rep < 20 && fails < 10; rep++) {
+        int m = rep < 10 ? 1 + rep * 30 : 3000;
+        double h = 0.0, lo = 0.0, W = 0.0;
+        mpfr_set_zero(s, 1);
+        for (int kk = 0; kk < m; kk++) {
+            double xh, xl;
+            rnd_dd(&r, -(int)(rng_next(&r) % 40), &xh, &xl);
+            if (rep % 3 == 1)
+                xl = ldexp(xl, -(int)(rng_next(&r) % 900));  // tiny low parts
+            double y = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + rng_unit(&r)) *
+                                                  ldexp(1.0, (int)(rng_next(&r) % 20) - 10), PP_RND_NE, 0);
+            pp_attn_acc_split_(&h, &lo, &y, 1, xh, xl);
+            W += fabs(xh * y);
+            mpfr_set_d(t, xh, MPFR_RNDN);
+            mpfr_add_d(t, t, xl, MPFR_RNDN);
+            mpfr_mul_d(t, t, y, MPFR_RNDN);
+            mpfr_add(s, s, t, MPFR_RNDN);
+        }
+        double bound = pp_attn_acc_split_coef_(m) * W * (1.0 + 0x1p-20) + m * 0x1p-1074;
+        mpfr_set_d(t, h, MPFR_RNDN);
+        mpfr_add_d(t, t, lo, MPFR_RNDN);
+        mpfr_sub(t, t, s, MPFR_RNDN);
+        if (!(fabs(mpfr_get_d(t, MPFR_RNDA)) <= bound)) {
+            fprintf(stderr, "FAIL: split accumulation of %d terms outside acc(n)·W\n", m);
+            pp_test_report_seed();
+            fails++;
+        }
+    }
+    mpfr_clears(a, b, t, s, (mpfr_ptr)0);
+    mpfr_free_cache();
+    assert_int_equal(fails, 0);
+}
+
 static void attention_ref_rejects_bad_input(void **state)
 {
     (void)state;
@@ -492,6 +586,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(attention_ref_fast_exp_accuracy),
+        cmocka_unit_test(attention_ref_building_blocks),
         cmocka_unit_test(attention_ref_single_key_exact),
         cmocka_unit_test(attention_ref_no_key_rows),
         cmocka_unit_test(attention_ref_nan_input),
