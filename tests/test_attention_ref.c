@@ -566,6 +566,43 @@ static void attention_ref_building_blocks(void **state)
     assert_int_equal(fails, 0);
 }
 
+typedef struct progress_log {
+    int calls;
+    int64_t last_done, last_total;
+    int monotone;
+} progress_log;
+
+static void progress_cb(void *ctx, int64_t done, int64_t total)
+{
+    progress_log *p = ctx;
+    p->monotone &= done >= p->last_done && done <= total;
+    p->calls++;
+    p->last_done = done;
+    p->last_total = total;
+}
+
+// The progress callback: rows counted up to b·h·s_q, called at the end with (total, total).
+static void attention_ref_progress(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 9};
+    attn_case c = make_case(2, 20, 20, 2, 1, 16, 1);
+    case_fill(&c, &r, PP_FMT_FP16, 1.0);
+    for (int m = 0; m < 2; m++) {
+        progress_log log = {0, 0, 0, 1};
+        c.o.progress = progress_cb;
+        c.o.progress_ctx = &log;
+        attn_result res;
+        run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 2, &res);
+        assert_true(log.calls >= 1);
+        assert_true(log.monotone);
+        assert_int_equal(log.last_done, 2 * 2 * 20);
+        assert_int_equal(log.last_total, 2 * 2 * 20);
+        result_free(&res);
+    }
+    case_free(&c);
+}
+
 static void attention_ref_rejects_bad_input(void **state)
 {
     (void)state;
@@ -591,6 +628,7 @@ int main(void)
         cmocka_unit_test(attention_ref_no_key_rows),
         cmocka_unit_test(attention_ref_nan_input),
         cmocka_unit_test(attention_ref_rejects_bad_input),
+        cmocka_unit_test(attention_ref_progress),
         cmocka_unit_test(attention_ref_small_shapes),
         cmocka_unit_test(attention_ref_huge_scores),
         cmocka_unit_test(attention_ref_one_survivor),
