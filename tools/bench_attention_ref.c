@@ -92,11 +92,11 @@ int main(int argc, char **argv)
     pp_attn_ref_opts p = f;
     p.method = PP_ATTN_REF_MPFR_PLAIN;
     p.s_q = 8;
+    printf("bench_attention_ref: %d threads; b 1, h 2, s 512, d 128, causal, fwd+bwd, bf16 inputs\n",
+           threads);
     double tf = run(&f, 2), tp_sub = run(&p, 1);
     double sf = scores(&f), sp = scores(&p);
     double tp = tp_sub * sf / sp;
-    printf("bench_attention_ref: %d threads; b 1, h 2, s 512, d 128, causal, fwd+bwd, bf16 inputs\n",
-           threads);
     printf("  fast        %8.3f s   (%6.1f ns per score, %5.2f ns per multiply-add)\n", tf,
            tf / sf * 1e9, tf / (sf * 6.0 * 128.0) * 1e9);
     printf("  mpfr-plain  %8.3f s   (measured %.3f s on %.0f of %.0f scores: the last 8 rows of each head, scaled)\n",
