@@ -36,7 +36,7 @@ typedef struct pp_attn_ref_bounds {
 } pp_attn_ref_bounds;
 
 // Optional per-element bounds, each shaped like its tensor (NULL: not wanted). NaN where the value
-// is NaN, 0 where it is exact (±Inf from infinite inputs included).
+// is not finite; 0 where it is exact by construction (rows that see no key).
 typedef struct pp_attn_ref_elem_bounds {
     double *out, *lse, *dq, *dk, *dv;
 } pp_attn_ref_elem_bounds;
