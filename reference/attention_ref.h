@@ -36,7 +36,7 @@ typedef struct pp_attn_ref_bounds {
 } pp_attn_ref_bounds;
 
 // Optional per-element bounds, each shaped like its tensor (NULL: not wanted). NaN where the value
-// is NaN, 0 where it is exact (±Inf from infinite inputs included).
+// is not finite; 0 where it is exact by construction (rows that see no key).
 typedef struct pp_attn_ref_elem_bounds {
     double *out, *lse, *dq, *dk, *dv;
 } pp_attn_ref_elem_bounds;
@@ -63,8 +63,11 @@ typedef struct pp_attn_ref_elem_bounds {
 // NULL data for a non-empty tensor; PP_ERR_RUNTIME when memory runs out.
 // Bound (PROOFS.md#attention): each element's error before its final rounding is at most
 // 2^−60·max(|value|, the scale of its terms) (scale: σΣ|q||k| for scores, Σ_j P_ij|v_jl| for out,
-// …) for s_kv, g·s_q ≤ 2^19 (fast) — far below for the usual sizes — plus an absolute floor below
-// 2^−700 times the largest input magnitude (terms cut below e^−500 or 2^−800).
+// σΣ_j P_ij(|dP_ij| + |D_i|)|k_jl| for dq, …) when s_kv, g·s_q ≤ 2^18 and the scores' error
+// σ·Σ|q·k|·(12 + d²)·2^−106 ≤ 2^−62 (fast; for d = 128: scores below 2^30 in scale) — about 2^−68
+// for the usual sizes, and (n + d + 10)·2^−127 for mpfr-plain at 128 bits — plus absolute floors
+// below 2^−700 times the magnitudes involved (probabilities below e^−500 cut, dS below 2^−800
+// dropped, binary64 underflow).
 int pp_attention_ref(const pp_attn_ref_opts *o, const double *q, const double *k, const double *v,
                      const double *dout, double *out, double *lse, double *dq, double *dk,
                      double *dv, pp_attn_ref_bounds *bounds, pp_error *err);

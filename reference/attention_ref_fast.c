@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attention_ref_impl.h"
+#include "format.h"
 
 // ---------------------------------------------------------------------------------------------
 // Error-free transformations and double-double steps (binary64, round to nearest)
@@ -43,6 +44,51 @@ static inline void dd_add(double xh, double xl, double yh, double yl, double *zh
 }
 
 // ---------------------------------------------------------------------------------------------
+// exp (PROOFS.md#attention, "exp")
+
+// E = exp((Sh − M) + Sl) as a double-double, for |Sh|, |M| < 2^40, |Sl| ≤ u|Sh| and
+// Sh − M ∈ [−500, 0]: relative error ≤ 2^−81 (and E ≥ 2^−722, no underflow of the high part).
+// x = N·ln2/256 + r with |r| ≤ 2^−9.5, exp(r) by its degree-7 Taylor polynomial (the r² factor in
+// double-double), times 2^(j/256) from the table and 2^k, N = 256k + j.
+void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
+{
+    double a, b, c, e2, xh, t;
+    two_sum(Sh, -M, &a, &b);   // exact
+    two_sum(b, Sl, &c, &e2);   // exact
+    two_sum(a, c, &xh, &t);    // exact
+    double xl = t + e2;        // ±u|xl|: |x̂ − x| ≤ u²(|xh| + 1)
+    double Nd = (xh * 369.3299304675746 + 0x1.8p52) - 0x1.8p52;  // an integer near x·256/ln2
+    int64_t N = (int64_t)Nd;
+    int j = (int)(N & 255);
+    int64_t kk = (N - j) / 256;  // ≥ −723
+    double r1 = xh - Nd * J->exp_L[0];  // N·L1 exact (18 + 35 bits), the difference exact (Sterbenz)
+    double rh0, rb;
+    two_sum(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
+    double cc = xl - Nd * J->exp_L[2];  // ±u|N·L3| ±u|cc|
+    double rh, rl;
+    two_sum(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
+    // exp(r) = 1 + r + r²·(1/2 + r·y), y = 1/6 + r·w, w = 1/24 + r/120 + r²/720 + r³/5040;
+    // remainder ≤ r^8/8!·e^|r| ≤ 2^−91.3
+    double w = 1.0 / 24.0 + rh * (1.0 / 120.0 + rh * (1.0 / 720.0 + rh * (1.0 / 5040.0)));  // ±2^−56
+    double y = 1.0 / 6.0 + rh * w;                        // ±2^−54.5 (with 1/6's rounding)
+    double p = rh * y;
+    double pe = fma(rh, y, -p) + rl * y;                 // rh·y exact in p + fma; rl·y ±u
+    double zh, zl;
+    two_sum(0.5, p, &zh, &zl);                           // exact
+    two_sum(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
+    double s2h = rh * rh, s2l;
+    two_sum(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
+    double qh, ql, fh, fl, gh, gl;
+    dd_mul(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
+    dd_add(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
+    dd_add(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
+    dd_mul(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
+    double s = pp_f64_from_bits((uint64_t)(kk + 1023) << 52);      // 2^k, k ≥ −723: exact
+    *eh = gh * s;  // exact
+    *el = gl * s;  // exact unless subnormal (±2^−1075, below 2^−353·E)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Accumulations (PROOFS.md#attention, "Dot2" and "Split accumulation")
 
 // Four dot products of x with y[0..3] (binary32 values, so every product is exact), each by
@@ -51,24 +97,29 @@ static inline void dd_add(double xh, double xl, double yh, double yl, double *zh
 static void dot2x4(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
                    double T[4])
 {
-    double hh[4] = {0, 0, 0, 0}, cc[4] = {0, 0, 0, 0}, tt[4] = {0, 0, 0, 0};
+    // Two lanes per vector (GCC's vector extension, SSE2): lanes are independent chains with the
+    // same IEEE operations, in the same order, as a scalar loop per key.
+    typedef double v2d __attribute__((vector_size(16)));
+    v2d h01 = {0, 0}, h23 = {0, 0}, c01 = {0, 0}, c23 = {0, 0}, t01 = {0, 0}, t23 = {0, 0};
     for (int64_t l = 0; l < d; l++) {
-        double xl = x[l];
-        for (int m = 0; m < 4; m++) {
-            double p = xl * y[m][l];  // exact: ≤ 48 bits, in [2^−298, 2^256] or 0
-            double s = hh[m] + p;     // TwoSum(hh, p)
-            double z = s - hh[m];
-            double e = (hh[m] - (s - z)) + (p - z);
-            hh[m] = s;
-            cc[m] += e;               // recursive sum of the errors: ±γ_{d−2}Σ|e|
-            tt[m] += fabs(p);
-        }
+        v2d xl = {x[l], x[l]};
+        v2d y01 = {y[0][l], y[1][l]}, y23 = {y[2][l], y[3][l]};
+        v2d p = xl * y01;  // exact: ≤ 48 bits, in [2^−298, 2^256] or 0
+        v2d s = h01 + p;   // TwoSum(h, p)
+        v2d z = s - h01;
+        c01 += (h01 - (s - z)) + (p - z);  // recursive sum of the errors: ±γ_{d−2}Σ|e|
+        h01 = s;
+        t01 += (v2d){fabs(p[0]), fabs(p[1])};
+        p = xl * y23;
+        s = h23 + p;
+        z = s - h23;
+        c23 += (h23 - (s - z)) + (p - z);
+        h23 = s;
+        t23 += (v2d){fabs(p[0]), fabs(p[1])};
     }
-    for (int m = 0; m < 4; m++) {
-        h[m] = hh[m];
-        c[m] = cc[m];
-        T[m] = tt[m];
-    }
+    h[0] = h01[0], h[1] = h01[1], h[2] = h23[0], h[3] = h23[1];
+    c[0] = c01[0], c[1] = c01[1], c[2] = c23[0], c[3] = c23[1];
+    T[0] = t01[0], T[1] = t01[1], T[2] = t23[0], T[3] = t23[1];
 }
 
 // Veltkamp's split of a double into x1 (≤ 29 significant bits) + x2 (≤ 24 bits), exactly; for
@@ -88,7 +139,25 @@ static void acc_split(double *restrict h, double *restrict lo, const double *res
 {
     double x1, x2;
     split29(xh, &x1, &x2);
-    for (int64_t l = 0; l < d; l++) {
+    // Two lanes at a time with GCC's vector extension (SSE2): the same IEEE operations per element,
+    // in the same order, as the scalar loop below.
+    typedef double v2d __attribute__((vector_size(16)));
+    v2d X1 = {x1, x1}, X2 = {x2, x2}, XL = {xl, xl};
+    int64_t l = 0;
+    for (; l + 2 <= d; l += 2) {
+        v2d yl, hl, ll;
+        memcpy(&yl, y + l, sizeof yl);
+        memcpy(&hl, h + l, sizeof hl);
+        memcpy(&ll, lo + l, sizeof ll);
+        v2d a = X1 * yl;
+        v2d s = hl + a;
+        v2d z = s - hl;
+        v2d e = (hl - (s - z)) + (a - z);
+        ll += e + (X2 * yl + XL * yl);
+        memcpy(h + l, &s, sizeof s);
+        memcpy(lo + l, &ll, sizeof ll);
+    }
+    for (; l < d; l++) {
         double yl = y[l];
         double a = x1 * yl;  // exact: 29 + 24 bits
         double s = h[l] + a;
@@ -216,7 +285,7 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         }
     }
 
-    // E_j = exp(S_j − M) in MPFR at 128 bits, to a double-double (±1.03u² + the score's error);
+    // E_j = exp(S_j − M) by pp_attn_fast_exp_ (±2^−81 relative + the score's error);
     // x < −500 is cut: E < e^−499.9 < 2^−721 (PROOFS: "Softmax").
     double lh = 0.0, ll = 0.0, dEmax = 0.0;
     int64_t ncut = 0;
@@ -228,16 +297,11 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
             continue;
         }
         w->cut[j] = 0;
-        mpfr_set_d(w->x, w->Sh[j], MPFR_RNDN);       // exact
-        mpfr_sub_d(w->x, w->x, M, MPFR_RNDN);         // ±2^−128|x|
-        mpfr_add_d(w->x, w->x, w->Sl[j], MPFR_RNDN);  // ±2^−128|x|
-        mpfr_exp(w->e, w->x, MPFR_RNDN);              // ±2^−128 relative
-        double eh = mpfr_get_d(w->e, MPFR_RNDN);      // ±½ulp(eh)
-        mpfr_sub_d(w->e, w->e, eh, MPFR_RNDN);        // exact
-        double el = mpfr_get_d(w->e, MPFR_RNDN);      // ±u|el| ≤ u²|eh|
+        double eh, el;
+        pp_attn_fast_exp_(J, w->Sh[j], M, w->Sl[j], &eh, &el);  // ±2^−81 relative
         w->Ph[j] = eh;
         w->Pl[j] = el;
-        double dE = 1.0001 * w->eS[j] + 1.03 * ATTN_U2;
+        double dE = 1.0001 * w->eS[j] + 0x1p-81;
         dEmax = dE > dEmax ? dE : dEmax;
         double s, e;
         two_sum(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
@@ -437,4 +501,27 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     if (bad)
         atomic_fetch_sub(&J->done, rows);  // the plain path counts them again
     return bad;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The building blocks, for tests/test_attention_ref.c to check their bounds alone
+
+void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    dd_mul(xh, xl, yh, yl, zh, zl);
+}
+
+void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    dd_add(xh, xl, yh, yl, zh, zl);
+}
+
+void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl)
+{
+    acc_split(h, lo, y, d, xh, xl);
+}
+
+double pp_attn_acc_split_coef_(int64_t n)
+{
+    return acc_split_coef(n);
 }

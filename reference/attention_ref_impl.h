@@ -31,6 +31,8 @@ typedef struct pp_attn_job_ {
     pp_attn_ref_elem_bounds elem;   // NULL members: not wanted
     double sig_h, sig_l;            // σ as a double-double, |σh + σl − σ| ≤ 2^−105|σ| (exact if given)
     double sig_b;                   // ≥ |σ|
+    double exp_tab[256][2];         // fast exp: 2^(j/256) as double-doubles, ±2^−105 relative
+    double exp_L[3];                // ln2/256 = L1 + L2 + L3 (35, 35, 53 bits), ±2^−130 relative
     mpfr_t sig_p;                   // RN_prec(σ) for mpfr-plain (exact if given)
     int64_t rows_per_task, tasks_per_head;  // forward-only split of a head's rows
     int64_t ntasks;
@@ -118,6 +120,18 @@ static inline void pp_attn_put_(double *val, double *elem, int64_t idx, double v
     if (bnd == bnd && bnd > *tmax)
         *tmax = bnd;
 }
+
+// exp((Sh − M) + Sl) as a double-double within 2^−81 relative, for |Sh|, |M| < 2^40,
+// |Sl| ≤ 2^−53|Sh|, Sh − M ∈ [−500, 0]; J->exp_tab and J->exp_L set by pp_attn_exp_init_.
+void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el);
+void pp_attn_exp_init_(pp_attn_job_ *J);
+
+// The fast path's building blocks, exported for their tests (PROOFS.md#attention): dd_mul
+// (±9.1u²|xh·yh|), dd_add (±3.02u²(|xh| + |yh|)), the split accumulation and its coefficient acc(n).
+void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl);
+void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl);
+void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl);
+double pp_attn_acc_split_coef_(int64_t n);
 
 // One row done: counts it, and reports progress from worker 0 at most every 0.1 s.
 void pp_attn_row_done_(pp_attn_job_ *J, int worker);

@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include "attention_ref.h"
+#include "attention_ref_impl.h"  // the fast exp, tested alone
 #include "format.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -163,6 +164,40 @@ static int agree(const attn_case *c, const char *what, const attn_result *x, con
     return fails;
 }
 
+// The fast bounds are not vacuous: before the final rounding, an out element's bound is at most
+// 2^−60·max|v| (its scale Σ_j P_j|v_j| is at most max|v|, PROOFS.md#attention "What this
+// proves"), a dv element's at most 2^−60·g·s_q·max|dout|.
+static int not_vacuous(const attn_case *c, const attn_result *f)
+{
+    double vmax = 0.0, omax = 0.0;
+    for (int64_t i = 0; i < nk_of(&c->o); i++)
+        vmax = fmax(vmax, fabs(c->v[i]));
+    for (int64_t i = 0; i < nq_of(&c->o); i++)
+        omax = fmax(omax, fabs(c->dout[i]));
+    double lim[5] = {0x1p-60 * vmax, 0, 0, 0, 0x1p-60 * (double)(c->o.h / c->o.h_kv * c->o.s_q) * omax};
+    int fails = 0;
+    for (int t = 0; t < 5; t += 4) {
+        if (t == 4 && !c->o.backward)
+            break;
+        for (int64_t i = 0; i < count_of(&c->o, t) && fails < 10; i++) {
+            double x = f->t[t][i], hu = 0.0;
+            if (x != 0.0) {
+                int e;
+                frexp(x, &e);
+                hu = ldexp(1.0, e - 54);
+            }
+            if (!(f->e[t][i] - hu <= lim[t] + 0x1p-1000)) {
+                fprintf(stderr, "FAIL: bound too large: %s[%lld]\n", NAMES[t], (long long)i);
+                pp_test_print_double("bound", f->e[t][i]);
+                pp_test_print_double("limit", lim[t]);
+                print_case(c);
+                fails++;
+            }
+        }
+    }
+    return fails;
+}
+
 // fast, plain-128 and plain-256 on one case: pairwise agreement within the bounds, and the fast
 // result independent of the thread count (bit for bit, values and bounds).
 static void check_case(const attn_case *c, int with_truth)
@@ -170,7 +205,7 @@ static void check_case(const attn_case *c, int with_truth)
     attn_result f, p, t, f3;
     run_ref(c, PP_ATTN_REF_FAST, 0, 1, &f);
     run_ref(c, PP_ATTN_REF_MPFR_PLAIN, 0, 2, &p);
-    int fails = agree(c, "fast vs plain", &f, &p);
+    int fails = agree(c, "fast vs plain", &f, &p) + not_vacuous(c, &f);
     if (f.b.plain_tasks != 0) {  // finite inputs of moderate size: the fast path must do it all
         fprintf(stderr, "FAIL: the fast path handed %lld tasks to mpfr-plain\n",
                 (long long)f.b.plain_tasks);
@@ -384,6 +419,190 @@ static void attention_ref_nan_input(void **state)
     case_free(&c);
 }
 
+// The fast path's exp (PROOFS.md#attention, "exp"): |Ê − exp(x)| ≤ 2^−81·exp(x) for
+// x = (Sh − M) + Sl ∈ [−500, 0], against MPFR at 300 bits (x formed exactly: |Sh|, |M| < 2^40).
+static void attention_ref_fast_exp_accuracy(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 7};
+    pp_attn_job_ *J = calloc(1, sizeof *J);
+    assert_non_null(J);
+    pp_attn_exp_init_(J);
+    mpfr_t x, e, t;
+    mpfr_inits2(300, x, e, t, (mpfr_ptr)0);
+    uint64_t n = pp_test_iters(20000);
+    int fails = 0;
+    double worst = 0.0;
+    for (uint64_t it = 0; it < n && fails < 10; it++) {
+        double M = ldexp(rng_unit(&r) - 0.5, (int)(rng_next(&r) % 40));
+        double xs = it % 7 == 0 ? 0.0 : it % 7 == 1 ? -500.0 * rng_unit(&r) * 1e-3 : -500.0 * rng_unit(&r);
+        if (it % 11 == 0)  // next to a multiple of ln2/256
+            xs = -(double)(rng_next(&r) % 184000) * 0.0027076061740622863 - ldexp(rng_unit(&r), -40);
+        double Sh = M + xs;  // rounded: Sh − M is whatever it is, in [−500, 0] after the check
+        if (Sh - M > 0.0 || Sh - M < -500.0)
+            continue;
+        double Sl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(Sh);  // |Sl| ≤ u|Sh|
+        double eh, el;
+        pp_attn_fast_exp_(J, Sh, M, Sl, &eh, &el);
+        mpfr_set_d(x, Sh, MPFR_RNDN);
+        mpfr_sub_d(x, x, M, MPFR_RNDN);  // exact at 300 bits
+        mpfr_add_d(x, x, Sl, MPFR_RNDN);  // exact
+        mpfr_exp(e, x, MPFR_RNDN);        // ±2^−300
+        mpfr_set_d(t, eh, MPFR_RNDN);
+        mpfr_add_d(t, t, el, MPFR_RNDN);  // exact
+        mpfr_sub(t, t, e, MPFR_RNDN);
+        mpfr_div(t, t, e, MPFR_RNDN);
+        double rel = fabs(mpfr_get_d(t, MPFR_RNDA));
+        worst = rel > worst ? rel : worst;
+        if (!(rel <= 0x1p-81) || !(fabs(el) <= 0x1p-53 * fabs(eh))) {
+            fprintf(stderr, "FAIL: fast exp: relative error %g > 2^-81 (or unnormalised)\n", rel);
+            pp_test_print_double("Sh", Sh);
+            pp_test_print_double("M", M);
+            pp_test_print_double("Sl", Sl);
+            pp_test_print_double("eh", eh);
+            pp_test_print_double("el", el);
+            pp_test_report_seed();
+            fails++;
+        }
+    }
+    mpfr_clears(x, e, t, (mpfr_ptr)0);
+    mpfr_free_cache();
+    free(J);
+    assert_int_equal(fails, 0);
+    assert_true(worst > 0.0);  // the comparison saw real errors
+}
+
+// A double-double (hi, lo) with |lo| ≤ u|hi|, hi of magnitude ~2^e.
+static void rnd_dd(rng *r, int e, double *hi, double *lo)
+{
+    *hi = ldexp(1.0 + rng_unit(r), e) * (rng_next(r) & 1 ? -1.0 : 1.0);
+    double l = ldexp(rng_unit(r) - 0.5, e - 53);
+    *lo = rng_next(r) % 4 == 0 ? 0.0 : l;
+    double s = *hi + *lo;  // renormalise (exact: TwoSum)
+    double z = s - *hi;
+    *lo = (*hi - (s - z)) + (*lo - z);
+    *hi = s;
+}
+
+// dd_mul, dd_add and the split accumulation within their stated bounds, against MPFR at 3000 bits
+// (exact for these operands): cancellation (dd_add of near-opposites, y of alternating sign),
+// tiny low parts, and up to 3000 accumulated terms.
+static void attention_ref_building_blocks(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 8};
+    mpfr_t a, b, t, s;
+    mpfr_inits2(3000, a, b, t, s, (mpfr_ptr)0);
+    int fails = 0;
+    uint64_t n = pp_test_iters(3000);
+    for (uint64_t it = 0; it < n && fails < 10; it++) {
+        double xh, xl, yh, yl, zh, zl;
+        rnd_dd(&r, (int)(rng_next(&r) % 200) - 100, &xh, &xl);
+        rnd_dd(&r, (int)(rng_next(&r) % 200) - 100, &yh, &yl);
+        if (it % 3 == 0) {  // near-cancellation for dd_add
+            yh = -xh * (1.0 + ldexp(rng_unit(&r), -30 - (int)(rng_next(&r) % 20)));
+            yl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(yh);
+        }
+        for (int op = 0; op < 2; op++) {
+            mpfr_set_d(a, xh, MPFR_RNDN);
+            mpfr_add_d(a, a, xl, MPFR_RNDN);
+            mpfr_set_d(b, yh, MPFR_RNDN);
+            mpfr_add_d(b, b, yl, MPFR_RNDN);
+            double bound;
+            if (op == 0) {
+                pp_attn_dd_mul_(xh, xl, yh, yl, &zh, &zl);
+                mpfr_mul(a, a, b, MPFR_RNDN);
+                bound = 9.1 * 0x1p-106 * fabs(xh * yh);  // PROOFS.md#attention "dd_mul"
+            } else {
+                pp_attn_dd_add_(xh, xl, yh, yl, &zh, &zl);
+                mpfr_add(a, a, b, MPFR_RNDN);
+                bound = 3.02 * 0x1p-106 * (fabs(xh) + fabs(yh));  // "dd_add"
+            }
+            mpfr_set_d(t, zh, MPFR_RNDN);
+            mpfr_add_d(t, t, zl, MPFR_RNDN);
+            mpfr_sub(t, t, a, MPFR_RNDN);
+            if (mpfr_cmpabs_ui(t, 0) != 0 && !(fabs(mpfr_get_d(t, MPFR_RNDA)) <= bound)) {
+                fprintf(stderr, "FAIL: %s outside its bound\n", op ? "dd_add" : "dd_mul");
+                pp_test_print_double("xh", xh);
+                pp_test_print_double("xl", xl);
+                pp_test_print_double("yh", yh);
+                pp_test_print_double("yl", yl);
+                pp_test_report_seed();
+                fails++;
+            }
+        }
+    }
+    // Split accumulation: m terms x_k·y_k into one (h, lo); |h + lo − Σ| ≤ acc(m)·Σ|xh·y|.
+    for (int rep = 0; rep < 20 && fails < 10; rep++) {
+        int m = rep < 10 ? 1 + rep * 30 : 3000;
+        double h = 0.0, lo = 0.0, W = 0.0;
+        mpfr_set_zero(s, 1);
+        for (int kk = 0; kk < m; kk++) {
+            double xh, xl;
+            rnd_dd(&r, -(int)(rng_next(&r) % 40), &xh, &xl);
+            if (rep % 3 == 1)
+                xl = ldexp(xl, -(int)(rng_next(&r) % 900));  // tiny low parts
+            double y = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + rng_unit(&r)) *
+                                                  ldexp(1.0, (int)(rng_next(&r) % 20) - 10), PP_RND_NE, 0);
+            pp_attn_acc_split_(&h, &lo, &y, 1, xh, xl);
+            W += fabs(xh * y);
+            mpfr_set_d(t, xh, MPFR_RNDN);
+            mpfr_add_d(t, t, xl, MPFR_RNDN);
+            mpfr_mul_d(t, t, y, MPFR_RNDN);
+            mpfr_add(s, s, t, MPFR_RNDN);
+        }
+        double bound = pp_attn_acc_split_coef_(m) * W * (1.0 + 0x1p-20) + m * 0x1p-1074;
+        mpfr_set_d(t, h, MPFR_RNDN);
+        mpfr_add_d(t, t, lo, MPFR_RNDN);
+        mpfr_sub(t, t, s, MPFR_RNDN);
+        if (!(fabs(mpfr_get_d(t, MPFR_RNDA)) <= bound)) {
+            fprintf(stderr, "FAIL: split accumulation of %d terms outside acc(n)·W\n", m);
+            pp_test_report_seed();
+            fails++;
+        }
+    }
+    mpfr_clears(a, b, t, s, (mpfr_ptr)0);
+    mpfr_free_cache();
+    assert_int_equal(fails, 0);
+}
+
+typedef struct progress_log {
+    int calls;
+    int64_t last_done, last_total;
+    int monotone;
+} progress_log;
+
+static void progress_cb(void *ctx, int64_t done, int64_t total)
+{
+    progress_log *p = ctx;
+    p->monotone &= done >= p->last_done && done <= total;
+    p->calls++;
+    p->last_done = done;
+    p->last_total = total;
+}
+
+// The progress callback: rows counted up to b·h·s_q, called at the end with (total, total).
+static void attention_ref_progress(void **state)
+{
+    (void)state;
+    rng r = {pp_test_seed() + 9};
+    attn_case c = make_case(2, 20, 20, 2, 1, 16, 1);
+    case_fill(&c, &r, PP_FMT_FP16, 1.0);
+    for (int m = 0; m < 2; m++) {
+        progress_log log = {0, 0, 0, 1};
+        c.o.progress = progress_cb;
+        c.o.progress_ctx = &log;
+        attn_result res;
+        run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 2, &res);
+        assert_true(log.calls >= 1);
+        assert_true(log.monotone);
+        assert_int_equal(log.last_done, 2 * 2 * 20);
+        assert_int_equal(log.last_total, 2 * 2 * 20);
+        result_free(&res);
+    }
+    case_free(&c);
+}
+
 static void attention_ref_rejects_bad_input(void **state)
 {
     (void)state;
@@ -403,10 +622,13 @@ static void attention_ref_rejects_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attention_ref_fast_exp_accuracy),
+        cmocka_unit_test(attention_ref_building_blocks),
         cmocka_unit_test(attention_ref_single_key_exact),
         cmocka_unit_test(attention_ref_no_key_rows),
         cmocka_unit_test(attention_ref_nan_input),
         cmocka_unit_test(attention_ref_rejects_bad_input),
+        cmocka_unit_test(attention_ref_progress),
         cmocka_unit_test(attention_ref_small_shapes),
         cmocka_unit_test(attention_ref_huge_scores),
         cmocka_unit_test(attention_ref_one_survivor),
