@@ -694,6 +694,32 @@ static int read_compare(const ctx *x, const pp_toml_value *t, pp_case *c)
     return 0;
 }
 
+// Every tensor name a comparison of case c can carry: the op's outputs, then each pair's groups
+// as named in the reports (GROUP, with "@VIEW" when the pair has a view); distinct names only.
+static int comparison_tensor_names(const pp_case *c, char (*buf)[PP_NAME_MAX], const char **names)
+{
+    int n = 0;
+    for (int k = 0; k < c->op->n_outputs; k++)
+        names[n++] = c->op->outputs[k];
+    for (int p = 0; p < c->n_pairs; p++) {
+        const pp_pair_spec *ps = &c->pairs[p];
+        if (!ps->view[0] && !ps->n_groups)
+            continue;
+        for (int g = 0; g < (ps->n_groups ? ps->n_groups : c->op->n_outputs); g++) {
+            snprintf(buf[n], PP_NAME_MAX, "%s%s%s", ps->n_groups ? ps->group_name[g] : c->op->outputs[g],
+                     ps->view[0] ? "@" : "", ps->view);
+            int dup = 0;
+            for (int k = 0; k < n; k++)
+                dup |= !strcmp(names[k], buf[n]);
+            if (!dup) {
+                names[n] = buf[n];
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
 // Splits "a.b.c" or "a.b.c.d" into the rule's parts.
 static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
 {
@@ -760,11 +786,14 @@ static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
             return unknown(x, v, "variant", r->variant, "[gate]", names, c->n_variants);
         }
         if (!strchr(r->tensor, '*') && pp_case_variant_index(c, r->tensor) < 0) {
-            int found = 0;
-            for (int k = 0; k < c->op->n_outputs; k++)
-                found |= !strcmp(c->op->outputs[k], r->tensor);
+            // an output, or the name of a pair's group or view ("cat(dq, dk, dv)@te-cp-rank:7")
+            char names_buf[PP_MAX_OP_TENSORS + PP_MAX_PAIRS * PP_MAX_PAIR_GROUPS][PP_NAME_MAX];
+            const char *names[PP_MAX_OP_TENSORS + PP_MAX_PAIRS * PP_MAX_PAIR_GROUPS];
+            int n = comparison_tensor_names(c, names_buf, names), found = 0;
+            for (int k = 0; k < n; k++)
+                found |= !strcmp(names[k], r->tensor);
             if (!found)
-                return unknown(x, v, "output tensor", r->tensor, "[gate]", c->op->outputs, c->op->n_outputs);
+                return unknown(x, v, "output tensor", r->tensor, "[gate]", names, n);
         }
         static const char *const bounds[] = {"min", "max"};
         if ((rc = want_type(x, v, PP_TOML_TABLE, key)) ||

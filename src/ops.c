@@ -6,9 +6,11 @@
 #include <string.h>
 
 extern const pp_op pp_op_gemm;
+extern const pp_op pp_op_attention;
 
 static const pp_op *const ops[] = {
     &pp_op_gemm,
+    &pp_op_attention,
 };
 
 int pp_op_count(void)
