@@ -74,8 +74,8 @@ static const char CSS[] =
     "h3{font-size:1em;margin-bottom:4px}"
     "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ddd;padding:3px 6px;"
     "vertical-align:top}th{background:#f3f3f3;cursor:pointer;user-select:none}"
-    "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    "pre{margin:0;font-size:12px;white-space:pre-wrap}"
+    ".wide{overflow-x:auto}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    "pre{margin:0;font-size:12px;white-space:pre-wrap}td pre{min-width:24em}"
     "dl.hdr{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.hdr dt{font-weight:600}"
     "dl.hdr dd{margin:0}"
     ".sw{display:inline-block;width:11px;height:11px;margin-right:6px;border:1px solid #0003}"
@@ -260,7 +260,7 @@ static void num_cell(pp_textbuf *b, double v, const char *text)
 static void table(pp_textbuf *b, const pp_run_result *r)
 {
     pp_tb_str(b, "<h2>Comparisons</h2>\n<p class=\"cap\">Click a column heading to sort by it.</p>\n"
-                 "<table class=\"sortable\" id=\"comparisons\">\n<thead><tr><th>variant</th><th>tensor</th>"
+                 "<div class=\"wide\"><table class=\"sortable\" id=\"comparisons\">\n<thead><tr><th>variant</th><th>tensor</th>"
                  "<th>against</th><th>mismatch</th><th>max abs</th><th>max rel</th><th>max ulp</th>"
                  "<th>mean abs</th><th>NaN/Inf</th><th>torch's message</th></tr></thead>\n<tbody>\n");
     char msg[8192];
@@ -299,7 +299,7 @@ static void table(pp_textbuf *b, const pp_run_result *r)
         pp_tb_html(b, m == 1 || m < 0 ? msg : "close");
         pp_tb_str(b, "</pre></td></tr>\n");
     }
-    pp_tb_str(b, "</tbody>\n</table>\n");
+    pp_tb_str(b, "</tbody>\n</table></div>\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,21 +358,25 @@ static void legend_of(pp_textbuf *b, const pp_run_result *r, const int *idx, int
 }
 
 // The ulp-error histogram of every variant against the reference, side by side per bin; counts
-// on a log scale, bins from the first to the last that any variant fills.
+// on a log scale, only the bins that some variant fills (in bin order), so a lone NaN/Inf bin
+// does not stretch the axis over twenty empty ones.
 static void ulp_histogram(pp_textbuf *b, const pp_run_result *r, const char *tensor, const int *idx, int n)
 {
-    int first = PP_CLOSE_ULP_BINS, last = -1;
+    int bins[PP_CLOSE_ULP_BINS], nb = 0;
     double top = 1;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < PP_CLOSE_ULP_BINS; k++) {
+    for (int k = 0; k < PP_CLOSE_ULP_BINS; k++) {
+        int used = 0;
+        for (int i = 0; i < n; i++) {
             int64_t cnt = r->comparisons[idx[i]].stats.ulp_hist[k];
             if (cnt > 0) {
-                first = k < first ? k : first;
-                last = k > last ? k : last;
+                used = 1;
                 top = (double)cnt > top ? (double)cnt : top;
             }
         }
-    if (last < 0)
+        if (used)
+            bins[nb++] = k;
+    }
+    if (!nb)
         return;
     chart_begin(b, "ulp error histogram", tensor);
     pp_svg_begin(b, CW, CH, "ulp error histogram");
@@ -381,10 +385,11 @@ static void ulp_histogram(pp_textbuf *b, const pp_run_result *r, const char *ten
     c.ymin = 0.5;  // a bin holding one pair still shows as a bar
     c.ymax = pow(10.0, ceil(log10(top * 1.01)));
     c.xmin = 0;
-    c.xmax = last - first + 1;
+    c.xmax = nb;
     pp_svg_axes(b, &c, 0, "|actual - expected| / ulp(expected), in ulps", "pairs (log scale)");
-    double slot = c.pw / (last - first + 1), bw = slot * 0.8 / n;
-    for (int k = first; k <= last; k++) {
+    double slot = c.pw / nb, bw = slot * 0.8 / n;
+    for (int j = 0; j < nb; j++) {
+        int k = bins[j];
         char label[24], tip[PP_NAME_MAX + 64];
         if (k == PP_CLOSE_BIN_EQUAL)
             snprintf(label, sizeof label, "0");
@@ -396,7 +401,7 @@ static void ulp_histogram(pp_textbuf *b, const pp_run_result *r, const char *ten
             snprintf(label, sizeof label, "\xe2\x89\xa4" "0.5");
         else
             snprintf(label, sizeof label, "\xe2\x89\xa4%ld", 1L << (k - 2));
-        double x0 = c.px + slot * (k - first);
+        double x0 = c.px + slot * j;
         pp_svg_text(b, x0 + slot / 2, c.py + c.ph + 14, "middle", label);
         for (int i = 0; i < n; i++) {
             int64_t cnt = r->comparisons[idx[i]].stats.ulp_hist[k];
@@ -410,8 +415,8 @@ static void ulp_histogram(pp_textbuf *b, const pp_run_result *r, const char *ten
     }
     legend_of(b, r, idx, n, CW - LEGEND_W + 16, PAD_T);
     pp_svg_end(b);
-    caption_end(b, "Pairs per ulp-error bin (bin 0: equal; last bin: a NaN operand or unequal infinities). "
-                   "Bars further right are worse.");
+    caption_end(b, "Pairs per ulp-error bin, only the bins some variant fills (0: equal; NaN/Inf: a NaN operand "
+                   "or unequal infinities). Bars further right are worse.");
 }
 
 // A line chart on a log y axis: n lines, line i through (x[i][k], y[i][k]) for k < len[i], in
