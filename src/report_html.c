@@ -419,27 +419,37 @@ static void ulp_histogram(pp_textbuf *b, const pp_run_result *r, const char *ten
                    "or unequal infinities). Bars further right are worse.");
 }
 
-// A line chart on a log y axis: n lines, line i through (x[i][k], y[i][k]) for k < len[i], in
-// colors[i], dashed where dashed[i]; names label the legend (NULL entries are left out).
-// Used by the per-position chart, and meant for AdamW's per-step series.
-static void line_chart(pp_textbuf *b, const char *title, const char *xlabel, const char *ylabel, int n,
+// A line chart: n lines, line i through (x[i][k], y[i][k]) for k < len[i], in colors[i], dashed
+// where dashed[i]; the first n_names lines' colours and names make the legend. ylog: log10 y axis
+// (values <= 0 on the bottom edge), else linear over the finite values. Used by the per-position
+// chart and by the per-step series charts.
+static void line_chart(pp_textbuf *b, const char *title, const char *xlabel, const char *ylabel, int ylog, int n,
                        const double *const *x, const double *const *y, const int *len, const char *const *colors,
                        const int *dashed, const char *const *names, int n_names)
 {
-    double lo = INFINITY, hi = 0, xmin = INFINITY, xmax = -INFINITY;
+    double lo = INFINITY, hi = ylog ? 0 : -INFINITY, xmin = INFINITY, xmax = -INFINITY;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < len[i]; k++) {
-            if (y[i][k] > 0 && isfinite(y[i][k])) {
+            if (isfinite(y[i][k]) && (!ylog || y[i][k] > 0)) {
                 lo = y[i][k] < lo ? y[i][k] : lo;
                 hi = y[i][k] > hi ? y[i][k] : hi;
             }
             xmin = x[i][k] < xmin ? x[i][k] : xmin;
             xmax = x[i][k] > xmax ? x[i][k] : xmax;
         }
-    log_range(&lo, &hi);
+    if (ylog) {
+        log_range(&lo, &hi);
+    } else if (!(hi >= lo)) {
+        lo = 0;
+        hi = 1;
+    } else {
+        double pad = hi > lo ? (hi - lo) * 0.05 : fabs(hi) * 0.05 + 1e-300;
+        lo -= pad;
+        hi += pad;
+    }
     pp_svg_begin(b, CW, CH, title);
     pp_chart c = plot_area(CH);
-    c.ylog = 1;
+    c.ylog = ylog;
     c.ymin = lo;
     c.ymax = hi;
     c.xmin = isfinite(xmin) ? xmin : 0;
@@ -523,7 +533,7 @@ static void by_position(pp_textbuf *b, const pp_run_result *r, const char *tenso
                 odash[k] = dashed[i];
                 ocol[k++] = colors[i];
             }
-        line_chart(b, "|error| along the sequence position", "position", "|actual - reference| (log)", m, ox, oy,
+        line_chart(b, "|error| along the sequence position", "position", "|actual - reference| (log)", 1, m, ox, oy,
                    olen, ocol, odash, names, n_names);
         caption_end(b, "Solid: max |error| at each position (over the other axes); dashed: mean |error| over the "
                        "finite pairs. Zero errors sit on the bottom edge, NaN/Inf on the top edge.");
@@ -686,14 +696,37 @@ static void cp_chunks(pp_textbuf *b, const pp_run_result *r, const char *tensor,
 }
 
 // ---- AdamW: per-step series ------------------------------------------------------------------
-// Where "θ error vs step" and "loss vs step" go: one chart per series name, every variant's
-// series on it in the variant's colour, via line_chart (x = step, y = the series). pp_run_result
-// has no series yet (they come with the AdamW op, /variants/<v>/series/<name>); until then there
-// is nothing to draw.
+// "θ error vs step" and "loss vs step": one chart per series name, every variant that has a
+// series of that name on it in the variant's colour, with a legend. series_chart draws one;
+// series_charts finds them. pp_run_result has no series on main yet (they come with the AdamW op
+// as pp_variant_result.series[n_series], each {name, length, step[], value[]}, stored as
+// /variants/<v>/series/<name>). When they land, series_charts' body is:
+//
+//     for (int v = 0; v < r->n_variants; v++)
+//         for (int s = 0; s < r->variants[v].n_series; s++) {
+//             const char *name = r->variants[v].series[s].name;
+//             if (series_seen_before(r, v, s)) continue;   // each name once, at its first variant
+//             gather every variant u >= v with a series named name: variants[k] = its name,
+//             colors[k] = pp_svg_color(u), step[k], value[k], len[k] = (int)length;
+//             series_chart(b, name, k, variants, colors, step, value, len,
+//                          strstr(name, "error") != NULL);  // errors on a log axis, losses linear
+//         }
+static void series_chart(pp_textbuf *b, const char *series_name, int n, const char *const *variants,
+                         const char *const *colors, const double *const *step, const double *const *value,
+                         const int *len, int ylog)
+{
+    int dashed[64] = {0};
+    n = n < 64 ? n : 64;
+    chart_begin(b, "per optimizer step", series_name);
+    line_chart(b, series_name, "step", series_name, ylog, n, step, value, len, colors, dashed, variants, n);
+    caption_end(b, "Each variant's series after every step, on shared axes.");
+}
+
 static void series_charts(pp_textbuf *b, const pp_run_result *r)
 {
     (void)b;
     (void)r;
+    (void)series_chart;
 }
 
 static void charts(pp_textbuf *b, const pp_run_result *r)
