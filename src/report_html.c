@@ -20,6 +20,8 @@ enum { CW = 1000, CH = 280, PAD_L = 70, PAD_T = 14, PAD_B = 44, LEGEND_W = 200 }
 // A line chart draws at most this many points per line: longer series are bucketed (max of the
 // maxima, mean of the means), which keeps a 128k-token sequence's page small.
 enum { MAX_POINTS = 1024 };
+// Heat-strip cells with a hover tooltip, at most (per strip).
+enum { MAX_TIPS = 4096 };
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -399,10 +401,15 @@ static void ulp_histogram(pp_textbuf *b, const pp_run_result *r, const char *ten
             snprintf(label, sizeof label, "NaN/Inf");
         else if (k == 1)
             snprintf(label, sizeof label, "\xe2\x89\xa4" "0.5");
-        else
+        else if (k - 2 < 10)
             snprintf(label, sizeof label, "\xe2\x89\xa4%ld", 1L << (k - 2));
+        else
+            snprintf(label, sizeof label, "\xe2\x89\xa4" "2^%d", k - 2);
         double x0 = c.px + slot * j;
-        pp_svg_text(b, x0 + slot / 2, c.py + c.ph + 14, "middle", label);
+        // every label when they fit (about 40 px each), else every step-th, and always the last
+        int step = slot >= 40 ? 1 : (int)ceil(40 / slot);
+        if ((j % step == 0 && nb - 1 - j >= step) || j == nb - 1)
+            pp_svg_text(b, x0 + slot / 2, c.py + c.ph + 14, "middle", label);
         for (int i = 0; i < n; i++) {
             int64_t cnt = r->comparisons[idx[i]].stats.ulp_hist[k];
             if (cnt <= 0)
@@ -592,7 +599,10 @@ static void head_strips(pp_textbuf *b, const pp_run_result *r, const char *tenso
                 int64_t p0 = k * a->block, p1 = p0 + a->block < a->n_pos ? p0 + a->block : a->n_pos;
                 snprintf(tip, sizeof tip, "head %lld, positions %lld..%lld: %.4g", (long long)h, (long long)p0,
                          (long long)(p1 - 1), v);
-                pp_svg_rect(b, x0 + cw * (double)k, 22 + rowh * (double)h, cw + 0.05, rowh + 0.05, fill, tip);
+                // tooltips cost ~60 bytes a cell: kept for strips up to MAX_TIPS cells, so 64 heads x
+                // 256 blocks x 8 variants stays a page of a few MB
+                pp_svg_rect(b, x0 + cw * (double)k, 22 + rowh * (double)h, cw + 0.05, rowh + 0.05, fill,
+                            a->n_heads * a->n_blocks <= MAX_TIPS ? tip : NULL);
             }
         char lab[64];
         snprintf(lab, sizeof lab, "%lld heads", (long long)a->n_heads);
