@@ -24,5 +24,21 @@ for c in quickstart bloom-prescale; do
     fi
     python3 tools/png_check.py "$out/$c.png" --min-width 1200 --min-height 2000 --min-ink 0.02 || fail=1
 done
+# the table sorter, in the browser: a copy of the quickstart page clicks "max ulp" once
+# (ascending) and twice (descending) and records the first column's order for --dump-dom
+probe='<script>var th = document.querySelectorAll("table.sortable th")[6], o = [];
+function firsts() { return Array.prototype.map.call(document.querySelectorAll("#comparisons tbody tr"),
+  function (r) { return r.cells[0].textContent; }).join(","); }
+th.click(); o.push(firsts()); th.click(); o.push(firsts());
+document.body.setAttribute("data-order", o.join(";"));</script></body>'
+awk -v p="$probe" '{ if ($0 == "</body>") print p; else print }' "$out/quickstart.html" >"$out/sort-probe.html"
+order=$(timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$PWD/$out/sort-probe.html" 2>/dev/null |
+    grep -o 'data-order="[^"]*"')
+want='data-order="bf16-fp32,fp16-fp32,fp16-storage,fp16-storage,bf16-storage;bf16-storage,fp16-storage,fp16-storage,fp16-fp32,bf16-fp32"'
+if [ "$order" = "$want" ]; then
+    echo "ok   table sorts by max ulp, both directions"
+else
+    echo "FAIL table sort: got $order"; echo "                 want $want"; fail=1
+fi
 [ $fail = 0 ] && echo "test-browser: passed (screenshots in $out/)"
 exit $fail
