@@ -46,7 +46,7 @@ TESTS_rel := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRCS))
 TESTS_san := $(patsubst tests/%.c,build/san/tests/%,$(filter-out %_cuda.c,$(TEST_SRCS)))
 BENCH_SRCS := $(wildcard tools/bench_*.c)
 
-.PHONY: all deps test unit unit-san e2e run bench fuzz clean
+.PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser
 all: bin/precprobe
 
 deps:
@@ -95,6 +95,11 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory -j2 bin/precprobe $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS))
 	@for b in $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS)); do $$b || exit $$?; done
+
+# The HTML report in a real browser (Chromium headless, screenshot checked); skips without one.
+test-browser: deps
+	@$(MAKE) --no-print-directory -j2 bin/precprobe
+	@bash tools/test-browser.sh
 
 # ---- fuzzing (clang + libFuzzer): make fuzz builds; tools/fuzz.sh TARGET SECONDS runs -------
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)

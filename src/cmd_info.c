@@ -9,6 +9,7 @@
 #include "cli_args.h"
 #include "op.h"
 #include "report_h5.h"
+#include "report_html.h"
 #include "report_txt.h"
 
 int pp_cmd_list(int argc, char **argv)
@@ -75,23 +76,34 @@ int pp_cmd_list(int argc, char **argv)
 
 int pp_cmd_show(int argc, char **argv)
 {
-    const char *pos[1];
+    const char *pos[1], *html = NULL;
     int n_pos;
-    int rc = pp_cli_parse("show", argc, argv, NULL, 0, pos, 1, &n_pos);
+    const pp_cli_opt opts[] = {{"--html", &html, NULL}};
+    int rc = pp_cli_parse("show", argc, argv, opts, 1, pos, 1, &n_pos);
     if (rc == 1) {
-        printf("usage: precprobe show REPORT.h5\n\nPrints a stored report as the text report of the run that wrote it.\n");
+        printf("usage: precprobe show REPORT.h5 [--html FILE]\n\nPrints a stored report as the text report of the "
+               "run that wrote it;\nwith --html, writes its HTML report (charts included) to FILE instead.\n");
         return 0;
     }
     if (rc)
         return rc;
     if (n_pos != 1) {
-        fprintf(stderr, "precprobe show: usage: precprobe show REPORT.h5\n");
+        fprintf(stderr, "precprobe show: usage: precprobe show REPORT.h5 [--html FILE]\n");
         return 2;
     }
     pp_run_result r;
     pp_error err = {0};
     if ((rc = pp_report_h5_read(pos[0], &r, &err))) {
         fprintf(stderr, "precprobe: %s\n", err.msg);
+        return rc;
+    }
+    if (html) {
+        rc = pp_report_html_write(html, &r, &err);
+        if (rc)
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+        else
+            printf("%s\n", html);
+        pp_run_result_free(&r);
         return rc;
     }
     char *text = pp_report_text(&r);

@@ -11,6 +11,7 @@
 #include "cli_args.h"
 #include "gate.h"
 #include "report_h5.h"
+#include "report_html.h"
 #include "report_junit.h"
 #include "report_txt.h"
 #include "atomic_file.h"
@@ -52,6 +53,8 @@ static void run_usage(FILE *f)
         "  --out DIR                report folder (default reports/out/CASE-NAME/; with several\n"
         "                           cases, DIR/CASE-NAME/)\n"
         "  --junit FILE             also write JUnit XML\n"
+        "  --html FILE              also write the HTML report (one self-contained page with charts);\n"
+        "                           with several cases FILE is a folder, holding CASE-NAME.html each\n"
         "  --save-tensors           keep inputs, outputs and references in report.h5\n"
         "  --cross-check            on cuda, also run the CPU emulation and compare every output with\n"
         "                           it (\"cpu-emulation\"): identical for precprobe's kernels, measured\n"
@@ -125,7 +128,7 @@ static int failed_verdicts(const pp_run_result *r)
     return n;
 }
 
-static int write_reports(const pp_run_result *r, const char *dir, const char *junit)
+static int write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html)
 {
     pp_error err = {0};
     char path[PP_PATH_MAX + 32];
@@ -146,6 +149,8 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
         rc = pp_report_h5_write(path, r, &err);
     if (!rc && junit)
         rc = pp_report_junit_write(junit, r, NULL, &err);
+    if (!rc && html)
+        rc = pp_report_html_write(html, r, &err);
     if (rc) {
         fprintf(stderr, "precprobe: %s\n", err.msg);
         return rc;
@@ -155,15 +160,15 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
 
 int pp_cmd_run(int argc, char **argv)
 {
-    const char *out = NULL, *junit = NULL;
+    const char *out = NULL, *junit = NULL, *html = NULL;
     run_cli cli = {0};
     int save = 0, n_cases = 0;
     const char *cases[64];
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
-        {"--cross-check", NULL, &cli.cross_check},
+        {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 4, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 5, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;
@@ -178,6 +183,10 @@ int pp_cmd_run(int argc, char **argv)
         fprintf(stderr, "precprobe run: --junit takes one case at a time\n");
         return 2;
     }
+    if (html && n_cases > 1 && pp_mkdir_p(html)) {
+        fprintf(stderr, "precprobe: %s: cannot create the HTML report folder: %s\n", html, strerror(errno));
+        return 3;
+    }
     int status = 0;
     for (int i = 0; i < n_cases; i++) {
         pp_case c;
@@ -189,11 +198,15 @@ int pp_cmd_run(int argc, char **argv)
                 snprintf(dir, sizeof dir, "%s", out);
             else
                 snprintf(dir, sizeof dir, "%s/%s", out ? out : "reports/out", c.name);
-            rc = write_reports(&r, dir, junit);
+            char page[PP_PATH_MAX + PP_NAME_MAX + 8] = "";
+            if (html)  // several cases: one page each in the folder html
+                snprintf(page, sizeof page, n_cases > 1 ? "%s/%s.html" : "%s", html, c.name);
+            rc = write_reports(&r, dir, junit, html ? page : NULL);
             if (!rc) {
                 char *summary = pp_report_summary(&r);
-                printf("%s: %s on %s\n%s\nreports: %s/report.txt %s/report.h5%s%s\n", c.name, c.op->name, r.device,
-                       summary ? summary : "", dir, dir, junit ? " " : "", junit ? junit : "");
+                printf("%s: %s on %s\n%s\nreports: %s/report.txt %s/report.h5%s%s%s%s\n", c.name, c.op->name,
+                       r.device, summary ? summary : "", dir, dir, junit ? " " : "", junit ? junit : "",
+                       html ? " " : "", page);
                 free(summary);
                 rc = failed_verdicts(&r) ? 1 : 0;
             }

@@ -99,6 +99,11 @@ struct pp_op {
     int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
                      pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
     const char *const *ref_methods;  // NULL-terminated; the first is the default
+    // The sequence-position and head axes of output i, for the per-axis error statistics the
+    // HTML report charts (src/axis_stats.h): sets *pos_dim and *head_dim to dimensions of the
+    // output's shape, or -1 for an axis it lacks, and returns 1; returns 0 when the output has
+    // neither. NULL: no output has. Attention, say: out [b, s, h, d] -> 1, 2; lse [b, h, s] -> 2, 1.
+    int (*axes)(const pp_op_params *p, int output, int *pos_dim, int *head_dim);
 };
 
 // The operation named name, or NULL.

@@ -165,6 +165,17 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     return rc;
 }
 
+// C [batch, m, n]: its rows as the position axis and the batch as the head axis, so the
+// HTML report's position and head charts have data.
+static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
+{
+    (void)p;
+    (void)output;
+    *pos_dim = 1;
+    *head_dim = 0;
+    return 1;
+}
+
 const pp_op pp_op_gemm = {
     .name = "gemm",
     .doc = "batched GEMM C = alpha * A @ B, A [batch, m, k], B [batch, k, n]",
@@ -188,4 +199,5 @@ const pp_op pp_op_gemm = {
 #endif
     .reference = reference,
     .ref_methods = ref_methods,
+    .axes = axes,
 };

@@ -614,6 +614,36 @@ static int put_stats(hid_t g, const pp_comparison *c, int64_t order)
     return bad ? -1 : 0;
 }
 
+// The per-axis error (src/axis_stats.h) as by_position (2 × P: max, mean) and by_head_block
+// (H × B), with the axes and the block width as attributes of by_head_block.
+static int put_axes(hid_t g, const pp_axis_stats *x)
+{
+    double *pos = malloc(sizeof(double) * 2 * (size_t)x->n_pos);
+    if (!pos)
+        return -1;
+    memcpy(pos, x->pos_max, sizeof(double) * (size_t)x->n_pos);
+    memcpy(pos + x->n_pos, x->pos_mean, sizeof(double) * (size_t)x->n_pos);
+    hsize_t d1[2] = {2, (hsize_t)x->n_pos}, d2[2] = {(hsize_t)x->n_heads, (hsize_t)x->n_blocks};
+    static const char *const rows[2] = {"max_abs_error", "mean_abs_error"};
+    hid_t ds = make_dataset(g, "by_position", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, d1, pos, 2 * x->n_pos);
+    free(pos);
+    if (ds < 0)
+        return -1;
+    int bad = put_strs(ds, "rows", rows, 1, 2) || put_i64(ds, "pos_dim", x->pos_dim);
+    if (H5Dclose(ds) < 0)
+        bad = 1;
+    ds = bad ? H5I_INVALID_HID
+             : make_dataset(g, "by_head_block", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, d2, x->head_block_max,
+                            x->n_heads * x->n_blocks);
+    if (ds < 0)
+        return -1;
+    bad = put_i64(ds, "block", x->block) || put_i64(ds, "head_dim", x->head_dim) ||
+          put_i64(ds, "pos_dim", x->pos_dim);
+    if (H5Dclose(ds) < 0)
+        bad = 1;
+    return bad ? -1 : 0;
+}
+
 // /variants/<v>/stats/<tensor>/<against> for comparison i.
 static int write_comparison(hid_t vars, const pp_comparison *c, int i, wctx *w)
 {
@@ -637,7 +667,7 @@ static int write_comparison(hid_t vars, const pp_comparison *c, int i, wctx *w)
         rc = pp_fail(w->err, PP_ERR_INPUT, "%s: two comparisons %s", w->path, w->where);
         goto done;
     }
-    if ((a = make_group(t, ea)) < 0 || put_stats(a, c, i))
+    if ((a = make_group(t, ea)) < 0 || put_stats(a, c, i) || (c->axes.n_pos > 0 && put_axes(a, &c->axes)))
         rc = wfail(w);
 done:
     if (a >= 0 && H5Gclose(a) < 0 && !rc)
@@ -1243,6 +1273,59 @@ static int get_rows(hid_t g, const char *name, hid_t mtype, int cols, void *out)
     return ok ? 0 : -1;
 }
 
+// A 2-D binary64 dataset's extents (dims) and, when out is not NULL, its values.
+static int get_2d(hid_t g, const char *name, hsize_t dims[2], double *out)
+{
+    hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t ty = ds >= 0 ? H5Dget_type(ds) : H5I_INVALID_HID;
+    hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
+    int ok = ty >= 0 && sp >= 0 && H5Tget_class(ty) == H5T_FLOAT && H5Sget_simple_extent_ndims(sp) == 2 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 &&
+             (!out || H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ty >= 0)
+        H5Tclose(ty);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return ok ? 0 : -1;
+}
+
+// The optional per-axis error of a comparison (put_axes); absent: x stays empty.
+static int read_axes(const rctx *c, hid_t g, const char *where, pp_axis_stats *x)
+{
+    memset(x, 0, sizeof *x);
+    x->pos_dim = x->head_dim = -1;
+    if (H5Lexists(g, "by_position", H5P_DEFAULT) <= 0)
+        return PP_OK;
+    hsize_t dp[2], dh[2];
+    int64_t block, pos_dim, head_dim;
+    hid_t hb = H5Lexists(g, "by_head_block", H5P_DEFAULT) > 0 ? H5Dopen2(g, "by_head_block", H5P_DEFAULT)
+                                                              : H5I_INVALID_HID;
+    int ok = hb >= 0 && !get_i64(hb, "block", &block) && !get_i64(hb, "pos_dim", &pos_dim) &&
+             !get_i64(hb, "head_dim", &head_dim);
+    if (hb >= 0)
+        H5Dclose(hb);
+    if (!ok || get_2d(g, "by_position", dp, NULL) || get_2d(g, "by_head_block", dh, NULL) || dp[0] != 2 ||
+        pos_dim < -1 || pos_dim >= PP_MAX_DIMS || head_dim < -1 || head_dim >= PP_MAX_DIMS ||
+        dp[1] > ((hsize_t)1 << 40) || dh[0] > ((hsize_t)1 << 24) || dh[1] > PP_AXIS_MAX_BLOCKS ||
+        pp_axis_stats_alloc(x, (int64_t)dp[1], (int64_t)dh[0], block, (int64_t)dh[1]))
+        return bad(c, where, "by_position (2 x P) and by_head_block (H x B, attributes block, pos_dim, "
+                   "head_dim) missing, mis-shaped or inconsistent");
+    x->pos_dim = (int)pos_dim;
+    x->head_dim = (int)head_dim;
+    double *pos = malloc(sizeof(double) * 2 * dp[1]);
+    if (!pos || get_2d(g, "by_position", dp, pos) || get_2d(g, "by_head_block", dh, x->head_block_max)) {
+        free(pos);
+        pp_axis_stats_free(x);
+        return pos ? bad(c, where, "by_position or by_head_block unreadable") : oom(c);
+    }
+    memcpy(x->pos_max, pos, sizeof(double) * dp[1]);
+    memcpy(x->pos_mean, pos + dp[1], sizeof(double) * dp[1]);
+    free(pos);
+    return PP_OK;
+}
+
 // One comparison group into *cmp; its position in r->comparisons into *order.
 static int read_comparison(const rctx *c, hid_t g, const char *where, pp_comparison *cmp, int64_t *order)
 {
@@ -1302,7 +1385,7 @@ static int read_comparison(const rctx *c, hid_t g, const char *where, pp_compari
             return bad(c, where, "flat index %lld outside the shape", (long long)m[k]->index);
     if (!(o->rtol >= 0 && o->atol >= 0 && isfinite(o->rtol) && isfinite(o->atol)))
         return bad(c, where, "rtol and atol must be finite and >= 0");
-    return PP_OK;
+    return read_axes(c, g, where, &cmp->axes);
 }
 
 // Every /variants/<v>/stats/<tensor>/<against> group, placed in r->comparisons by its order.
@@ -1354,6 +1437,8 @@ static int read_comparisons(const rctx *c, hid_t vars, pp_run_result *r)
                         rc = oom(c);
                     } else {
                         memset(nf + cap, 0, (size_t)(ncap - cap));
+                        // zeroed: an unfilled slot must free as empty (its axes own nothing)
+                        memset(nc + cap, 0, sizeof *nc * (size_t)(ncap - cap));
                         filled = nf;
                         cap = ncap;
                     }
@@ -1366,6 +1451,8 @@ static int read_comparisons(const rctx *c, hid_t vars, pp_run_result *r)
                     filled[order] = 1;
                     if (order >= r->n_comparisons)
                         r->n_comparisons = (int)order + 1;
+                } else {
+                    pp_axis_stats_free(&cmp.axes);
                 }
             }
             free_names(against, na);

@@ -27,6 +27,8 @@ void pp_run_result_free(pp_run_result *r)
     free(r->input_names);
     free(r->variants);
     free(r->references);
+    for (int i = 0; r->comparisons && i < r->n_comparisons; i++)
+        pp_axis_stats_free(&r->comparisons[i].axes);
     free(r->comparisons);
     free(r->verdicts);
     free(r->case_text);

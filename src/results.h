@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "axis_stats.h"
 #include "close.h"
 #include "tensor.h"
 
@@ -35,6 +36,7 @@ typedef struct pp_comparison {
     int64_t shape[PP_MAX_DIMS];
     pp_close_opts opts;
     pp_close_stats stats;
+    pp_axis_stats axes;                    // against the reference, when the op declares axes; owned
 } pp_comparison;
 
 // The reference of one output tensor.

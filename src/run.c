@@ -147,6 +147,14 @@ static void compare_into(pp_comparison *cmp, const pp_case *c, const char *varia
     fill_opts(c, a->format, e->format, &cmp->opts);
     pp_close_stats_init(&cmp->stats);
     pp_close_stats_update(&cmp->stats, &cmp->opts, a->data, e->data, a->numel, 0);
+    // error per position and head for the HTML charts: against the reference only, and optional
+    // (out of memory leaves them out, n_pos 0)
+    int o = 0, pos_dim, head_dim;
+    while (o < c->op->n_outputs && strcmp(c->op->outputs[o], tensor))
+        o++;
+    if (!strcmp(against, "reference") && o < c->op->n_outputs && c->op->axes &&
+        c->op->axes(&c->params, o, &pos_dim, &head_dim))
+        pp_axis_stats_compute(&cmp->axes, a->ndim, a->shape, pos_dim, head_dim, a->data, e->data);
 }
 
 // The world size a te-cp-rank view uses: its own, else the larger cp_world of the pair's variants.

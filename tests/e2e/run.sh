@@ -29,5 +29,7 @@ while IFS='|' read -r name want args; do
     fi
     if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); fi
 done < tests/e2e/cases.txt
+# the HTML report: its own script (xmllint, no URL, show --html redraws the same page)
+if bash tests/e2e/html.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]
