@@ -211,6 +211,15 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     return PP_OK;
 }
 
+// Position and head axes for the per-axis error charts: [b, s, h, d] tensors and lse [b, h, s].
+static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
+{
+    (void)p;
+    *pos_dim = output == O_LSE ? 2 : 1;
+    *head_dim = output == O_LSE ? 1 : 2;
+    return 1;
+}
+
 const pp_op pp_op_attention = {
     .name = "attention",
     .doc = "attention forward (out, lse) and backward (dq, dk, dv), with GQA, causal mask and context parallelism; "
@@ -233,4 +242,5 @@ const pp_op pp_op_attention = {
     .run_cuda = NULL,
     .reference = reference,
     .ref_methods = ref_methods,
+    .axes = axes,
 };
