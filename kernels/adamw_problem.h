@@ -65,6 +65,7 @@ typedef struct pp_adamw_trace {
     int snap_step[PP_ADAMW_MAX_SNAPS];  // increasing, the last is T
     double *snap;                       // [n_snaps][n] θ after those steps
     double *loss;                       // [T + 1] loss before step 1 and after each step (NULL: none)
+    const double *theta0;               // [n] the start (not owned: the caller's θ₀)
 } pp_adamw_trace;
 
 // The snapshot steps for T: {1, 2, 3, 5, 7}·10^k ≤ T, and T. Returns their count (≤ 64).
@@ -126,18 +127,24 @@ static inline pp_adamw_scalars pp_adamw_scalars_make(pp_adamw_update u, const pp
 // ---------------------------------------------------------------------------------------------
 // Problem data (pure functions of the seed; PP_HD)
 
-// The synthetic gradient's exact binary64 value before the rounding to P.
-PP_HD static inline double pp_adamw_synth_raw(const pp_adamw_problem *pr, int t, int64_t i)
+// The synthetic source's per-element signal s_i (constant over steps: loops compute it once).
+PP_HD static inline double pp_adamw_synth_signal(const pp_adamw_problem *pr, int64_t i)
 {
-    double s = pp_rand_normal(pr->seed, PP_ADAMW_TID_SIGNAL, (uint64_t)i);
+    return pp_rand_normal(pr->seed, PP_ADAMW_TID_SIGNAL, (uint64_t)i);
+}
+
+// g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)) given s_i = pp_adamw_synth_signal(pr, i).
+PP_HD static inline double pp_adamw_synth_grad_s(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i,
+                                                 double s)
+{
     double z = pp_rand_normal(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, (uint64_t)i);
-    return pr->grad_scale * (s + z / pr->snr);
+    return pp_round(P, pr->grad_scale * (s + z / pr->snr), PP_RND_NE, 0);
 }
 
 // g_{t,i} of the synthetic source, a value of P.
 PP_HD static inline double pp_adamw_synth_grad(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i)
 {
-    return pp_round(P, pp_adamw_synth_raw(pr, t, i), PP_RND_NE, 0);
+    return pp_adamw_synth_grad_s(pr, P, t, i, pp_adamw_synth_signal(pr, i));
 }
 
 // Quadratic data of element i: curvature h and optimum θ*, binary32 values.

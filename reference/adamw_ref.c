@@ -188,8 +188,11 @@ static void ref_block(ref_ctx *R, int64_t b)
     for (int64_t i = lo; i < hi; i++) {
         ref_elem_start(&E, R->theta0[i]);
         float h = 0.0f, opt = 0.0f;
+        double sig = 0.0;
         if (quad)
             pp_adamw_quad_data(pr, i, &h, &opt);
+        else
+            sig = pp_adamw_synth_signal(pr, i);
         if (lp) {
             double d = R->theta0[i] - opt;
             lp[0] += 0.5 * h * d * d;
@@ -202,7 +205,7 @@ static void ref_block(ref_ctx *R, int64_t b)
                 mpfr_mul_d(E.g, E.t1, h, MPFR_RNDN);
                 eg = (h * E.eth + u * (h * mag(E.t1) + mag(E.g))) * SLACK;
             } else {
-                mpfr_set_d(E.g, pp_adamw_synth_grad(pr, R->P, t, i), MPFR_RNDN);  // exact
+                mpfr_set_d(E.g, pp_adamw_synth_grad_s(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
             }
             ref_step(R, t, &E, eg);
             if (lp) {
@@ -335,6 +338,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     if (trace) {
         memset(trace, 0, sizeof *trace);
         trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);
+        trace->theta0 = theta0;
         trace->snap = malloc((size_t)(trace->n_snaps * pr->n) * sizeof *trace->snap);
         trace->loss = has_loss ? calloc((size_t)T + 1, sizeof *trace->loss) : NULL;
         if (has_loss && pr->kind != PP_ADAMW_GRAD_LINREG)

@@ -45,6 +45,20 @@ typedef struct pp_op_knobs {
     int v[PP_MAX_KNOBS];
 } pp_op_knobs;
 
+// Optional hooks of an iterative operation (adamw) that reports per-step series. When a row sets
+// them, the pipeline runs the CPU emulation and the reference through the traced forms, which also
+// return an opaque trace (e.g. θ snapshots and the loss per step); series() turns a variant's
+// trace and its reference's trace into named series; trace_free releases a trace.
+typedef struct pp_op_series_hooks {
+    int (*run_cpu)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, void **trace, pp_error *err);
+    int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const char *method, int threads, void **trace, pp_error *err);
+    int (*series)(const pp_op_params *p, const pp_op_knobs *k, const void *trace, const void *ref_trace,
+                  pp_series **out, int *n, pp_error *err);
+    void (*trace_free)(void *trace);
+} pp_op_series_hooks;
+
 typedef struct pp_op pp_op;
 struct pp_op {
     const char *name;
@@ -76,6 +90,7 @@ struct pp_op {
     int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
                      pp_reference_info *info, const char *method, int threads, pp_error *err);
     const char *const *ref_methods;  // NULL-terminated; the first is the default
+    const pp_op_series_hooks *traced; // NULL for operations without per-step series
 };
 
 // The operation named name, or NULL.

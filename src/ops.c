@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+extern const pp_op pp_op_adamw;
 extern const pp_op pp_op_gemm;
 
 static const pp_op *const ops[] = {
     &pp_op_gemm,
+    &pp_op_adamw,
 };
 
 int pp_op_count(void)

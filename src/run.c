@@ -17,6 +17,7 @@ typedef struct format_group {
     pp_tensor inputs[PP_MAX_OP_TENSORS];
     pp_tensor refs[PP_MAX_OP_TENSORS];
     pp_reference_info info[PP_MAX_OP_TENSORS];
+    void *trace;  // the reference's per-step trace (ops with series hooks), or NULL
 } format_group;
 
 static void free_group(format_group *g, const pp_op *op)
@@ -25,6 +26,23 @@ static void free_group(format_group *g, const pp_op *op)
         pp_tensor_free(&g->inputs[i]);
     for (int i = 0; i < op->n_outputs; i++)
         pp_tensor_free(&g->refs[i]);
+    if (g->trace && op->traced)
+        op->traced->trace_free(g->trace);
+    g->trace = NULL;
+}
+
+// A variant on the CPU through the op's traced form: its series against the reference's trace
+// are computed at once and its own trace freed, so memory stays one trajectory per variant.
+static int run_cpu_traced(const pp_op *op, const pp_case *c, const pp_variant_spec *vs, format_group *g,
+                          pp_tensor *out, int threads, pp_variant_result *vr, pp_error *err)
+{
+    void *trace = NULL;
+    int rc = op->traced->run_cpu(&c->params, &vs->knobs, g->inputs, out, threads, &trace, err);
+    if (!rc)
+        rc = op->traced->series(&c->params, &vs->knobs, trace, g->trace, &vr->series, &vr->n_series, err);
+    if (trace)
+        op->traced->trace_free(trace);
+    return rc;
 }
 
 static int same_shape(const pp_tensor *t, int ndim, const int64_t *shape)
@@ -221,8 +239,12 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         if ((rc = make_inputs(c, &groups[g], err)) ||
             (rc = alloc_outputs(op, &c->params, PP_FMT_FP64, groups[g].refs, err)))
             break;
-        rc = op->reference(&c->params, f, groups[g].inputs, groups[g].refs, groups[g].info, c->reference_method,
-                           threads, err);
+        if (op->traced)
+            rc = op->traced->reference(&c->params, f, groups[g].inputs, groups[g].refs, groups[g].info,
+                                       c->reference_method, threads, &groups[g].trace, err);
+        else
+            rc = op->reference(&c->params, f, groups[g].inputs, groups[g].refs, groups[g].info,
+                               c->reference_method, threads, err);
     }
     if (rc)
         goto done;
@@ -244,7 +266,8 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
             rc = load_external(c, vs, outs[v], err);
         else if ((rc = alloc_outputs(op, &c->params, g->format, outs[v], err)) == PP_OK)
             rc = !strncmp(r->device, "cuda", 4) ? op->run_cuda(&c->params, &vs->knobs, g->inputs, outs[v], err)
-                                                : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
+               : op->traced ? run_cpu_traced(op, c, vs, g, outs[v], threads, vr, err)
+                            : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
     }
     if (rc)
         goto done;

@@ -68,10 +68,10 @@ typedef struct adamw_job {
 } adamw_job;
 
 // The emulated gradient of element i at step t (θ the current parameter).
-static float adamw_grad_elem(const adamw_job *j, int t, int64_t i, float th, float h, float opt)
+static float adamw_grad_elem(const adamw_job *j, int t, int64_t i, float th, float h, float opt, double sig)
 {
     if (j->pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
-        return (float)pp_adamw_synth_grad(j->pr, j->va->param, t, i);
+        return (float)pp_adamw_synth_grad_s(j->pr, j->va->param, t, i, sig);
     return pp_adamw_store(j->va->param, h * (th - opt));
 }
 
@@ -87,8 +87,11 @@ static void adamw_block(void *ctx, int64_t b)
     for (int64_t i = lo; i < hi; i++) {
         pp_adamw_elem e = {(float)j->theta0[i], 0.0f, 0.0f, 0.0f};
         float h = 0.0f, opt = 0.0f;
+        double sig = 0.0;
         if (quad)
             pp_adamw_quad_data(pr, i, &h, &opt);
+        else
+            sig = pp_adamw_synth_signal(pr, i);
         if (lp) {
             double d = (double)e.theta - opt;
             lp[0] += 0.5 * h * d * d;
@@ -98,7 +101,7 @@ static void adamw_block(void *ctx, int64_t b)
             uint32_t rb[2] = {0, 0};
             if (j->va->stochastic)
                 pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
-            float g = adamw_grad_elem(j, t, i, e.theta, h, opt);
+            float g = adamw_grad_elem(j, t, i, e.theta, h, opt, sig);
             pp_adamw_elem_step(j->va, &j->sc[t], &e, g, rb);
             if (lp) {
                 double d = (double)e.theta - opt;
@@ -220,6 +223,7 @@ int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const d
     if (trace) {
         memset(trace, 0, sizeof *trace);
         trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);
+        trace->theta0 = theta0;
         trace->snap = malloc((size_t)(trace->n_snaps * pr->n) * sizeof *trace->snap);
         trace->loss = has_loss ? calloc((size_t)T + 1, sizeof *trace->loss) : NULL;
         if (!trace->snap || (has_loss && !trace->loss)) {
