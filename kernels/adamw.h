@@ -28,7 +28,8 @@
 //   bc1 = RN32(1 − s1);   step_size = RN32(RN32(1/bc1)·RN32(lr_t))   (lr / tensor = reciprocal·lr)
 //   dc  = RN32(sqrt(RN32(1 − s2)))                          (tensor ** 0.5)
 //   1. weight decay, if wd ≠ 0:  θ = R_P(RN32(θ·RN32(1 − lr_t·wd)))   (1 − lr·wd in binary64)
-//   2. m = R_M(RN32(m·RN32(β1)));  m = R_M(fmaf(g, RN32(1 − β1), m))   (add_ with alpha is an FMA)
+//   2. m = R_M(RN32(m·RN32(β1)));  m = R_M(fmaf(g, α, m))   (add_ with alpha is an FMA), with
+//      α = R_M(RN32(1 − β1)) when M = P (alpha becomes a scalar of the common dtype), else RN32(1 − β1)
 //   3. v = R_V(RN32(v·RN32(β2)));  v = R_V(fmaf(RN32(RN32(1 − β2)·g), g, v))   (addcmul_)
 //   4. d = R_V(sqrt(v)); d = R_V(RN32(d / dc)); d = R_V(RN32(d + RN32(ε)))   (all in V's dtype)
 //   5. u = RN32(RN32(−step_size·m) / d)                      (addcdiv_: value·t1 / t2, then +)
@@ -47,10 +48,13 @@
 //   3. as anyprecision;  4. as anyprecision (d's dtype is V's);
 //   5. u = RN32(RN32(RN32(−step_size)·m) / d), θ = R_P(RN32(θ + u)); Kahan as above when on.
 //
-// The FMAs and the unfused addcdiv were established against torch 2.15 on x86-64 (AVX-512 and
-// AVX2 kernels alike: tools/adamw_torch_parity.py). One known divergence: that build's CPU fp32
-// sqrt on vectorised chunks is not correctly rounded (≈20% of elements 1 ulp off); precprobe's
-// sqrt is IEEE's (and CUDA's default sqrtf), correctly rounded.
+// The FMAs, the unfused addcdiv and the bf16 alpha were established against torch 2.15 on x86-64
+// (tools/adamw_torch_parity.py: bit-identical θ, m, v with a correctly rounded sqrt). Known
+// divergences of that torch build, which precprobe does not copy: its CPU fp32 sqrt (and a 0-d
+// tensor's ** 0.5) is not correctly rounded on vectorised chunks (≈20% of elements 1 ulp off);
+// precprobe's sqrt is IEEE's (and CUDA's default sqrtf). Its bf16 add_(other, alpha) rounds alpha
+// to bf16 in the vectorised loop but not in the scalar tail (the last n mod 64 elements);
+// precprobe follows the vectorised loop.
 //
 // Stochastic rounding (rounding = stochastic) replaces every R_P store by pp_round's PP_RND_SR
 // with 32 Philox bits per store: away from zero with probability floor(frac·2^32)/2^32 where
@@ -132,8 +136,11 @@ PP_HD static inline void pp_adamw_elem_step(const pp_adamw_variant *va, const pp
         else
             m = pp_adamw_store(M, fmaf(w - 1.0f, d, g));
     } else {
+        // add_(grad, alpha): alpha enters as a scalar of the op's common dtype, so it is rounded to
+        // M when grad and exp_avg share a reduced format (probed: bf16 0.1 → 0.10009765625)
+        float a1 = M == P ? pp_adamw_store(M, s->one_minus_beta1) : s->one_minus_beta1;
         m = pp_adamw_store(M, m * s->beta1);
-        m = pp_adamw_store(M, fmaf(g, s->one_minus_beta1, m));
+        m = pp_adamw_store(M, fmaf(g, a1, m));
     }
     v = pp_adamw_store(V, v * s->beta2);
     v = pp_adamw_store(V, fmaf(s->one_minus_beta2 * g, g, v));
