@@ -6,13 +6,13 @@
 # an FMA behind our back; nvcc with --fmad=false for the same reason.
 
 CC      := gcc
-PKGS    := mpfr gmp hdf5 libcjson
+PKGS    := mpfr gmp hdf5 libcjson nettle
 STD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-function -Wno-format-truncation
 FPFLAGS := -ffp-contract=off -fno-fast-math -frounding-math
 # Recursively expanded: pkg-config runs when a recipe needs it, after `make deps` has run.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lmpfr -lgmp -lhdf5 -lcjson)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lmpfr -lgmp -lhdf5 -lcjson -lnettle)
 CPPFLAGS = -Isrc -Ikernels -Ireference $(PKG_CFLAGS)
 CFLAGS_rel := $(STD) $(WARN) $(FPFLAGS) -O2 -g
 CFLAGS_san := $(STD) $(WARN) $(FPFLAGS) -O1 -g -fno-omit-frame-pointer \
@@ -36,6 +36,11 @@ endif
 LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard kernels/cpu/*.c) \
              $(wildcard reference/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
+# The CUDA tests (tests/test_*_cuda.c) need the CUDA objects: built only when nvcc is found; with
+# a GPU absent at run time they skip with a message.
+ifeq ($(NVCC),)
+TEST_SRCS := $(filter-out %_cuda.c,$(TEST_SRCS))
+endif
 TESTS_rel := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRCS))
 # The sanitizer build is CPU-only: ASan and the CUDA runtime do not share an address space well.
 TESTS_san := $(patsubst tests/%.c,build/san/tests/%,$(filter-out %_cuda.c,$(TEST_SRCS)))

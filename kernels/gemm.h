@@ -127,7 +127,7 @@ PP_HD static inline double pp_gemm_step_storage(pp_format_id f, double a, double
     double z = hi - p;  // TwoSum: lo = (p − (hi − z)) + (acc − z), exact
     double lo = (p - (hi - z)) + (acc - z);
     if (lo != 0.0 && pp_gemm_is_midpoint_(f, hi))
-        hi = nextafter(hi, lo > 0.0 ? INFINITY : -INFINITY);
+        hi = nextafter(hi, lo > 0.0 ? (double)INFINITY : -(double)INFINITY);  // (double): nvcc picks the device overload
     return pp_round(f, hi, PP_RND_NE, 0);
 }
 

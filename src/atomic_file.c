@@ -112,3 +112,21 @@ int pp_atomic_write_text(const char *path, const char *text, pp_error *err)
 {
     return pp_atomic_write_bytes(path, text, strlen(text), err);
 }
+
+int pp_mkdir_p(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
+}

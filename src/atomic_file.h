@@ -27,6 +27,9 @@ int pp_atomic_finish(const char *path, char **tmp, pp_error *err);
 // is NULL.
 void pp_atomic_discard(char **tmp);
 
+// Creates folder dir and any missing parents (mkdir -p). Returns 0, or -1 with errno set.
+int pp_mkdir_p(const char *dir);
+
 // Replaces the file at path with the n bytes at data, atomically (reserve, write, finish).
 // Returns PP_OK or PP_ERR_RUNTIME; on failure neither a temporary file nor a partial path is
 // left behind, and an existing file at path is unchanged.

@@ -12,6 +12,7 @@
 #include "nearest.h"
 #include "tensor_io.h"
 #include "toml.h"
+#include "view.h"
 
 const char *const pp_gate_stats[] = {
     "mismatch_fraction", "mismatched", "max_abs_diff", "max_rel_diff", "max_ulp",
@@ -188,6 +189,21 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
             continue;
         }
         double val;
+        if (d->kind == PP_PARAM_CHOICE) {
+            const char *name;
+            if ((rc = get_string(x, v, d->name, &name)))
+                return rc;
+            int ci = pp_choice_index(d->choices, name);
+            if (ci < 0) {
+                char allowed[256];
+                pp_choices_str(d->choices, allowed, sizeof allowed);
+                return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: '%s' cannot be '%s' (allowed: %s)", x->file,
+                               pp_toml_line(v), d->name, name, allowed);
+            }
+            c->params.v[i] = ci;
+            c->params.given[i] = 1;
+            continue;
+        }
         if (d->kind == PP_PARAM_INT) {
             int64_t iv;
             if ((rc = want_type(x, v, PP_TOML_INT, d->name)))
@@ -209,7 +225,9 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
     return 0;
 }
 
-static const char *const dist_keys[] = {"distribution", "mean", "std", "low", "high", "file", "format"};
+static const char *const dist_keys[] = {"distribution", "mean", "std", "low", "high", "file", "format",
+                                        "axis", "axis_scale"};
+#define N_DIST_KEYS 9
 
 // Reads distribution keys of table t into d (starting from the values already there).
 static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
@@ -233,6 +251,27 @@ static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
     for (int i = 0; i < 4; i++)
         if ((v = pp_toml_get(t, nums[i])) && (rc = get_number(x, v, nums[i], dst[i])))
             return rc;
+    const pp_toml_value *ax = pp_toml_get(t, "axis"), *as = pp_toml_get(t, "axis_scale");
+    if (!ax != !as)
+        return fail_at(x, ax ? ax : as, "'axis' and 'axis_scale' go together", NULL, NULL, NULL);
+    if (ax) {
+        int64_t a;
+        if ((rc = want_type(x, ax, PP_TOML_INT, "axis")))
+            return rc;
+        pp_toml_as_int(ax, &a);
+        if (a < 0 || a >= PP_MAX_DIMS)
+            return fail_at(x, ax, "'axis' must be a dimension index from 0 to 7", NULL, NULL, NULL);
+        if ((rc = want_type(x, as, PP_TOML_ARRAY, "axis_scale")))
+            return rc;
+        int n = pp_toml_array_size(as);
+        if (n < 1 || n > PP_DIST_MAX_AXIS_SCALE)
+            return fail_at(x, as, "'axis_scale' needs 1 to 256 numbers", NULL, NULL, NULL);
+        d->axis = (int)a;
+        d->n_axis_scale = n;
+        for (int j = 0; j < n; j++)
+            if ((rc = get_number(x, pp_toml_array_at(as, j), "axis_scale", &d->axis_scale[j])))
+                return rc;
+    }
     pp_error e;
     if (pp_dist_check(d, &e))
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s", x->file, pp_toml_line(t), e.msg);
@@ -242,7 +281,7 @@ static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
 static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
 {
     const pp_op *op = c->op;
-    pp_dist base = {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 1.0};
+    pp_dist base = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 1.0};
     const char *names[PP_MAX_OP_TENSORS + 8];
     int n = 0;
     for (int i = 0; i < 5; i++)
@@ -268,8 +307,19 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
         char where[128];
         snprintf(where, sizeof where, "[inputs.%s]", op->inputs[i]);
         if ((rc = want_type(x, s, PP_TOML_TABLE, op->inputs[i])) ||
-            (rc = pp_toml_check_keys(s, x->file, where, dist_keys, 7, x->err)) || (rc = read_dist(x, s, &in->dist)))
+            (rc = pp_toml_check_keys(s, x->file, where, dist_keys, N_DIST_KEYS, x->err)) ||
+            (rc = read_dist(x, s, &in->dist)))
             return rc;
+        if (in->dist.n_axis_scale) {  // the scale list must fit the input's shape from [op]
+            int ndim;
+            int64_t shape[PP_MAX_DIMS];
+            op->shape(&c->params, 0, i, &ndim, shape);
+            const pp_toml_value *as = pp_toml_get(s, "axis_scale");
+            if (in->dist.axis >= ndim || shape[in->dist.axis] != in->dist.n_axis_scale)
+                return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s axis_scale has %d values, but axis %d of '%s' has %lld",
+                               x->file, pp_toml_line(as), where, in->dist.n_axis_scale, in->dist.axis, op->inputs[i],
+                               (long long)(in->dist.axis < ndim ? shape[in->dist.axis] : 0));
+        }
         const pp_toml_value *v;
         const char *str;
         if ((v = pp_toml_get(s, "file"))) {
@@ -289,6 +339,31 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
     return 0;
 }
 
+// The text of a knob value: a string as it is; an integer (block_m = 64) or a boolean
+// (kahan = true) as its TOML spelling, so knobs whose values are numbers read naturally.
+static int knob_text(const ctx *x, const pp_toml_value *v, const char *key, char *buf, size_t n)
+{
+    int64_t iv;
+    bool bv;
+    switch (pp_toml_type_of(v)) {
+    case PP_TOML_INT:
+        pp_toml_as_int(v, &iv);
+        snprintf(buf, n, "%lld", (long long)iv);
+        return 0;
+    case PP_TOML_BOOL:
+        pp_toml_as_bool(v, &bv);
+        snprintf(buf, n, "%s", bv ? "true" : "false");
+        return 0;
+    default: {
+        const char *s;
+        int rc = get_string(x, v, key, &s);
+        if (!rc)
+            snprintf(buf, n, "%s", s);
+        return rc;
+    }
+    }
+}
+
 // Sets knob values from the string keys of table t that are knobs; other keys are left to the
 // caller (who checked them already).
 static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_op_knobs *k, const char *where)
@@ -299,8 +374,8 @@ static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_
         int ki = pp_op_knob_index(op, key);
         if (ki < 0)
             continue;
-        const char *s;
-        int rc = get_string(x, v, key, &s);
+        char s[PP_NAME_MAX];
+        int rc = knob_text(x, v, key, s, sizeof s);
         if (rc)
             return rc;
         int vi = pp_knob_value_index(&op->knobs[ki], s);
@@ -371,15 +446,25 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
         if ((rc = want_type(x, ext, PP_TOML_TABLE, "external")) ||
             (rc = pp_toml_check_keys(ext, x->file, "external", op->outputs, op->n_outputs, x->err)))
             return rc;
+        // An external variant gives a file for some or all of the outputs the case produces
+        // (a user's kernel may not expose every tensor, e.g. attention's lse); the outputs it
+        // leaves out are not compared.
+        int given = 0;
         for (int o = 0; o < op->n_outputs; o++) {
             const pp_toml_value *f = pp_toml_get(ext, op->outputs[o]);
             const char *s;
             if (!f)
-                return fail_at(x, ext, "external variant needs a file for output '%s'", op->outputs[o], NULL, NULL);
+                continue;
             if ((rc = get_string(x, f, op->outputs[o], &s)))
                 return rc;
+            if (!pp_op_output_active(op, &c->params, &k, o))
+                return fail_at(x, f, "external output '%s' is not produced by this case (see its [op])",
+                               op->outputs[o], NULL, NULL);
             resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
+            given++;
         }
+        if (!given)
+            return fail_at(x, ext, "external variant needs a file for at least one output", NULL, NULL, NULL);
         v->external = 1;
     }
 
@@ -403,8 +488,8 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 return fail_at(x, arr, "[matrix] '%s' needs 1 to 32 values", key, NULL, NULL);
             for (int e = 0; e < count[j]; e++) {
                 const pp_toml_value *item = pp_toml_array_at(arr, e);
-                const char *s;
-                if ((rc = get_string(x, item, key, &s)))
+                char s[PP_NAME_MAX];
+                if ((rc = knob_text(x, item, key, s, sizeof s)))
                     return rc;
                 vals[j][e] = pp_knob_value_index(&op->knobs[ki[j]], s);
                 if (vals[j][e] < 0) {
@@ -427,9 +512,11 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 k.v[ki[j]] = vals[j][rest % count[j]];
                 rest /= count[j];
             }
-            for (int j = 0; j < nk; j++)
-                at += (size_t)snprintf(name + at, sizeof name - at, j ? "-%s" : "%s",
-                                       op->knobs[ki[j]].values[k.v[ki[j]]]);
+            for (int j = 0; j < nk; j++) {
+                char text[PP_NAME_MAX];
+                pp_knob_text(&op->knobs[ki[j]], k.v[ki[j]], text, sizeof text);
+                at += (size_t)snprintf(name + at, sizeof name - at, j ? "-%s" : "%s", text);
+            }
             if ((rc = add_variant(x, mt, c, name, &k)))
                 return rc;
         }
@@ -437,6 +524,128 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
     if (c->n_variants == 0)
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: the case has no variants: add [variants.NAME] tables or a [matrix]",
                        x->file, pp_toml_line(root));
+    return 0;
+}
+
+static int pair_variant(const ctx *x, const pp_toml_value *p, const pp_toml_value *name, pp_case *c, int *vi)
+{
+    const char *s;
+    int rc = get_string(x, name, "pairs", &s);
+    if (rc)
+        return rc;
+    if ((*vi = pp_case_variant_index(c, s)) < 0) {
+        const char *names[PP_MAX_VARIANTS];
+        for (int k = 0; k < c->n_variants; k++)
+            names[k] = c->variants[k].name;
+        return unknown(x, p, "variant", s, "[compare] pairs", names, c->n_variants);
+    }
+    return 0;
+}
+
+// One entry of tensors: an output name, or "cat(a, b, ...)" of output names.
+static int read_group(const ctx *x, const pp_toml_value *item, const pp_op *op, pp_pair_spec *ps)
+{
+    const char *s;
+    int rc = get_string(x, item, "tensors", &s);
+    if (rc)
+        return rc;
+    if (ps->n_groups == PP_MAX_PAIR_GROUPS)
+        return fail_at(x, item, "more than 8 entries in 'tensors'", NULL, NULL, NULL);
+    int g = ps->n_groups++;
+    char buf[PP_NAME_MAX];
+    size_t len = strlen(s);
+    int is_cat = len > 5 && !strncmp(s, "cat(", 4) && s[len - 1] == ')';
+    if (len >= sizeof buf)
+        return fail_at(x, item, "tensor group '%s' is too long", s, NULL, NULL);
+    snprintf(buf, sizeof buf, "%.*s", is_cat ? (int)(len - 5) : (int)len, is_cat ? s + 4 : s);
+    snprintf(ps->group_name[g], sizeof ps->group_name[g], "%s%s", is_cat ? "cat(" : "", "");
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        char *e = tok + strlen(tok);
+        while (e > tok && e[-1] == ' ')
+            *--e = '\0';
+        int o = -1;
+        for (int k = 0; k < op->n_outputs; k++)
+            if (!strcmp(op->outputs[k], tok))
+                o = k;
+        if (o < 0)
+            return unknown(x, item, "output", tok, "[compare] pairs tensors", op->outputs, op->n_outputs);
+        if (ps->group_len[g] == PP_MAX_OP_TENSORS || (!is_cat && ps->group_len[g] == 1))
+            return fail_at(x, item, "'%s': write several outputs as cat(a, b, ...)", s, NULL, NULL);
+        ps->group[g][ps->group_len[g]++] = o;
+        size_t at = strlen(ps->group_name[g]);
+        snprintf(ps->group_name[g] + at, sizeof ps->group_name[g] - at, "%s%s", ps->group_len[g] > 1 ? ", " : "",
+                 tok);
+    }
+    if (!ps->group_len[g])
+        return fail_at(x, item, "'%s' names no output", s, NULL, NULL);
+    if (is_cat) {
+        size_t at = strlen(ps->group_name[g]);
+        snprintf(ps->group_name[g] + at, sizeof ps->group_name[g] - at, ")");
+    }
+    return 0;
+}
+
+// A pair: ["ACTUAL", "EXPECTED"], or { actual, expected, view, tensors } (cases/README.md).
+static int read_pair(const ctx *x, const pp_toml_value *p, pp_case *c, pp_pair_spec *ps)
+{
+    int rc;
+    memset(ps, 0, sizeof *ps);
+    if (pp_toml_type_of(p) == PP_TOML_ARRAY && pp_toml_array_size(p) == 2) {
+        if ((rc = pair_variant(x, p, pp_toml_array_at(p, 0), c, &ps->actual)) ||
+            (rc = pair_variant(x, p, pp_toml_array_at(p, 1), c, &ps->expected)))
+            return rc;
+        return 0;
+    }
+    if (pp_toml_type_of(p) != PP_TOML_TABLE)
+        return fail_at(x, p,
+                       "each of 'pairs' must be [\"ACTUAL\", \"EXPECTED\"] or { actual = \"...\", expected = "
+                       "\"...\", view = \"...\", tensors = [...] }",
+                       NULL, NULL, NULL);
+    static const char *const keys[] = {"actual", "expected", "view", "tensors"};
+    if ((rc = pp_toml_check_keys(p, x->file, "a pair", keys, 4, x->err)))
+        return rc;
+    const pp_toml_value *a = pp_toml_get(p, "actual"), *e = pp_toml_get(p, "expected");
+    if (!a || !e)
+        return fail_at(x, p, "a pair needs 'actual' and 'expected'", NULL, NULL, NULL);
+    if ((rc = pair_variant(x, p, a, c, &ps->actual)) || (rc = pair_variant(x, p, e, c, &ps->expected)))
+        return rc;
+    const pp_toml_value *v = pp_toml_get(p, "view");
+    if (v) {
+        const char *s;
+        if ((rc = get_string(x, v, "view", &s)))
+            return rc;
+        pp_view view;
+        char msg[200];
+        if (pp_view_parse(s, &view, msg, sizeof msg))
+            return fail_at(x, v, "%s", msg, NULL, NULL);
+        if (view.kind == PP_VIEW_TE_CP_RANK && !view.world) {
+            // the world is the larger cp_world of the two variants
+            int k = pp_op_knob_index(c->op, "cp_world");
+            for (int i = 0; k >= 0 && i < 2; i++) {
+                int w = (int)pp_knob_int(c->op, &c->variants[i ? ps->expected : ps->actual].knobs, "cp_world", 0);
+                view.world = w > view.world ? w : view.world;
+            }
+            if (view.rank >= view.world)
+                return pp_fail(x->err, PP_ERR_INPUT,
+                               "%s:%d: view '%s' needs rank < world, and neither variant has cp_world > %d "
+                               "(write te-cp-rank:R/W to name the world)",
+                               x->file, pp_toml_line(v), s, view.rank);
+        }
+        snprintf(ps->view, sizeof ps->view, "%s", s);
+    }
+    const pp_toml_value *t = pp_toml_get(p, "tensors");
+    if (t) {
+        if ((rc = want_type(x, t, PP_TOML_ARRAY, "tensors")))
+            return rc;
+        if (pp_toml_array_size(t) < 1)
+            return fail_at(x, t, "'tensors' needs at least one output or cat(...) group", NULL, NULL, NULL);
+        for (int i = 0; i < pp_toml_array_size(t); i++)
+            if ((rc = read_group(x, pp_toml_array_at(t, i), c->op, ps)))
+                return rc;
+    }
     return 0;
 }
 
@@ -478,26 +687,9 @@ static int read_compare(const ctx *x, const pp_toml_value *t, pp_case *c)
             return rc;
         if (pp_toml_array_size(v) > PP_MAX_PAIRS)
             return fail_at(x, v, "more than 64 pairs", NULL, NULL, NULL);
-        for (int i = 0; i < pp_toml_array_size(v); i++) {
-            const pp_toml_value *p = pp_toml_array_at(v, i);
-            if (pp_toml_type_of(p) != PP_TOML_ARRAY || pp_toml_array_size(p) != 2)
-                return fail_at(x, p, "each of 'pairs' must be [\"ACTUAL\", \"EXPECTED\"], two variant names", NULL,
-                               NULL, NULL);
-            for (int j = 0; j < 2; j++) {
-                const char *s;
-                if ((rc = get_string(x, pp_toml_array_at(p, j), "pairs", &s)))
-                    return rc;
-                int vi = pp_case_variant_index(c, s);
-                if (vi < 0) {
-                    const char *names[PP_MAX_VARIANTS];
-                    for (int k = 0; k < c->n_variants; k++)
-                        names[k] = c->variants[k].name;
-                    return unknown(x, p, "variant", s, "[compare] pairs", names, c->n_variants);
-                }
-                c->pairs[c->n_pairs][j] = vi;
-            }
-            c->n_pairs++;
-        }
+        for (int i = 0; i < pp_toml_array_size(v); i++)
+            if ((rc = read_pair(x, pp_toml_array_at(v, i), c, &c->pairs[c->n_pairs++])))
+                return rc;
     }
     return 0;
 }
@@ -684,6 +876,7 @@ int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp
         rc = want_type(&x, t, PP_TOML_TABLE, "op");
     if (!rc)
         rc = read_params(&x, pp_toml_get(root, "op"), root, c);
+    c->params.seed = c->seed;
     if (!rc && (t = pp_toml_get(root, "inputs")) && pp_toml_type_of(t) != PP_TOML_TABLE)
         rc = want_type(&x, t, PP_TOML_TABLE, "inputs");
     if (!rc)

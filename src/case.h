@@ -23,6 +23,20 @@ typedef struct pp_input_spec {
     pp_format_id format;
 } pp_input_spec;
 
+#define PP_MAX_PAIR_GROUPS 8
+
+// How a pair's outputs are compared: each group (one output, or several concatenated, written
+// "cat(dq, dk, dv)") seen through a view (src/view.h). The comparison's tensor is named after the
+// group, with "@VIEW" when a view is set: "cat(dq, dk, dv)@te-cp-rank:7".
+typedef struct pp_pair_spec {
+    int actual, expected;                              // variant indices
+    char view[PP_NAME_MAX];                            // "" = whole tensors
+    int n_groups;                                      // 0 = every output the pair has, one by one
+    int group_len[PP_MAX_PAIR_GROUPS];
+    int group[PP_MAX_PAIR_GROUPS][PP_MAX_OP_TENSORS];  // output indices
+    char group_name[PP_MAX_PAIR_GROUPS][PP_NAME_MAX];
+} pp_pair_spec;
+
 typedef struct pp_variant_spec {
     char name[PP_NAME_MAX];
     pp_op_knobs knobs;
@@ -65,7 +79,7 @@ typedef struct pp_case {
     int equal_nan;
     int torch_major, torch_minor;
     int n_pairs;
-    int pairs[PP_MAX_PAIRS][2];    // variant indices: (actual, expected)
+    pp_pair_spec pairs[PP_MAX_PAIRS];
     const char *reference_method;  // NULL: the op's default
     // [gate]
     int n_rules;

@@ -26,14 +26,23 @@ int pp_cmd_list(int argc, char **argv)
     for (int i = 0; i < pp_op_count(); i++) {
         const pp_op *op = pp_op_at(i);
         printf("op %s — %s\n  [op] parameters:\n", op->name, op->doc);
-        for (int p = 0; p < op->n_params; p++)
-            printf("    %-12s %s%s\n", op->params[p].name, op->params[p].doc,
-                   op->params[p].required ? " (required)" : "");
+        for (int p = 0; p < op->n_params; p++) {
+            const pp_param_def *d = &op->params[p];
+            char choices[256] = "";
+            if (d->kind == PP_PARAM_CHOICE) {
+                char list[200];
+                pp_choices_str(d->choices, list, sizeof list);
+                snprintf(choices, sizeof choices, " {%s}, default %s", list, d->choices[(int)d->def]);
+            }
+            printf("    %-12s %s%s%s\n", d->name, d->doc, choices, d->required ? " (required)" : "");
+        }
         printf("  knobs:\n");
         for (int k = 0; k < op->n_knobs; k++) {
             char values[256];
             pp_knob_values_str(&op->knobs[k], values, sizeof values);
-            printf("    %-12s {%s}, default %s\n    %-12s %s\n", op->knobs[k].name, values, op->knobs[k].def, "",
+            printf(op->knobs[k].values ? "    %-12s {%s}, default %s\n    %-12s %s\n"
+                                       : "    %-12s %s, default %s\n    %-12s %s\n",
+                   op->knobs[k].name, values, op->knobs[k].def, "",
                    op->knobs[k].doc);
         }
         printf("  inputs:");

@@ -14,7 +14,30 @@
 #include "report_junit.h"
 #include "report_txt.h"
 #include "atomic_file.h"
+#include "ref_cache.h"
 #include "run.h"
+
+// The options run, baseline and check share (how a case is run).
+typedef struct run_cli {
+    const char *device, *threads_s, *reference, *cache;
+    int threads, quiet, no_cache, cross_check;
+} run_cli;
+
+#define RUN_CLI_OPTS(x)                                                                                  \
+    {"--device", &(x).device, NULL}, {"--threads", &(x).threads_s, NULL},                               \
+        {"--reference", &(x).reference, NULL}, {"--quiet", NULL, &(x).quiet}, {"-q", NULL, &(x).quiet},  \
+        {"--cache", &(x).cache, NULL}, {"--no-cache", NULL, &(x).no_cache}
+#define RUN_CLI_N 7
+#define RUN_CLI_HELP                                                                                     \
+    "  --device cpu|cuda|auto   backend (default auto: cuda when usable, else cpu; the report\n"         \
+    "                           says which)\n"                                                           \
+    "  --reference METHOD       the reference method, overriding the case's (precprobe list names\n"    \
+    "                           each op's: e.g. fast, mpfr-plain)\n"                                     \
+    "  --threads N              worker threads (default: one per CPU)\n"                                 \
+    "  --cache DIR              reference cache (default $PRECPROBE_CACHE, $XDG_CACHE_HOME/precprobe\n"  \
+    "                           or ~/.cache/precprobe): a reference is reused when op, parameters,\n"    \
+    "                           method and the exact input bits match; --no-cache: off\n"               \
+    "  -q, --quiet              no progress bar (it is drawn only when stderr is a terminal)\n"
 
 static void run_usage(FILE *f)
 {
@@ -25,13 +48,14 @@ static void run_usage(FILE *f)
         "outputs with the reference and every [compare] pair, and writes the reports.\n"
         "\n"
         "options:\n"
-        "  --device cpu|cuda|auto   backend (default auto: cuda when usable, else cpu; the report\n"
-        "                           says which)\n"
+        RUN_CLI_HELP
         "  --out DIR                report folder (default reports/out/CASE-NAME/; with several\n"
         "                           cases, DIR/CASE-NAME/)\n"
         "  --junit FILE             also write JUnit XML\n"
         "  --save-tensors           keep inputs, outputs and references in report.h5\n"
-        "  --threads N              worker threads (default: one per CPU)\n"
+        "  --cross-check            on cuda, also run the CPU emulation and compare every output with\n"
+        "                           it (\"cpu-emulation\"): identical for precprobe's kernels, measured\n"
+        "                           for vendor engines (cuBLAS)\n"
         "  -h, --help               this text\n"
         "\n"
         "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
@@ -56,8 +80,7 @@ static void check_usage(FILE *f)
         "  --baseline FILE          the committed baseline report (check)\n"
         "  --report FILE            judge this report instead of running the case (check)\n"
         "  -o, --output FILE        where to write the baseline (baseline)\n"
-        "  --device cpu|cuda|auto   backend, as for run\n"
-        "  --threads N              worker threads\n"
+        RUN_CLI_HELP
         "  -h, --help               this text\n");
 }
 
@@ -75,29 +98,18 @@ static int parse_threads(const char *s, int *out)
     return 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-    char path[PP_PATH_MAX];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
-}
-
 // Loads and runs one case; prints errors. Returns an exit status (0 or the error's).
-static int load_and_run(const char *path, const char *device, int threads, int save, pp_case *c,
-                        pp_run_result *r)
+static int load_and_run(const char *path, const run_cli *cli, int save, pp_case *c, pp_run_result *r)
 {
     pp_error err = {0};
     int rc = pp_case_load(path, c, &err);
     if (!rc) {
-        pp_run_opts o = {device, threads, save, isatty(2)};
+        char cache[PP_PATH_MAX] = "";
+        if (!cli->no_cache)
+            cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
+                       : pp_ref_cache_default_dir(cache, sizeof cache);
+        pp_run_opts o = {cli->device, cli->threads,   save, isatty(2) && !cli->quiet, cli->reference,
+                         cache,       cli->cross_check};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (rc)
@@ -117,7 +129,7 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
 {
     pp_error err = {0};
     char path[PP_PATH_MAX + 32];
-    if (mkdir_p(dir)) {
+    if (pp_mkdir_p(dir)) {
         fprintf(stderr, "precprobe: %s: cannot create the report folder: %s\n", dir, strerror(errno));
         return 3;
     }
@@ -143,19 +155,20 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
 
 int pp_cmd_run(int argc, char **argv)
 {
-    const char *device = NULL, *out = NULL, *junit = NULL, *threads_s = NULL;
-    int save = 0, n_cases = 0, threads = 0;
+    const char *out = NULL, *junit = NULL;
+    run_cli cli = {0};
+    int save = 0, n_cases = 0;
     const char *cases[64];
     const pp_cli_opt opts[] = {
-        {"--device", &device, NULL}, {"--out", &out, NULL}, {"--junit", &junit, NULL},
-        {"--threads", &threads_s, NULL}, {"--save-tensors", NULL, &save},
+        RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
+        {"--cross-check", NULL, &cli.cross_check},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, 5, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 4, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;
     }
-    if (rc || (rc = parse_threads(threads_s, &threads)))
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
         return rc;
     if (n_cases == 0) {
         fprintf(stderr, "precprobe run: name at least one case file (see precprobe run --help)\n");
@@ -169,7 +182,7 @@ int pp_cmd_run(int argc, char **argv)
     for (int i = 0; i < n_cases; i++) {
         pp_case c;
         pp_run_result r;
-        rc = load_and_run(cases[i], device, threads, save, &c, &r);
+        rc = load_and_run(cases[i], &cli, save, &c, &r);
         if (!rc) {
             char dir[PP_PATH_MAX];
             if (out && n_cases == 1)
@@ -195,18 +208,18 @@ int pp_cmd_run(int argc, char **argv)
 
 int pp_cmd_baseline(int argc, char **argv)
 {
-    const char *device = NULL, *output = NULL, *threads_s = NULL, *pos[1];
-    int n_pos = 0, threads = 0;
+    const char *output = NULL, *pos[1];
+    run_cli cli = {0};
+    int n_pos = 0;
     const pp_cli_opt opts[] = {
-        {"--device", &device, NULL}, {"-o", &output, NULL}, {"--output", &output, NULL},
-        {"--threads", &threads_s, NULL},
+        RUN_CLI_OPTS(cli), {"-o", &output, NULL}, {"--output", &output, NULL},
     };
-    int rc = pp_cli_parse("baseline", argc, argv, opts, 4, pos, 1, &n_pos);
+    int rc = pp_cli_parse("baseline", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
     if (rc == 1) {
         check_usage(stdout);
         return 0;
     }
-    if (rc || (rc = parse_threads(threads_s, &threads)))
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
         return rc;
     if (n_pos != 1 || !output) {
         fprintf(stderr, "precprobe baseline: usage: precprobe baseline CASE.toml -o BASELINE.h5\n");
@@ -214,7 +227,7 @@ int pp_cmd_baseline(int argc, char **argv)
     }
     pp_case c;
     pp_run_result r;
-    rc = load_and_run(pos[0], device, threads, 0, &c, &r);
+    rc = load_and_run(pos[0], &cli, 0, &c, &r);
     if (!rc) {
         pp_error err = {0};
         if ((rc = pp_report_h5_write(output, &r, &err)))
@@ -229,18 +242,18 @@ int pp_cmd_baseline(int argc, char **argv)
 
 int pp_cmd_check(int argc, char **argv)
 {
-    const char *device = NULL, *baseline = NULL, *report = NULL, *threads_s = NULL, *pos[1];
-    int n_pos = 0, threads = 0;
+    const char *baseline = NULL, *report = NULL, *pos[1];
+    run_cli cli = {0};
+    int n_pos = 0;
     const pp_cli_opt opts[] = {
-        {"--device", &device, NULL}, {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
-        {"--threads", &threads_s, NULL},
+        RUN_CLI_OPTS(cli), {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
     };
-    int rc = pp_cli_parse("check", argc, argv, opts, 4, pos, 1, &n_pos);
+    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
     if (rc == 1) {
         check_usage(stdout);
         return 0;
     }
-    if (rc || (rc = parse_threads(threads_s, &threads)))
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
         return rc;
     if (n_pos != 1 || !baseline) {
         fprintf(stderr, "precprobe check: usage: precprobe check CASE.toml --baseline BASELINE.h5 [--report RUN.h5]\n");
@@ -263,7 +276,7 @@ int pp_cmd_check(int argc, char **argv)
         if (rc)
             fprintf(stderr, "precprobe: %s\n", err.msg);
     } else {
-        rc = load_and_run(pos[0], device, threads, 0, &c, &now);
+        rc = load_and_run(pos[0], &cli, 0, &c, &now);
     }
     if (rc) {
         pp_case_free(&c);

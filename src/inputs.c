@@ -17,6 +17,11 @@ int pp_dist_check(const pp_dist *d, pp_error *err)
 {
     if (!d)
         return pp_fail(err, PP_ERR_INPUT, "inputs: no distribution given");
+    if (d->n_axis_scale < 0 || d->n_axis_scale > PP_DIST_MAX_AXIS_SCALE)
+        return pp_fail(err, PP_ERR_INPUT, "inputs: axis_scale needs 1 to %d values", PP_DIST_MAX_AXIS_SCALE);
+    for (int j = 0; j < d->n_axis_scale; j++)
+        if (!isfinite(d->axis_scale[j]))
+            return pp_fail(err, PP_ERR_INPUT, "inputs: axis_scale values must be finite");
     switch (d->kind) {
     case PP_DIST_NORMAL:
         if (!isfinite(d->mean) || !isfinite(d->std))
@@ -73,12 +78,18 @@ typedef struct fill_job {
     const pp_dist *dist;
     uint64_t seed;
     uint32_t tensor_id;
+    int64_t axis_stride, axis_extent;  // for the axis scale: j = (i / stride) % extent
 } fill_job;
 
 static void fill_range(const fill_job *j)
 {
     for (int64_t i = j->begin; i < j->end; i++)
-        j->data[i] = pp_round(j->format, pp_inputs_element(j->dist, j->seed, j->tensor_id, i), PP_RND_NE, 0);
+    {
+        double x = pp_inputs_element(j->dist, j->seed, j->tensor_id, i);
+        if (j->dist->n_axis_scale)
+            x *= j->dist->axis_scale[(i / j->axis_stride) % j->axis_extent];
+        j->data[i] = pp_round(j->format, x, PP_RND_NE, 0);
+    }
 }
 
 static void *fill_thread(void *arg)
@@ -102,6 +113,16 @@ int pp_inputs_fill(pp_tensor *t, const pp_dist *d, uint64_t seed, uint32_t tenso
     int rc = pp_dist_check(d, err);
     if (rc != PP_OK)
         return rc;
+    int64_t stride = 1, extent = 1;
+    if (d->n_axis_scale) {
+        if (d->axis < 0 || d->axis >= t->ndim || t->shape[d->axis] != d->n_axis_scale)
+            return pp_fail(err, PP_ERR_INPUT, "inputs: axis_scale has %d values, but axis %d of the %d-D input has %lld",
+                           d->n_axis_scale, d->axis, t->ndim,
+                           (long long)(d->axis >= 0 && d->axis < t->ndim ? t->shape[d->axis] : 0));
+        for (int k = d->axis + 1; k < t->ndim; k++)
+            stride *= t->shape[k];
+        extent = t->shape[d->axis];
+    }
 
     int64_t n = t->numel;
     long ncpu = n >= PP_INPUTS_PARALLEL_MIN ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
@@ -112,7 +133,7 @@ int pp_inputs_fill(pp_tensor *t, const pp_dist *d, uint64_t seed, uint32_t tenso
     int started[PP_INPUTS_MAX_THREADS];
     for (int k = 0; k < nthreads; k++) {
         jobs[k] = (fill_job){t->data, n / nthreads * k + (k < n % nthreads ? k : n % nthreads), 0,
-                             t->format, d, seed, tensor_id};
+                             t->format, d, seed, tensor_id, stride, extent};
         jobs[k].end = jobs[k].begin + n / nthreads + (k < n % nthreads ? 1 : 0);
     }
     // Job 0 runs on this thread; a job whose thread fails to start runs here too.

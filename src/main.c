@@ -20,6 +20,7 @@ static void usage(FILE *f)
             "  compare ACTUAL EXPECTED   torch.testing.assert_close on two stored tensors\n"
             "  list                      operations, their knobs, shipped cases\n"
             "  show REPORT.h5            print a stored report\n"
+            "  reference CASE -o OUT.h5  write a case's inputs and its certified reference\n"
             "\n"
             "options:\n"
             "  --help, -h                this text ('precprobe COMMAND --help' for a command)\n"
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"compare", pp_cmd_compare}, {"run", pp_cmd_run},   {"check", pp_cmd_check},
         {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
+        {"reference", pp_cmd_reference},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))

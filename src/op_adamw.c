@@ -12,9 +12,12 @@
 
 enum {
     P_N, P_STEPS, P_LR, P_BETA1, P_BETA2, P_EPS, P_WD, P_GRADIENTS, P_SCHEDULE, P_WARMUP, P_SCALE, P_SNR,
-    P_ROWS, P_NOISE, P_SEED
+    P_ROWS, P_NOISE
 };
 enum { K_PARAM, K_MOMENTUM, K_VARIANCE, K_KAHAN, K_COMP, K_ROUNDING, K_UPDATE };
+
+static const char *const grad_names[] = {"synthetic", "quadratic", "linear-regression", NULL};
+static const char *const sched_names[] = {"constant", "warmup-linear", "cosine", NULL};
 
 static const pp_param_def params[] = {
     [P_N] = {"n", PP_PARAM_INT, 1, 1 << 24, 0, 1, "number of parameters (features, for linear regression)"},
@@ -24,17 +27,18 @@ static const pp_param_def params[] = {
     [P_BETA2] = {"beta2", PP_PARAM_FLOAT, 0, 0.99999999, 0.999, 0, "second-moment decay"},
     [P_EPS] = {"eps", PP_PARAM_FLOAT, 1e-30, 1, 1e-8, 0, "added to the bias-corrected sqrt(v)"},
     [P_WD] = {"weight_decay", PP_PARAM_FLOAT, 0, 1, 0, 0, "decoupled weight decay (θ ← θ(1 − lr·wd) first)"},
-    [P_GRADIENTS] = {"gradients", PP_PARAM_INT, 0, 2, 0, 0,
-                     "gradient source: 0 synthetic, 1 quadratic, 2 linear-regression"},
-    [P_SCHEDULE] = {"lr_schedule", PP_PARAM_INT, 0, 2, 0, 0, "0 constant, 1 warmup-linear, 2 cosine"},
+    [P_GRADIENTS] = {"gradients", PP_PARAM_CHOICE, 0, 0, 0, 0,
+                     "gradient source: synthetic (per step and element from the seed), quadratic, "
+                     "linear-regression", grad_names},
+    [P_SCHEDULE] = {"lr_schedule", PP_PARAM_CHOICE, 0, 0, 0, 0,
+                    "constant, warmup-linear (lr·t/warmup, then lr), cosine (the warm-up, then cosine to 0)",
+                    sched_names},
     [P_WARMUP] = {"warmup", PP_PARAM_INT, 0, 1000000, 0, 0, "warm-up steps of the schedule"},
     [P_SCALE] = {"grad_scale", PP_PARAM_FLOAT, 1e-30, 1e30, 1.0, 0, "synthetic: gradient scale"},
     [P_SNR] = {"snr", PP_PARAM_FLOAT, 1e-30, 1e300, 1.0, 0,
                "synthetic: signal-to-noise ratio (std of the per-element signal / std of the per-step noise)"},
     [P_ROWS] = {"rows", PP_PARAM_INT, 1, 1 << 20, 256, 0, "linear regression: data rows"},
     [P_NOISE] = {"label_noise", PP_PARAM_FLOAT, 0, 1e6, 0.1, 0, "linear regression: label noise std"},
-    [P_SEED] = {"seed", PP_PARAM_INT, 0, 9007199254740992.0, 0, 0,
-                "seed of the synthetic gradients, problem data and stochastic-rounding bits"},
 };
 
 static const char *const formats[] = {"fp32", "bf16", "fp16", NULL};
@@ -56,8 +60,6 @@ static const pp_knob_def knobs[] = {
 static const char *const inputs[] = {"theta0"};
 static const char *const outputs[] = {"theta", "m", "v"};
 static const char *const ref_methods[] = {"mpfr", NULL};
-static const char *const grad_names[] = {"synthetic", "quadratic", "linear-regression"};
-static const char *const sched_names[] = {"constant", "warmup-linear", "cosine"};
 
 static double prm(const pp_op_params *p, int i)
 {
@@ -71,7 +73,7 @@ static pp_adamw_problem problem(const pp_op_params *p)
     pr.kind = (pp_adamw_grad_kind)(int)prm(p, P_GRADIENTS);
     pr.n = (int64_t)prm(p, P_N);
     pr.steps = (int)prm(p, P_STEPS);
-    pr.seed = (uint64_t)prm(p, P_SEED);
+    pr.seed = p->seed;  // the case's seed: gradients, problem data, stochastic-rounding bits
     pr.hyper = (pp_adamw_hyper){prm(p, P_LR), prm(p, P_BETA1), prm(p, P_BETA2), prm(p, P_EPS), prm(p, P_WD)};
     pr.schedule = (pp_adamw_schedule)(int)prm(p, P_SCHEDULE);
     pr.warmup = (int)prm(p, P_WARMUP);
@@ -112,6 +114,12 @@ static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_
 static pp_format_id format(const pp_op_knobs *k)
 {
     return format_ids[k->v[K_PARAM]];
+}
+
+// θ in param_format, m in momentum_format, v in variance_format.
+static pp_format_id output_format(const pp_op_knobs *k, int i)
+{
+    return format_ids[k->v[i == 0 ? K_PARAM : i == 1 ? K_MOMENTUM : K_VARIANCE]];
 }
 
 static void describe(const pp_op_params *p, char *buf, size_t n)
@@ -155,9 +163,6 @@ static int run_cpu_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_
         free(t);
         return rc;
     }
-    out[0].format = va.param;  // each state in its own format
-    out[1].format = va.momentum;
-    out[2].format = va.variance;
     if (trace)
         *trace = t;
     return PP_OK;
@@ -170,9 +175,9 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
 }
 
 static int reference_traced(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
-                            pp_reference_info *info, const char *method, int threads, void **trace, pp_error *err)
+                            pp_reference_info *info, const pp_ref_ctx *ctx, void **trace, pp_error *err)
 {
-    (void)method;
+    int threads = ctx ? ctx->threads : 1;
     pp_adamw_problem pr = problem(p);
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
@@ -196,9 +201,9 @@ static int reference_traced(const pp_op_params *p, pp_format_id in_format, const
 }
 
 static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
-                     pp_reference_info *info, const char *method, int threads, pp_error *err)
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
 {
-    return reference_traced(p, in_format, in, out, info, method, threads, NULL, err);
+    return reference_traced(p, in_format, in, out, info, ctx, NULL, err);
 }
 
 // Series at the snapshot steps (1, 2, 3, 5, 7, 10, ..., T), against the exact trajectory:
@@ -275,6 +280,7 @@ const pp_op pp_op_adamw = {
     .check_params = check_params,
     .shape = shape,
     .format = format,
+    .output_format = output_format,
     .describe = describe,
     .run_cpu = run_cpu,
     .run_cuda = NULL,

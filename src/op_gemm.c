@@ -5,11 +5,14 @@
 #include <string.h>
 
 #include "cpu/gemm.h"
+#ifdef PP_HAVE_CUDA
+#include "cuda/gemm_cuda.h"
+#endif
 #include "gemm_ref.h"
 #include "op.h"
 
 enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
-enum { K_FORMAT, K_ACCUMULATE, K_SCALE };
+enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE };
 
 static const pp_param_def params[] = {
     [P_BATCH] = {"batch", PP_PARAM_INT, 1, 1 << 20, 1, 0, "number of independent products"},
@@ -23,6 +26,7 @@ static const pp_param_def params[] = {
 static const char *const formats[] = {"fp16", "bf16", "fp32", NULL};
 static const char *const accumulates[] = {"fp32", "storage", NULL};
 static const char *const scales[] = {"post", "pre", "pre-a", NULL};
+static const char *const engines[] = {"ours", "cublas", NULL};
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "fp16", "storage format of A, B, the rescaled inputs and C"},
     [K_ACCUMULATE] = {"accumulate", accumulates, "fp32",
@@ -31,6 +35,9 @@ static const pp_knob_def knobs[] = {
     [K_SCALE] = {"scale", scales, "post",
                  "post: α applied to the accumulator (BLAS epilogue); pre: sqrt(α) into A and B "
                  "before the product (BLOOM-104B); pre-a: α into A only"},
+    [K_ENGINE] = {"engine", engines, "ours",
+                  "ours: precprobe's kernel (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
+                  "cublasGemmStridedBatchedEx as torch.baddbmm calls it (cuda only; its order is cuBLAS's)"},
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
@@ -90,8 +97,7 @@ static void describe(const pp_op_params *p, char *buf, size_t n)
              (long long)param(p, P_BATCH), (long long)param(p, P_K), (long long)param(p, P_N), alpha);
 }
 
-static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
-                   int threads, pp_error *err)
+static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_gemm_variant v = {
         .format = format(k),
@@ -101,13 +107,38 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
         .alpha_given = p->given[P_ALPHA],
         .alpha = p->v[P_ALPHA],
     };
+    return v;
+}
+
+static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, pp_error *err)
+{
+    if (k->v[K_ENGINE] != 0)
+        return pp_fail(err, PP_ERR_RUNTIME, "gemm: engine '%s' runs only on the GPU (--device cuda)",
+                       engines[k->v[K_ENGINE]]);
+    pp_gemm_variant v = variant_of(p, k);
     return pp_gemm_cpu(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
                        in[1].data, out[0].data, threads, err);
 }
 
-static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
-                     pp_reference_info *info, const char *method, int threads, pp_error *err)
+#ifdef PP_HAVE_CUDA
+static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                    pp_error *err)
 {
+    pp_gemm_variant v = variant_of(p, k);
+    char msg[400] = "";
+    int rc = (k->v[K_ENGINE] == 0 ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
+                                                                   param(p, P_N), param(p, P_K), in[0].data,
+                                                                   in[1].data, out[0].data, msg, sizeof msg);
+    return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
+}
+#endif
+
+static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+{
+    const char *method = ctx->method;
+    int threads = ctx->threads;
     pp_gemm_ref_opts o = {
         .format = in_format,
         .alpha_given = p->given[P_ALPHA],
@@ -150,7 +181,11 @@ const pp_op pp_op_gemm = {
     .format = format,
     .describe = describe,
     .run_cpu = run_cpu,
+#ifdef PP_HAVE_CUDA
+    .run_cuda = run_cuda,
+#else
     .run_cuda = NULL,
+#endif
     .reference = reference,
     .ref_methods = ref_methods,
 };

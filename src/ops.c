@@ -2,6 +2,7 @@
 #include "op.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const pp_op pp_op_adamw;
@@ -46,20 +47,70 @@ int pp_op_knob_index(const pp_op *op, const char *name)
     return -1;
 }
 
-int pp_knob_value_index(const pp_knob_def *knob, const char *value)
+int pp_choice_index(const char *const *choices, const char *name)
 {
-    for (int i = 0; knob->values[i]; i++)
-        if (!strcmp(knob->values[i], value))
+    for (int i = 0; choices[i]; i++)
+        if (!strcmp(choices[i], name))
             return i;
     return -1;
 }
 
-void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
+void pp_choices_str(const char *const *choices, char *buf, size_t n)
 {
     size_t at = 0;
     buf[0] = '\0';
-    for (int i = 0; knob->values[i] && at < n; i++)
-        at += (size_t)snprintf(buf + at, n - at, i ? ", %s" : "%s", knob->values[i]);
+    for (int i = 0; choices[i] && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, i ? ", %s" : "%s", choices[i]);
+}
+
+int pp_knob_value_index(const pp_knob_def *knob, const char *value)
+{
+    if (knob->values)
+        return pp_choice_index(knob->values, value);
+    // an integer knob: plain decimal digits, no sign, no leading zeros, within range
+    size_t len = strlen(value);
+    if (len == 0 || len > 9 || (value[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        if (value[i] < '0' || value[i] > '9')
+            return -1;
+    long v = strtol(value, NULL, 10);
+    return v >= knob->int_min && v <= knob->int_max ? (int)v : -1;
+}
+
+void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
+{
+    if (knob->values)
+        pp_choices_str(knob->values, buf, n);
+    else
+        snprintf(buf, n, "an integer from %lld to %lld", (long long)knob->int_min, (long long)knob->int_max);
+}
+
+void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n)
+{
+    if (knob->values)
+        snprintf(buf, n, "%s", knob->values[v]);
+    else
+        snprintf(buf, n, "%d", v);
+}
+
+int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def)
+{
+    int i = pp_op_knob_index(op, name);
+    if (i < 0)
+        return def;
+    const pp_knob_def *knob = &op->knobs[i];
+    return knob->values ? atoi(knob->values[k->v[i]]) : k->v[i];
+}
+
+pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)
+{
+    return op->output_format ? op->output_format(k, i) : op->format(k);
+}
+
+int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i)
+{
+    return op->output_active ? op->output_active(p, k, i) : 1;
 }
 
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name)

@@ -372,6 +372,8 @@ static int validate(const pp_run_result *r, const char *path, pp_error *err)
     }
     for (int v = 0; v < r->n_variants; v++)
         for (int i = 0; r->variants[v].outputs && i < r->n_references; i++) {
+            if (!r->variants[v].outputs[i].data)
+                continue;  // an output this variant does not have (external, partial)
             int rc = pp_tensor_check_writable(path, &r->variants[v].outputs[i], err);
             if (rc)
                 return rc;
@@ -481,7 +483,7 @@ static int write_variant(hid_t vars, const pp_run_result *r, const pp_variant_re
             char t[ESC_MAX];
             name_escape(r->references[i].tensor, t);
             set_where(w, "/variants/%s/outputs/%s", esc, t);
-            if (put_tensor(o, t, &vr->outputs[i]))
+            if (vr->outputs[i].data && put_tensor(o, t, &vr->outputs[i]))
                 rc = wfail(w);
         }
         if (o >= 0 && H5Gclose(o) < 0 && !rc)
@@ -1275,7 +1277,8 @@ static int read_variant(const rctx *c, hid_t vars, const char *esc, pp_run_resul
             char t[ESC_MAX], w2[3 * ESC_MAX];
             name_escape(r->references[i].tensor, t);
             snprintf(w2, sizeof w2, "%s/outputs/%s", where, t);
-            rc = get_tensor(c, o, t, w2, &v->outputs[i]);
+            if (H5Lexists(o, t, H5P_DEFAULT) > 0)  // an external variant may lack some outputs
+                rc = get_tensor(c, o, t, w2, &v->outputs[i]);
         }
         if (o >= 0)
             H5Gclose(o);

@@ -105,8 +105,13 @@ static void comparisons(strbuf *b, const pp_run_result *r)
 static void summary(strbuf *b, const pp_run_result *r)
 {
     sb_printf(b, "\n== summary ==\n");
-    sb_printf(b, "%-24s %-6s %-24s %9s %22s %22s %10s %8s\n", "variant", "tensor", "against", "mismatch", "max abs",
-              "max rel", "max ulp", "NaN/Inf");
+    // the tensor column as wide as its longest name (groups: "cat(dq, dk, dv)@te-cp-rank:7")
+    int tw = 6;
+    for (int i = 0; i < r->n_comparisons; i++)
+        if ((int)strlen(r->comparisons[i].tensor) > tw)
+            tw = (int)strlen(r->comparisons[i].tensor);
+    sb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", "variant", tw, "tensor", "against", "mismatch",
+              "max abs", "max rel", "max ulp", "NaN/Inf");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
         const pp_close_stats *s = &c->stats;
@@ -119,8 +124,8 @@ static void summary(strbuf *b, const pp_run_result *r)
             pp_repr_double(s->rel_diff.value, mr, sizeof mr);
         if (s->ulp_err.index >= 0)
             snprintf(mu, sizeof mu, "%.4g", s->ulp_err.value);
-        sb_printf(b, "%-24s %-6s %-24s %9s %22s %22s %10s %8lld\n", c->variant, c->tensor, c->against, pct, ma, mr,
-                  mu, (long long)(s->nan_actual + s->inf_actual));
+        sb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8lld\n", c->variant, tw, c->tensor, c->against, pct, ma,
+                  mr, mu, (long long)(s->nan_actual + s->inf_actual));
     }
     if (r->n_verdicts) {
         int failed = 0;

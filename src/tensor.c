@@ -111,3 +111,13 @@ int pp_tensor_check_format(const pp_tensor *t, pp_format_id f, const char *what,
     }
     return PP_OK;
 }
+
+int pp_tensor_has_shape(const pp_tensor *t, int ndim, const int64_t *shape)
+{
+    if (t->ndim != ndim)
+        return 0;
+    for (int d = 0; d < ndim; d++)
+        if (t->shape[d] != shape[d])
+            return 0;
+    return 1;
+}

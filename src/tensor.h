@@ -42,6 +42,9 @@ void pp_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
 // "(7,)" for 1-D, "()" for 0-D.
 void pp_index_str(int ndim, const int64_t *shape, int64_t i, char *buf, size_t n);
 
+// Whether t has exactly this shape.
+int pp_tensor_has_shape(const pp_tensor *t, int ndim, const int64_t *shape);
+
 // Looks a format up by name ("fp16", "bf16", ...; also torch's "float16", "bfloat16",
 // "float32", "float64", "half", "float", "double"). Returns 0 and sets *f, or -1.
 int pp_format_from_name(const char *name, pp_format_id *f);

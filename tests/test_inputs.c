@@ -319,8 +319,8 @@ static int check_golden(const char *what, const pp_dist *d, const uint64_t *gold
 static void inputs_element_golden_seed7(void **state)
 {
     (void)state;
-    pp_dist normal = {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 0.0};
-    pp_dist uniform = {PP_DIST_UNIFORM, 0.0, 0.0, 0.0, 1.0};
+    pp_dist normal = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 0.0};
+    pp_dist uniform = {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = 0.0, .high = 1.0};
     int bad = check_golden("normal", &normal, GOLDEN_NORMAL) + check_golden("uniform", &uniform, GOLDEN_UNIFORM);
     // The same bits from the kernel-level functions the CUDA backend calls.
     for (int i = 0; i < 16; i++) {
@@ -355,7 +355,7 @@ static void inputs_fill_equals_element_alone(void **state)
     (void)state;
     const int64_t shape[2] = {2, 70001};
     const uint64_t seed = pp_test_seed();
-    pp_dist dists[2] = {{PP_DIST_NORMAL, 0.5, 3.0, 0.0, 0.0}, {PP_DIST_UNIFORM, 0.0, 0.0, -2.0, 5.0}};
+    pp_dist dists[2] = {{.kind = PP_DIST_NORMAL, .mean = 0.5, .std = 3.0, .low = 0.0, .high = 0.0}, {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = -2.0, .high = 5.0}};
     int bad = 0;
     for (int f = 0; f < PP_FMT_COUNT; f++) {
         for (int k = 0; k < 2; k++) {
@@ -379,7 +379,7 @@ static void inputs_fill_equals_element_alone(void **state)
     }
     // An element far out (the last index of a 2^40-element tensor) is computable alone and
     // does not depend on anything computed before it.
-    pp_dist n01 = {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 0.0};
+    pp_dist n01 = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 0.0};
     const int64_t far = PP_MAX_NUMEL - 1;
     double a = pp_inputs_element(&n01, seed, 0, far);
     (void)pp_inputs_element(&n01, seed, 0, 0);
@@ -402,7 +402,7 @@ static void inputs_streams_differ_by_seed_and_tensor(void **state)
         uint32_t tensor;
     } streams[] = {{s, 0}, {s, 1}, {s ^ 1, 0}, {s ^ (UINT64_C(1) << 32), 0}, {s, 0x80000000u}};
     enum { NS = sizeof streams / sizeof streams[0] };
-    pp_dist dists[2] = {{PP_DIST_NORMAL, 0.0, 1.0, 0.0, 0.0}, {PP_DIST_UNIFORM, 0.0, 0.0, 0.0, 1.0}};
+    pp_dist dists[2] = {{.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 0.0}, {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = 0.0, .high = 1.0}};
     static double v[NS][N];
     int bad = 0;
     for (int k = 0; k < 2; k++) {
@@ -548,7 +548,7 @@ static void inputs_element_uniform_in_range(void **state)
     const uint64_t seed = pp_test_seed(), n = pp_test_iters(20000);
     int bad = 0;
     for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
-        pp_dist d = {PP_DIST_UNIFORM, 0.0, 0.0, ranges[r][0], ranges[r][1]};
+        pp_dist d = {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = ranges[r][0], .high = ranges[r][1]};
         assert_int_equal(pp_dist_check(&d, NULL), PP_OK);
         double lo = INFINITY, hi = -INFINITY;
         for (uint64_t i = 0; i < n; i++) {
@@ -579,8 +579,8 @@ static void inputs_element_normal_scaling(void **state)
 {
     (void)state;
     const uint64_t seed = pp_test_seed();
-    pp_dist d = {PP_DIST_NORMAL, 3.0, 0.1, 0.0, 0.0};
-    pp_dist d0 = {PP_DIST_NORMAL, -7.25, 0.0, 0.0, 0.0};
+    pp_dist d = {.kind = PP_DIST_NORMAL, .mean = 3.0, .std = 0.1, .low = 0.0, .high = 0.0};
+    pp_dist d0 = {.kind = PP_DIST_NORMAL, .mean = -7.25, .std = 0.0, .low = 0.0, .high = 0.0};
     int bad = 0;
     for (int64_t i = 0; i < 1000; i++) {
         double z = pp_rand_normal(seed, 5, (uint64_t)i);
@@ -600,10 +600,10 @@ static void inputs_fill_values_representable(void **state)
     (void)state;
     const int64_t shape[1] = {50000};
     const pp_dist dists[] = {
-        {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 0.0},
-        {PP_DIST_NORMAL, 0.0, 20000.0, 0.0, 0.0},   // overflows fp16 (65504), e4m3, e5m2
-        {PP_DIST_NORMAL, 0.0, 1e-6, 0.0, 0.0},      // fp16 subnormals (< 2^-14)
-        {PP_DIST_UNIFORM, 0.0, 0.0, -1.0, 1.0},
+        {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 0.0},
+        {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 20000.0, .low = 0.0, .high = 0.0},   // overflows fp16 (65504), e4m3, e5m2
+        {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1e-6, .low = 0.0, .high = 0.0},      // fp16 subnormals (< 2^-14)
+        {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = -1.0, .high = 1.0},
     };
     int bad = 0;
     for (int f = 0; f < PP_FMT_COUNT; f++) {
@@ -635,16 +635,16 @@ static void inputs_fill_rejects_bad_input(void **state)
 {
     (void)state;
     const pp_dist bad_dists[] = {
-        {PP_DIST_NORMAL, 0.0, -1.0, 0.0, 0.0},
-        {PP_DIST_NORMAL, 0.0, -0x1p-1074, 0.0, 0.0},
-        {PP_DIST_NORMAL, NAN, 1.0, 0.0, 0.0},
-        {PP_DIST_NORMAL, 0.0, INFINITY, 0.0, 0.0},
-        {PP_DIST_NORMAL, -INFINITY, 1.0, 0.0, 0.0},
-        {PP_DIST_UNIFORM, 0.0, 0.0, 1.0, 0.0},
-        {PP_DIST_UNIFORM, 0.0, 0.0, NAN, 1.0},
-        {PP_DIST_UNIFORM, 0.0, 0.0, 0.0, INFINITY},
-        {PP_DIST_UNIFORM, 0.0, 0.0, -INFINITY, 0.0},
-        {(pp_dist_kind)7, 0.0, 1.0, 0.0, 1.0},
+        {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = -1.0, .low = 0.0, .high = 0.0},
+        {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = -0x1p-1074, .low = 0.0, .high = 0.0},
+        {.kind = PP_DIST_NORMAL, .mean = NAN, .std = 1.0, .low = 0.0, .high = 0.0},
+        {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = INFINITY, .low = 0.0, .high = 0.0},
+        {.kind = PP_DIST_NORMAL, .mean = -INFINITY, .std = 1.0, .low = 0.0, .high = 0.0},
+        {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = 1.0, .high = 0.0},
+        {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = NAN, .high = 1.0},
+        {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = 0.0, .high = INFINITY},
+        {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = -INFINITY, .high = 0.0},
+        {.kind = (pp_dist_kind)7, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 1.0},
     };
     const int64_t shape[1] = {4};
     pp_tensor t;
@@ -665,7 +665,7 @@ static void inputs_fill_rejects_bad_input(void **state)
     }
     for (int64_t i = 0; i < 4; i++)
         assert_true(t.data[i] == 42.0);  // untouched
-    pp_dist ok = {PP_DIST_NORMAL, 0.0, 1.0, NAN, NAN};  // the unused pair is ignored
+    pp_dist ok = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = NAN, .high = NAN};  // the unused pair is ignored
     assert_int_equal(pp_inputs_fill(&t, &ok, 1, 0, &err), PP_OK);
     assert_int_equal(pp_inputs_fill(NULL, &ok, 1, 0, &err), PP_ERR_INPUT);
     assert_int_equal(pp_inputs_fill(&t, NULL, 1, 0, &err), PP_ERR_INPUT);
@@ -682,6 +682,48 @@ static void inputs_fill_rejects_bad_input(void **state)
     pp_tensor z;
     memset(&z, 0, sizeof z);
     assert_int_equal(pp_inputs_fill(&z, &ok, 1, 0, &err), PP_OK);
+}
+
+// The axis scale multiplies element i by axis_scale[j], j = i's index along the axis, once in
+// binary64 before the rounding: checked against pp_inputs_element for every element.
+static void inputs_fill_axis_scale(void **state)
+{
+    (void)state;
+    const int64_t shape[4] = {2, 3, 4, 5};  // [b, s, h, d]: scale along the heads
+    pp_dist d = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0};
+    d.axis = 2;
+    d.n_axis_scale = 4;
+    const double scales[4] = {1.0, 0.5, 100.0, 1e5};
+    memcpy(d.axis_scale, scales, sizeof scales);
+    pp_tensor t;
+    pp_error err;
+    assert_int_equal(pp_tensor_alloc(&t, 4, shape, PP_FMT_FP16, &err), PP_OK);
+    assert_int_equal(pp_inputs_fill(&t, &d, 5, 1, &err), PP_OK);
+    for (int64_t i = 0; i < t.numel; i++) {
+        int64_t head = (i / 5) % 4;
+        double want = pp_round(PP_FMT_FP16, scales[head] * pp_inputs_element(&d, 5, 1, i), PP_RND_NE, 0);
+        if (!(t.data[i] == want || (isnan(want) && isnan(t.data[i])))) {
+            fprintf(stderr, "FAIL axis scale: element %lld (head %lld)\n", (long long)i, (long long)head);
+            pp_test_print_double("got", t.data[i]);
+            pp_test_print_double("want", want);
+            fail();
+        }
+    }
+    // the largest head overflows fp16 somewhere: the scale reaches the rounding, as intended
+    int inf = 0;
+    for (int64_t i = 0; i < t.numel; i++)
+        inf += isinf(t.data[i]) != 0;  // glibc: -1 for -Inf
+    assert_true(inf > 0);
+    d.n_axis_scale = 3;  // does not fit axis 2 (4 heads)
+    assert_int_equal(pp_inputs_fill(&t, &d, 5, 1, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "axis_scale has 3 values"));
+    d.n_axis_scale = 4;
+    d.axis = 4;  // beyond the 4-D shape
+    assert_int_equal(pp_inputs_fill(&t, &d, 5, 1, &err), PP_ERR_INPUT);
+    d.axis = 2;
+    d.axis_scale[1] = INFINITY;
+    assert_int_equal(pp_inputs_fill(&t, &d, 5, 1, &err), PP_ERR_INPUT);
+    pp_tensor_free(&t);
 }
 
 int main(void)
@@ -706,6 +748,7 @@ int main(void)
         cmocka_unit_test(inputs_fill_values_representable),
         // rejections
         cmocka_unit_test(inputs_fill_rejects_bad_input),
+        cmocka_unit_test(inputs_fill_axis_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

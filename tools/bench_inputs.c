@@ -107,7 +107,7 @@ int main(void)
     const int64_t shape[1] = {(int64_t)1 << 22};
     pp_tensor t;
     pp_error err;
-    pp_dist d = {PP_DIST_NORMAL, 0.0, 1.0, 0.0, 0.0};
+    pp_dist d = {.kind = PP_DIST_NORMAL, .mean = 0.0, .std = 1.0, .low = 0.0, .high = 0.0};
     double r_fill = 0.0;
     if (pp_tensor_alloc(&t, 1, shape, PP_FMT_BF16, &err) == PP_OK) {
         for (int r = 0; r < 3; r++) {

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential pkg-config libmpfr-dev libgmp-dev libhdf5-dev hdf5-tools libcmocka-dev
-      libcjson-dev clang libxml2-utils)
+      libcjson-dev nettle-dev clang libxml2-utils)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

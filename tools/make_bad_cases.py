@@ -72,6 +72,15 @@ EDITS = {
     "toml_unterminated": ('name = "bad"', 'name = "bad'),
     "no_variants": (GOOD[GOOD.index("[variants.fp32acc]"):GOOD.index("[gate]")], ''),
     "external_missing_output": ('accumulate = "storage"', 'accumulate = "storage"\nexternal = { }'),
+    "axis_scale_wrong_length": ('[knobs]', '[inputs.a]\naxis = 1\naxis_scale = [1.0, 2.0]\n\n[knobs]'),
+    "axis_without_scale": ('[knobs]', '[inputs.a]\naxis = 1\n\n[knobs]'),
+    "pair_unknown_view": ('[["fp16acc", "fp32acc"]]',
+                          '[{ actual = "fp16acc", expected = "fp32acc", view = "rank:1" }]'),
+    "pair_unknown_tensor": ('[["fp16acc", "fp32acc"]]',
+                            '[{ actual = "fp16acc", expected = "fp32acc", tensors = ["cat(c, d)"] }]'),
+    "pair_missing_expected": ('[["fp16acc", "fp32acc"]]', '[{ actual = "fp16acc" }]'),
+    "pair_view_needs_world": ('[["fp16acc", "fp32acc"]]',
+                              '[{ actual = "fp16acc", expected = "fp32acc", view = "te-cp-rank:1", tensors = ["c"] }]'),
 }
 
 

@@ -15,6 +15,8 @@ extern "C" {
 
 // Number of usable CUDA devices: 0 when there is no GPU, no driver, or the runtime fails.
 int pp_cuda_device_count(void);
+// The name of device i into buf (n bytes); "" when it cannot be read.
+void pp_cuda_device_name(int i, char *buf, size_t n);
 
 // y[i] = pp_round(f, x[i], mode, rbits[i]) on the GPU, one thread per element.
 // @param [in]  f, mode  the format and rounding mode (as pp_round)

@@ -134,6 +134,18 @@ extern "C" int pp_cuda_device_count(void)
     return count;
 }
 
+extern "C" void pp_cuda_device_name(int i, char *buf, size_t n)
+{
+    cudaDeviceProp prop;
+    if (!buf || !n)
+        return;
+    buf[0] = '\0';
+    if (cudaGetDeviceProperties(&prop, i) == cudaSuccess)
+        snprintf(buf, n, "%s", prop.name);
+    else
+        cudaGetLastError();
+}
+
 extern "C" int pp_cuda_round_array(pp_format_id f, pp_rounding mode, const double *x,
                                    const uint32_t *rbits, double *y, size_t n, char *errbuf,
                                    size_t errlen)

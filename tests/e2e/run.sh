@@ -12,6 +12,7 @@ cd "$(dirname "$0")/../.."
 bin=${1:-bin/precprobe}
 [ -x "$bin" ] || { echo "run.sh: no binary at $bin (run make first)"; exit 2; }
 pass=0; fail=0
+rm -rf build/e2e/refcache-new  # run_cache_miss must miss
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 while IFS='|' read -r name want args; do
     case "$name" in \#*|"") continue ;; esac

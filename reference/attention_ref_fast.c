@@ -1,0 +1,527 @@
+// attention_ref_fast.c — the attention reference's fast path: exact products of binary32 values,
+// compensated (Dot2) and split-product accumulations, double-double scalars, MPFR once per score
+// (exp) and per row (1/l, log). Each step names its error; the proof is PROOFS.md#attention.
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention_ref_impl.h"
+#include "format.h"
+
+// ---------------------------------------------------------------------------------------------
+// Error-free transformations and double-double steps (binary64, round to nearest)
+
+// s + e = a + b exactly (Knuth's TwoSum; also when the sum is subnormal).
+static inline void two_sum(double a, double b, double *s, double *e)
+{
+    double t = a + b;
+    double z = t - a;
+    *e = (a - (t - z)) + (b - z);
+    *s = t;
+}
+
+// (zh, zl) ≈ (xh + xl)(yh + yl), normalised (|zl| ≤ ½ulp(zh)). For |xl| ≤ u|xh|, |yl| ≤ u|yh|
+// and no underflow: |zh + zl − x·y| ≤ 9.1u²·|xh·yh| (PROOFS.md#attention, "dd_mul").
+static inline void dd_mul(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    double p = xh * yh;
+    double pe = fma(xh, yh, -p);  // exact: xh·yh = p + pe
+    double t1 = xh * yl;          // ±u|t1|
+    double t2 = xl * yh;          // ±u|t2|
+    double t3 = t1 + t2;          // ±u|t3|
+    double pl = pe + t3;          // ±u|pl|; xl·yl left out (≤ u²|xh·yh|)
+    two_sum(p, pl, zh, zl);       // exact
+}
+
+// (zh, zl) ≈ (xh + xl) + (yh + yl), normalised. For |xl| ≤ u|xh|, |yl| ≤ u|yh|:
+// |zh + zl − (x + y)| ≤ 3.02u²·(|xh| + |yh|) (PROOFS.md#attention, "dd_add"), any cancellation.
+static inline void dd_add(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    double sh, se;
+    two_sum(xh, yh, &sh, &se);  // exact
+    double t = xl + yl;         // ±u|t|
+    double w = se + t;          // ±u|w|
+    two_sum(sh, w, zh, zl);     // exact
+}
+
+// ---------------------------------------------------------------------------------------------
+// exp (PROOFS.md#attention, "exp")
+
+// E = exp((Sh − M) + Sl) as a double-double, for |Sh|, |M| < 2^40, |Sl| ≤ u|Sh| and
+// Sh − M ∈ [−500, 0]: relative error ≤ 2^−81 (and E ≥ 2^−722, no underflow of the high part).
+// x = N·ln2/256 + r with |r| ≤ 2^−9.5, exp(r) by its degree-7 Taylor polynomial (the r² factor in
+// double-double), times 2^(j/256) from the table and 2^k, N = 256k + j.
+void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
+{
+    double a, b, c, e2, xh, t;
+    two_sum(Sh, -M, &a, &b);   // exact
+    two_sum(b, Sl, &c, &e2);   // exact
+    two_sum(a, c, &xh, &t);    // exact
+    double xl = t + e2;        // ±u|xl|: |x̂ − x| ≤ u²(|xh| + 1)
+    double Nd = (xh * 369.3299304675746 + 0x1.8p52) - 0x1.8p52;  // an integer near x·256/ln2
+    int64_t N = (int64_t)Nd;
+    int j = (int)(N & 255);
+    int64_t kk = (N - j) / 256;  // ≥ −723
+    double r1 = xh - Nd * J->exp_L[0];  // N·L1 exact (18 + 35 bits), the difference exact (Sterbenz)
+    double rh0, rb;
+    two_sum(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
+    double cc = xl - Nd * J->exp_L[2];  // ±u|N·L3| ±u|cc|
+    double rh, rl;
+    two_sum(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
+    // exp(r) = 1 + r + r²·(1/2 + r·y), y = 1/6 + r·w, w = 1/24 + r/120 + r²/720 + r³/5040;
+    // remainder ≤ r^8/8!·e^|r| ≤ 2^−91.3
+    double w = 1.0 / 24.0 + rh * (1.0 / 120.0 + rh * (1.0 / 720.0 + rh * (1.0 / 5040.0)));  // ±2^−56
+    double y = 1.0 / 6.0 + rh * w;                        // ±2^−54.5 (with 1/6's rounding)
+    double p = rh * y;
+    double pe = fma(rh, y, -p) + rl * y;                 // rh·y exact in p + fma; rl·y ±u
+    double zh, zl;
+    two_sum(0.5, p, &zh, &zl);                           // exact
+    two_sum(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
+    double s2h = rh * rh, s2l;
+    two_sum(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
+    double qh, ql, fh, fl, gh, gl;
+    dd_mul(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
+    dd_add(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
+    dd_add(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
+    dd_mul(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
+    double s = pp_f64_from_bits((uint64_t)(kk + 1023) << 52);      // 2^k, k ≥ −723: exact
+    *eh = gh * s;  // exact
+    *el = gl * s;  // exact unless subnormal (±2^−1075, below 2^−353·E)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accumulations (PROOFS.md#attention, "Dot2" and "Split accumulation")
+
+// Four dot products of x with y[0..3] (binary32 values, so every product is exact), each by
+// Dot2: TwoSum chain in h, its errors summed in c. h + c is within 1.01(d·u)²·T of the exact dot
+// product, T = Σ|x·y| (also returned). Four independent chains for instruction-level parallelism.
+static void dot2x4(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
+                   double T[4])
+{
+    // Two lanes per vector (GCC's vector extension, SSE2): lanes are independent chains with the
+    // same IEEE operations, in the same order, as a scalar loop per key.
+    typedef double v2d __attribute__((vector_size(16)));
+    v2d h01 = {0, 0}, h23 = {0, 0}, c01 = {0, 0}, c23 = {0, 0}, t01 = {0, 0}, t23 = {0, 0};
+    for (int64_t l = 0; l < d; l++) {
+        v2d xl = {x[l], x[l]};
+        v2d y01 = {y[0][l], y[1][l]}, y23 = {y[2][l], y[3][l]};
+        v2d p = xl * y01;  // exact: ≤ 48 bits, in [2^−298, 2^256] or 0
+        v2d s = h01 + p;   // TwoSum(h, p)
+        v2d z = s - h01;
+        c01 += (h01 - (s - z)) + (p - z);  // recursive sum of the errors: ±γ_{d−2}Σ|e|
+        h01 = s;
+        t01 += (v2d){fabs(p[0]), fabs(p[1])};
+        p = xl * y23;
+        s = h23 + p;
+        z = s - h23;
+        c23 += (h23 - (s - z)) + (p - z);
+        h23 = s;
+        t23 += (v2d){fabs(p[0]), fabs(p[1])};
+    }
+    h[0] = h01[0], h[1] = h01[1], h[2] = h23[0], h[3] = h23[1];
+    c[0] = c01[0], c[1] = c01[1], c[2] = c23[0], c[3] = c23[1];
+    T[0] = t01[0], T[1] = t01[1], T[2] = t23[0], T[3] = t23[1];
+}
+
+// Veltkamp's split of a double into x1 (≤ 29 significant bits) + x2 (≤ 24 bits), exactly; for
+// |x| < 2^998. Then x1·y and x2·y are exact for a binary32 value y (no underflow).
+static inline void split29(double x, double *x1, double *x2)
+{
+    double c = 16777217.0 * x;  // 2^24 + 1
+    *x1 = c - (c - x);
+    *x2 = x - *x1;
+}
+
+// (h, lo)[l] += (xh + xl)·y[l] for l < d: x1·y exact into a TwoSum chain, (x2·y + xl·y) and the
+// chain's error into lo. After n such calls on the same accumulator (each |xh| ≥ 2^−800, y binary32
+// values): |h + lo − Σ x·y| ≤ acc_split_coef(n)·Σ|xh·y| (PROOFS.md#attention).
+static void acc_split(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,
+                      double xh, double xl)
+{
+    double x1, x2;
+    split29(xh, &x1, &x2);
+    // Two lanes at a time with GCC's vector extension (SSE2): the same IEEE operations per element,
+    // in the same order, as the scalar loop below.
+    typedef double v2d __attribute__((vector_size(16)));
+    v2d X1 = {x1, x1}, X2 = {x2, x2}, XL = {xl, xl};
+    int64_t l = 0;
+    for (; l + 2 <= d; l += 2) {
+        v2d yl, hl, ll;
+        memcpy(&yl, y + l, sizeof yl);
+        memcpy(&hl, h + l, sizeof hl);
+        memcpy(&ll, lo + l, sizeof ll);
+        v2d a = X1 * yl;
+        v2d s = hl + a;
+        v2d z = s - hl;
+        v2d e = (hl - (s - z)) + (a - z);
+        ll += e + (X2 * yl + XL * yl);
+        memcpy(h + l, &s, sizeof s);
+        memcpy(lo + l, &ll, sizeof ll);
+    }
+    for (; l < d; l++) {
+        double yl = y[l];
+        double a = x1 * yl;  // exact: 29 + 24 bits
+        double s = h[l] + a;
+        double z = s - h[l];
+        double e = (h[l] - (s - z)) + (a - z);  // exact error of h + a
+        h[l] = s;
+        lo[l] += e + (x2 * yl + xl * yl);  // x2·y exact; xl·y ±u; two additions ±u each
+    }
+}
+
+static double acc_split_coef(int64_t n)
+{
+    double m = (double)n + 1.0;
+    return m * 0x1p-80 + m * m * 0x1p-105;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The task
+
+typedef struct fast_ws {
+    double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [s_kv]: one row's scores
+    unsigned char *cut;
+    double *ah, *al;                          // [d]: the row accumulator (out, then dq)
+    double *kmax, *vmax, *qmax, *omax;        // [d]: column maxima of |k|, |v|, |q|, |dout|
+    double *dkh, *dkl, *dvh, *dvl;            // [s_kv·d]: the task's dk, dv accumulators
+    double *colP, *colDP, *colCut, *colDS, *colEdS;  // [s_kv]: per-key bound sums
+    mpfr_t x, e;
+} fast_ws;
+
+static void fast_ws_free(fast_ws *w)
+{
+    double **arr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp,
+                      &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->dkh,
+                      &w->dkl, &w->dvh, &w->dvl, &w->colP, &w->colDP, &w->colCut, &w->colDS,
+                      &w->colEdS};
+    for (size_t i = 0; i < sizeof arr / sizeof *arr; i++)
+        free(*arr[i]);
+    free(w->cut);
+    mpfr_clears(w->x, w->e, (mpfr_ptr)0);
+}
+
+static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward)
+{
+    memset(w, 0, sizeof *w);
+    mpfr_inits2(128, w->x, w->e, (mpfr_ptr)0);
+    size_t n = (size_t)(skv > 0 ? skv : 1), nd = (size_t)d, nn = n * nd;
+    double **rowarr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp};
+    for (size_t i = 0; i < sizeof rowarr / sizeof *rowarr; i++)
+        if (!(*rowarr[i] = malloc(n * sizeof(double))))
+            return -1;
+    double **darr[] = {&w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax};
+    for (size_t i = 0; i < sizeof darr / sizeof *darr; i++)
+        if (!(*darr[i] = calloc(nd, sizeof(double))))
+            return -1;
+    if (!(w->cut = malloc(n)))
+        return -1;
+    if (backward) {
+        double **big[] = {&w->dkh, &w->dkl, &w->dvh, &w->dvl};
+        for (size_t i = 0; i < 4; i++)
+            if (!(*big[i] = calloc(nn, sizeof(double))))
+                return -1;
+        double **col[] = {&w->colP, &w->colDP, &w->colCut, &w->colDS, &w->colEdS};
+        for (size_t i = 0; i < 5; i++)
+            if (!(*col[i] = calloc(n, sizeof(double))))
+                return -1;
+    }
+    return 0;
+}
+
+// m[l] = max(m[l], |x[l]|); returns nonzero when x has a non-finite value.
+static int absmax_row(double *m, const double *x, int64_t d)
+{
+    int bad = 0;
+    for (int64_t l = 0; l < d; l++) {
+        double a = fabs(x[l]);
+        bad |= !(a <= 1e300);
+        m[l] = a > m[l] ? a : m[l];
+    }
+    return bad;
+}
+
+// One query row: scores, softmax, out, lse; with backward also dP, D, dS and the row's dq and its
+// share of dk, dv. Returns 1 when a precondition of the proof fails.
+static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_t hh, int64_t i,
+                    pp_attn_task_res_ *R)
+{
+    const int64_t d = J->d;
+    const int64_t nv = pp_attn_visible_(J, i);
+    const int64_t qo = pp_attn_qi_(J, sp->bi, i, hh);
+    const int64_t lo_idx = (sp->bi * J->h + hh) * J->s_q + i;
+    const double *qi = J->q + qo;
+    if (nv == 0) {  // sees no key: the convention, exactly
+        for (int64_t l = 0; l < d; l++) {
+            pp_attn_put_(J->out, J->elem.out, qo + l, 0.0, 0.0, &R->max[0]);
+            if (J->backward)
+                pp_attn_put_(J->dq, J->elem.dq, qo + l, 0.0, 0.0, &R->max[2]);
+        }
+        J->lse[lo_idx] = -INFINITY;
+        if (J->elem.lse)
+            J->elem.lse[lo_idx] = 0.0;
+        return 0;
+    }
+    const double sig_coef = (12.0 + 1.01 * (double)d * (double)d) * ATTN_U2;
+    const double dot_coef = 1.01 * ((double)d * ATTN_U) * ((double)d * ATTN_U);
+
+    // Scores: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double (PROOFS: "Scores").
+    double M = -INFINITY;
+    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
+        const double *y[4];
+        for (int m = 0; m < 4; m++) {
+            int64_t j = j0 + m < nv ? j0 + m : nv - 1;
+            y[m] = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        }
+        double hc[4], cc[4], T[4];
+        dot2x4(qi, y, d, hc, cc, T);
+        for (int m = 0; m < 4 && j0 + m < nv; m++) {
+            int64_t j = j0 + m;
+            double th, tl;
+            two_sum(hc[m], cc[m], &th, &tl);                   // exact
+            dd_mul(J->sig_h, J->sig_l, th, tl, &w->Sh[j], &w->Sl[j]);  // ±9.1u²|σh·th|
+            w->eS[j] = J->sig_b * T[m] * sig_coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
+            if (!(w->eS[j] <= 0x1p-40) || !(fabs(w->Sh[j]) < 0x1p40))
+                return 1;
+            M = w->Sh[j] > M ? w->Sh[j] : M;
+        }
+    }
+
+    // E_j = exp(S_j − M) by pp_attn_fast_exp_ (±2^−81 relative + the score's error);
+    // x < −500 is cut: E < e^−499.9 < 2^−721 (PROOFS: "Softmax").
+    double lh = 0.0, ll = 0.0, dEmax = 0.0;
+    int64_t ncut = 0;
+    for (int64_t j = 0; j < nv; j++) {
+        if (w->Sh[j] - M < -500.0) {
+            w->cut[j] = 1;
+            w->Ph[j] = w->Pl[j] = 0.0;
+            ncut++;
+            continue;
+        }
+        w->cut[j] = 0;
+        double eh, el;
+        pp_attn_fast_exp_(J, w->Sh[j], M, w->Sl[j], &eh, &el);  // ±2^−81 relative
+        w->Ph[j] = eh;
+        w->Pl[j] = el;
+        double dE = 1.0001 * w->eS[j] + 0x1p-81;
+        dEmax = dE > dEmax ? dE : dEmax;
+        double s, e;
+        two_sum(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
+        lh = s;
+        ll += e + el;
+    }
+    {
+        double s, e;
+        two_sum(lh, ll, &s, &e);
+        lh = s;
+        ll = e;
+    }
+    double n1 = (double)nv + 1.0;
+    double Ls = lh * (1.0 + 0x1p-50);
+    double el_ = ((dEmax * (1.0 + 0x1p-38) + 1.02 * n1 * n1 * ATTN_U2) * Ls +
+                  (double)ncut * 0x1p-721) * ATTN_INFL;  // |l̂ − l|
+    double l_lo = lh - el_;  // ≥ 0.99: E_max ≥ e^(Sl − εS) with |Sl| < 2^−13
+
+    // 1/l and lse = M + log l in MPFR (PROOFS: "Softmax").
+    double rh, rl, lse_v;
+    mpfr_set_d(w->x, lh, MPFR_RNDN);
+    mpfr_add_d(w->x, w->x, ll, MPFR_RNDN);  // ±2^−128
+    mpfr_ui_div(w->e, 1, w->x, MPFR_RNDN);  // ±2^−128
+    rh = mpfr_get_d(w->e, MPFR_RNDN);
+    mpfr_sub_d(w->e, w->e, rh, MPFR_RNDN);  // exact
+    rl = mpfr_get_d(w->e, MPFR_RNDN);       // r̂: ±1.03u² of 1/l̂
+    mpfr_log(w->e, w->x, MPFR_RNDN);        // ±2^−128|log l̂|
+    double logl = fabs(mpfr_get_d(w->e, MPFR_RNDN));
+    mpfr_add_d(w->e, w->e, M, MPFR_RNDN);   // ±2^−128|lse|
+    lse_v = mpfr_get_d(w->e, MPFR_RNDN);    // the final rounding
+    double dl = el_ / l_lo;                 // |log l̂ − log l|, and |l − l̂|/l
+    pp_attn_put_(J->lse, J->elem.lse, lo_idx, lse_v,
+                 dl + 0x1p-126 * (1.0 + 1.01 * logl + 1.01 * fabs(lse_v)), &R->max[1]);
+    double dr = 1.03 * ATTN_U2 + dl;                                     // r̂ vs 1/l, relative
+    double dP = ((dEmax + dr) * (1.0 + 0x1p-38) + 9.2 * ATTN_U2) * ATTN_INFL;  // P̂ vs P, relative
+
+    // P_j = E_j·r (dd_mul) and out = Σ P_j v_j (split accumulation).
+    double Psum = 0.0;
+    memset(w->ah, 0, sizeof(double) * (size_t)d);
+    memset(w->al, 0, sizeof(double) * (size_t)d);
+    for (int64_t j = 0; j < nv; j++) {
+        if (w->cut[j])
+            continue;
+        dd_mul(w->Ph[j], w->Pl[j], rh, rl, &w->Ph[j], &w->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
+        Psum += w->Ph[j];
+        acc_split(w->ah, w->al, J->v + pp_attn_ki_(J, sp->bi, j, sp->hk), d, w->Ph[j], w->Pl[j]);
+    }
+    Psum *= 1.0 + 0x1p-40;
+    double cs = acc_split_coef(nv);
+    for (int64_t l = 0; l < d; l++) {
+        double pre = ((dP * (1.0 + 0x1p-49) + cs) * Psum + (double)ncut * 0x1p-720) * w->vmax[l] +
+                     n1 * 0x1p-1074;  // underflow of xl·y, once per term
+        pp_attn_put_(J->out, J->elem.out, qo + l, w->ah[l] + w->al[l], pre, &R->max[0]);
+    }
+    if (!J->backward)
+        return 0;
+
+    // dP_j = dout·v_j by Dot2; D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward").
+    const double *oi = J->dout + qo;
+    double Dh = 0.0, Dl = 0.0, Z = 0.0, Y = 0.0, cutD = 0.0;
+    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
+        const double *y[4];
+        for (int m = 0; m < 4; m++) {
+            int64_t j = j0 + m < nv ? j0 + m : nv - 1;
+            y[m] = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        }
+        double hc[4], cc[4], V[4];
+        dot2x4(oi, y, d, hc, cc, V);
+        for (int m = 0; m < 4 && j0 + m < nv; m++) {
+            int64_t j = j0 + m;
+            two_sum(hc[m], cc[m], &w->dph[j], &w->dpl[j]);  // exact
+            w->edp[j] = V[m] * dot_coef;                    // |dP̂ − dP|
+            double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
+            if (w->cut[j]) {
+                cutD += 0x1p-720 * (adp + w->edp[j]);
+                continue;
+            }
+            double mh, ml;
+            dd_mul(w->Ph[j], w->Pl[j], w->dph[j], w->dpl[j], &mh, &ml);  // ±9.1u²
+            dd_add(Dh, Dl, mh, ml, &Dh, &Dl);                            // ±3.02u²(|D|+|m|)
+            Z += w->Ph[j] * adp;
+            Y += w->Ph[j] * w->edp[j];
+        }
+    }
+    double eD = ((dP * Z + Y * (1.0 + dP) + (9.2 + 3.1 * n1) * ATTN_U2 * Z) * (1.0 + 0x1p-40) +
+                 cutD + n1 * 0x1p-1072) * ATTN_INFL;  // |D̂ − D|; + underflow in dd_mul
+    double aD = fabs(Dh) * (1.0 + 0x1p-50);
+
+    // dS_j = P_j·(dP_j − D); dq += dS_j k_j, dk_j += dS_j q, dv_j += P_j dout (split accumulations).
+    double rowEdS = 0.0, rowDS = 0.0;
+    memset(w->ah, 0, sizeof(double) * (size_t)d);
+    memset(w->al, 0, sizeof(double) * (size_t)d);
+    for (int64_t j = 0; j < nv; j++) {
+        int64_t ko = pp_attn_ki_(J, sp->bi, j, sp->hk);
+        double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
+        if (w->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
+            double c = 0x1p-720 * (adp + w->edp[j] + aD + eD);
+            rowEdS += c;
+            w->colEdS[j] += c;
+            w->colCut[j] += 1.0;
+            continue;
+        }
+        double xh, xl, sh, sl;
+        dd_add(w->dph[j], w->dpl[j], -Dh, -Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
+        double eX = w->edp[j] + eD + 3.02 * ATTN_U2 * (adp + aD);
+        double aX = fabs(xh) * (1.0 + 0x1p-50);
+        dd_mul(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
+        double edS = (dP * w->Ph[j] * aX + w->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * w->Ph[j] * aX) *
+                     (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
+        if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
+            edS += 0x1p-799;
+        } else {
+            acc_split(w->ah, w->al, J->k + ko, d, sh, sl);
+            acc_split(w->dkh + j * d, w->dkl + j * d, qi, d, sh, sl);
+            rowDS += fabs(sh);
+            w->colDS[j] += fabs(sh);
+        }
+        rowEdS += edS;
+        w->colEdS[j] += edS;
+        acc_split(w->dvh + j * d, w->dvl + j * d, oi, d, w->Ph[j], w->Pl[j]);
+        w->colP[j] += w->Ph[j];
+        w->colDP[j] += dP * w->Ph[j];
+    }
+    // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
+    for (int64_t l = 0; l < d; l++) {
+        double a, b, vh, vl;
+        two_sum(w->ah[l], w->al[l], &a, &b);
+        dd_mul(J->sig_h, J->sig_l, a, b, &vh, &vl);
+        double pre = J->sig_b * (((rowEdS * (1.0 + 0x1p-40) + cs * rowDS) * w->kmax[l] +
+                                  n1 * 0x1p-1074) * ATTN_INFL +
+                                 11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
+        pp_attn_put_(J->dq, J->elem.dq, qo + l, vh, pre, &R->max[2]);
+    }
+    return 0;
+}
+
+// dk and dv of the task's kv head from its accumulators (PROOFS: "Backward").
+static void fast_columns(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, pp_attn_task_res_ *R)
+{
+    const int64_t d = J->d;
+    double cs = acc_split_coef(J->g * J->s_q), nt = (double)(J->g * J->s_q) + 1.0;
+    for (int64_t j = 0; j < J->s_kv; j++) {
+        int64_t ko = pp_attn_ki_(J, sp->bi, j, sp->hk);
+        double cP = w->colP[j] * (1.0 + 0x1p-40), cDP = w->colDP[j] * (1.0 + 0x1p-40);
+        double cDS = w->colDS[j] * (1.0 + 0x1p-40), cE = w->colEdS[j] * (1.0 + 0x1p-40);
+        for (int64_t l = 0; l < d; l++) {
+            int64_t x = j * d + l;
+            double pre = ((cDP * (1.0 + 0x1p-49) + cs * cP + w->colCut[j] * 0x1p-720) * w->omax[l] +
+                          nt * 0x1p-1074) * ATTN_INFL;
+            pp_attn_put_(J->dv, J->elem.dv, ko + l, w->dvh[x] + w->dvl[x], pre, &R->max[4]);
+            double a, b, vh, vl;
+            two_sum(w->dkh[x], w->dkl[x], &a, &b);
+            dd_mul(J->sig_h, J->sig_l, a, b, &vh, &vl);
+            pre = J->sig_b * (((cE + cs * cDS) * w->qmax[l] + nt * 0x1p-1074) * ATTN_INFL +
+                              11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
+            pp_attn_put_(J->dk, J->elem.dk, ko + l, vh, pre, &R->max[3]);
+        }
+    }
+}
+
+int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
+{
+    pp_attn_span_ sp = pp_attn_span_of_(J, task);
+    pp_attn_task_res_ *R = &J->res[task];
+    memset(R, 0, sizeof *R);
+    double as = fabs(J->sig_h);
+    if (as != 0.0 && (as < 0x1p-400 || as > 0x1p400))
+        return 1;
+    fast_ws w;
+    if (fast_ws_init(&w, J->s_kv, J->d, J->backward)) {
+        fast_ws_free(&w);
+        return -1;
+    }
+    int bad = 0;
+    for (int64_t j = 0; j < J->s_kv; j++) {
+        int64_t ko = pp_attn_ki_(J, sp.bi, j, sp.hk);
+        bad |= absmax_row(w.kmax, J->k + ko, J->d);
+        bad |= absmax_row(w.vmax, J->v + ko, J->d);
+    }
+    for (int64_t hh = sp.h0; hh < sp.h1; hh++)
+        for (int64_t i = sp.i0; i < sp.i1; i++) {
+            int64_t qo = pp_attn_qi_(J, sp.bi, i, hh);
+            bad |= absmax_row(w.qmax, J->q + qo, J->d);
+            if (J->backward)
+                bad |= absmax_row(w.omax, J->dout + qo, J->d);
+        }
+    int64_t rows = 0;
+    for (int64_t hh = sp.h0; hh < sp.h1 && !bad; hh++)
+        for (int64_t i = sp.i0; i < sp.i1 && !bad; i++) {
+            bad = fast_row(J, &w, &sp, hh, i, R);
+            pp_attn_row_done_(J, worker);
+            rows++;
+        }
+    if (!bad && J->backward)
+        fast_columns(J, &w, &sp, R);
+    fast_ws_free(&w);
+    if (bad)
+        atomic_fetch_sub(&J->done, rows);  // the plain path counts them again
+    return bad;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The building blocks, for tests/test_attention_ref.c to check their bounds alone
+
+void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    dd_mul(xh, xl, yh, yl, zh, zl);
+}
+
+void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl)
+{
+    dd_add(xh, xl, yh, yl, zh, zl);
+}
+
+void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl)
+{
+    acc_split(h, lo, y, d, xh, xl);
+}
+
+double pp_attn_acc_split_coef_(int64_t n)
+{
+    return acc_split_coef(n);
+}

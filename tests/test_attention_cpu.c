@@ -1,0 +1,555 @@
+// test_attention_cpu.c — the CPU attention emulation (kernels/attention.h, kernels/cpu/attention.c):
+// hand-worked knob examples, fp32 agreement with an fp64 evaluation, flash one-tile = plain
+// softmax, backward vs finite differences, GQA, causal with s_q ≠ s_kv, fp16 overflow of the
+// storage softmax, thread and SIMD invariance. Run: build/rel/tests/test_attention_cpu
+#include <math.h>
+
+#include "test_util.h"
+
+#include "cpu/attention.h"
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)  // splitmix64
+{
+    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static double rng_normalish(rng *r)  // sum of uniforms: mean 0, sd ≈ 1
+{
+    double s = 0.0;
+    for (int i = 0; i < 4; i++)
+        s += (double)(rng_next(r) >> 11) * 0x1p-53;
+    return (s - 2.0) * 1.7320508;
+}
+
+static void fill(rng *r, pp_format_id f, double *x, int64_t n, double scale)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = pp_round(f, scale * rng_normalish(r), PP_RND_NE, 0);
+}
+
+static int same_bits(double x, double y)
+{
+    if (x != x && y != y)
+        return 1;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+static int all_same(const char *what, const double *a, const double *b, int64_t n)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!same_bits(a[i], b[i])) {
+            if (bad < 10) {
+                fprintf(stderr, "  %s[%lld] differs\n", what, (long long)i);
+                pp_test_print_double("got ", a[i]);
+                pp_test_print_double("want", b[i]);
+            }
+            bad++;
+        }
+    return bad == 0;
+}
+
+// The tensors of one run.
+typedef struct run {
+    pp_attn_dims dm;
+    double *q, *k, *v, *dout, *out, *lse, *dq, *dk, *dv;
+} run;
+
+static void run_init(run *R, pp_attn_dims dm, pp_format_id f, uint64_t seed, double scale)
+{
+    R->dm = dm;
+    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d;
+    R->q = calloc((size_t)nq, 8);
+    R->dout = calloc((size_t)nq, 8);
+    R->out = calloc((size_t)nq, 8);
+    R->dq = calloc((size_t)nq, 8);
+    R->k = calloc((size_t)nk, 8);
+    R->v = calloc((size_t)nk, 8);
+    R->dk = calloc((size_t)nk, 8);
+    R->dv = calloc((size_t)nk, 8);
+    R->lse = calloc((size_t)(dm.b * dm.h * dm.s_q), 8);
+    rng r = {seed};
+    fill(&r, f, R->q, nq, scale);
+    fill(&r, f, R->k, nk, scale);
+    fill(&r, f, R->v, nk, 1.0);
+    fill(&r, f, R->dout, nq, 1.0);
+}
+
+static void run_copy_inputs(run *D, const run *S)
+{
+    int64_t nq = S->dm.b * S->dm.s_q * S->dm.h * S->dm.d, nk = S->dm.b * S->dm.s_kv * S->dm.h_kv * S->dm.d;
+    memcpy(D->q, S->q, (size_t)nq * 8);
+    memcpy(D->dout, S->dout, (size_t)nq * 8);
+    memcpy(D->k, S->k, (size_t)nk * 8);
+    memcpy(D->v, S->v, (size_t)nk * 8);
+}
+
+static void run_free(run *R)
+{
+    double *p[] = {R->q, R->k, R->v, R->dout, R->out, R->lse, R->dq, R->dk, R->dv};
+    for (int i = 0; i < 9; i++)
+        free(p[i]);
+}
+
+static int run_exec(run *R, const pp_attn_variant *v, int bwd, int threads, const pp_attn_cpu_opts *o)
+{
+    pp_error e = {0};
+    int rc = pp_attention_cpu_opts(v, &R->dm, bwd, R->q, R->k, R->v, R->dout, R->out, R->lse, R->dq,
+                                   R->dk, R->dv, threads, o, &e);
+    if (rc)
+        fprintf(stderr, "  error: %s\n", e.msg);
+    return rc;
+}
+
+static int run_same(const run *A, const run *B, int bwd)
+{
+    const pp_attn_dims *dm = &A->dm;
+    int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nk = dm->b * dm->s_kv * dm->h_kv * dm->d;
+    int ok = all_same("out", A->out, B->out, nq) && all_same("lse", A->lse, B->lse, dm->b * dm->h * dm->s_q);
+    if (ok && bwd)
+        ok = all_same("dq", A->dq, B->dq, nq) && all_same("dk", A->dk, B->dk, nk) &&
+             all_same("dv", A->dv, B->dv, nk);
+    return ok;
+}
+
+static pp_attn_variant variant(pp_format_id f, pp_attn_kernel kern)
+{
+    pp_attn_variant v;
+    memset(&v, 0, sizeof v);
+    v.format = f;
+    v.kernel = kern;
+    v.block_m = v.block_n = 64;
+    v.qk_layer_scaling = 1;
+    v.cp_world = 1;
+    v.cp_accum = v.cp_grad_accum = f;
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// An fp64 evaluation of the exact math (softmax attention, no rounding beyond binary64)
+
+// out, lse of head (b, hh) for scale alpha; GQA and causal as the op defines them.
+static void f64_forward(const pp_attn_dims *dm, double alpha, const double *q, const double *k,
+                        const double *v, double *out, double *lse)
+{
+    int64_t d = dm->d, grp = dm->h / dm->h_kv;
+    double *s = malloc((size_t)dm->s_kv * 8);
+    for (int64_t b = 0; b < dm->b; b++)
+        for (int64_t hh = 0; hh < dm->h; hh++)
+            for (int64_t i = 0; i < dm->s_q; i++) {
+                int64_t g = hh / grp, je = dm->causal ? i + dm->s_kv - dm->s_q : dm->s_kv - 1;
+                if (je > dm->s_kv - 1)
+                    je = dm->s_kv - 1;
+                double m = -INFINITY, sum = 0.0;
+                for (int64_t j = 0; j <= je; j++) {
+                    double a = 0.0;
+                    for (int64_t c = 0; c < d; c++)
+                        a += q[((b * dm->s_q + i) * dm->h + hh) * d + c] * k[((b * dm->s_kv + j) * dm->h_kv + g) * d + c];
+                    s[j] = alpha * a;
+                    m = fmax(m, s[j]);
+                }
+                for (int64_t j = 0; j <= je; j++)
+                    sum += exp(s[j] - m);
+                double *o = out + ((b * dm->s_q + i) * dm->h + hh) * d;
+                for (int64_t c = 0; c < d; c++) {
+                    double a = 0.0;
+                    for (int64_t j = 0; j <= je; j++)
+                        a += exp(s[j] - m) / sum * v[((b * dm->s_kv + j) * dm->h_kv + g) * d + c];
+                    o[c] = je < 0 ? 0.0 : a;
+                }
+                if (lse)
+                    lse[(b * dm->h + hh) * dm->s_q + i] = je < 0 ? -INFINITY : m + log(sum);
+            }
+    free(s);
+}
+
+// Σ dout·out: the scalar whose gradient the backward computes.
+static double f64_loss(const pp_attn_dims *dm, double alpha, const double *q, const double *k,
+                       const double *v, const double *dout)
+{
+    int64_t n = dm->b * dm->s_q * dm->h * dm->d;
+    double *o = malloc((size_t)n * 8), l = 0.0;
+    f64_forward(dm, alpha, q, k, v, o, NULL);
+    for (int64_t i = 0; i < n; i++)
+        l += dout[i] * o[i];
+    free(o);
+    return l;
+}
+
+// max |a − b| / (1 + |b|)
+static double max_rel(const double *a, const double *b, int64_t n)
+{
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        m = fmax(m, fabs(a[i] - b[i]) / (1.0 + fabs(b[i])));
+    return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hand-worked examples of single knobs
+
+static void attention_scalars_hand_worked(void **state)
+{
+    (void)state;
+    pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_UNFUSED);
+    pp_attn_scalars s;
+    assert_int_equal(pp_attn_scalars_make(&v, 16, &s), 0);
+    assert_true(s.alpha_c == 0.25 && s.alpha32 == 0.25f && s.s_q == 1.0f);  // 1/√16
+    v.scale = PP_ATTN_SCALE_PRE;
+    assert_int_equal(pp_attn_scalars_make(&v, 16, &s), 0);
+    assert_true(s.s_q == 0.5f && s.s_k == 0.5f && s.alpha_c == 1.0);        // 16^(−1/4)
+    v.scale = PP_ATTN_SCALE_PRE_Q;
+    assert_int_equal(pp_attn_scalars_make(&v, 16, &s), 0);
+    assert_true(s.s_q == 0.25f && s.s_k == 1.0f);
+    v.scale = PP_ATTN_SCALE_POST;
+    v.qk_layer_scaling = 4;  // α/L = 1/(4·4)
+    assert_int_equal(pp_attn_scalars_make(&v, 16, &s), 0);
+    assert_true(s.alpha_c == 0.0625 && s.L == 4.0f);
+    v.qk_layer_scaling = 1;
+    v.max_subtract = PP_ATTN_MAX_PB_RELAX;  // α/A = 1/(4·32)
+    assert_int_equal(pp_attn_scalars_make(&v, 16, &s), 0);
+    assert_true(s.alpha_c == 1.0 / 128 && s.A == 32.0f);
+    v.accum = PP_ATTN_ACC_STORAGE;  // α in the compute type bf16: RN_bf16(1/√3·…)
+    v.max_subtract = PP_ATTN_MAX_ROW;
+    assert_int_equal(pp_attn_scalars_make(&v, 3, &s), 0);
+    assert_true(s.alpha_c == pp_round(PP_FMT_BF16, 1.0 / sqrt(3.0), PP_RND_NE, 0));
+}
+
+// One query, two keys, d = 1, fp16: scores and softmax by hand.
+// q = 2, k = (1, 3), v = (4, 8), α = 1 (sigma given).
+// Scores 2, 6; softmax fp32: e = (exp(−4), 1), sum = 1 + exp(−4) ⊕;
+// P = RN_fp16(e/sum); out = RN_fp16(P0·4 + P1·8) (fma chain).
+static void attention_softmax_hand_worked(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 1, 2, 1, 1, 1, 0};
+    double q[1] = {2.0}, k[2] = {1.0, 3.0}, vv[2] = {4.0, 8.0}, out[1], lse[1];
+    pp_attn_variant v = variant(PP_FMT_FP16, PP_ATTN_UNFUSED);
+    v.sigma_given = 1;
+    v.sigma = 1.0;
+    pp_error e;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+    float e0 = pp_expf(-4.0f), sum = (0.0f + e0) + 1.0f;
+    float p0 = pp_round_fp16_ne(e0 / sum), p1 = pp_round_fp16_ne(1.0f / sum);
+    float acc = fmaf(p1, 8.0f, fmaf(p0, 4.0f, 0.0f));
+    assert_true(out[0] == (double)pp_round_fp16_ne(acc));
+    assert_true(lse[0] == (double)(6.0f + pp_logf(sum)));
+    // hand values: P = (0.01799, 0.982), out = 7.926 (fp16 step 2^−8·4 at 7.9)
+    assert_true(fabs(out[0] - 7.928) < 4e-3);
+    // max none: e = (exp(2), exp(6)), lse = log(sum)
+    v.max_subtract = PP_ATTN_MAX_NONE;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+    float s2 = (0.0f + pp_expf(2.0f)) + pp_expf(6.0f);
+    assert_true(lse[0] == (double)pp_logf(s2));
+    // naive: e rounded to fp16, sum rounded per step
+    v.max_subtract = PP_ATTN_MAX_ROW;
+    v.softmax = PP_ATTN_SOFTMAX_NAIVE;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+    float n0 = pp_round_fp16_ne(pp_expf(-4.0f));
+    float ns = pp_round_fp16_ne(pp_round_fp16_ne(0.0f + n0) + 1.0f);
+    float np0 = pp_round_fp16_ne(n0 / ns), np1 = pp_round_fp16_ne(1.0f / ns);
+    assert_true(out[0] == (double)pp_round_fp16_ne(fmaf(np1, 8.0f, fmaf(np0, 4.0f, 0.0f))));
+    // pb-relax: α given 1 → GEMM alpha 1/32: S = (1/16, 3/16), M = 3/16, t = (S − M)·32 = (−4, 0)
+    v.softmax = PP_ATTN_SOFTMAX_FP32;
+    v.max_subtract = PP_ATTN_MAX_PB_RELAX;
+    double out_pb[1], lse_pb[1];
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out_pb, lse_pb, NULL, NULL, NULL, 1, &e), 0);
+    assert_true(out_pb[0] == (double)pp_round_fp16_ne(acc));  // same probabilities as row max
+    assert_true(lse_pb[0] == (double)((0.0f + pp_logf(sum)) + 6.0f));
+}
+
+// qk_layer_scaling in storage: scores 2000·L/L; with L = 64 the storage flavour's multiply by L
+// overflows fp16 (2000·... > 65504) → +Inf → the row is NaN, exactly as torch's fp16 softmax; fp32
+// flavour stays finite.
+static void attention_fp16_overflow_storage_softmax(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 1, 2, 1, 1, 1, 0};
+    double q[1] = {256.0}, k[2] = {256.0, 128.0}, vv[2] = {1.0, 2.0}, out[1], lse[1];
+    pp_attn_variant v = variant(PP_FMT_FP16, PP_ATTN_UNFUSED);
+    v.sigma_given = 1;
+    v.sigma = 1.0;
+    v.qk_layer_scaling = 64;
+    // GEMM: acc = 65536 (exact in fp32); S = RN_fp16(65536/64) = 1024; 2048·... → S·64 = 65536 > max
+    pp_error e;
+    v.softmax = PP_ATTN_SOFTMAX_STORAGE;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+    assert_true(isnan(out[0]));
+    v.softmax = PP_ATTN_SOFTMAX_FP32;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+    assert_true(isfinite(out[0]) && out[0] == 1.0);  // exp(32768 − 65536) = 0: P = (1, 0)
+    // without layer scaling a score beyond 65504 already overflows in the GEMM's store: every
+    // flavour then sees +Inf (and the row is NaN), as Megatron's baddbmm output would
+    v.qk_layer_scaling = 1;
+    q[0] = 512.0;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+    assert_true(isnan(out[0]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agreement with the exact math, flash = plain softmax, invariances
+
+static void attention_fp32_close_to_fp64(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {2, 9, 11, 4, 2, 8, 1};
+    pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
+    for (int kk = 0; kk < 2; kk++) {
+        run R;
+        run_init(&R, dm, PP_FMT_FP32, pp_test_seed() + 1, 1.0);
+        pp_attn_variant v = variant(PP_FMT_FP32, kerns[kk]);
+        v.block_n = 4;
+        assert_int_equal(run_exec(&R, &v, 0, 2, NULL), 0);
+        int64_t n = dm.b * dm.s_q * dm.h * dm.d;
+        double *o = malloc((size_t)n * 8), *l = malloc((size_t)(dm.b * dm.h * dm.s_q) * 8);
+        f64_forward(&dm, 1.0 / sqrt((double)dm.d), R.q, R.k, R.v, o, l);
+        // Bound: each output is a convex combination of v (|v| ≤ 4) through chains of length
+        // ≤ d + s_kv + 10 binary32 roundings (score dot, exp, sum, division, P·V), each at most
+        // 2^−24 relative, amplified at most by |s| ≤ 8·16·α (scores' exp sensitivity): 2^−24 ·
+        // 40 · 4 · 8 < 2^−14. Observed errors are ~2^−21.
+        double err_o = max_rel(R.out, o, n), err_l = max_rel(R.lse, l, dm.b * dm.h * dm.s_q);
+        if (err_o > 0x1p-14 || err_l > 0x1p-14) {
+            fprintf(stderr, "  kernel %d: out err %g, lse err %g\n", kk, err_o, err_l);
+            fail();
+        }
+        free(o);
+        free(l);
+        run_free(&R);
+    }
+}
+
+// Flash with one tile spanning the row = the plain (non-online) softmax: m = row max, p = exp(s − m),
+// l = Σ p in order, o = Σ RN_F(p)·v in order, out = RN_F(o·(1/l)); written out here directly.
+static void attention_flash_one_tile_equals_plain(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 6, 6, 1, 1, 8, 1};
+    run R;
+    run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 2, 2.0);
+    pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+    v.block_n = 64;
+    assert_int_equal(run_exec(&R, &v, 0, 1, NULL), 0);
+    pp_attn_scalars sc;
+    pp_attn_scalars_make(&v, dm.d, &sc);
+    for (int64_t i = 0; i < dm.s_q; i++) {
+        float s[6], m = -INFINITY, l = 0.0f, o[8] = {0};
+        for (int64_t j = 0; j <= i; j++) {
+            float a = 0.0f;
+            for (int64_t c = 0; c < dm.d; c++)
+                a = fmaf((float)R.q[i * 8 + c], (float)R.k[j * 8 + c], a);
+            s[j] = sc.alpha32 * a;
+            m = s[j] > m ? s[j] : m;
+        }
+        for (int64_t j = 0; j <= i; j++) {
+            float p = pp_expf(s[j] - m);
+            l = l + p;
+            for (int64_t c = 0; c < 8; c++)
+                o[c] = fmaf(pp_round_bf16_ne(p), (float)R.v[j * 8 + c], o[c]);
+        }
+        for (int64_t c = 0; c < 8; c++)
+            assert_true(R.out[i * 8 + c] == (double)pp_round_bf16_ne(o[c] * (1.0f / l)));
+        assert_true(R.lse[i] == (double)(m + pp_logf(l)));
+    }
+    run_free(&R);
+}
+
+// Threads and the portable (libm fmaf) path give the same bits as 1 thread with AVX2+FMA.
+static void attention_threads_and_simd_invariant(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {2, 13, 13, 4, 2, 24, 1};
+    pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
+    for (int kk = 0; kk < 2; kk++) {
+        run A, B;
+        run_init(&A, dm, PP_FMT_BF16, pp_test_seed() + 3, 1.0);
+        run_init(&B, dm, PP_FMT_BF16, pp_test_seed() + 3, 1.0);
+        pp_attn_variant v = variant(PP_FMT_BF16, kerns[kk]);
+        v.block_n = 5;
+        pp_attn_cpu_opts po = {0, 1};
+        assert_int_equal(run_exec(&A, &v, 1, 1, NULL), 0);
+        assert_int_equal(run_exec(&B, &v, 1, 3, &po), 0);
+        assert_true(run_same(&A, &B, 1));
+        run_free(&A);
+        run_free(&B);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward against central finite differences of the fp64 forward
+
+// Tolerance: the emulation (fp32 format, fp32 everything) differs from the exact gradient by
+// ~chain length · 2^−24 relative (< 2^−16 here), the central difference at h = 2^−20 by
+// O(h²·f''') ≈ 1e−12 plus rounding 2^−52/h ≈ 4e−10: 1e−4 absolute-plus-relative is a wide margin
+// that a wrong formula (missing D, missing α, wrong mask) exceeds by orders of magnitude.
+static void fd_check(pp_attn_kernel kern, pp_attn_dims dm)
+{
+    run R;
+    run_init(&R, dm, PP_FMT_FP32, pp_test_seed() + 4, 1.0);
+    pp_attn_variant v = variant(PP_FMT_FP32, kern);
+    v.block_n = 3;
+    assert_int_equal(run_exec(&R, &v, 1, 1, NULL), 0);
+    double alpha = 1.0 / sqrt((double)dm.d), h = 0x1p-20;
+    double *ts[3] = {R.q, R.k, R.v}, *gs[3] = {R.dq, R.dk, R.dv};
+    int64_t ns[3] = {dm.b * dm.s_q * dm.h * dm.d, dm.b * dm.s_kv * dm.h_kv * dm.d,
+                     dm.b * dm.s_kv * dm.h_kv * dm.d};
+    int bad = 0;
+    for (int t = 0; t < 3; t++)
+        for (int64_t i = 0; i < ns[t]; i++) {
+            double x0 = ts[t][i];
+            ts[t][i] = x0 + h;
+            double lp = f64_loss(&dm, alpha, R.q, R.k, R.v, R.dout);
+            ts[t][i] = x0 - h;
+            double lm = f64_loss(&dm, alpha, R.q, R.k, R.v, R.dout);
+            ts[t][i] = x0;
+            double fd = (lp - lm) / (2 * h);
+            if (fabs(fd - gs[t][i]) > 1e-4 * (1.0 + fabs(fd))) {
+                if (bad++ < 10)
+                    fprintf(stderr, "  tensor %d [%lld]: fd %.9g, got %.9g\n", t, (long long)i, fd, gs[t][i]);
+            }
+        }
+    run_free(&R);
+    if (bad) {
+        pp_test_report_seed();
+        fail();
+    }
+}
+
+static void attention_backward_finite_difference(void **state)
+{
+    (void)state;
+    pp_attn_dims a = {1, 4, 4, 2, 1, 3, 1};   // causal, GQA 2:1
+    pp_attn_dims b = {1, 3, 5, 2, 2, 2, 1};   // causal, s_q < s_kv
+    pp_attn_dims c = {1, 5, 3, 1, 1, 2, 1};   // causal, s_q > s_kv: rows 0, 1 see nothing
+    pp_attn_dims e = {2, 3, 4, 2, 2, 3, 0};   // no mask
+    pp_attn_dims all[4] = {a, b, c, e};
+    for (int i = 0; i < 4; i++) {
+        fd_check(PP_ATTN_FLASH, all[i]);
+        fd_check(PP_ATTN_UNFUSED, all[i]);
+    }
+}
+
+// Rows that see no key: out 0, lse −Inf, and no gradient.
+static void attention_causal_empty_rows(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 5, 3, 1, 1, 4, 1};
+    pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
+    for (int kk = 0; kk < 2; kk++) {
+        run R;
+        run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 5, 1.0);
+        pp_attn_variant v = variant(PP_FMT_BF16, kerns[kk]);
+        assert_int_equal(run_exec(&R, &v, 1, 1, NULL), 0);
+        for (int i = 0; i < 2; i++) {
+            assert_true(isinf(R.lse[i]) && R.lse[i] < 0);
+            for (int c = 0; c < 4; c++)
+                assert_true(R.out[i * 4 + c] == 0.0 && R.dq[i * 4 + c] == 0.0);
+        }
+        assert_true(isfinite(R.lse[2]));
+        run_free(&R);
+    }
+}
+
+// GQA: h = 4 over h_kv = 2 equals MHA with k, v repeated (forward bit for bit); dk, dv equal the
+// fp32 sum over the group of the MHA per-head gradients, rounded once.
+static void attention_gqa_equals_repeated_kv(void **state)
+{
+    (void)state;
+    pp_attn_dims g = {1, 6, 6, 4, 2, 8, 1}, m = {1, 6, 6, 4, 4, 8, 1};
+    pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
+    for (int kk = 0; kk < 2; kk++) {
+        run G, M;
+        run_init(&G, g, PP_FMT_BF16, pp_test_seed() + 6, 1.0);
+        run_init(&M, m, PP_FMT_BF16, pp_test_seed() + 6, 1.0);
+        run_copy_inputs(&M, &G);  // q, dout (sizes agree); now repeat kv
+        for (int64_t s = 0; s < 6; s++)
+            for (int64_t hh = 0; hh < 4; hh++)
+                for (int64_t c = 0; c < 8; c++) {
+                    M.k[(s * 4 + hh) * 8 + c] = G.k[(s * 2 + hh / 2) * 8 + c];
+                    M.v[(s * 4 + hh) * 8 + c] = G.v[(s * 2 + hh / 2) * 8 + c];
+                }
+        pp_attn_variant v = variant(PP_FMT_BF16, kerns[kk]);
+        v.block_n = 4;
+        assert_int_equal(run_exec(&G, &v, 1, 1, NULL), 0);
+        assert_int_equal(run_exec(&M, &v, 1, 1, NULL), 0);
+        assert_true(all_same("out", G.out, M.out, 6 * 4 * 8) && all_same("dq", G.dq, M.dq, 6 * 4 * 8));
+        for (int64_t s = 0; s < 6; s++)
+            for (int64_t gg = 0; gg < 2; gg++)
+                for (int64_t c = 0; c < 8; c++) {
+                    float a = (0.0f + (float)M.dk[(s * 4 + 2 * gg) * 8 + c]) + (float)M.dk[(s * 4 + 2 * gg + 1) * 8 + c];
+                    assert_true(G.dk[(s * 2 + gg) * 8 + c] == (double)pp_round_bf16_ne(a));
+                }
+        run_free(&G);
+        run_free(&M);
+    }
+}
+
+// Every unfused knob runs, fwd+bwd, and gives finite results on moderate inputs.
+static void attention_all_knobs_run(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 7, 7, 2, 1, 8, 1};
+    pp_format_id fs[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
+    for (int fi = 0; fi < 3; fi++)
+        for (int acc = 0; acc < 2; acc++)
+            for (int sc = 0; sc < 3; sc++)
+                for (int sm = 0; sm < 3; sm++)
+                    for (int mx = 0; mx < 3; mx++) {
+                        run R;
+                        run_init(&R, dm, fs[fi], pp_test_seed() + 7, 1.0);
+                        pp_attn_variant v = variant(fs[fi], PP_ATTN_UNFUSED);
+                        v.accum = acc;
+                        v.scale = sc;
+                        v.softmax = sm;
+                        v.max_subtract = mx;
+                        v.qk_layer_scaling = 1 + (sm == 0) * 3;
+                        assert_int_equal(run_exec(&R, &v, 1, 1, NULL), 0);
+                        for (int64_t i = 0; i < 7 * 2 * 8; i++)
+                            assert_true(isfinite(R.out[i]) && isfinite(R.dq[i]));
+                        run_free(&R);
+                    }
+}
+
+static void attention_rejects_bad_combinations(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 6, 6, 1, 1, 4, 1};
+    run R;
+    run_init(&R, dm, PP_FMT_BF16, 1, 1.0);
+    pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+    v.softmax = PP_ATTN_SOFTMAX_STORAGE;
+    pp_error e;
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, R.q, R.k, R.v, NULL, R.out, R.lse, NULL, NULL, NULL, 1, &e), PP_ERR_INPUT);
+    v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+    v.cp_world = 4;  // 6 not divisible by 8
+    assert_int_equal(pp_attention_cpu(&v, &dm, 0, R.q, R.k, R.v, NULL, R.out, R.lse, NULL, NULL, NULL, 1, &e), PP_ERR_INPUT);
+    assert_non_null(strstr(e.msg, "2·cp_world"));
+    run_free(&R);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attention_scalars_hand_worked),
+        cmocka_unit_test(attention_softmax_hand_worked),
+        cmocka_unit_test(attention_fp16_overflow_storage_softmax),
+        cmocka_unit_test(attention_fp32_close_to_fp64),
+        cmocka_unit_test(attention_flash_one_tile_equals_plain),
+        cmocka_unit_test(attention_threads_and_simd_invariant),
+        cmocka_unit_test(attention_backward_finite_difference),
+        cmocka_unit_test(attention_causal_empty_rows),
+        cmocka_unit_test(attention_gqa_equals_repeated_kv),
+        cmocka_unit_test(attention_all_knobs_run),
+        cmocka_unit_test(attention_rejects_bad_combinations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,231 @@
+// test_ref_cache.c — the reference cache: a stored entry loads back bit for bit; the key changes
+// with every input bit, parameter, format, method and output set; truncated, garbage, renamed
+// and tampered entries are misses with a reason, and a later store repairs them.
+#include "test_util.h"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include "h5attr.h"
+#include "ref_cache.h"
+
+typedef struct fixture {
+    char dir[64];
+    const pp_op *op;
+    pp_op_params p;
+    pp_tensor in[2];
+    pp_tensor ref[1];
+    pp_reference_info info[1];
+    int want[1];
+} fixture;
+
+static void make_tensor(pp_tensor *t, int64_t a, int64_t b, uint64_t seed)
+{
+    int64_t shape[3] = {1, a, b};
+    pp_error err = {0};
+    assert_int_equal(pp_tensor_alloc(t, 3, shape, PP_FMT_FP16, &err), PP_OK);
+    for (int64_t i = 0; i < t->numel; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        t->data[i] = pp_round(PP_FMT_FP16, (double)(int64_t)(seed >> 40) / 4096.0, PP_RND_NE, 0);
+    }
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/pp-ref-cache-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    strcat(f->dir, "/sub");  // store creates missing folders
+    f->op = pp_op_find("gemm");
+    assert_non_null(f->op);
+    f->p.v[1] = 3, f->p.given[1] = 1;  // m
+    f->p.v[2] = 4, f->p.given[2] = 1;  // n
+    f->p.v[3] = 5, f->p.given[3] = 1;  // k
+    make_tensor(&f->in[0], 3, 5, 1);
+    make_tensor(&f->in[1], 5, 4, 2);
+    make_tensor(&f->ref[0], 3, 4, 3);
+    f->ref[0].format = PP_FMT_FP64;
+    f->ref[0].data[5] = 0x1.23456789abcdep-3;  // a value fp16 cannot hold: stored as binary64
+    snprintf(f->info[0].tensor, sizeof f->info[0].tensor, "c");
+    snprintf(f->info[0].method, sizeof f->info[0].method, "exact");
+    f->info[0].error_bound = 0x1p-60;
+    f->want[0] = 1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%.*s'", (int)(strlen(f->dir) - 4), f->dir);
+    assert_int_equal(system(cmd), 0);
+    pp_tensor_free(&f->in[0]);
+    pp_tensor_free(&f->in[1]);
+    pp_tensor_free(&f->ref[0]);
+    free(f);
+    return 0;
+}
+
+static void key_of(const fixture *f, char hex[PP_REF_KEY_HEX])
+{
+    pp_ref_cache_key(f->op, &f->p, PP_FMT_FP16, "fast", f->want, f->in, hex);
+}
+
+static void store(const fixture *f, const char *hex)
+{
+    pp_error err = {0};
+    assert_int_equal(pp_ref_cache_store(f->dir, hex, f->op, f->want, f->ref, f->info, &err), PP_OK);
+}
+
+// 1 on a hit (and then the loaded values are compared bit for bit), 0 on a miss with why set.
+static int load(const fixture *f, const char *hex, char *why, size_t n)
+{
+    pp_tensor got[1];
+    pp_reference_info info[1];
+    memset(got, 0, sizeof got);
+    memset(info, 0, sizeof info);
+    int hit = pp_ref_cache_load(f->dir, hex, f->op, &f->p, f->want, got, info, why, n);
+    if (hit) {
+        assert_int_equal(got[0].numel, f->ref[0].numel);
+        assert_memory_equal(got[0].data, f->ref[0].data, (size_t)got[0].numel * sizeof(double));
+        assert_true(info[0].error_bound == f->info[0].error_bound);
+        assert_string_equal(info[0].method, f->info[0].method);
+        assert_string_equal(info[0].tensor, "c");
+        pp_tensor_free(&got[0]);
+    }
+    return hit;
+}
+
+static void ref_cache_roundtrip_is_exact(void **state)
+{
+    fixture *f = *state;
+    char hex[PP_REF_KEY_HEX], why[600];
+    key_of(f, hex);
+    assert_int_equal(strlen(hex), 64);
+    assert_int_equal(load(f, hex, why, sizeof why), 0);  // nothing there yet: a plain miss
+    assert_string_equal(why, "");
+    store(f, hex);
+    assert_int_equal(load(f, hex, why, sizeof why), 1);
+}
+
+static void ref_cache_key_depends_on_everything(void **state)
+{
+    fixture *f = *state;
+    char base[PP_REF_KEY_HEX], hex[PP_REF_KEY_HEX];
+    key_of(f, base);
+    key_of(f, hex);
+    assert_string_equal(base, hex);  // deterministic
+    // one input bit: +0 and -0 are different inputs
+    double keep = f->in[1].data[7];
+    f->in[1].data[7] = pp_f64_from_bits(pp_f64_bits(keep) ^ 1ull << 63);
+    key_of(f, hex);
+    assert_string_not_equal(base, hex);
+    f->in[1].data[7] = keep;
+    // a parameter (alpha given vs default), the format, the method, the outputs wanted
+    f->p.given[4] = 1;
+    f->p.v[4] = 0.0;
+    key_of(f, hex);
+    assert_string_not_equal(base, hex);
+    f->p.given[4] = 0;
+    pp_ref_cache_key(f->op, &f->p, PP_FMT_BF16, "fast", f->want, f->in, hex);
+    assert_string_not_equal(base, hex);
+    pp_ref_cache_key(f->op, &f->p, PP_FMT_FP16, "mpfr-plain", f->want, f->in, hex);
+    assert_string_not_equal(base, hex);
+    int none[1] = {0};
+    pp_ref_cache_key(f->op, &f->p, PP_FMT_FP16, "fast", none, f->in, hex);
+    assert_string_not_equal(base, hex);
+    key_of(f, hex);
+    assert_string_equal(base, hex);
+}
+
+static void entry_path(const fixture *f, const char *hex, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s.h5", f->dir, hex);
+}
+
+static void ref_cache_corrupt_entries_are_misses(void **state)
+{
+    fixture *f = *state;
+    char hex[PP_REF_KEY_HEX], path[600], why[600];
+    key_of(f, hex);
+    store(f, hex);
+    entry_path(f, hex, path, sizeof path);
+
+    // truncated to half its size
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fclose(fp);
+    assert_int_equal(truncate(path, size / 2), 0);
+    assert_int_equal(load(f, hex, why, sizeof why), 0);
+    assert_non_null(strstr(why, path));
+    store(f, hex);  // the next store repairs it
+    assert_int_equal(load(f, hex, why, sizeof why), 1);
+
+    // garbage
+    fp = fopen(path, "wb");
+    fputs("not an HDF5 file", fp);
+    fclose(fp);
+    assert_int_equal(load(f, hex, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not a readable HDF5 file"));
+
+    // another key's entry under this name
+    char other[PP_REF_KEY_HEX];
+    pp_ref_cache_key(f->op, &f->p, PP_FMT_BF16, "fast", f->want, f->in, other);
+    store(f, other);
+    char other_path[600];
+    entry_path(f, other, other_path, sizeof other_path);
+    assert_int_equal(rename(other_path, path), 0);
+    assert_int_equal(load(f, hex, why, sizeof why), 0);
+    assert_non_null(strstr(why, "another key"));
+
+    // one stored value changed: the checksum catches it
+    store(f, hex);
+    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t ds = H5Dopen2(file, "/c", H5P_DEFAULT);
+    double *vals = malloc((size_t)f->ref[0].numel * sizeof *vals);
+    assert_true(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
+    vals[3] = nextafter(vals[3], INFINITY);
+    assert_true(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
+    free(vals);
+    H5Dclose(ds);
+    H5Fclose(file);
+    assert_int_equal(load(f, hex, why, sizeof why), 0);
+    assert_non_null(strstr(why, "checksum"));
+
+    // a tampered error bound: also covered by the checksum
+    store(f, hex);
+    file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ds = H5Dopen2(file, "/c", H5P_DEFAULT);
+    H5Adelete(ds, "error_bound");
+    assert_int_equal(pp_h5attr_put_f64(ds, "error_bound", 0.0), 0);
+    H5Dclose(ds);
+    H5Fclose(file);
+    assert_int_equal(load(f, hex, why, sizeof why), 0);
+    store(f, hex);
+    assert_int_equal(load(f, hex, why, sizeof why), 1);
+}
+
+static void ref_cache_unwritable_folder_is_runtime_error(void **state)
+{
+    fixture *f = *state;
+    char hex[PP_REF_KEY_HEX];
+    key_of(f, hex);
+    pp_error err = {0};
+    assert_int_equal(pp_ref_cache_store("/proc/precprobe-no", hex, f->op, f->want, f->ref, f->info, &err),
+                     PP_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "/proc/precprobe-no"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(ref_cache_roundtrip_is_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(ref_cache_key_depends_on_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(ref_cache_corrupt_entries_are_misses, setup, teardown),
+        cmocka_unit_test_setup_teardown(ref_cache_unwritable_folder_is_runtime_error, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
