@@ -15,9 +15,9 @@
 // update is lr·g/(|g| + ε). With d = 1 − lr·wd:
 //   θ_3 = θ_0·d³ − q·(d² + d + 1),  q = lr·g/(|g| + ε),
 //   m_3 = (1 − β1³)·g,  v_3 = (1 − β2³)·g².
-// The synthetic source with snr = 1e300 gives g_{t,i} = RN_P(scale·s_i + ~1e−300), which is
-// RN_P(scale·s_i) at every step (a midpoint would need s_i·scale exactly halfway, and the tiny
-// noise then still decides consistently... the test checks that g is constant first).
+// The synthetic source with snr = 1e300 gives g_{t,i} = RN_P(scale·(s_i + z/1e300)): the binary64
+// sum is scale·s_i except in the (measure-zero) case of a binary64 tie, so g is the same at every
+// step; the test checks that it is before using the closed form.
 static void adamw_ref_constant_gradient_three_steps(void **state)
 {
     (void)state;
