@@ -62,6 +62,20 @@ typedef struct pp_op_knobs {
     int v[PP_MAX_KNOBS];
 } pp_op_knobs;
 
+// Optional hooks of an iterative operation (adamw) that reports per-step series. When a row sets
+// them, the pipeline runs the CPU emulation and the reference through the traced forms, which also
+// return an opaque trace (e.g. θ snapshots and the loss per step); series() turns a variant's
+// trace and its reference's trace into named series; trace_free releases a trace.
+typedef struct pp_op_series_hooks {
+    int (*run_cpu)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, void **trace, pp_error *err);
+    int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, void **trace, pp_error *err);
+    int (*series)(const pp_op_params *p, const pp_op_knobs *k, const void *trace, const void *ref_trace,
+                  pp_series **out, int *n, pp_error *err);
+    void (*trace_free)(void *trace);
+} pp_op_series_hooks;
+
 typedef struct pp_op pp_op;
 struct pp_op {
     const char *name;
@@ -104,6 +118,7 @@ struct pp_op {
     // output's shape, or -1 for an axis it lacks, and returns 1; returns 0 when the output has
     // neither. NULL: no output has. Attention, say: out [b, s, h, d] -> 1, 2; lse [b, h, s] -> 2, 1.
     int (*axes)(const pp_op_params *p, int output, int *pos_dim, int *head_dim);
+    const pp_op_series_hooks *traced; // NULL for operations without per-step series
 };
 
 // The operation named name, or NULL.

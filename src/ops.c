@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern const pp_op pp_op_adamw;
 extern const pp_op pp_op_gemm;
 extern const pp_op pp_op_attention;
 
 static const pp_op *const ops[] = {
     &pp_op_gemm,
     &pp_op_attention,
+    &pp_op_adamw,
 };
 
 int pp_op_count(void)

@@ -489,6 +489,27 @@ static int write_variant(hid_t vars, const pp_run_result *r, const pp_variant_re
         if (o >= 0 && H5Gclose(o) < 0 && !rc)
             rc = wfail(w);
     }
+    if (!rc && vr->n_series > 0) {  // /variants/<v>/series/<name>/{step, value}, 1-D binary64
+        hid_t sg = make_group(g, "series");
+        if (sg < 0)
+            rc = wfail(w);
+        for (int i = 0; !rc && i < vr->n_series; i++) {
+            const pp_series *se = &vr->series[i];
+            char sn[ESC_MAX];
+            name_escape(se->name, sn);
+            set_where(w, "/variants/%s/series/%s", esc, sn);
+            hid_t one = make_group(sg, sn);
+            hsize_t dims[1] = {(hsize_t)se->length};
+            if (one < 0 ||
+                put_dataset(one, "step", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, dims, se->step, se->length) ||
+                put_dataset(one, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, dims, se->value, se->length))
+                rc = wfail(w);
+            if (one >= 0 && H5Gclose(one) < 0 && !rc)
+                rc = wfail(w);
+        }
+        if (sg >= 0 && H5Gclose(sg) < 0 && !rc)
+            rc = wfail(w);
+    }
     if (!rc) {
         set_where(w, "/variants/%s/stats", esc);
         hid_t s = make_group(g, "stats");
@@ -1193,6 +1214,65 @@ static herr_t visit_knob(hid_t loc, const char *name, const H5A_info_t *info, vo
     return 0;
 }
 
+// A 1-D binary64 dataset of exactly n values (n < 0: any length, returned in *n) into a new array.
+static int get_vector(hid_t g, const char *name, int64_t *n, double **out)
+{
+    hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t ty = ds >= 0 ? H5Dget_type(ds) : H5I_INVALID_HID;
+    hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
+    hsize_t dims[1] = {0};
+    int ok = ty >= 0 && sp >= 0 && H5Tget_class(ty) == H5T_FLOAT && H5Sget_simple_extent_ndims(sp) == 1 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] <= ((hsize_t)1 << 32) &&
+             (*n < 0 || (hsize_t)*n == dims[0]);
+    *out = NULL;
+    if (ok) {
+        *out = calloc((size_t)dims[0] + 1, sizeof **out);
+        ok = *out && (dims[0] == 0 || H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0);
+        *n = (int64_t)dims[0];
+    }
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ty >= 0)
+        H5Tclose(ty);
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (!ok) {
+        free(*out);
+        *out = NULL;
+    }
+    return ok ? 0 : -1;
+}
+
+// /variants/<v>/series/<name>/{step, value} into v->series (creation order).
+static int read_series(const rctx *c, hid_t g, const char *where, pp_variant_result *v)
+{
+    char **names = NULL;
+    int n = 0, rc = PP_OK;
+    hid_t sg = H5Gopen2(g, "series", H5P_DEFAULT);
+    if (sg < 0 || child_names(sg, &names, &n)) {
+        if (sg >= 0)
+            H5Gclose(sg);
+        return bad(c, where, "series is not a group");
+    }
+    if (n > 0 && !(v->series = calloc((size_t)n, sizeof *v->series)))
+        rc = oom(c);
+    for (int i = 0; !rc && i < n; i++) {
+        pp_series *se = &v->series[i];
+        hid_t one = H5Gopen2(sg, names[i], H5P_DEFAULT);
+        int64_t len = -1;
+        if (one < 0 || name_unescape(names[i], se->name, sizeof se->name) ||
+            get_vector(one, "step", &len, &se->step) || get_vector(one, "value", &len, &se->value))
+            rc = bad(c, where, "series '%s' needs 1-D binary64 datasets step and value of one length", names[i]);
+        se->length = len;
+        v->n_series = i + 1;
+        if (one >= 0)
+            H5Gclose(one);
+    }
+    free_names(names, n);
+    H5Gclose(sg);
+    return rc;
+}
+
 static int read_variant(const rctx *c, hid_t vars, const char *esc, pp_run_result *r,
                         pp_variant_result *v)
 {
@@ -1233,6 +1313,8 @@ static int read_variant(const rctx *c, hid_t vars, const char *esc, pp_run_resul
         if (o >= 0)
             H5Gclose(o);
     }
+    if (!rc && H5Lexists(g, "series", H5P_DEFAULT) > 0)
+        rc = read_series(c, g, where, v);
 done:
     H5Gclose(g);
     return rc;

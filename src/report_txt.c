@@ -1,6 +1,7 @@
 // report_txt.c — the text report (see report_txt.h); torch's messages come from close_msg.c.
 #include "report_txt.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,11 +139,58 @@ static void summary(strbuf *b, const pp_run_result *r)
     }
 }
 
+// The value of series se at step t, or NaN when it has no point there.
+static double series_at(const pp_series *se, double t)
+{
+    for (int64_t i = 0; i < se->length; i++)
+        if (se->step[i] == t)
+            return se->value[i];
+    return NAN;
+}
+
+// Per-step series (iterative ops): each series at steps 1, 10, 100 and the last.
+static void series_table(strbuf *b, const pp_run_result *r)
+{
+    double last = 0;
+    int any = 0;
+    for (int v = 0; v < r->n_variants; v++)
+        for (int i = 0; i < r->variants[v].n_series; i++) {
+            const pp_series *se = &r->variants[v].series[i];
+            any = 1;
+            if (se->length > 0 && se->step[se->length - 1] > last)
+                last = se->step[se->length - 1];
+        }
+    if (!any)
+        return;
+    double at[4] = {1, 10, 100, last};
+    sb_printf(b, "\n== per-step series ==\n%-24s %-22s", "variant", "series");
+    for (int k = 0; k < 4; k++) {
+        char h[32];
+        snprintf(h, sizeof h, "step %.0f", at[k]);
+        sb_printf(b, " %12s", h);
+    }
+    sb_printf(b, "\n");
+    for (int v = 0; v < r->n_variants; v++)
+        for (int i = 0; i < r->variants[v].n_series; i++) {
+            const pp_series *se = &r->variants[v].series[i];
+            sb_printf(b, "%-24s %-22s", r->variants[v].name, se->name);
+            for (int k = 0; k < 4; k++) {
+                double x = series_at(se, at[k]);
+                if (x != x)
+                    sb_printf(b, " %12s", "-");
+                else
+                    sb_printf(b, " %12.4g", x);
+            }
+            sb_printf(b, "\n");
+        }
+}
+
 char *pp_report_text(const pp_run_result *r)
 {
     strbuf b = {0};
     header(&b, r);
     comparisons(&b, r);
+    series_table(&b, r);
     summary(&b, r);
     return sb_finish(&b);
 }

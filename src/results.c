@@ -1,12 +1,31 @@
 // results.c — ownership and lookup for pp_run_result.
 #include "results.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int pp_series_alloc(pp_series *s, const char *name, int64_t length)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->step = calloc((size_t)(length > 0 ? length : 1), sizeof *s->step);
+    s->value = calloc((size_t)(length > 0 ? length : 1), sizeof *s->value);
+    if (!s->step || !s->value) {
+        free(s->step), free(s->value);
+        memset(s, 0, sizeof *s);
+        return -1;
+    }
+    s->length = length;
+    return 0;
+}
 
 void pp_run_result_free(pp_run_result *r)
 {
     for (int v = 0; v < r->n_variants; v++) {
+        for (int i = 0; i < r->variants[v].n_series; i++)
+            free(r->variants[v].series[i].step), free(r->variants[v].series[i].value);
+        free(r->variants[v].series);
         if (r->variants[v].outputs) {
             // the number of outputs is the number of distinct tensors compared against reference
             for (int i = 0; i < r->n_references; i++)

@@ -19,12 +19,26 @@ typedef struct pp_knob_setting {
     char value[PP_NAME_MAX];
 } pp_knob_setting;
 
+// A per-step series of a variant (iterative operations, e.g. adamw): value[i] after step[i].
+// Written to report.h5 as /variants/<v>/series/<name>/{step, value}.
+typedef struct pp_series {
+    char name[PP_NAME_MAX];               // e.g. "theta_max_abs_error", "loss", "loss_exact"
+    int64_t length;
+    double *step;                         // owned, increasing
+    double *value;                        // owned
+} pp_series;
+
+// Allocates s's arrays for length points (zeroed) and names it. Returns 0, or -1 out of memory.
+int pp_series_alloc(pp_series *s, const char *name, int64_t length);
+
 typedef struct pp_variant_result {
     char name[PP_NAME_MAX];
     int external;                          // 1: outputs read from files the user's framework wrote
     int n_knobs;
     pp_knob_setting knobs[PP_MAX_KNOBS];   // every knob of the operation, defaults filled in
     pp_tensor *outputs;                    // n_outputs of the op, or NULL when not kept
+    int n_series;
+    pp_series *series;                     // owned; per-step series (NULL: none)
 } pp_variant_result;
 
 // One comparison: a variant's output tensor against the reference or another variant.

@@ -21,6 +21,7 @@ typedef struct format_group {
     pp_tensor refs[PP_MAX_OP_TENSORS];
     pp_reference_info info[PP_MAX_OP_TENSORS];
     int want[PP_MAX_OP_TENSORS];  // output t is computed: some variant of the group has it
+    void *trace;  // the reference's per-step trace (ops with series hooks), or NULL
 } format_group;
 
 static void free_group(format_group *g, const pp_op *op)
@@ -29,6 +30,23 @@ static void free_group(format_group *g, const pp_op *op)
         pp_tensor_free(&g->inputs[i]);
     for (int i = 0; i < op->n_outputs; i++)
         pp_tensor_free(&g->refs[i]);
+    if (g->trace && op->traced)
+        op->traced->trace_free(g->trace);
+    g->trace = NULL;
+}
+
+// A variant on the CPU through the op's traced form: its series against the reference's trace
+// are computed at once and its own trace freed, so memory stays one trajectory per variant.
+static int run_cpu_traced(const pp_op *op, const pp_case *c, const pp_variant_spec *vs, format_group *g,
+                          pp_tensor *out, int threads, pp_variant_result *vr, pp_error *err)
+{
+    void *trace = NULL;
+    int rc = op->traced->run_cpu(&c->params, &vs->knobs, g->inputs, out, threads, &trace, err);
+    if (!rc)
+        rc = op->traced->series(&c->params, &vs->knobs, trace, g->trace, &vr->series, &vr->n_series, err);
+    if (trace)
+        op->traced->trace_free(trace);
+    return rc;
 }
 
 static int shape_error(const char *what, const pp_tensor *t, int ndim, const int64_t *shape, pp_error *err)
@@ -243,7 +261,8 @@ static int reference_of(const pp_case *c, const pp_run_opts *o, format_group *g,
     }
     // the cache: a hit replaces the computation; a corrupt entry is recomputed and overwritten
     const pp_op *op = c->op;
-    int cache = o->cache_dir && o->cache_dir[0];
+    // ops with per-step series need the reference's trajectory, which the cache does not keep
+    int cache = o->cache_dir && o->cache_dir[0] && !op->traced;
     char key[PP_REF_KEY_HEX];
     if (cache) {
         pp_ref_cache_key(op, &c->params, g->format, method ? method : op->ref_methods[0], g->want, g->inputs, key);
@@ -269,7 +288,9 @@ static int reference_of(const pp_case *c, const pp_run_opts *o, format_group *g,
     pp_progress bar;
     pp_progress_start(&bar, label, o->progress);
     pp_ref_ctx ctx = {method, threads, pp_progress_update, &bar};
-    int rc = op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
+    int rc = op->traced ? op->traced->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx,
+                                                &g->trace, err)
+                        : op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
     pp_progress_end(&bar);
     if (!rc && cache) {
         pp_error store_err = {0};
@@ -451,7 +472,8 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
             rc = load_external(c, vs, outs[v], err);
         else if ((rc = alloc_outputs(op, &c->params, &vs->knobs, -1, has[v], outs[v], err)) == PP_OK)
             rc = !strncmp(r->device, "cuda", 4) ? op->run_cuda(&c->params, &vs->knobs, g->inputs, outs[v], err)
-                                                : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
+               : op->traced ? run_cpu_traced(op, c, vs, g, outs[v], threads, vr, err)
+                            : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
         if (!rc && cross && !vs->external)
             rc = cross_check(c, v, has[v], g->inputs, outs[v], threads, cross, &n_cross, err);
     }

@@ -1,0 +1,265 @@
+// cpu/adamw.c — the loops of the CPU AdamW emulation. θ-independent sources (synthetic,
+// quadratic) run element blocks through all T steps on worker threads; linear regression runs
+// step by step (its gradient couples every element). Sums are in a fixed order on any thread.
+#include "adamw.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---------------------------------------------------------------------------------------------
+// Threads (as cpu/gemm.c: task t runs on thread t mod nthreads; results never depend on it)
+
+#define ADAMW_MAX_THREADS 256
+#define ADAMW_BLOCK 1024
+
+typedef void (*adamw_task_fn)(void *ctx, int64_t task);
+
+typedef struct adamw_worker {
+    adamw_task_fn fn;
+    void *ctx;
+    int64_t first, ntasks, stride;
+} adamw_worker;
+
+static void *adamw_worker_main(void *arg)
+{
+    adamw_worker *w = arg;
+    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
+        w->fn(w->ctx, t);
+    return NULL;
+}
+
+static void adamw_run(adamw_task_fn fn, void *ctx, int64_t ntasks, int nthreads)
+{
+    if (nthreads > ntasks)
+        nthreads = (int)ntasks;
+    if (nthreads > ADAMW_MAX_THREADS)
+        nthreads = ADAMW_MAX_THREADS;
+    if (nthreads < 1)
+        nthreads = 1;
+    adamw_worker w[ADAMW_MAX_THREADS];
+    pthread_t tid[ADAMW_MAX_THREADS];
+    int started[ADAMW_MAX_THREADS] = {0};
+    for (int i = 0; i < nthreads; i++) {
+        w[i] = (adamw_worker){fn, ctx, i, ntasks, nthreads};
+        if (i > 0)
+            started[i] = pthread_create(&tid[i], NULL, adamw_worker_main, &w[i]) == 0;
+    }
+    adamw_worker_main(&w[0]);
+    for (int i = 1; i < nthreads; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            adamw_worker_main(&w[i]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element-parallel sources: synthetic and quadratic
+
+typedef struct adamw_job {
+    const pp_adamw_variant *va;
+    const pp_adamw_problem *pr;
+    const pp_adamw_scalars *sc;  // [T + 1], index t
+    const double *theta0;
+    double *theta, *m, *v, *c;
+    pp_adamw_trace *trace;
+    double *lossp;               // [nblocks][T + 1] partial losses, or NULL
+} adamw_job;
+
+// The emulated gradient of element i at step t (θ the current parameter).
+static float adamw_grad_elem(const adamw_job *j, int t, int64_t i, float th, float h, float opt, double sig)
+{
+    if (j->pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
+        return (float)pp_adamw_synth_grad_s(j->pr, j->va->param, t, i, sig);
+    return pp_adamw_store(j->va->param, h * (th - opt));
+}
+
+static void adamw_block(void *ctx, int64_t b)
+{
+    const adamw_job *j = ctx;
+    const pp_adamw_problem *pr = j->pr;
+    int T = pr->steps, quad = pr->kind == PP_ADAMW_GRAD_QUADRATIC;
+    int64_t lo = b * ADAMW_BLOCK, hi = lo + ADAMW_BLOCK;
+    if (hi > pr->n)
+        hi = pr->n;
+    double *lp = j->lossp ? j->lossp + b * (T + 1) : NULL;
+    for (int64_t i = lo; i < hi; i++) {
+        pp_adamw_elem e = {(float)j->theta0[i], 0.0f, 0.0f, 0.0f};
+        float h = 0.0f, opt = 0.0f;
+        double sig = 0.0;
+        if (quad)
+            pp_adamw_quad_data(pr, i, &h, &opt);
+        else
+            sig = pp_adamw_synth_signal(pr, i);
+        if (lp) {
+            double d = (double)e.theta - opt;
+            lp[0] += 0.5 * h * d * d;
+        }
+        int snap = 0;
+        for (int t = 1; t <= T; t++) {
+            uint32_t rb[2] = {0, 0};
+            if (j->va->stochastic)
+                pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
+            float g = adamw_grad_elem(j, t, i, e.theta, h, opt, sig);
+            pp_adamw_elem_step(j->va, &j->sc[t], &e, g, rb);
+            if (lp) {
+                double d = (double)e.theta - opt;
+                lp[t] += 0.5 * h * d * d;
+            }
+            if (j->trace && snap < j->trace->n_snaps && j->trace->snap_step[snap] == t)
+                j->trace->snap[(int64_t)snap++ * pr->n + i] = e.theta;
+        }
+        j->theta[i] = e.theta;
+        j->m[i] = e.m;
+        j->v[i] = e.v;
+        if (j->c)
+            j->c[i] = e.c;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear regression: step by step
+
+static int adamw_linreg(const adamw_job *j, pp_error *err)
+{
+    const pp_adamw_problem *pr = j->pr;
+    int64_t n = pr->n, r = pr->rows;
+    int T = pr->steps;
+    float *X = malloc((size_t)(r * n) * sizeof *X), *y = malloc((size_t)r * sizeof *y);
+    float *res = malloc((size_t)r * sizeof *res);
+    pp_adamw_elem *e = malloc((size_t)n * sizeof *e);
+    if (!X || !y || !res || !e) {
+        free(X), free(y), free(res), free(e);
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the linear regression");
+    }
+    pp_adamw_linreg_data(pr, X, y);
+    float inv_r = 1.0f / (float)r;
+    for (int64_t k = 0; k < n; k++)
+        e[k] = (pp_adamw_elem){(float)j->theta0[k], 0.0f, 0.0f, 0.0f};
+    int snap = 0;
+    for (int t = 0; t <= T; t++) {
+        // residuals of the current θ: emulated (fp32 FMA chains) and the loss (binary64)
+        double loss = 0.0;
+        for (int64_t q = 0; q < r; q++) {
+            float acc = 0.0f;
+            double dacc = 0.0;
+            for (int64_t k = 0; k < n; k++) {
+                acc = fmaf(X[q * n + k], e[k].theta, acc);
+                dacc += (double)X[q * n + k] * (double)e[k].theta;
+            }
+            res[q] = acc - y[q];
+            double dr = dacc - (double)y[q];
+            loss += dr * dr;
+        }
+        if (j->trace && j->trace->loss)
+            j->trace->loss[t] = loss / (2.0 * (double)r);
+        if (t == T)
+            break;
+        for (int64_t k = 0; k < n; k++) {
+            float acc = 0.0f;
+            for (int64_t q = 0; q < r; q++)
+                acc = fmaf(X[q * n + k], res[q], acc);
+            float g = pp_adamw_store(j->va->param, acc * inv_r);
+            uint32_t rb[2] = {0, 0};
+            if (j->va->stochastic)
+                pp_adamw_sr_bits(pr->seed, (uint64_t)k, (uint32_t)(t + 1), rb);
+            pp_adamw_elem_step(j->va, &j->sc[t + 1], &e[k], g, rb);
+        }
+        if (j->trace && snap < j->trace->n_snaps && j->trace->snap_step[snap] == t + 1) {
+            for (int64_t k = 0; k < n; k++)
+                j->trace->snap[(int64_t)snap * n + k] = e[k].theta;
+            snap++;
+        }
+    }
+    for (int64_t k = 0; k < n; k++) {
+        j->theta[k] = e[k].theta;
+        j->m[k] = e[k].m;
+        j->v[k] = e[k].v;
+        if (j->c)
+            j->c[k] = e[k].c;
+    }
+    free(X), free(y), free(res), free(e);
+    return PP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry point
+
+void pp_adamw_trace_free(pp_adamw_trace *t)
+{
+    free(t->snap);
+    free(t->loss);
+    memset(t, 0, sizeof *t);
+}
+
+static int adamw_fmt_ok(pp_format_id f)
+{
+    return f == PP_FMT_FP32 || f == PP_FMT_BF16 || f == PP_FMT_FP16;
+}
+
+int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                 double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_error *err)
+{
+    if (!adamw_fmt_ok(va->param) || !adamw_fmt_ok(va->momentum) || !adamw_fmt_ok(va->variance) ||
+        !adamw_fmt_ok(va->compensation))
+        return pp_fail(err, PP_ERR_INPUT, "adamw: formats must be fp32, bf16 or fp16");
+    if (pr->n < 1 || pr->steps < 1 || pr->steps > (1 << 24) ||
+        (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1) ||
+        (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0)))
+        return pp_fail(err, PP_ERR_INPUT, "adamw: bad problem (n %lld, steps %d, rows %lld, snr %g)",
+                       (long long)pr->n, pr->steps, (long long)pr->rows, pr->snr);
+    for (int64_t i = 0; i < pr->n; i++)
+        if (!pp_is_representable(va->param, theta0[i]))
+            return pp_fail(err, PP_ERR_INPUT, "adamw: theta0[%lld] = %.17g is not a %s value", (long long)i,
+                           theta0[i], pp_format_get(va->param).name);
+    int T = pr->steps;
+    pp_adamw_scalars *sc = malloc((size_t)(T + 1) * sizeof *sc);
+    if (!sc)
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
+    for (int t = 1; t <= T; t++)
+        sc[t] = pp_adamw_scalars_make(va->update, &pr->hyper, pp_adamw_lr(pr, t), t);
+    int has_loss = pr->kind != PP_ADAMW_GRAD_SYNTHETIC;
+    if (trace) {
+        memset(trace, 0, sizeof *trace);
+        trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);
+        trace->theta0 = theta0;
+        trace->snap = malloc((size_t)(trace->n_snaps * pr->n) * sizeof *trace->snap);
+        trace->loss = has_loss ? calloc((size_t)T + 1, sizeof *trace->loss) : NULL;
+        if (!trace->snap || (has_loss && !trace->loss)) {
+            pp_adamw_trace_free(trace);
+            free(sc);
+            return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the trace");
+        }
+    }
+    adamw_job j = {va, pr, sc, theta0, theta, m, v, va->kahan ? c : NULL, trace, NULL};
+    if (c && !va->kahan)
+        memset(c, 0, (size_t)pr->n * sizeof *c);
+    int rc = PP_OK;
+    if (pr->kind == PP_ADAMW_GRAD_LINREG) {
+        rc = adamw_linreg(&j, err);
+    } else {
+        int64_t nb = (pr->n + ADAMW_BLOCK - 1) / ADAMW_BLOCK;
+        if (trace && has_loss) {
+            j.lossp = calloc((size_t)(nb * (T + 1)), sizeof *j.lossp);
+            if (!j.lossp) {
+                pp_adamw_trace_free(trace);
+                free(sc);
+                return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the losses");
+            }
+        }
+        adamw_run(adamw_block, &j, nb, threads);
+        if (j.lossp)
+            for (int t = 0; t <= T; t++) {
+                double s = 0.0;
+                for (int64_t b = 0; b < nb; b++)
+                    s += j.lossp[b * (T + 1) + t];
+                trace->loss[t] = s;
+            }
+        free(j.lossp);
+    }
+    if (rc && trace)
+        pp_adamw_trace_free(trace);
+    free(sc);
+    return rc;
+}

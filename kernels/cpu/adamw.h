@@ -1,0 +1,27 @@
+// cpu/adamw.h — the CPU emulation of precprobe's AdamW variants: T steps of kernels/adamw.h's
+// element update over n parameters, on a gradient source of kernels/adamw_problem.h.
+#ifndef PP_CPU_ADAMW_H
+#define PP_CPU_ADAMW_H
+
+#include <stdint.h>
+
+#include "../adamw.h"
+#include "../adamw_problem.h"
+#include "error.h"
+
+// Runs pr->steps steps of variant va from θ₀, bit for bit as kernels/adamw.h specifies.
+// @param [in]  va, pr    the variant and the problem (n, T, hyper-parameters, gradient source).
+// @param [in]  theta0    n values of va->param (binary64 carrying them).
+// @param [out] theta, m, v, c   n values each after step T (c may be NULL; zero without Kahan).
+// @param [out] trace     snapshots and loss per step (may be NULL; snap and loss are allocated
+//                        here and freed with pp_adamw_trace_free).
+// @param [in]  threads   worker threads (< 1 means 1); the result does not depend on it.
+// Returns PP_OK, PP_ERR_INPUT (bad variant or problem, θ₀ not in the format), PP_ERR_RUNTIME
+// (out of memory).
+int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                 double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_error *err);
+
+// Frees a trace's arrays and zeroes it.
+void pp_adamw_trace_free(pp_adamw_trace *t);
+
+#endif

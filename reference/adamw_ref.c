@@ -1,0 +1,412 @@
+// adamw_ref.c — exact AdamW in MPFR with a running error bound per element (PROOFS.md#adamw).
+// Per-step scalars once per step; per element, mpfr_t variables reused across all T steps.
+#include "adamw_ref.h"
+
+#include <math.h>
+#include <mpfr.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---------------------------------------------------------------------------------------------
+// Per-step scalars: a_t = lr_t/(1 − β1^t), b_t = 1/√(1 − β2^t), dec_t = 1 − lr_t·wd, each with a
+// relative error bound (PROOFS.md#adamw, "scalars").
+
+typedef struct ref_scal {
+    mpfr_t a, b, dec;
+    double a_d, b_d, dec_d;  // magnitudes, rounded away from zero
+    double ra, rb, rdec;     // relative error bounds
+} ref_scal;
+
+typedef struct ref_ctx {
+    const pp_adamw_problem *pr;
+    pp_format_id P;
+    mpfr_prec_t prec;
+    double u;                // 2^(1 − prec): bound on one rounding's relative error, with slack
+    ref_scal *sc;            // [T + 1]
+    mpfr_t beta1, beta2, c1, c2, eps;
+    double c1e, c2e;         // relative error of c1 = 1 − β1, c2 = 1 − β2 (0 when exact)
+    const double *theta0;
+    double *theta, *m, *v;
+    double *bnd;             // [nblocks][3] per-block max bounds
+    pp_adamw_trace *trace;
+    double *lossp;           // [nblocks][T + 1]
+} ref_ctx;
+
+// Every running-bound update is evaluated in binary64 (a few dozen operations, each relative
+// error ≤ 2^−53); multiplying by SLACK covers those roundings (PROOFS.md#adamw, "bookkeeping").
+#define SLACK (1.0 + 0x1p-40)
+
+static double mag(const mpfr_t x)
+{
+    return fabs(mpfr_get_d(x, MPFR_RNDA));
+}
+
+static void ref_scal_make(ref_ctx *R, ref_scal *S, int t)
+{
+    const pp_adamw_hyper *h = &R->pr->hyper;
+    double u = R->u, lr = pp_adamw_lr(R->pr, t);
+    mpfr_t p, bc;
+    mpfr_inits2(R->prec, p, bc, S->a, S->b, S->dec, (mpfr_ptr)0);
+    // bc1 = 1 − β1^t: pow one rounding (u·β1^t), subtraction one rounding (u·bc1)
+    mpfr_pow_ui(p, R->beta1, (unsigned long)t, MPFR_RNDN);
+    mpfr_ui_sub(bc, 1, p, MPFR_RNDN);
+    double rbc1 = u * (mag(p) / mpfr_get_d(bc, MPFR_RNDZ) + 1.0) * SLACK;
+    mpfr_set_d(S->a, lr, MPFR_RNDN);  // exact: lr_t is a binary64
+    mpfr_div(S->a, S->a, bc, MPFR_RNDN);
+    S->ra = (rbc1 / (1.0 - 2.0 * rbc1) + u) * SLACK;  // 1/(1 + δ) − 1 ≤ δ/(1 − δ); + the division
+    mpfr_pow_ui(p, R->beta2, (unsigned long)t, MPFR_RNDN);
+    mpfr_ui_sub(bc, 1, p, MPFR_RNDN);
+    double rbc2 = u * (mag(p) / mpfr_get_d(bc, MPFR_RNDZ) + 1.0) * SLACK;
+    mpfr_rec_sqrt(S->b, bc, MPFR_RNDN);
+    S->rb = (0.5 * rbc2 / (1.0 - 2.0 * rbc2) + u) * SLACK;  // (1 + δ)^(−½) − 1 ≤ ½δ/(1 − δ)
+    // dec = 1 − lr·wd: the product (u·lr·wd), the subtraction (u·|dec|)
+    mpfr_set_d(p, lr, MPFR_RNDN);
+    mpfr_mul_d(p, p, h->weight_decay, MPFR_RNDN);
+    mpfr_ui_sub(S->dec, 1, p, MPFR_RNDN);
+    S->a_d = mag(S->a);
+    S->b_d = mag(S->b);
+    S->dec_d = mag(S->dec);
+    S->rdec = S->dec_d > 0 ? u * (mag(p) + S->dec_d) / fabs(mpfr_get_d(S->dec, MPFR_RNDZ)) * SLACK : 0.0;
+    if (h->weight_decay == 0.0)
+        S->rdec = 0.0;
+    mpfr_clears(p, bc, (mpfr_ptr)0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One element's state and step
+
+typedef struct ref_elem {
+    mpfr_t th, m, v, g, t1, t2, s, den, q;
+    double eth, em, ev;  // absolute error bounds of th, m, v
+} ref_elem;
+
+static void ref_elem_init(ref_elem *E, mpfr_prec_t prec)
+{
+    mpfr_inits2(prec, E->th, E->m, E->v, E->g, E->t1, E->t2, E->s, E->den, E->q, (mpfr_ptr)0);
+}
+
+static void ref_elem_clear(ref_elem *E)
+{
+    mpfr_clears(E->th, E->m, E->v, E->g, E->t1, E->t2, E->s, E->den, E->q, (mpfr_ptr)0);
+}
+
+static void ref_elem_start(ref_elem *E, double theta0)
+{
+    mpfr_set_d(E->th, theta0, MPFR_RNDN);  // exact
+    mpfr_set_zero(E->m, 1);
+    mpfr_set_zero(E->v, 1);
+    E->eth = E->em = E->ev = 0.0;
+}
+
+// One exact AdamW step with gradient E->g (error bound eg). Each line's rounding is one u times
+// the magnitude of its result (PROOFS.md#adamw, "one step").
+static void ref_step(const ref_ctx *R, int t, ref_elem *E, double eg)
+{
+    const ref_scal *S = &R->sc[t];
+    double u = R->u, b1 = R->pr->hyper.beta1, b2 = R->pr->hyper.beta2;
+    double c1 = mag(R->c1), c2 = mag(R->c2);
+    // θ ← θ·dec
+    if (R->pr->hyper.weight_decay != 0.0) {
+        double th0 = mag(E->th);
+        mpfr_mul(E->th, E->th, S->dec, MPFR_RNDN);
+        E->eth = (S->dec_d * (1.0 + S->rdec) * E->eth + th0 * S->dec_d * S->rdec + u * mag(E->th)) * SLACK;
+    }
+    double gm = mag(E->g);
+    // m ← β1·m + c1·g
+    mpfr_mul(E->t1, E->m, R->beta1, MPFR_RNDN);
+    mpfr_mul(E->t2, E->g, R->c1, MPFR_RNDN);
+    mpfr_add(E->m, E->t1, E->t2, MPFR_RNDN);
+    E->em = (b1 * E->em + c1 * (1.0 + R->c1e) * eg + R->c1e * c1 * gm +
+             u * (mag(E->t1) + mag(E->t2) + mag(E->m))) * SLACK;
+    // v ← β2·v + c2·g²
+    mpfr_sqr(E->s, E->g, MPFR_RNDN);
+    mpfr_mul(E->t2, E->s, R->c2, MPFR_RNDN);
+    mpfr_mul(E->t1, E->v, R->beta2, MPFR_RNDN);
+    mpfr_add(E->v, E->t1, E->t2, MPFR_RNDN);
+    E->ev = (b2 * E->ev + c2 * (1.0 + R->c2e) * (2.0 * gm * eg + eg * eg) + R->c2e * c2 * gm * gm +
+             u * (c2 * mag(E->s) + mag(E->t2) + mag(E->t1) + mag(E->v))) * SLACK;
+    // den = √v·b + ε
+    mpfr_sqrt(E->s, E->v, MPFR_RNDN);
+    double vv = mpfr_get_d(E->v, MPFR_RNDZ), sv = mag(E->s);
+    double es = sqrt(E->ev) * SLACK;  // |√V − √v| ≤ √|V − v| always, ≤ |V − v|/√v when v > 0
+    if (vv > 0.0 && E->ev / sqrt(vv) < es)
+        es = E->ev / sqrt(vv) * SLACK;
+    es += u * sv;
+    mpfr_mul(E->t1, E->s, S->b, MPFR_RNDN);
+    mpfr_add(E->den, E->t1, R->eps, MPFR_RNDN);
+    double den = mpfr_get_d(E->den, MPFR_RNDZ);
+    double eden = (S->b_d * (1.0 + S->rb) * es + sv * S->b_d * S->rb + u * (mag(E->t1) + mag(E->den))) * SLACK;
+    // q = a·m / den
+    mpfr_mul(E->t1, E->m, S->a, MPFR_RNDN);
+    mpfr_div(E->q, E->t1, E->den, MPFR_RNDN);
+    double mm = mag(E->m), dl = den - eden;
+    double eq = ((S->a_d * (1.0 + S->ra) * E->em + mm * S->a_d * S->ra) / dl +
+                 mm * S->a_d * (1.0 + S->ra) * eden / (den * dl) + u * (mag(E->t1) / dl + mag(E->q))) * SLACK;
+    // θ ← θ − q
+    mpfr_sub(E->th, E->th, E->q, MPFR_RNDN);
+    E->eth = (E->eth + eq + u * mag(E->th)) * SLACK;
+}
+
+// |x − exact| ≤ e + the rounding of x to binary64.
+static double out_bound(const mpfr_t x, double *out, double e)
+{
+    double d = mpfr_get_d(x, MPFR_RNDN);
+    *out = d;
+    if (mpfr_cmp_d(x, d) != 0)
+        e += 0.5 * pp_ulp(PP_FMT_FP64, d);
+    return e;
+}
+
+static void max3(double *b, const ref_elem *E, const ref_ctx *R, int64_t i)
+{
+    double e0 = out_bound(E->th, &R->theta[i], E->eth), e1 = out_bound(E->m, &R->m[i], E->em);
+    double e2 = out_bound(E->v, &R->v[i], E->ev);
+    b[0] = e0 > b[0] ? e0 : b[0];
+    b[1] = e1 > b[1] ? e1 : b[1];
+    b[2] = e2 > b[2] ? e2 : b[2];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element-parallel sources
+
+#define REF_BLOCK 256
+
+typedef struct ref_worker {
+    ref_ctx *R;
+    int64_t first, nb, stride;
+} ref_worker;
+
+static void ref_block(ref_ctx *R, int64_t b)
+{
+    const pp_adamw_problem *pr = R->pr;
+    int T = pr->steps, quad = pr->kind == PP_ADAMW_GRAD_QUADRATIC;
+    int64_t lo = b * REF_BLOCK, hi = lo + REF_BLOCK < pr->n ? lo + REF_BLOCK : pr->n;
+    double *lp = R->lossp ? R->lossp + b * (T + 1) : NULL, u = R->u;
+    ref_elem E;
+    ref_elem_init(&E, R->prec);
+    for (int64_t i = lo; i < hi; i++) {
+        ref_elem_start(&E, R->theta0[i]);
+        float h = 0.0f, opt = 0.0f;
+        double sig = 0.0;
+        if (quad)
+            pp_adamw_quad_data(pr, i, &h, &opt);
+        else
+            sig = pp_adamw_synth_signal(pr, i);
+        if (lp) {
+            double d = R->theta0[i] - opt;
+            lp[0] += 0.5 * h * d * d;
+        }
+        int snap = 0;
+        for (int t = 1; t <= T; t++) {
+            double eg = 0.0;
+            if (quad) {  // g = h·(θ − θ*): two roundings
+                mpfr_sub_d(E.t1, E.th, opt, MPFR_RNDN);
+                mpfr_mul_d(E.g, E.t1, h, MPFR_RNDN);
+                eg = (h * E.eth + u * (h * mag(E.t1) + mag(E.g))) * SLACK;
+            } else {
+                mpfr_set_d(E.g, pp_adamw_synth_grad_s(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
+            }
+            ref_step(R, t, &E, eg);
+            if (lp) {
+                double d = mpfr_get_d(E.th, MPFR_RNDN) - opt;
+                lp[t] += 0.5 * h * d * d;
+            }
+            if (R->trace && snap < R->trace->n_snaps && R->trace->snap_step[snap] == t)
+                R->trace->snap[(int64_t)snap++ * pr->n + i] = mpfr_get_d(E.th, MPFR_RNDN);
+        }
+        max3(R->bnd + 3 * b, &E, R, i);
+    }
+    ref_elem_clear(&E);
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+}
+
+static void *ref_worker_main(void *arg)
+{
+    ref_worker *w = arg;
+    for (int64_t b = w->first; b < w->nb; b += w->stride)
+        ref_block(w->R, b);
+    return NULL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear regression: step by step; the residuals and the gradient by exact-product FMAs
+
+static int ref_linreg(ref_ctx *R, pp_error *err)
+{
+    const pp_adamw_problem *pr = R->pr;
+    int64_t n = pr->n, r = pr->rows;
+    int T = pr->steps;
+    double u = R->u;
+    float *X = malloc((size_t)(r * n) * sizeof *X), *y = malloc((size_t)r * sizeof *y);
+    ref_elem *E = malloc((size_t)n * sizeof *E);
+    mpfr_t *res = malloc((size_t)r * sizeof *res), acc, x;
+    double *eres = malloc((size_t)r * sizeof *eres);
+    if (!X || !y || !E || !res || !eres) {
+        free(X), free(y), free(E), free(res), free(eres);
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw reference: out of memory");
+    }
+    pp_adamw_linreg_data(pr, X, y);
+    mpfr_inits2(R->prec, acc, x, (mpfr_ptr)0);
+    for (int64_t q = 0; q < r; q++)
+        mpfr_init2(res[q], R->prec);
+    for (int64_t k = 0; k < n; k++) {
+        ref_elem_init(&E[k], R->prec);
+        ref_elem_start(&E[k], R->theta0[k]);
+    }
+    int snap = 0;
+    for (int t = 0; t <= T; t++) {
+        double loss = 0.0;
+        for (int64_t q = 0; q < r; q++) {  // res_q = x_q·θ − y_q: one rounding per FMA
+            double partial = 0.0, prop = 0.0;
+            mpfr_set_d(acc, -(double)y[q], MPFR_RNDN);
+            for (int64_t k = 0; k < n; k++) {
+                mpfr_set_d(x, X[q * n + k], MPFR_RNDN);
+                mpfr_fma(acc, x, E[k].th, acc, MPFR_RNDN);
+                partial += mag(acc);
+                prop += fabs((double)X[q * n + k]) * E[k].eth;
+            }
+            mpfr_set(res[q], acc, MPFR_RNDN);
+            eres[q] = (prop + u * partial) * SLACK;
+            double d = mpfr_get_d(acc, MPFR_RNDN);
+            loss += d * d;
+        }
+        if (R->trace && R->trace->loss)
+            R->trace->loss[t] = loss / (2.0 * (double)r);
+        if (t == T)
+            break;
+        for (int64_t k = 0; k < n; k++) {  // g_k = (Σ_q x_qk res_q)/r
+            double partial = 0.0, prop = 0.0;
+            mpfr_set_zero(acc, 1);
+            for (int64_t q = 0; q < r; q++) {
+                mpfr_set_d(x, X[q * n + k], MPFR_RNDN);
+                mpfr_fma(acc, x, res[q], acc, MPFR_RNDN);
+                partial += mag(acc);
+                prop += fabs((double)X[q * n + k]) * eres[q];
+            }
+            mpfr_div_si(E[k].g, acc, (long)r, MPFR_RNDN);
+            double eg = ((prop + u * partial) / (double)r + u * mag(E[k].g)) * SLACK;
+            ref_step(R, t + 1, &E[k], eg);
+        }
+        if (R->trace && snap < R->trace->n_snaps && R->trace->snap_step[snap] == t + 1) {
+            for (int64_t k = 0; k < n; k++)
+                R->trace->snap[(int64_t)snap * n + k] = mpfr_get_d(E[k].th, MPFR_RNDN);
+            snap++;
+        }
+    }
+    for (int64_t k = 0; k < n; k++) {
+        max3(R->bnd, &E[k], R, k);
+        ref_elem_clear(&E[k]);
+    }
+    for (int64_t q = 0; q < r; q++)
+        mpfr_clear(res[q]);
+    mpfr_clears(acc, x, (mpfr_ptr)0);
+    free(X), free(y), free(E), free(res), free(eres);
+    return PP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry point
+
+int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const double *theta0, double *theta,
+                 double *m, double *v, double bound[3], pp_adamw_trace *trace, int threads, pp_error *err)
+{
+    const pp_adamw_hyper *h = &pr->hyper;
+    if (prec == 0)
+        prec = PP_ADAMW_REF_PREC;
+    if (prec < 64 || prec > 4096 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
+        !(h->beta1 < 1.0) || !(h->beta2 >= 0.0) || !(h->beta2 < 1.0) ||
+        (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0)) ||
+        (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1))
+        return pp_fail(err, PP_ERR_INPUT, "adamw reference: bad problem or precision %d", prec);
+    int T = pr->steps;
+    ref_ctx R;
+    memset(&R, 0, sizeof R);
+    R.pr = pr;
+    R.P = P;
+    R.prec = prec;
+    R.u = ldexp(1.0, 1 - prec);
+    R.theta0 = theta0;
+    R.theta = theta;
+    R.m = m;
+    R.v = v;
+    R.trace = trace;
+    int has_loss = pr->kind != PP_ADAMW_GRAD_SYNTHETIC;
+    int64_t nb = pr->kind == PP_ADAMW_GRAD_LINREG ? 1 : (pr->n + REF_BLOCK - 1) / REF_BLOCK;
+    R.sc = malloc((size_t)(T + 1) * sizeof *R.sc);
+    R.bnd = calloc((size_t)(3 * nb), sizeof *R.bnd);
+    if (trace) {
+        memset(trace, 0, sizeof *trace);
+        trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);
+        trace->theta0 = theta0;
+        trace->snap = malloc((size_t)(trace->n_snaps * pr->n) * sizeof *trace->snap);
+        trace->loss = has_loss ? calloc((size_t)T + 1, sizeof *trace->loss) : NULL;
+        if (has_loss && pr->kind != PP_ADAMW_GRAD_LINREG)
+            R.lossp = calloc((size_t)(nb * (T + 1)), sizeof *R.lossp);
+    }
+    if (!R.sc || !R.bnd || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
+        (trace && has_loss && pr->kind != PP_ADAMW_GRAD_LINREG && !R.lossp)) {
+        free(R.sc), free(R.bnd), free(R.lossp);
+        if (trace) {
+            free(trace->snap), free(trace->loss);
+            memset(trace, 0, sizeof *trace);
+        }
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw reference: out of memory");
+    }
+    mpfr_inits2(prec, R.beta1, R.beta2, R.c1, R.c2, R.eps, (mpfr_ptr)0);
+    mpfr_set_d(R.beta1, h->beta1, MPFR_RNDN);
+    mpfr_set_d(R.beta2, h->beta2, MPFR_RNDN);
+    mpfr_set_d(R.eps, h->eps, MPFR_RNDN);
+    R.c1e = mpfr_ui_sub(R.c1, 1, R.beta1, MPFR_RNDN) ? R.u : 0.0;
+    R.c2e = mpfr_ui_sub(R.c2, 1, R.beta2, MPFR_RNDN) ? R.u : 0.0;
+    for (int t = 1; t <= T; t++)
+        ref_scal_make(&R, &R.sc[t], t);
+
+    int rc = PP_OK;
+    if (pr->kind == PP_ADAMW_GRAD_LINREG) {
+        rc = ref_linreg(&R, err);
+    } else {
+        if (threads < 1)
+            threads = 1;
+        if (threads > 64)
+            threads = 64;
+        if (threads > nb)
+            threads = (int)nb;
+        ref_worker w[64];
+        pthread_t tid[64];
+        int started[64] = {0};
+        for (int i = 0; i < threads; i++) {
+            w[i] = (ref_worker){&R, i, nb, threads};
+            if (i > 0)
+                started[i] = pthread_create(&tid[i], NULL, ref_worker_main, &w[i]) == 0;
+        }
+        ref_worker_main(&w[0]);
+        for (int i = 1; i < threads; i++) {
+            if (started[i])
+                pthread_join(tid[i], NULL);
+            else
+                ref_worker_main(&w[i]);
+        }
+        if (R.lossp)
+            for (int t = 0; t <= T; t++) {
+                double s = 0.0;
+                for (int64_t b = 0; b < nb; b++)
+                    s += R.lossp[b * (T + 1) + t];
+                trace->loss[t] = s;
+            }
+    }
+    bound[0] = bound[1] = bound[2] = 0.0;
+    for (int64_t b = 0; b < nb; b++)
+        for (int k = 0; k < 3; k++)
+            if (R.bnd[3 * b + k] > bound[k])
+                bound[k] = R.bnd[3 * b + k];
+    for (int t = 1; t <= T; t++)
+        mpfr_clears(R.sc[t].a, R.sc[t].b, R.sc[t].dec, (mpfr_ptr)0);
+    mpfr_clears(R.beta1, R.beta2, R.c1, R.c2, R.eps, (mpfr_ptr)0);
+    free(R.sc), free(R.bnd), free(R.lossp);
+    if (rc && trace) {
+        free(trace->snap), free(trace->loss);
+        memset(trace, 0, sizeof *trace);
+    }
+    return rc;
+}

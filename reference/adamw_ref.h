@@ -1,0 +1,30 @@
+// adamw_ref.h — the certified reference of an AdamW run: the same T steps in MPFR (default 128
+// bits) from the same θ₀ and gradient source, with a running bound per element (PROOFS.md#adamw).
+#ifndef PP_ADAMW_REF_H
+#define PP_ADAMW_REF_H
+
+#include <stdint.h>
+
+#include "../kernels/adamw_problem.h"
+#include "error.h"
+
+#define PP_ADAMW_REF_PREC 128
+
+// θ_T, m_T, v_T of exact AdamW (real arithmetic; bias corrections, square root and division
+// exact), with lr_t, β1, β2, ε, wd the binary64 values of pr, from theta0 (values of format P).
+// Per step:  θ ← θ(1 − lr_t·wd);  m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²;
+//            θ ← θ − (lr_t/(1 − β1^t))·m / (√v/√(1 − β2^t) + ε).
+// The synthetic source gives the same g_{t,i} (values of P) the variants see; quadratic and
+// linear regression use the exact gradient of the reference's own θ.
+// @param [in]  pr, P      the problem and the parameter format (θ₀'s and the synthetic g's).
+// @param [in]  prec       MPFR precision in bits (≥ 64; 0 means PP_ADAMW_REF_PREC).
+// @param [out] theta, m, v   n values as binary64 (nearest).
+// @param [out] bound      [3] max over elements of the proven |value − exact| for θ, m, v.
+// @param [out] trace      snapshots (binary64 of the exact θ) and loss per step (binary64
+//                         evaluation of the loss at those θ; not certified), may be NULL.
+// Preconditions: ε > 0, 0 ≤ β1, β2 < 1, snr > 0 (synthetic).
+// Returns PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME.
+int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const double *theta0, double *theta,
+                 double *m, double *v, double bound[3], pp_adamw_trace *trace, int threads, pp_error *err);
+
+#endif

@@ -1,0 +1,126 @@
+// test_adamw_ref.c — the MPFR AdamW reference: a hand-derived 3-step example (closed form), and
+// its bound against a run at twice the precision, for every gradient source.
+// Run: make build/rel/tests/test_adamw_ref && build/rel/tests/test_adamw_ref
+#include <math.h>
+#include <mpfr.h>
+
+#include "test_util.h"
+
+#include "adamw_ref.h"
+
+// ---------------------------------------------------------------------------------------------
+// Exact inputs: a constant gradient
+//
+// With g_t = g for every t: m_t = (1 − β1^t)·g, v_t = (1 − β2^t)·g², so m̂ = g, v̂ = g² and every
+// update is lr·g/(|g| + ε). With d = 1 − lr·wd:
+//   θ_3 = θ_0·d³ − q·(d² + d + 1),  q = lr·g/(|g| + ε),
+//   m_3 = (1 − β1³)·g,  v_3 = (1 − β2³)·g².
+// The synthetic source with snr = 1e300 gives g_{t,i} = RN_P(scale·(s_i + z/1e300)): the binary64
+// sum is scale·s_i except in the (measure-zero) case of a binary64 tie, so g is the same at every
+// step; the test checks that it is before using the closed form.
+static void adamw_ref_constant_gradient_three_steps(void **state)
+{
+    (void)state;
+    pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, 8, 3, pp_test_seed(), {1e-2, 0.9, 0.999, 1e-3, 0.1},
+                           PP_ADAMW_LR_CONSTANT, 0, 0.5, 1e300, 0, 0};
+    double th0[8], th[8], m[8], v[8], bnd[3];
+    for (int i = 0; i < 8; i++)
+        th0[i] = pp_round(PP_FMT_FP32, pp_rand_normal(pr.seed, 7, (uint64_t)i), PP_RND_NE, 0);
+    assert_int_equal(pp_adamw_ref(&pr, PP_FMT_FP32, 0, th0, th, m, v, bnd, NULL, 1, NULL), PP_OK);
+    // the bounds are the binary64 output rounding (½ulp, |θ| < 8) plus a running bound ~2^−110
+    assert_true(bnd[0] > 0 && bnd[0] < 0x1p-50 && bnd[1] < 0x1p-52 && bnd[2] < 0x1p-52);
+    mpfr_t d, q, x, y, e;
+    mpfr_inits2(256, d, q, x, y, e, (mpfr_ptr)0);
+    int bad = 0;
+    for (int i = 0; i < 8; i++) {
+        double g = pp_adamw_synth_grad(&pr, PP_FMT_FP32, 1, i);
+        for (int t = 2; t <= 3; t++)
+            assert_true(pp_adamw_synth_grad(&pr, PP_FMT_FP32, t, i) == g);
+        mpfr_set_d(d, pr.hyper.lr, MPFR_RNDN);
+        mpfr_mul_d(d, d, pr.hyper.weight_decay, MPFR_RNDN);
+        mpfr_ui_sub(d, 1, d, MPFR_RNDN);                          // d
+        mpfr_set_d(q, fabs(g), MPFR_RNDN);
+        mpfr_add_d(q, q, pr.hyper.eps, MPFR_RNDN);
+        mpfr_d_div(q, g, q, MPFR_RNDN);
+        mpfr_mul_d(q, q, pr.hyper.lr, MPFR_RNDN);                 // q
+        mpfr_sqr(x, d, MPFR_RNDN);
+        mpfr_add(y, x, d, MPFR_RNDN);
+        mpfr_add_ui(y, y, 1, MPFR_RNDN);
+        mpfr_mul(y, y, q, MPFR_RNDN);                             // q(d² + d + 1)
+        mpfr_mul(x, x, d, MPFR_RNDN);
+        mpfr_mul_d(x, x, th0[i], MPFR_RNDN);                      // θ0·d³
+        mpfr_sub(x, x, y, MPFR_RNDN);
+        mpfr_sub_d(e, x, th[i], MPFR_RNDN);
+        double err_th = fabs(mpfr_get_d(e, MPFR_RNDA));
+        double want_m = (1 - 0.9 * 0.9 * 0.9) * g;                // not exact in binary64: compare in MPFR
+        mpfr_set_d(x, pr.hyper.beta1, MPFR_RNDN);
+        mpfr_pow_ui(x, x, 3, MPFR_RNDN);
+        mpfr_ui_sub(x, 1, x, MPFR_RNDN);
+        mpfr_mul_d(x, x, g, MPFR_RNDN);
+        mpfr_sub_d(e, x, m[i], MPFR_RNDN);
+        double err_m = fabs(mpfr_get_d(e, MPFR_RNDA));
+        mpfr_set_d(x, pr.hyper.beta2, MPFR_RNDN);
+        mpfr_pow_ui(x, x, 3, MPFR_RNDN);
+        mpfr_ui_sub(x, 1, x, MPFR_RNDN);
+        mpfr_mul_d(x, x, g * g, MPFR_RNDN);                       // g² exact: g has ≤ 24 bits
+        mpfr_sub_d(e, x, v[i], MPFR_RNDN);
+        double err_v = fabs(mpfr_get_d(e, MPFR_RNDA));
+        // the 256-bit closed form's own error is < 2^−240 relative: negligible against the bounds
+        if (err_th > bnd[0] || err_m > bnd[1] || err_v > bnd[2]) {
+            fprintf(stderr, "adamw_ref_constant_gradient_three_steps: element %d\n", i);
+            pp_test_print_double("theta", th[i]), pp_test_print_double("error", err_th);
+            pp_test_print_double("bound", bnd[0]), pp_test_print_double("m error", err_m);
+            pp_test_print_double("m (binary64 estimate)", want_m), pp_test_print_double("v error", err_v);
+            bad++;
+        }
+    }
+    mpfr_clears(d, q, x, y, e, (mpfr_ptr)0);
+    assert_int_equal(bad, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bound against a run at 256 bits: |x_128 − x_256| ≤ b_128 + b_256 (both contain the exact
+// value), every source, with weight decay and a cosine schedule.
+static void adamw_ref_bound_contains_256_bit_run(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 3; kind++) {
+        pp_adamw_problem pr = {(pp_adamw_grad_kind)kind, kind == 2 ? 8 : 512, 60, pp_test_seed(),
+                               {1e-2, 0.9, 0.999, 1e-8, 0.05}, PP_ADAMW_LR_COSINE, 10, 1.0, 0.5, 24, 0.1};
+        int64_t n = pr.n;
+        double *th0 = calloc((size_t)n, sizeof *th0), *a[3], *b[3], ba[3], bb[3];
+        for (int k = 0; k < 3; k++)
+            a[k] = calloc((size_t)n, sizeof(double)), b[k] = calloc((size_t)n, sizeof(double));
+        for (int64_t i = 0; i < n; i++)
+            th0[i] = pp_round(PP_FMT_BF16, pp_rand_normal(pr.seed, 9, (uint64_t)i), PP_RND_NE, 0);
+        assert_int_equal(pp_adamw_ref(&pr, PP_FMT_BF16, 128, th0, a[0], a[1], a[2], ba, NULL, 2, NULL), PP_OK);
+        assert_int_equal(pp_adamw_ref(&pr, PP_FMT_BF16, 256, th0, b[0], b[1], b[2], bb, NULL, 2, NULL), PP_OK);
+        int bad = 0;
+        for (int k = 0; k < 3; k++)
+            for (int64_t i = 0; i < n && bad < 10; i++)
+                if (fabs(a[k][i] - b[k][i]) > ba[k] + bb[k]) {
+                    fprintf(stderr, "adamw_ref_bound_contains_256_bit_run: source %d, output %d, element %lld\n",
+                            kind, k, (long long)i);
+                    pp_test_print_double("128-bit", a[k][i]), pp_test_print_double("256-bit", b[k][i]);
+                    pp_test_print_double("bound 128", ba[k]);
+                    bad++;
+                }
+        // the bound is useful: ½ulp of binary64 plus far less, for |θ| < 8
+        assert_true(ba[0] < 0x1p-49 && ba[1] < 0x1p-49 && ba[2] < 0x1p-49);
+        if (bad)
+            pp_test_report_seed();
+        assert_int_equal(bad, 0);
+        free(th0);
+        for (int k = 0; k < 3; k++)
+            free(a[k]), free(b[k]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(adamw_ref_constant_gradient_three_steps),
+        cmocka_unit_test(adamw_ref_bound_contains_256_bit_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
