@@ -762,6 +762,12 @@ static void charts(pp_textbuf *b, const pp_run_result *r)
         pp_tb_html(b, t);
         pp_tb_str(b, " against the reference</h2>\n");
         ulp_histogram(b, r, t, idx, n);
+        int axes = 0;
+        for (int k = 0; k < n; k++)
+            axes |= r->comparisons[idx[k]].axes.n_pos > 0;
+        if (!axes)
+            pp_tb_str(b, "<p class=\"cap\">No error per position or head for this tensor: the operation declares "
+                         "no such axes for it, or the report predates them.</p>\n");
         by_position(b, r, t, idx, n);
         head_strips(b, r, t, idx, n);
         cp_chunks(b, r, t, idx, n);
