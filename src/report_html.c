@@ -708,19 +708,7 @@ static void cp_chunks(pp_textbuf *b, const pp_run_result *r, const char *tensor,
 // ---- AdamW: per-step series ------------------------------------------------------------------
 // "θ error vs step" and "loss vs step": one chart per series name, every variant that has a
 // series of that name on it in the variant's colour, with a legend. series_chart draws one;
-// series_charts finds them. pp_run_result has no series on main yet (they come with the AdamW op
-// as pp_variant_result.series[n_series], each {name, length, step[], value[]}, stored as
-// /variants/<v>/series/<name>). When they land, series_charts' body is:
-//
-//     for (int v = 0; v < r->n_variants; v++)
-//         for (int s = 0; s < r->variants[v].n_series; s++) {
-//             const char *name = r->variants[v].series[s].name;
-//             if (series_seen_before(r, v, s)) continue;   // each name once, at its first variant
-//             gather every variant u >= v with a series named name: variants[k] = its name,
-//             colors[k] = pp_svg_color(u), step[k], value[k], len[k] = (int)length;
-//             series_chart(b, name, k, variants, colors, step, value, len,
-//                          strstr(name, "error") != NULL);  // errors on a log axis, losses linear
-//         }
+// series_charts finds them in pp_variant_result.series (stored as /variants/<v>/series/<name>).
 static void series_chart(pp_textbuf *b, const char *series_name, int n, const char *const *variants,
                          const char *const *colors, const double *const *step, const double *const *value,
                          const int *len, int ylog)
@@ -734,9 +722,36 @@ static void series_chart(pp_textbuf *b, const char *series_name, int n, const ch
 
 static void series_charts(pp_textbuf *b, const pp_run_result *r)
 {
-    (void)b;
-    (void)r;
-    (void)series_chart;
+    for (int v = 0; v < r->n_variants; v++)
+        for (int s = 0; s < r->variants[v].n_series; s++) {
+            const char *name = r->variants[v].series[s].name;
+            int seen = 0;  // each name once, at the first variant that has it
+            for (int u = 0; u < v && !seen; u++)
+                for (int t = 0; t < r->variants[u].n_series && !seen; t++)
+                    seen = !strcmp(r->variants[u].series[t].name, name);
+            for (int t = 0; t < s && !seen; t++)
+                seen = !strcmp(r->variants[v].series[t].name, name);
+            if (seen)
+                continue;
+            const char *variants[64], *colors[64];
+            const double *step[64], *value[64];
+            int len[64], k = 0;
+            for (int u = v; u < r->n_variants && k < 64; u++)
+                for (int t = 0; t < r->variants[u].n_series; t++) {
+                    const pp_series *ser = &r->variants[u].series[t];
+                    if (strcmp(ser->name, name) || ser->length < 1)
+                        continue;
+                    variants[k] = r->variants[u].name;
+                    colors[k] = color_of(r, r->variants[u].name);
+                    step[k] = ser->step;
+                    value[k] = ser->value;
+                    len[k] = ser->length > INT32_MAX ? INT32_MAX : (int)ser->length;
+                    k++;
+                    break;
+                }
+            if (k)  // errors on a log axis, losses linear
+                series_chart(b, name, k, variants, colors, step, value, len, strstr(name, "error") != NULL);
+        }
 }
 
 static void charts(pp_textbuf *b, const pp_run_result *r)
