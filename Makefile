@@ -81,7 +81,7 @@ build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
 
 # ---- the README's commands -------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory -j2 bin/precprobe $(TESTS_rel) $(TESTS_san)
+	@$(MAKE) --no-print-directory -j2 bin/precprobe build/rel/tools/adamw_emulate $(TESTS_rel) $(TESTS_san)
 	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san)
 
 unit: deps

@@ -22,7 +22,7 @@ run_one() {  # label, command...
     local log; log=$(mktemp)
     if "$@" >"$log" 2>&1; then
         passed=$((passed + 1)); echo "PASS $label"
-        grep -E '^\[  (SKIPPED|PASSED|FAILED)' "$log" | sed 's/^/    /'
+        grep -E '^\[  (SKIPPED|PASSED|FAILED)|skipped|SKIPPED|^ok|png_check' "$log" | sed 's/^/    /'
         grep -E '^\[  SKIPPED|skip' "$log" | head -3 | sed 's/^/    /' >/dev/null
     else
         failed=$((failed + 1)); failures+=("$label"); echo "FAIL $label"; sed 's/^/    /' "$log" | tail -40
@@ -31,6 +31,12 @@ run_one() {  # label, command...
 }
 for t in "${rel[@]}"; do run_one "$t" "$t"; done
 if [ $e2e = 1 ] && [ -x tests/e2e/run.sh ]; then run_one "tests/e2e/run.sh" tests/e2e/run.sh bin/precprobe; fi
+if [ $e2e = 1 ]; then run_one "tools/test-browser.sh (HTML in headless Chromium)" bash tools/test-browser.sh; fi
+# AdamW against real torch, bit for bit; prints "skipped" and passes where torch is not importable
+# (PRECPROBE_PYTHON names an interpreter that has it, e.g. a venv's python).
+if [ $e2e = 1 ] && [ -x build/rel/tools/adamw_emulate ]; then
+    run_one "tools/adamw_torch_parity.py" "${PRECPROBE_PYTHON:-python3}" tools/adamw_torch_parity.py
+fi
 for t in "${san[@]}"; do
     run_one "$t (ASan+UBSan)" env PRECPROBE_TEST_MULTIPLIER=0.1 \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$t"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test-browser.sh — what `make test-browser` runs: the HTML reports of the shipped quickstart and
-# bloom-prescale cases opened in a real browser (Chromium, headless), screenshotted, and the PNG
-# checked for its size and for non-background pixels (tools/png_check.py, standard library only).
-# Skips, exit 0, with a message when Chromium is absent: `apt-get install -y chromium` installs it
-# (measured 40 s on the development machine, so it is not part of `make deps`).
+# test-browser.sh — the HTML reports of the shipped quickstart, bloom-prescale, te-cp-small and
+# adamw-small cases opened in a real browser (Chromium, headless), screenshotted, and the PNG
+# checked for its size and for non-background pixels (tools/png_check.py, standard library only);
+# then the table sorter clicked. make test runs it (make deps installs Chromium, 22 s on a fresh
+# machine); `make test-browser` runs it alone. Skips, exit 0, with a message when Chromium is absent.
 set -u
 cd "$(dirname "$0")/.."
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
@@ -14,7 +14,7 @@ fi
 out=build/browser
 rm -rf "$out"; mkdir -p "$out"
 fail=0
-for c in quickstart bloom-prescale; do
+for c in quickstart bloom-prescale te-cp-small adamw-small; do
     bin/precprobe run "cases/$c.toml" --out "$out/$c" --html "$out/$c.html" -q >/dev/null 2>&1
     [ $? -le 1 ] || { echo "FAIL $c: precprobe run"; fail=1; continue; }
     timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
