@@ -10,57 +10,7 @@
 #include "atomic_file.h"
 #include "close.h"
 #include "repr.h"
-
-// ---------------------------------------------------------------------------------------------
-// A growing string that remembers running out of memory
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= sizeof tmp) {
-        b->oom = 1;  // callers print short fields only; treat overflow as a failure, not a cut
-        return;
-    }
-    sb_put(b, tmp, (size_t)k);
-}
+#include "textbuf.h"
 
 // ---------------------------------------------------------------------------------------------
 // XML escaping
@@ -95,7 +45,7 @@ static size_t utf8_len(const unsigned char *s)
 // In attributes, tab, newline and carriage return become character references, which a
 // parser's attribute-value normalisation would otherwise turn into spaces; in text a carriage
 // return does, which line-end normalisation would otherwise drop.
-static void sb_xml(sbuf *b, const char *str, int attr)
+static void sb_xml(pp_textbuf *b, const char *str, int attr)
 {
     const unsigned char *s = (const unsigned char *)str;
     while (*s) {
@@ -119,16 +69,16 @@ static void sb_xml(sbuf *b, const char *str, int attr)
             break;
         }
         if (rep) {
-            sb_str(b, rep);
+            pp_tb_str(b, rep);
             s++;
             continue;
         }
         size_t n = utf8_len(s);
         if (n == 0) {
-            sb_str(b, "\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
+            pp_tb_str(b, "\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
             s++;
         } else {
-            sb_put(b, (const char *)s, n);
+            pp_tb_put(b, (const char *)s, n);
             s += n;
         }
     }
@@ -137,16 +87,16 @@ static void sb_xml(sbuf *b, const char *str, int attr)
 // ---------------------------------------------------------------------------------------------
 // The report
 
-static void property(sbuf *b, const char *name, const char *value)
+static void property(pp_textbuf *b, const char *name, const char *value)
 {
-    sb_printf(b, "      <property name=\"%s\" value=\"", name);
+    pp_tb_printf(b, "      <property name=\"%s\" value=\"", name);
     sb_xml(b, value, 1);
-    sb_str(b, "\"/>\n");
+    pp_tb_str(b, "\"/>\n");
 }
 
 // The <system-out> of comparison i: torch's message or a line saying all is close, then the
 // extra statistics.
-static void comparison_out(sbuf *b, const pp_comparison *c, const char *message)
+static void comparison_out(pp_textbuf *b, const pp_comparison *c, const char *message)
 {
     char msg[4096], stats[8192];
     if (!message) {
@@ -154,37 +104,37 @@ static void comparison_out(sbuf *b, const pp_comparison *c, const char *message)
             b->oom = 1;
         message = msg;
     }
-    sb_str(b, "      <system-out>");
+    pp_tb_str(b, "      <system-out>");
     if (*message) {
         sb_xml(b, message, 0);
     } else {
         char rt[PP_REPR_MAX], at[PP_REPR_MAX];
         pp_repr_double(c->opts.rtol, rt, sizeof rt);
         pp_repr_double(c->opts.atol, at, sizeof at);
-        sb_printf(b, "All close: 0 / %lld elements mismatched (rtol %s, atol %s).",
+        pp_tb_printf(b, "All close: 0 / %lld elements mismatched (rtol %s, atol %s).",
                   (long long)c->stats.numel, rt, at);
     }
-    sb_str(b, "\n\n");
+    pp_tb_str(b, "\n\n");
     if (pp_close_stats_text(&c->stats, &c->opts, c->ndim, c->shape, stats, sizeof stats) < 0)
         b->oom = 1;
     sb_xml(b, stats, 0);
-    sb_str(b, "</system-out>\n");
+    pp_tb_str(b, "</system-out>\n");
 }
 
-static void build(sbuf *b, const pp_run_result *r, const char *const *messages)
+static void build(pp_textbuf *b, const pp_run_result *r, const char *const *messages)
 {
     int failures = 0;
     for (int i = 0; i < r->n_verdicts; i++)
         failures += !r->verdicts[i].passed;
     int tests = r->n_comparisons + r->n_verdicts;
-    sb_str(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    sb_printf(b, "<testsuites name=\"precprobe\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
+    pp_tb_str(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    pp_tb_printf(b, "<testsuites name=\"precprobe\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
               "skipped=\"0\" time=\"0\">\n", tests, failures);
-    sb_str(b, "  <testsuite name=\"");
+    pp_tb_str(b, "  <testsuite name=\"");
     sb_xml(b, r->case_name, 1);
-    sb_printf(b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"0\">\n", tests,
+    pp_tb_printf(b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"0\">\n", tests,
               failures);
-    sb_str(b, "    <properties>\n");
+    pp_tb_str(b, "    <properties>\n");
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
     property(b, "op", r->op);
@@ -192,46 +142,46 @@ static void build(sbuf *b, const pp_run_result *r, const char *const *messages)
     property(b, "seed", seed);
     property(b, "precprobe_version", r->precprobe_version);
     property(b, "created_utc", r->created_utc);
-    sb_str(b, "    </properties>\n");
+    pp_tb_str(b, "    </properties>\n");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
-        sb_str(b, "    <testcase classname=\"precprobe.");
+        pp_tb_str(b, "    <testcase classname=\"precprobe.");
         sb_xml(b, r->case_name, 1);
-        sb_str(b, "\" name=\"");
+        pp_tb_str(b, "\" name=\"");
         sb_xml(b, c->variant, 1);
-        sb_str(b, ".");
+        pp_tb_str(b, ".");
         sb_xml(b, c->tensor, 1);
-        sb_str(b, " vs ");
+        pp_tb_str(b, " vs ");
         sb_xml(b, c->against, 1);
-        sb_str(b, "\" time=\"0\">\n");
+        pp_tb_str(b, "\" time=\"0\">\n");
         comparison_out(b, c, messages ? messages[i] : NULL);
-        sb_str(b, "    </testcase>\n");
+        pp_tb_str(b, "    </testcase>\n");
     }
     for (int i = 0; i < r->n_verdicts; i++) {
         const pp_gate_verdict *v = &r->verdicts[i];
-        sb_str(b, "    <testcase classname=\"precprobe.");
+        pp_tb_str(b, "    <testcase classname=\"precprobe.");
         sb_xml(b, r->case_name, 1);
-        sb_str(b, "\" name=\"gate: ");
+        pp_tb_str(b, "\" name=\"gate: ");
         sb_xml(b, v->rule, 1);
-        sb_str(b, "\" time=\"0\">\n");
+        pp_tb_str(b, "\" time=\"0\">\n");
         if (v->passed) {
-            sb_str(b, "      <system-out>");
+            pp_tb_str(b, "      <system-out>");
             sb_xml(b, v->detail, 0);
-            sb_str(b, "</system-out>\n");
+            pp_tb_str(b, "</system-out>\n");
         } else {
-            sb_str(b, "      <failure message=\"gate rule failed\" type=\"gate\">");
+            pp_tb_str(b, "      <failure message=\"gate rule failed\" type=\"gate\">");
             sb_xml(b, v->detail, 0);
-            sb_str(b, "</failure>\n");
+            pp_tb_str(b, "</failure>\n");
         }
-        sb_str(b, "    </testcase>\n");
+        pp_tb_str(b, "    </testcase>\n");
     }
-    sb_str(b, "  </testsuite>\n</testsuites>\n");
+    pp_tb_str(b, "  </testsuite>\n</testsuites>\n");
 }
 
 int pp_report_junit_write(const char *path, const pp_run_result *r, const char *const *messages,
                           pp_error *err)
 {
-    sbuf b = {0};
+    pp_textbuf b = {0};
     build(&b, r, messages);
     int rc = b.oom ? pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory building the report", path)
                    : pp_atomic_write_text(path, b.s, err);

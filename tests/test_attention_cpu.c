@@ -11,27 +11,15 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)  // splitmix64
-{
-    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double rng_normalish(rng *r)  // sum of uniforms: mean 0, sd ≈ 1
+static double rng_normalish(pp_test_rng *r)  // sum of uniforms: mean 0, sd ≈ 1
 {
     double s = 0.0;
     for (int i = 0; i < 4; i++)
-        s += (double)(rng_next(r) >> 11) * 0x1p-53;
+        s += (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
     return (s - 2.0) * 1.7320508;
 }
 
-static void fill(rng *r, pp_format_id f, double *x, int64_t n, double scale)
+static void fill(pp_test_rng *r, pp_format_id f, double *x, int64_t n, double scale)
 {
     for (int64_t i = 0; i < n; i++)
         x[i] = pp_round(f, scale * rng_normalish(r), PP_RND_NE, 0);
@@ -78,7 +66,7 @@ static void run_init(run *R, pp_attn_dims dm, pp_format_id f, uint64_t seed, dou
     R->dk = calloc((size_t)nk, 8);
     R->dv = calloc((size_t)nk, 8);
     R->lse = calloc((size_t)(dm.b * dm.h * dm.s_q), 8);
-    rng r = {seed};
+    pp_test_rng r = {seed};
     fill(&r, f, R->q, nq, scale);
     fill(&r, f, R->k, nk, scale);
     fill(&r, f, R->v, nk, 1.0);

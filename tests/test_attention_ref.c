@@ -12,25 +12,13 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)  // splitmix64
+static double rng_unit(pp_test_rng *r)
 {
-    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1p-53;
+    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
 }
 
 // A value of f near ±scale·[0, 2) (random sign), rounded with pp_round.
-static double rnd_val(rng *r, pp_format_id f, double scale)
+static double rnd_val(pp_test_rng *r, pp_format_id f, double scale)
 {
     double x = scale * 2.0 * (rng_unit(r) - 0.5) * 2.0;
     return pp_round(f, x, PP_RND_NE, 0);
@@ -79,7 +67,7 @@ static void case_free(attn_case *c)
     free(c->dout);
 }
 
-static void case_fill(attn_case *c, rng *r, pp_format_id f, double scale)
+static void case_fill(attn_case *c, pp_test_rng *r, pp_format_id f, double scale)
 {
     for (int64_t i = 0; i < nq_of(&c->o); i++) {
         c->q[i] = rnd_val(r, f, scale);
@@ -239,23 +227,23 @@ static void check_case(const attn_case *c, int with_truth)
 static void attention_ref_random_shapes(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed()};
+    pp_test_rng r = {pp_test_seed()};
     static const pp_format_id F[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
     static const int64_t D[3] = {16, 64, 128};
     uint64_t n = pp_test_iters(50);
     for (uint64_t it = 0; it < n; it++) {
         attn_case c;
         memset(&c, 0, sizeof c);
-        c.o.d = D[rng_next(&r) % 3];
-        c.o.b = 1 + (int64_t)(rng_next(&r) % 2);
-        c.o.h_kv = 1 + (int64_t)(rng_next(&r) % 2);
-        c.o.h = c.o.h_kv * (1 + (int64_t)(rng_next(&r) % 2));  // GQA when h > h_kv
+        c.o.d = D[pp_test_rng_next(&r) % 3];
+        c.o.b = 1 + (int64_t)(pp_test_rng_next(&r) % 2);
+        c.o.h_kv = 1 + (int64_t)(pp_test_rng_next(&r) % 2);
+        c.o.h = c.o.h_kv * (1 + (int64_t)(pp_test_rng_next(&r) % 2));  // GQA when h > h_kv
         // s up to 64, the work kept small enough for < 1 s: b·h·s_q·s_kv·d ≤ 2^15
         do {
-            c.o.s_q = 1 + (int64_t)(rng_next(&r) % 64);
-            c.o.s_kv = 1 + (int64_t)(rng_next(&r) % 64);
+            c.o.s_q = 1 + (int64_t)(pp_test_rng_next(&r) % 64);
+            c.o.s_kv = 1 + (int64_t)(pp_test_rng_next(&r) % 64);
         } while (c.o.b * c.o.h * c.o.s_q * c.o.s_kv * c.o.d > (1 << 15));
-        c.o.causal = (int)(rng_next(&r) % 2);
+        c.o.causal = (int)(pp_test_rng_next(&r) % 2);
         c.o.backward = it % 4 != 3;
         if (it % 5 == 4) {
             c.o.sigma_given = 1;
@@ -292,7 +280,7 @@ static attn_case make_case(int64_t b, int64_t s_q, int64_t s_kv, int64_t h, int6
 static void attention_ref_huge_scores(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 1};
+    pp_test_rng r = {pp_test_seed() + 1};
     attn_case c = make_case(1, 12, 12, 2, 1, 16, 0);
     case_fill(&c, &r, PP_FMT_FP16, 30.0);
     check_case(&c, 1);
@@ -303,7 +291,7 @@ static void attention_ref_huge_scores(void **state)
 static void attention_ref_one_survivor(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 2};
+    pp_test_rng r = {pp_test_seed() + 2};
     attn_case c = make_case(1, 8, 8, 1, 1, 16, 0);
     case_fill(&c, &r, PP_FMT_BF16, 0.1);
     for (int64_t l = 0; l < 16; l++) {
@@ -319,7 +307,7 @@ static void attention_ref_one_survivor(void **state)
 static void attention_ref_alternating_v(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 3};
+    pp_test_rng r = {pp_test_seed() + 3};
     attn_case c = make_case(1, 6, 32, 1, 1, 16, 1);
     case_fill(&c, &r, PP_FMT_FP32, 1.0);
     for (int64_t j = 0; j < 32; j++)
@@ -337,7 +325,7 @@ static void attention_ref_alternating_v(void **state)
 static void attention_ref_small_shapes(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 4};
+    pp_test_rng r = {pp_test_seed() + 4};
     static const int64_t S[][3] = {{1, 1, 1}, {1, 1, 16}, {5, 3, 1}, {3, 7, 16}, {9, 4, 16},
                                    {2, 2, 1}, {1, 6, 64}};
     for (size_t i = 0; i < sizeof S / sizeof *S; i++) {
@@ -352,7 +340,7 @@ static void attention_ref_small_shapes(void **state)
 static void attention_ref_no_key_rows(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 5};
+    pp_test_rng r = {pp_test_seed() + 5};
     attn_case c = make_case(1, 5, 2, 1, 1, 4, 1);
     case_fill(&c, &r, PP_FMT_FP16, 1.0);
     for (int m = 0; m < 2; m++) {
@@ -401,7 +389,7 @@ static void attention_ref_single_key_exact(void **state)
 static void attention_ref_nan_input(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 6};
+    pp_test_rng r = {pp_test_seed() + 6};
     attn_case c = make_case(1, 4, 4, 1, 1, 4, 1);
     case_fill(&c, &r, PP_FMT_FP16, 1.0);
     c.k[2 * 4 + 1] = NAN;
@@ -424,7 +412,7 @@ static void attention_ref_nan_input(void **state)
 static void attention_ref_fast_exp_accuracy(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 7};
+    pp_test_rng r = {pp_test_seed() + 7};
     pp_attn_job_ *J = calloc(1, sizeof *J);
     assert_non_null(J);
     pp_attn_exp_init_(J);
@@ -434,10 +422,10 @@ static void attention_ref_fast_exp_accuracy(void **state)
     int fails = 0;
     double worst = 0.0;
     for (uint64_t it = 0; it < n && fails < 10; it++) {
-        double M = ldexp(rng_unit(&r) - 0.5, (int)(rng_next(&r) % 40));
+        double M = ldexp(rng_unit(&r) - 0.5, (int)(pp_test_rng_next(&r) % 40));
         double xs = it % 7 == 0 ? 0.0 : it % 7 == 1 ? -500.0 * rng_unit(&r) * 1e-3 : -500.0 * rng_unit(&r);
         if (it % 11 == 0)  // next to a multiple of ln2/256
-            xs = -(double)(rng_next(&r) % 184000) * 0.0027076061740622863 - ldexp(rng_unit(&r), -40);
+            xs = -(double)(pp_test_rng_next(&r) % 184000) * 0.0027076061740622863 - ldexp(rng_unit(&r), -40);
         double Sh = M + xs;  // rounded: Sh − M is whatever it is, in [−500, 0] after the check
         if (Sh - M > 0.0 || Sh - M < -500.0)
             continue;
@@ -473,11 +461,11 @@ static void attention_ref_fast_exp_accuracy(void **state)
 }
 
 // A double-double (hi, lo) with |lo| ≤ u|hi|, hi of magnitude ~2^e.
-static void rnd_dd(rng *r, int e, double *hi, double *lo)
+static void rnd_dd(pp_test_rng *r, int e, double *hi, double *lo)
 {
-    *hi = ldexp(1.0 + rng_unit(r), e) * (rng_next(r) & 1 ? -1.0 : 1.0);
+    *hi = ldexp(1.0 + rng_unit(r), e) * (pp_test_rng_next(r) & 1 ? -1.0 : 1.0);
     double l = ldexp(rng_unit(r) - 0.5, e - 53);
-    *lo = rng_next(r) % 4 == 0 ? 0.0 : l;
+    *lo = pp_test_rng_next(r) % 4 == 0 ? 0.0 : l;
     double s = *hi + *lo;  // renormalise (exact: TwoSum)
     double z = s - *hi;
     *lo = (*hi - (s - z)) + (*lo - z);
@@ -490,17 +478,17 @@ static void rnd_dd(rng *r, int e, double *hi, double *lo)
 static void attention_ref_building_blocks(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 8};
+    pp_test_rng r = {pp_test_seed() + 8};
     mpfr_t a, b, t, s;
     mpfr_inits2(3000, a, b, t, s, (mpfr_ptr)0);
     int fails = 0;
     uint64_t n = pp_test_iters(3000);
     for (uint64_t it = 0; it < n && fails < 10; it++) {
         double xh, xl, yh, yl, zh, zl;
-        rnd_dd(&r, (int)(rng_next(&r) % 200) - 100, &xh, &xl);
-        rnd_dd(&r, (int)(rng_next(&r) % 200) - 100, &yh, &yl);
+        rnd_dd(&r, (int)(pp_test_rng_next(&r) % 200) - 100, &xh, &xl);
+        rnd_dd(&r, (int)(pp_test_rng_next(&r) % 200) - 100, &yh, &yl);
         if (it % 3 == 0) {  // near-cancellation for dd_add
-            yh = -xh * (1.0 + ldexp(rng_unit(&r), -30 - (int)(rng_next(&r) % 20)));
+            yh = -xh * (1.0 + ldexp(rng_unit(&r), -30 - (int)(pp_test_rng_next(&r) % 20)));
             yl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(yh);
         }
         for (int op = 0; op < 2; op++) {
@@ -539,11 +527,11 @@ static void attention_ref_building_blocks(void **state)
         mpfr_set_zero(s, 1);
         for (int kk = 0; kk < m; kk++) {
             double xh, xl;
-            rnd_dd(&r, -(int)(rng_next(&r) % 40), &xh, &xl);
+            rnd_dd(&r, -(int)(pp_test_rng_next(&r) % 40), &xh, &xl);
             if (rep % 3 == 1)
-                xl = ldexp(xl, -(int)(rng_next(&r) % 900));  // tiny low parts
+                xl = ldexp(xl, -(int)(pp_test_rng_next(&r) % 900));  // tiny low parts
             double y = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + rng_unit(&r)) *
-                                                  ldexp(1.0, (int)(rng_next(&r) % 20) - 10), PP_RND_NE, 0);
+                                                  ldexp(1.0, (int)(pp_test_rng_next(&r) % 20) - 10), PP_RND_NE, 0);
             pp_attn_acc_split_(&h, &lo, &y, 1, xh, xl);
             W += fabs(xh * y);
             mpfr_set_d(t, xh, MPFR_RNDN);
@@ -585,7 +573,7 @@ static void progress_cb(void *ctx, int64_t done, int64_t total)
 static void attention_ref_progress(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 9};
+    pp_test_rng r = {pp_test_seed() + 9};
     attn_case c = make_case(2, 20, 20, 2, 1, 16, 1);
     case_fill(&c, &r, PP_FMT_FP16, 1.0);
     for (int m = 0; m < 2; m++) {

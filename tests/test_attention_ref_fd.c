@@ -13,21 +13,9 @@
 #define FD_PREC 1000
 #define FD_LOG2_H (-150)  // the step h = 2^−150
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)  // splitmix64
+static double rng_sym(pp_test_rng *r)  // uniform in [−1, 1)
 {
-    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double rng_sym(rng *r)  // uniform in [−1, 1)
-{
-    return 2.0 * ((double)(rng_next(r) >> 11) * 0x1p-53) - 1.0;
+    return 2.0 * ((double)(pp_test_rng_next(r) >> 11) * 0x1p-53) - 1.0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -111,7 +99,7 @@ static void eval_F(mpfr_t F, const fd_case *c, int sign)
 // bounds) plus the finite difference's error: truncation h²/6·max|F'''| with h = 2^−150 and, for
 // these inputs (|values| ≤ 2, d ≤ 4, s ≤ 5, so every third derivative of F is below 2^40), below
 // 2^−250; rounding at 1000 bits ≤ 2^−990·|F|/h < 2^−800. 2^−200 covers both.
-static void fd_check(fd_case *c, pp_attn_ref_method m, rng *r)
+static void fd_check(fd_case *c, pp_attn_ref_method m, pp_test_rng *r)
 {
     const pp_attn_ref_opts *o = &c->o;
     int64_t nq = o->b * o->s_q * o->h * o->d, nk = o->b * o->s_kv * o->h_kv * o->d;
@@ -174,7 +162,7 @@ static void fd_check(fd_case *c, pp_attn_ref_method m, rng *r)
 static void attention_ref_fd_backward(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed()};
+    pp_test_rng r = {pp_test_seed()};
     static const int64_t S[][6] = {  // s_q, s_kv, h, h_kv, d, causal
         {3, 3, 1, 1, 2, 0}, {3, 4, 2, 1, 3, 1}, {4, 2, 2, 2, 2, 1}, {2, 5, 2, 1, 4, 0},
         {1, 1, 1, 1, 1, 0}, {4, 4, 1, 1, 1, 1}};

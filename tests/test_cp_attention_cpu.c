@@ -11,24 +11,12 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)  // splitmix64
-{
-    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static void fill(rng *r, pp_format_id f, double *x, int64_t n)
+static void fill(pp_test_rng *r, pp_format_id f, double *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         double s = 0.0;
         for (int k = 0; k < 4; k++)
-            s += (double)(rng_next(r) >> 11) * 0x1p-53;
+            s += (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
         x[i] = pp_round(f, (s - 2.0) * 1.7320508, PP_RND_NE, 0);
     }
 }
@@ -49,7 +37,7 @@ static void run_init(run *R, pp_attn_dims dm, pp_format_id f, uint64_t seed)
     for (int i = 0; i < 4; i++)
         *pk[i] = calloc((size_t)nk, 8);
     R->lse = calloc((size_t)(dm.b * dm.h * dm.s_q), 8);
-    rng r = {seed};
+    pp_test_rng r = {seed};
     fill(&r, f, R->q, nq);
     fill(&r, f, R->k, nk);
     fill(&r, f, R->v, nk);

@@ -12,42 +12,30 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers: random values, bit comparison, failure printing
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)  // splitmix64
+static double rng_unit(pp_test_rng *r)  // [0, 1)
 {
-    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(rng *r)  // [0, 1)
-{
-    return (double)(rng_next(r) >> 11) * 0x1p-53;
+    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
 }
 
 static const pp_format_id FORMATS[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
 
 // A random value of f. Profiles: 0 moderate (|x| in [2^−4, 2^4]), 1 any finite bit pattern,
 // 2 near max_finite, 3 subnormal, 4 mostly moderate with ±0, ±Inf, NaN sprinkled in.
-static double rnd_value(rng *r, pp_format_id f, int profile)
+static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
 {
     pp_format F = pp_format_get(f);
-    double sign = (rng_next(r) & 1) ? -1.0 : 1.0;
+    double sign = (pp_test_rng_next(r) & 1) ? -1.0 : 1.0;
     switch (profile) {
     case 1:
         for (;;) {
             double x;
             if (f == PP_FMT_FP32) {
-                uint32_t u = (uint32_t)rng_next(r);
+                uint32_t u = (uint32_t)pp_test_rng_next(r);
                 float fx;
                 memcpy(&fx, &u, sizeof fx);
                 x = fx;
             } else {
-                x = pp_decode(f, rng_next(r) & 0xFFFF);
+                x = pp_decode(f, pp_test_rng_next(r) & 0xFFFF);
             }
             if (isfinite(x))
                 return x;
@@ -57,16 +45,16 @@ static double rnd_value(rng *r, pp_format_id f, int profile)
     case 3:
         return sign * pp_round(f, ldexp(rng_unit(r), F.emin), PP_RND_NE, 0);
     case 4: {
-        uint64_t u = rng_next(r) % 16;
+        uint64_t u = pp_test_rng_next(r) % 16;
         if (u == 0)
             return sign * 0.0;
-        if (u == 1 && rng_next(r) % 8 == 0)
+        if (u == 1 && pp_test_rng_next(r) % 8 == 0)
             return sign * INFINITY;
-        if (u == 2 && rng_next(r) % 8 == 0)
+        if (u == 2 && pp_test_rng_next(r) % 8 == 0)
             return NAN;
     } /* fall through */
     default:
-        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(rng_next(r) % 9) - 4), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
     }
 }
 
@@ -253,7 +241,7 @@ static int check_gemm(const char *prop, const pp_gemm_variant *v, int64_t batch,
 static void gemm_scalars_kroot_correctly_rounded(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 1};
+    pp_test_rng r = {pp_test_seed() ^ 1};
     int bad = 0;
     uint64_t n = pp_test_iters(3000);
     for (uint64_t it = 0; it < n + 200 && bad < 10; it++) {
@@ -263,7 +251,7 @@ static void gemm_scalars_kroot_correctly_rounded(void **state)
         else if (it < n + 53)
             k = UINT64_C(1) << (it - n);  // powers of two: exact roots, fp16 subnormal ties (2^50)
         else
-            k = 1 + (rng_next(&r) >> (11 + rng_next(&r) % 40));  // up to 2^53
+            k = 1 + (pp_test_rng_next(&r) >> (11 + pp_test_rng_next(&r) % 40));  // up to 2^53
         for (int fi = 0; fi < 3; fi++)
             for (int q = 2; q <= 4; q += 2) {
                 double got = pp_gemm_round_kroot(FORMATS[fi], k, q);
@@ -282,7 +270,7 @@ static void gemm_scalars_kroot_correctly_rounded(void **state)
 static void gemm_scalars_sqrt_correctly_rounded(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 2};
+    pp_test_rng r = {pp_test_seed() ^ 2};
     // exact midpoints squared (ties) and the fp32 overflow threshold squared
     // fp32 midpoints squared are exact binary64 ties: 1 + 2^−24 (→ 1), 1 + 3·2^−24 (→ 1 + 2^−22),
     // 2^−150 (→ 0), 3·2^−150 (→ 2^−148), the overflow threshold 2^128 − 2^103 (→ Inf)
@@ -296,11 +284,11 @@ static void gemm_scalars_sqrt_correctly_rounded(void **state)
     for (uint64_t it = 0; it < n + sizeof fixed / sizeof *fixed && bad < 10; it++) {
         double alpha = it < sizeof fixed / sizeof *fixed
                            ? fixed[it]
-                           : ldexp(1.0 + rng_unit(&r), (int)(rng_next(&r) % 2000) - 1000);
+                           : ldexp(1.0 + rng_unit(&r), (int)(pp_test_rng_next(&r) % 2000) - 1000);
         if (it % 3 != 2 && it >= sizeof fixed / sizeof *fixed) {  // at or next to a squared midpoint
-            double m = ldexp(1.0 + (double)(rng_next(&r) >> 41) * 0x1p-23 + 0x1p-24,
-                             (int)(rng_next(&r) % 200) - 100);
-            alpha = it % 3 == 0 ? m * m : nextafter(m * m, (rng_next(&r) & 1) ? INFINITY : 0.0);
+            double m = ldexp(1.0 + (double)(pp_test_rng_next(&r) >> 41) * 0x1p-23 + 0x1p-24,
+                             (int)(pp_test_rng_next(&r) % 200) - 100);
+            alpha = it % 3 == 0 ? m * m : nextafter(m * m, (pp_test_rng_next(&r) & 1) ? INFINITY : 0.0);
         }
         for (int fi = 0; fi < 3; fi++) {
             double got = pp_gemm_round_sqrt(FORMATS[fi], alpha);
@@ -338,19 +326,19 @@ static void gemm_step_storage_single_rounding_bf16(void **state)
 static void gemm_step_storage_vs_mpfr(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 3};
+    pp_test_rng r = {pp_test_seed() ^ 3};
     int bad = 0;
     uint64_t n = pp_test_iters(30000);
     for (uint64_t it = 0; it < n && bad < 10; it++) {
         pp_format_id f = FORMATS[it % 3];
         pp_format F = pp_format_get(f);
-        double a = rnd_value(&r, f, (int)(rng_next(&r) % 5));
-        double b = rnd_value(&r, f, (int)(rng_next(&r) % 5));
-        double acc = rnd_value(&r, f, (int)(rng_next(&r) % 5));
+        double a = rnd_value(&r, f, (int)(pp_test_rng_next(&r) % 5));
+        double b = rnd_value(&r, f, (int)(pp_test_rng_next(&r) % 5));
+        double acc = rnd_value(&r, f, (int)(pp_test_rng_next(&r) % 5));
         if (it % 4 == 1) {  // a·b an f-midpoint (or close), acc tiny of either sign
-            a = pp_round(f, 1.5 * ldexp(1.0, (int)(rng_next(&r) % 20) - 10), PP_RND_NE, 0);
-            b = pp_round(f, 1.0 + (double)(2 * (rng_next(&r) % 64) + 1) * ldexp(1.0, 1 - F.p), PP_RND_NE, 0);
-            acc = ((rng_next(&r) & 1) ? 1 : -1) * ldexp(1.0, F.emin - F.p + 1 + (int)(rng_next(&r) % 40));
+            a = pp_round(f, 1.5 * ldexp(1.0, (int)(pp_test_rng_next(&r) % 20) - 10), PP_RND_NE, 0);
+            b = pp_round(f, 1.0 + (double)(2 * (pp_test_rng_next(&r) % 64) + 1) * ldexp(1.0, 1 - F.p), PP_RND_NE, 0);
+            acc = ((pp_test_rng_next(&r) & 1) ? 1 : -1) * ldexp(1.0, F.emin - F.p + 1 + (int)(pp_test_rng_next(&r) % 40));
             acc = pp_round(f, acc, PP_RND_NE, 0);
         }
         double got = pp_gemm_step_storage(f, a, b, acc);
@@ -382,14 +370,14 @@ static void gemm_step_storage_vs_mpfr(void **state)
 static void gemm_step_fp32_vs_mpfr(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 4};
+    pp_test_rng r = {pp_test_seed() ^ 4};
     int bad = 0;
     uint64_t n = pp_test_iters(30000);
     for (uint64_t it = 0; it < n && bad < 10; it++) {
         pp_format_id f = FORMATS[it % 3];
-        double a = rnd_value(&r, f, (int)(rng_next(&r) % 5));
-        double b = rnd_value(&r, f, (int)(rng_next(&r) % 5));
-        double acc = rnd_value(&r, PP_FMT_FP32, (int)(rng_next(&r) % 5));
+        double a = rnd_value(&r, f, (int)(pp_test_rng_next(&r) % 5));
+        double b = rnd_value(&r, f, (int)(pp_test_rng_next(&r) % 5));
+        double acc = rnd_value(&r, PP_FMT_FP32, (int)(pp_test_rng_next(&r) % 5));
         double got = pp_gemm_step_fp32((float)a, (float)b, (float)acc);
         double want = emu_fma(PP_FMT_FP32, a, b, acc);
         if (!same_bits(got, want) && bad++ < 10) {
@@ -586,7 +574,7 @@ static void gemm_special_values(void **state)
 // ---------------------------------------------------------------------------------------------
 // Random: against the MPFR emulation, and thread-count invariance
 
-static void fill(rng *r, pp_format_id f, int profile, double *x, int64_t count)
+static void fill(pp_test_rng *r, pp_format_id f, int profile, double *x, int64_t count)
 {
     for (int64_t i = 0; i < count; i++)
         x[i] = rnd_value(r, f, profile);
@@ -595,7 +583,7 @@ static void fill(rng *r, pp_format_id f, int profile, double *x, int64_t count)
 static void gemm_matches_mpfr_emulation(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 5};
+    pp_test_rng r = {pp_test_seed() ^ 5};
     int bad = 0;
     uint64_t trials = pp_test_iters(6);
     double a[2 * 3 * 40], b[2 * 40 * 5], want[2 * 3 * 5];
@@ -603,14 +591,14 @@ static void gemm_matches_mpfr_emulation(void **state)
         for (int fi = 0; fi < 3; fi++)
             for (int acc = 0; acc < 2; acc++)
                 for (int sc = 0; sc < 3; sc++) {
-                    int64_t batch = 2, m = 3, n = 5, k = 1 + (int64_t)(rng_next(&r) % 40);
-                    int profile = (int)(rng_next(&r) % 5);
+                    int64_t batch = 2, m = 3, n = 5, k = 1 + (int64_t)(pp_test_rng_next(&r) % 40);
+                    int profile = (int)(pp_test_rng_next(&r) % 5);
                     if (FORMATS[fi] == PP_FMT_FP16 && t % 2)
                         profile = 2;  // near 65504: accumulation overflows
                     fill(&r, FORMATS[fi], profile, a, batch * m * k);
                     fill(&r, FORMATS[fi], profile == 2 ? 0 : profile, b, batch * k * n);
                     pp_gemm_variant v = {FORMATS[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc,
-                                         (int)(t % 2), ldexp(1.0 + rng_unit(&r), -(int)(rng_next(&r) % 8))};
+                                         (int)(t % 2), ldexp(1.0 + rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8))};
                     emu_gemm(&v, batch, m, n, k, a, b, want);
                     bad += check_gemm("matches MPFR emulation", &v, batch, m, n, k, a, b, want, 2);
                 }
@@ -620,7 +608,7 @@ static void gemm_matches_mpfr_emulation(void **state)
 static void gemm_thread_count_invariance(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 6};
+    pp_test_rng r = {pp_test_seed() ^ 6};
     int64_t batch = 2, m = 19, n = 300, k = 33;  // n crosses the 256-column tile
     double *a = malloc(sizeof(double) * (size_t)(batch * m * k));
     double *b = malloc(sizeof(double) * (size_t)(batch * k * n));

@@ -13,21 +13,9 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)  // splitmix64
+static double rng_unit(pp_test_rng *r)
 {
-    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1p-53;
+    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
 }
 
 static const pp_format_id FORMATS[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
@@ -44,21 +32,21 @@ static int same_bits(double x, double y)
 
 // Finite random values of f. Profiles: 0 moderate, 1 any finite bit pattern (huge/tiny mixes),
 // 2 near max_finite, 3 subnormal, 4 powers of two over the whole range.
-static double rnd_value(rng *r, pp_format_id f, int profile)
+static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
 {
     pp_format F = pp_format_get(f);
-    double sign = (rng_next(r) & 1) ? -1.0 : 1.0;
+    double sign = (pp_test_rng_next(r) & 1) ? -1.0 : 1.0;
     switch (profile) {
     case 1:
         for (;;) {
             double x;
             if (f == PP_FMT_FP32) {
-                uint32_t u = (uint32_t)rng_next(r);
+                uint32_t u = (uint32_t)pp_test_rng_next(r);
                 float fx;
                 memcpy(&fx, &u, sizeof fx);
                 x = fx;
             } else {
-                x = pp_decode(f, rng_next(r) & 0xFFFF);
+                x = pp_decode(f, pp_test_rng_next(r) & 0xFFFF);
             }
             if (isfinite(x))
                 return x;
@@ -68,9 +56,9 @@ static double rnd_value(rng *r, pp_format_id f, int profile)
     case 3:
         return sign * pp_round(f, ldexp(rng_unit(r), F.emin), PP_RND_NE, 0);
     case 4:
-        return sign * ldexp(1.0, F.emin - F.p + 1 + (int)(rng_next(r) % (unsigned)(F.emax - F.emin + F.p)));
+        return sign * ldexp(1.0, F.emin - F.p + 1 + (int)(pp_test_rng_next(r) % (unsigned)(F.emax - F.emin + F.p)));
     default:
-        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(rng_next(r) % 9) - 4), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
     }
 }
 
@@ -265,7 +253,7 @@ static void gemm_ref_hand_inexact(void **state)
 // cancellation (the second half of each dot product negates the first: exact 0); 6 mirrored with
 // one extra tiny term (an exact sum that is tiny next to the terms); 7 fp16/bf16/fp32 values near
 // max in A against moderate B.
-static void fill_case(rng *r, pp_format_id f, int kind, int64_t batch, int64_t m, int64_t n,
+static void fill_case(pp_test_rng *r, pp_format_id f, int kind, int64_t batch, int64_t m, int64_t n,
                       int64_t k, double *a, double *b)
 {
     int pa = kind <= 4 ? kind : kind == 7 ? 2 : 1, pb = kind == 7 ? 0 : pa;
@@ -292,7 +280,7 @@ static void fill_case(rng *r, pp_format_id f, int kind, int64_t batch, int64_t m
 static void gemm_ref_random_vs_truth(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 11};
+    pp_test_rng r = {pp_test_seed() ^ 11};
     int bad = 0;
     uint64_t trials = pp_test_iters(12);
     const int64_t batch = 2, m = 3, n = 4;
@@ -303,12 +291,12 @@ static void gemm_ref_random_vs_truth(void **state)
         for (int fi = 0; fi < 3; fi++)
             for (int kind = 0; kind < 8; kind++) {
                 pp_format_id f = FORMATS[fi];
-                int64_t k = 1 + (int64_t)(rng_next(&r) % 80);
+                int64_t k = 1 + (int64_t)(pp_test_rng_next(&r) % 80);
                 if (kind == 6 && k % 2 == 0)
                     k--;
                 fill_case(&r, f, kind, batch, m, n, k, a, b);
                 int given = (int)(t % 2);
-                double alpha = given ? ((rng_next(&r) & 1) ? -1.0 : 1.0) * ldexp(1.0 + rng_unit(&r), (int)(rng_next(&r) % 21) - 10) : 0.0;
+                double alpha = given ? ((pp_test_rng_next(&r) & 1) ? -1.0 : 1.0) * ldexp(1.0 + rng_unit(&r), (int)(pp_test_rng_next(&r) % 21) - 10) : 0.0;
                 result fast = run_ref(f, PP_GEMM_REF_FAST, given, alpha, batch, m, n, k, a, b, 2);
                 result plain = run_ref(f, PP_GEMM_REF_MPFR_PLAIN, given, alpha, batch, m, n, k, a, b, 2);
                 for (int64_t o = 0; o < batch * m * n; o++) {
@@ -359,7 +347,7 @@ static void gemm_ref_random_vs_truth(void **state)
 static void gemm_ref_mirrored_is_exact_zero(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 12};
+    pp_test_rng r = {pp_test_seed() ^ 12};
     int bad = 0;
     double a[2 * 3 * 64], b[2 * 64 * 4];
     for (int fi = 0; fi < 3; fi++) {
@@ -380,7 +368,7 @@ static void gemm_ref_mirrored_is_exact_zero(void **state)
 static void gemm_ref_default_alpha_many_k(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 13};
+    pp_test_rng r = {pp_test_seed() ^ 13};
     const int64_t ks[] = {1, 2, 3, 5, 7, 10, 127, 1000, 4097, 65537};
     int bad = 0;
     mpfr_t T;
@@ -418,7 +406,7 @@ static void gemm_ref_default_alpha_many_k(void **state)
 static void gemm_ref_thread_count_invariance(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 14};
+    pp_test_rng r = {pp_test_seed() ^ 14};
     const int64_t batch = 3, m = 9, n = 37, k = 21;  // n crosses the 32-column tile
     double a[3 * 9 * 21], b[3 * 21 * 37];
     int bad = 0;

@@ -46,4 +46,17 @@ static inline void pp_test_print_double(const char *label, double x)
     fprintf(stderr, "  %s = %.17g = %a = 0x%016llx\n", label, x, x, (unsigned long long)b);
 }
 
+// A small reproducible generator for test data (splitmix64): not Philox, which is under test.
+typedef struct pp_test_rng {
+    uint64_t s;
+} pp_test_rng;
+
+static inline uint64_t pp_test_rng_next(pp_test_rng *r)
+{
+    uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
 #endif
