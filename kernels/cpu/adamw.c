@@ -1,6 +1,7 @@
 // cpu/adamw.c — the loops of the CPU AdamW emulation. θ-independent sources (synthetic,
 // quadratic) run element blocks through all T steps on worker threads; linear regression runs
-// step by step (its gradient couples every element). Sums are in a fixed order on any thread.
+// step by step (its gradient couples every element). Each iteration's body, and every sum's
+// order, is kernels/adamw_thread.h's, which the CUDA kernels run too (cuda/adamw_kernels.cu).
 #include "adamw.h"
 
 #include <pthread.h>
