@@ -151,6 +151,9 @@ PP_HD static inline double pp_adamw_loss_total(const double *part, int64_t nb, i
     return s;
 }
 
+// The GPU's loss-term buffer cap (bytes): bounds device memory whatever n·T.
+#define PP_ADAMW_TERM_BYTES ((size_t)256 << 20)
+
 // Loss indices per GPU chunk: the term buffer holds chunk·n binary64 values, at most
 // max_bytes; at least 1, at most T + 1. max_steps > 0 caps it further (tests use it to
 // exercise the chunking on small problems; the bits do not depend on it).

@@ -9,14 +9,12 @@
 // The launcher of adamw_kernels.cu with each <<<grid, block>>> launch replaced by a loop over
 // its threads, last thread first (a thread must not depend on another of its launch).
 
-static const size_t TERM_BYTES = (size_t)256 << 20;  // adamw_kernels.cu's PP_ADAMW_TERM_BYTES
-
 static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                             pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, int chunk_steps)
 {
     int64_t n = pr->n, nb = (n + PP_ADAMW_LOSS_BLOCK - 1) / PP_ADAMW_LOSS_BLOCK;
     int T = pr->steps, want_loss = loss != NULL;
-    int chunk = want_loss ? pp_adamw_loss_chunk(n, T, TERM_BYTES, chunk_steps) : T + 1;
+    int chunk = want_loss ? pp_adamw_loss_chunk(n, T, PP_ADAMW_TERM_BYTES, chunk_steps) : T + 1;
     double *term = want_loss ? calloc((size_t)chunk * (size_t)n, sizeof *term) : NULL;
     double *part = want_loss ? calloc((size_t)chunk * (size_t)nb, sizeof *part) : NULL;
     assert_true(!want_loss || (term && part));

@@ -121,7 +121,6 @@ __global__ void pp_adamw_linreg_update_kernel1(pp_adamw_variant va, pp_adamw_pro
 // Launcher
 
 static const int PP_BLOCK = 256;
-static const size_t PP_ADAMW_TERM_BYTES = (size_t)256 << 20;  // the loss-term buffer's cap
 
 static unsigned blocks_for(int64_t count)
 {
