@@ -24,7 +24,7 @@ LIBS = $(PKG_LIBS) -lpthread -lm
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 ifneq ($(NVCC),)
 CUDA_HOME  := $(patsubst %/bin/nvcc,%,$(NVCC))
-NVFLAGS    := -O2 -std=c++17 --fmad=false -Isrc -Ikernels -Xcompiler -Wall \
+NVFLAGS    := -O2 -std=c++17 --fmad=false -Isrc -Ikernels -Xcompiler -Wall -Xcompiler -ffp-contract=off \
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
 CU_SRCS    := $(wildcard kernels/cuda/*.cu)

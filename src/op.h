@@ -74,6 +74,10 @@ typedef struct pp_op_series_hooks {
     int (*series)(const pp_op_params *p, const pp_op_knobs *k, const void *trace, const void *ref_trace,
                   pp_series **out, int *n, pp_error *err);
     void (*trace_free)(void *trace);
+    // The CUDA implementation's traced form (NULL: none; the pipeline then runs the op's
+    // run_cuda and reports no series for the variant). Same contract as run_cpu above.
+    int (*run_cuda)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                    void **trace, pp_error *err);
 } pp_op_series_hooks;
 
 typedef struct pp_op pp_op;

@@ -9,6 +9,9 @@
 #include "adamw_ref.h"
 #include "cpu/adamw.h"
 #include "op.h"
+#ifdef PP_HAVE_CUDA
+#include "cuda/adamw_cuda.h"
+#endif
 
 enum {
     P_N, P_STEPS, P_LR, P_BETA1, P_BETA2, P_EPS, P_WD, P_GRADIENTS, P_SCHEDULE, P_WARMUP, P_SCALE, P_SNR,
@@ -174,6 +177,34 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     return run_cpu_traced(p, k, in, out, threads, NULL, err);
 }
 
+#ifdef PP_HAVE_CUDA
+// The GPU run (kernels/cuda/adamw_kernels.cu: the CPU emulation's statements and sum order, so
+// the same bits; --cross-check compares them), traced like run_cpu_traced.
+static int run_cuda_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                           void **trace, pp_error *err)
+{
+    pp_adamw_problem pr = problem(p);
+    pp_adamw_variant va = variant(k);
+    pp_adamw_trace *t = NULL;
+    if (trace && !(t = calloc(1, sizeof *t)))
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
+    char msg[400] = "";
+    int rc = pp_adamw_cuda(&va, &pr, in[0].data, out[0].data, out[1].data, out[2].data, NULL, t, 0, msg, sizeof msg);
+    if (rc) {
+        free(t);
+        return pp_fail(err, rc, "adamw on cuda: %s", msg);
+    }
+    if (trace)
+        *trace = t;
+    return PP_OK;
+}
+
+static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, pp_error *err)
+{
+    return run_cuda_traced(p, k, in, out, NULL, err);
+}
+#endif
+
 static int reference_traced(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
                             pp_reference_info *info, const pp_ref_ctx *ctx, void **trace, pp_error *err)
 {
@@ -264,7 +295,11 @@ static int series(const pp_op_params *p, const pp_op_knobs *k, const void *trace
     return PP_OK;
 }
 
-static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free};
+#ifdef PP_HAVE_CUDA
+static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free, run_cuda_traced};
+#else
+static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free, NULL};
+#endif
 
 const pp_op pp_op_adamw = {
     .name = "adamw",
@@ -283,7 +318,11 @@ const pp_op pp_op_adamw = {
     .output_format = output_format,
     .describe = describe,
     .run_cpu = run_cpu,
+#ifdef PP_HAVE_CUDA
+    .run_cuda = run_cuda,
+#else
     .run_cuda = NULL,
+#endif
     .reference = reference,
     .ref_methods = ref_methods,
     .traced = &hooks,

@@ -35,6 +35,22 @@ static void free_group(format_group *g, const pp_op *op)
     g->trace = NULL;
 }
 
+// A variant on the GPU through the op's traced CUDA form, as run_cpu_traced below; without one,
+// its plain run_cuda (and no series).
+static int run_cuda_traced(const pp_op *op, const pp_case *c, const pp_variant_spec *vs, format_group *g,
+                           pp_tensor *out, pp_variant_result *vr, pp_error *err)
+{
+    if (!op->traced || !op->traced->run_cuda)
+        return op->run_cuda(&c->params, &vs->knobs, g->inputs, out, err);
+    void *trace = NULL;
+    int rc = op->traced->run_cuda(&c->params, &vs->knobs, g->inputs, out, &trace, err);
+    if (!rc)
+        rc = op->traced->series(&c->params, &vs->knobs, trace, g->trace, &vr->series, &vr->n_series, err);
+    if (trace)
+        op->traced->trace_free(trace);
+    return rc;
+}
+
 // A variant on the CPU through the op's traced form: its series against the reference's trace
 // are computed at once and its own trace freed, so memory stays one trajectory per variant.
 static int run_cpu_traced(const pp_op *op, const pp_case *c, const pp_variant_spec *vs, format_group *g,
@@ -471,7 +487,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         if (vs->external)
             rc = load_external(c, vs, outs[v], err);
         else if ((rc = alloc_outputs(op, &c->params, &vs->knobs, -1, has[v], outs[v], err)) == PP_OK)
-            rc = !strncmp(r->device, "cuda", 4) ? op->run_cuda(&c->params, &vs->knobs, g->inputs, outs[v], err)
+            rc = !strncmp(r->device, "cuda", 4) ? run_cuda_traced(op, c, vs, g, outs[v], vr, err)
                : op->traced ? run_cpu_traced(op, c, vs, g, outs[v], threads, vr, err)
                             : op->run_cpu(&c->params, &vs->knobs, g->inputs, outs[v], threads, err);
         if (!rc && cross && !vs->external)

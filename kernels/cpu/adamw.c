@@ -1,6 +1,7 @@
 // cpu/adamw.c — the loops of the CPU AdamW emulation. θ-independent sources (synthetic,
 // quadratic) run element blocks through all T steps on worker threads; linear regression runs
-// step by step (its gradient couples every element). Sums are in a fixed order on any thread.
+// step by step (its gradient couples every element). Each iteration's body, and every sum's
+// order, is kernels/adamw_thread.h's, which the CUDA kernels run too (cuda/adamw_kernels.cu).
 #include "adamw.h"
 
 #include <pthread.h>
@@ -11,7 +12,7 @@
 // Threads (as cpu/gemm.c: task t runs on thread t mod nthreads; results never depend on it)
 
 #define ADAMW_MAX_THREADS 256
-#define ADAMW_BLOCK 1024
+#define ADAMW_BLOCK PP_ADAMW_LOSS_BLOCK  // the loss partial sums' block (adamw_thread.h)
 
 typedef void (*adamw_task_fn)(void *ctx, int64_t task);
 
@@ -67,49 +68,23 @@ typedef struct adamw_job {
     double *lossp;               // [nblocks][T + 1] partial losses, or NULL
 } adamw_job;
 
-// The emulated gradient of element i at step t (θ the current parameter).
-static float adamw_grad_elem(const adamw_job *j, int t, int64_t i, float th, float h, float opt, double sig)
-{
-    if (j->pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
-        return (float)pp_adamw_synth_grad_s(j->pr, j->va->param, t, i, sig);
-    return pp_adamw_store(j->va->param, h * (th - opt));
-}
-
+// Block b: its elements through all T steps (adamw_thread.h's body, the GPU thread's too),
+// their loss terms added in element order into the block's partial sums.
 static void adamw_block(void *ctx, int64_t b)
 {
     const adamw_job *j = ctx;
     const pp_adamw_problem *pr = j->pr;
-    int T = pr->steps, quad = pr->kind == PP_ADAMW_GRAD_QUADRATIC;
+    int T = pr->steps;
     int64_t lo = b * ADAMW_BLOCK, hi = lo + ADAMW_BLOCK;
     if (hi > pr->n)
         hi = pr->n;
-    double *lp = j->lossp ? j->lossp + b * (T + 1) : NULL;
+    pp_adamw_loss_out lout = {j->lossp ? j->lossp + b * (T + 1) : NULL, 1, 1};
+    pp_adamw_snap_out sout = {NULL, NULL, 0, pr->n};
+    if (j->trace)
+        sout = (pp_adamw_snap_out){j->trace->snap, j->trace->snap_step, j->trace->n_snaps, pr->n};
     for (int64_t i = lo; i < hi; i++) {
         pp_adamw_elem e = {(float)j->theta0[i], 0.0f, 0.0f, 0.0f};
-        float h = 0.0f, opt = 0.0f;
-        double sig = 0.0;
-        if (quad)
-            pp_adamw_quad_data(pr, i, &h, &opt);
-        else
-            sig = pp_adamw_synth_signal(pr, i);
-        if (lp) {
-            double d = (double)e.theta - opt;
-            lp[0] += 0.5 * h * d * d;
-        }
-        int snap = 0;
-        for (int t = 1; t <= T; t++) {
-            uint32_t rb[2] = {0, 0};
-            if (j->va->stochastic)
-                pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
-            float g = adamw_grad_elem(j, t, i, e.theta, h, opt, sig);
-            pp_adamw_elem_step(j->va, &j->sc[t], &e, g, rb);
-            if (lp) {
-                double d = (double)e.theta - opt;
-                lp[t] += 0.5 * h * d * d;
-            }
-            if (j->trace && snap < j->trace->n_snaps && j->trace->snap_step[snap] == t)
-                j->trace->snap[(int64_t)snap++ * pr->n + i] = e.theta;
-        }
+        pp_adamw_elem_thread(j->va, pr, j->sc, i, 0, T, &e, lout, sout);
         j->theta[i] = e.theta;
         j->m[i] = e.m;
         j->v[i] = e.v;
@@ -128,9 +103,10 @@ static int adamw_linreg(const adamw_job *j, pp_error *err)
     int T = pr->steps;
     float *X = malloc((size_t)(r * n) * sizeof *X), *y = malloc((size_t)r * sizeof *y);
     float *res = malloc((size_t)r * sizeof *res);
+    double *dr2 = malloc((size_t)r * sizeof *dr2);
     pp_adamw_elem *e = malloc((size_t)n * sizeof *e);
-    if (!X || !y || !res || !e) {
-        free(X), free(y), free(res), free(e);
+    if (!X || !y || !res || !dr2 || !e) {
+        free(X), free(y), free(res), free(dr2), free(e);
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the linear regression");
     }
     pp_adamw_linreg_data(pr, X, y);
@@ -139,33 +115,17 @@ static int adamw_linreg(const adamw_job *j, pp_error *err)
         e[k] = (pp_adamw_elem){(float)j->theta0[k], 0.0f, 0.0f, 0.0f};
     int snap = 0;
     for (int t = 0; t <= T; t++) {
-        // residuals of the current θ: emulated (fp32 FMA chains) and the loss (binary64)
-        double loss = 0.0;
-        for (int64_t q = 0; q < r; q++) {
-            float acc = 0.0f;
-            double dacc = 0.0;
-            for (int64_t k = 0; k < n; k++) {
-                acc = fmaf(X[q * n + k], e[k].theta, acc);
-                dacc += (double)X[q * n + k] * (double)e[k].theta;
-            }
-            res[q] = acc - y[q];
-            double dr = dacc - (double)y[q];
-            loss += dr * dr;
-        }
+        // residuals of the current θ: emulated (fp32 FMA chains) and the loss (binary64), in
+        // adamw_thread.h's order (the GPU's phases 1 and 2)
+        for (int64_t q = 0; q < r; q++)
+            pp_adamw_linreg_row(X, y, e, n, q, res, dr2);
+        double loss = pp_adamw_linreg_loss(dr2, r);
         if (j->trace && j->trace->loss)
-            j->trace->loss[t] = loss / (2.0 * (double)r);
+            j->trace->loss[t] = loss;
         if (t == T)
             break;
-        for (int64_t k = 0; k < n; k++) {
-            float acc = 0.0f;
-            for (int64_t q = 0; q < r; q++)
-                acc = fmaf(X[q * n + k], res[q], acc);
-            float g = pp_adamw_store(j->va->param, acc * inv_r);
-            uint32_t rb[2] = {0, 0};
-            if (j->va->stochastic)
-                pp_adamw_sr_bits(pr->seed, (uint64_t)k, (uint32_t)(t + 1), rb);
-            pp_adamw_elem_step(j->va, &j->sc[t + 1], &e[k], g, rb);
-        }
+        for (int64_t k = 0; k < n; k++)
+            pp_adamw_linreg_update(j->va, pr, &j->sc[t + 1], t + 1, X, res, inv_r, k, &e[k]);
         if (j->trace && snap < j->trace->n_snaps && j->trace->snap_step[snap] == t + 1) {
             for (int64_t k = 0; k < n; k++)
                 j->trace->snap[(int64_t)snap * n + k] = e[k].theta;
@@ -179,7 +139,7 @@ static int adamw_linreg(const adamw_job *j, pp_error *err)
         if (j->c)
             j->c[k] = e[k].c;
     }
-    free(X), free(y), free(res), free(e);
+    free(X), free(y), free(res), free(dr2), free(e);
     return PP_OK;
 }
 
@@ -193,26 +153,12 @@ void pp_adamw_trace_free(pp_adamw_trace *t)
     memset(t, 0, sizeof *t);
 }
 
-static int adamw_fmt_ok(pp_format_id f)
-{
-    return f == PP_FMT_FP32 || f == PP_FMT_BF16 || f == PP_FMT_FP16;
-}
-
 int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
                  double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_error *err)
 {
-    if (!adamw_fmt_ok(va->param) || !adamw_fmt_ok(va->momentum) || !adamw_fmt_ok(va->variance) ||
-        !adamw_fmt_ok(va->compensation))
-        return pp_fail(err, PP_ERR_INPUT, "adamw: formats must be fp32, bf16 or fp16");
-    if (pr->n < 1 || pr->steps < 1 || pr->steps > (1 << 24) ||
-        (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1) ||
-        (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0)))
-        return pp_fail(err, PP_ERR_INPUT, "adamw: bad problem (n %lld, steps %d, rows %lld, snr %g)",
-                       (long long)pr->n, pr->steps, (long long)pr->rows, pr->snr);
-    for (int64_t i = 0; i < pr->n; i++)
-        if (!pp_is_representable(va->param, theta0[i]))
-            return pp_fail(err, PP_ERR_INPUT, "adamw: theta0[%lld] = %.17g is not a %s value", (long long)i,
-                           theta0[i], pp_format_get(va->param).name);
+    char msg[200];
+    if (pp_adamw_check(va, pr, theta0, msg, sizeof msg))
+        return pp_fail(err, PP_ERR_INPUT, "adamw: %s", msg);
     int T = pr->steps;
     pp_adamw_scalars *sc = malloc((size_t)(T + 1) * sizeof *sc);
     if (!sc)

@@ -7,6 +7,7 @@
 
 #include "../adamw.h"
 #include "../adamw_problem.h"
+#include "../adamw_thread.h"
 #include "error.h"
 
 // Runs pr->steps steps of variant va from θ₀, bit for bit as kernels/adamw.h specifies.

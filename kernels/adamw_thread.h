@@ -1,0 +1,249 @@
+// adamw_thread.h — the per-thread bodies of an AdamW run: what one CPU loop iteration and one
+// CUDA thread do, written once (PP_HD) so the emulation (kernels/cpu/adamw.c) and the GPU
+// (kernels/cuda/adamw_kernels.cu) run the same statements; plus the reductions' fixed order.
+// C11 and nvcc. tests/test_adamw_threads.c drives these bodies in the GPU's launch decomposition.
+#ifndef PP_ADAMW_THREAD_H
+#define PP_ADAMW_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "adamw.h"
+#include "adamw_problem.h"
+#include "format.h"
+#include "pp_hd.h"
+
+// ---------------------------------------------------------------------------------------------
+// The order of every sum (the contract both backends keep, so they agree bit for bit)
+//
+// θ-independent sources (synthetic, quadratic). Element i is one thread for all its steps; its
+// gradient depends only on (seed, t, i) and its own θ. The quadratic loss of loss index t
+// (0: before step 1; t: after step t), in binary64:
+//   term(t, i)  = 0.5·h_i·d·d,  d = θ_i(t) − θ*_i             (pp_adamw_quad_loss_term)
+//   part(t, b)  = ((0 + term(t, bB)) + term(t, bB + 1)) + … + term(t, min(n, bB + B) − 1),
+//                 B = PP_ADAMW_LOSS_BLOCK, elements in increasing order (pp_adamw_loss_block_sum)
+//   loss(t)     = ((0 + part(t, 0)) + part(t, 1)) + … + part(t, nb − 1)   (pp_adamw_loss_total)
+// The CPU adds term(t, i) into part(t, b) as element i finishes step t (one block per task);
+// the GPU stores term(t, i) for a chunk of loss indices, then one thread per (t, b) forms part,
+// and one thread per t forms loss. Same operands, same order: same bits.
+//
+// Linear regression. Step t needs every θ_k of step t − 1, so each step is three phases:
+//   1. one thread per row q: the fp32 FMA chain e_q over k = 0..n−1 and the binary64 residual
+//      dr_q (pp_adamw_linreg_row), storing dr_q² (binary64);
+//   2. one thread for the loss: ((0 + dr_0²) + dr_1²) + … + dr_{r−1}², divided by 2r
+//      (pp_adamw_linreg_loss);
+//   3. one thread per parameter k: the fp32 FMA chain Σ_q X_qk·e_q over q = 0..r−1 in order, the
+//      gradient rounding and the element step (pp_adamw_linreg_update).
+
+// Elements per partial loss sum (the CPU's work block): part of the documented order above.
+#define PP_ADAMW_LOSS_BLOCK 1024
+
+// ---------------------------------------------------------------------------------------------
+// θ-independent sources
+
+// What element i's gradient needs besides θ: the quadratic curvature and optimum, or the
+// synthetic signal (constant over steps, so computed once per thread).
+typedef struct pp_adamw_elem_data {
+    float h, opt;  // quadratic (0 for synthetic)
+    double sig;    // synthetic (0 for quadratic)
+} pp_adamw_elem_data;
+
+PP_HD static inline pp_adamw_elem_data pp_adamw_elem_data_make(const pp_adamw_problem *pr, int64_t i)
+{
+    pp_adamw_elem_data d = {0.0f, 0.0f, 0.0};
+    if (pr->kind == PP_ADAMW_GRAD_QUADRATIC)
+        pp_adamw_quad_data(pr, i, &d.h, &d.opt);
+    else
+        d.sig = pp_adamw_synth_signal(pr, i);
+    return d;
+}
+
+// term(t, i) = ½·h·(θ − θ*)² in binary64 (each operation rounded once: no FMA, by the build).
+PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, float theta)
+{
+    double x = (double)theta - d->opt;
+    return 0.5 * d->h * x * x;
+}
+
+// Step t of element i: its gradient (synthetic, or quadratic from the current θ), its
+// stochastic-rounding bits, and the element update of kernels/adamw.h with step t's scalars sc.
+PP_HD static inline void pp_adamw_src_step(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                           const pp_adamw_scalars *sc, int t, int64_t i,
+                                           const pp_adamw_elem_data *d, pp_adamw_elem *e)
+{
+    uint32_t rb[2] = {0, 0};
+    if (va->stochastic)
+        pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
+    float g;
+    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
+        g = (float)pp_adamw_synth_grad_s(pr, va->param, t, i, d->sig);
+    else
+        g = pp_adamw_store(va->param, d->h * (e->theta - d->opt));
+    pp_adamw_elem_step(va, sc, e, g, rb);
+}
+
+// Where a thread's loss terms go: term(t, i) lands at p[(t − t0)·stride], added to what is
+// there (add = 1: the CPU's running block sum) or stored (add = 0: the GPU's term buffer).
+// p NULL: no loss wanted.
+typedef struct pp_adamw_loss_out {
+    double *p;
+    int64_t stride;
+    int add;
+} pp_adamw_loss_out;
+
+// θ snapshots: snap[j·n + i] = θ_i after step step[j], for the j with step[j] in the range run.
+typedef struct pp_adamw_snap_out {
+    double *snap;       // [count][n], or NULL
+    const int *step;    // [count], increasing
+    int count;
+    int64_t n;
+} pp_adamw_snap_out;
+
+// The body of element i over loss indices t0..t1 (0 ≤ t0 ≤ t1 ≤ T): term(t0, i) when t0 = 0,
+// then steps max(t0, 1)..t1, each followed by its term and, at a snapshot step, θ's snapshot.
+// @param [in]     sc    the per-step scalars, indexed by step t (sc[0] unused)
+// @param [in,out] e     the element's state before loss index t0 (θ₀ and zeros when t0 = 0)
+// Splitting 0..T into consecutive ranges gives the same bits as one range (the state carries).
+PP_HD static inline void pp_adamw_elem_thread(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                              const pp_adamw_scalars *sc, int64_t i, int t0, int t1,
+                                              pp_adamw_elem *e, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+{
+    pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i);
+    int first = t0 > 1 ? t0 : 1;
+    int snap = 0;
+    while (so.snap && snap < so.count && so.step[snap] < first)
+        snap++;
+    if (t0 == 0 && lo.p) {
+        double x = pp_adamw_quad_loss_term(&d, e->theta);
+        lo.p[0] = lo.add ? lo.p[0] + x : x;
+    }
+    for (int t = first; t <= t1; t++) {
+        pp_adamw_src_step(va, pr, &sc[t], t, i, &d, e);
+        if (lo.p) {
+            double *q = lo.p + (int64_t)(t - t0) * lo.stride;
+            double x = pp_adamw_quad_loss_term(&d, e->theta);
+            *q = lo.add ? *q + x : x;
+        }
+        if (so.snap && snap < so.count && so.step[snap] == t)
+            so.snap[(int64_t)snap++ * so.n + i] = e->theta;
+    }
+}
+
+// part(t, b) from a term buffer laid out term[i] (one loss index; the caller offsets to it).
+PP_HD static inline double pp_adamw_loss_block_sum(const double *term, int64_t n, int64_t b)
+{
+    int64_t lo = b * PP_ADAMW_LOSS_BLOCK, hi = lo + PP_ADAMW_LOSS_BLOCK;
+    if (hi > n)
+        hi = n;
+    double s = 0.0;
+    for (int64_t i = lo; i < hi; i++)
+        s += term[i];
+    return s;
+}
+
+// loss(t) from part(t, b) at part[b·stride], b = 0..nb−1.
+PP_HD static inline double pp_adamw_loss_total(const double *part, int64_t nb, int64_t stride)
+{
+    double s = 0.0;
+    for (int64_t b = 0; b < nb; b++)
+        s += part[b * stride];
+    return s;
+}
+
+// The GPU's loss-term buffer cap (bytes): bounds device memory whatever n·T.
+#define PP_ADAMW_TERM_BYTES ((size_t)256 << 20)
+
+// Loss indices per GPU chunk: the term buffer holds chunk·n binary64 values, at most
+// max_bytes; at least 1, at most T + 1. max_steps > 0 caps it further (tests use it to
+// exercise the chunking on small problems; the bits do not depend on it).
+static inline int pp_adamw_loss_chunk(int64_t n, int T, size_t max_bytes, int max_steps)
+{
+    int64_t c = (int64_t)(max_bytes / ((size_t)n * sizeof(double)));
+    if (c > (int64_t)T + 1)
+        c = (int64_t)T + 1;
+    if (max_steps > 0 && c > max_steps)
+        c = max_steps;
+    return c < 1 ? 1 : (int)c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear regression (kernels/adamw_problem.h's emulated gradient)
+
+// Row q of the current θ (state e[0..n−1]): res[q] = RN32(fmaf-chain(x_q·θ) − y_q) and
+// dr2[q] = dr·dr with dr = (binary64 dot x_q·θ, left to right) − y_q.
+PP_HD static inline void pp_adamw_linreg_row(const float *X, const float *y, const pp_adamw_elem *e, int64_t n,
+                                             int64_t q, float *res, double *dr2)
+{
+    float acc = 0.0f;
+    double dacc = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        acc = fmaf(X[q * n + k], e[k].theta, acc);
+        dacc += (double)X[q * n + k] * (double)e[k].theta;
+    }
+    res[q] = acc - y[q];
+    double dr = dacc - (double)y[q];
+    dr2[q] = dr * dr;
+}
+
+// The loss (1/2r)·Σ_q dr_q², summed q = 0..r−1 in order.
+PP_HD static inline double pp_adamw_linreg_loss(const double *dr2, int64_t r)
+{
+    double s = 0.0;
+    for (int64_t q = 0; q < r; q++)
+        s += dr2[q];
+    return s / (2.0 * (double)r);
+}
+
+// Step t of parameter k: g_k = R_P(RN32(fmaf-chain(Σ_q X_qk·res_q)·inv_r)), inv_r = RN32(1/r),
+// then the element update with step t's scalars.
+PP_HD static inline void pp_adamw_linreg_update(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                                const pp_adamw_scalars *sc, int t, const float *X,
+                                                const float *res, float inv_r, int64_t k, pp_adamw_elem *e)
+{
+    int64_t n = pr->n, r = pr->rows;
+    float acc = 0.0f;
+    for (int64_t q = 0; q < r; q++)
+        acc = fmaf(X[q * n + k], res[q], acc);
+    float g = pp_adamw_store(va->param, acc * inv_r);
+    uint32_t rb[2] = {0, 0};
+    if (va->stochastic)
+        pp_adamw_sr_bits(pr->seed, (uint64_t)k, (uint32_t)t, rb);
+    pp_adamw_elem_step(va, sc, e, g, rb);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks both backends make before running (host)
+
+static inline int pp_adamw_fmt_ok(pp_format_id f)
+{
+    return f == PP_FMT_FP32 || f == PP_FMT_BF16 || f == PP_FMT_FP16;
+}
+
+// 0 when the variant, the problem and θ₀ (n values that must be values of va->param) can run;
+// else -1 with one line in msg.
+static inline int pp_adamw_check(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0,
+                                 char *msg, size_t len)
+{
+    if (!pp_adamw_fmt_ok(va->param) || !pp_adamw_fmt_ok(va->momentum) || !pp_adamw_fmt_ok(va->variance) ||
+        !pp_adamw_fmt_ok(va->compensation)) {
+        snprintf(msg, len, "formats must be fp32, bf16 or fp16");
+        return -1;
+    }
+    if (pr->n < 1 || pr->steps < 1 || pr->steps > (1 << 24) ||
+        (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1) ||
+        (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0))) {
+        snprintf(msg, len, "bad problem (n %lld, steps %d, rows %lld, snr %g)", (long long)pr->n, pr->steps,
+                 (long long)pr->rows, pr->snr);
+        return -1;
+    }
+    for (int64_t i = 0; i < pr->n; i++)
+        if (!pp_is_representable(va->param, theta0[i])) {
+            snprintf(msg, len, "theta0[%lld] = %.17g is not a %s value", (long long)i, theta0[i],
+                     pp_format_get(va->param).name);
+            return -1;
+        }
+    return 0;
+}
+
+#endif

@@ -1,0 +1,166 @@
+// adamw_cases.h — the knob combinations and problems on which an AdamW backend with
+// pp_adamw_cuda's signature must equal the CPU emulation bit for bit (outputs, θ snapshots,
+// loss per step). Shared by tests/test_adamw_threads.c (the per-thread bodies in the GPU's
+// decomposition, on the CPU) and tests/test_adamw_cuda.c (the GPU itself).
+#ifndef PP_TEST_ADAMW_CASES_H
+#define PP_TEST_ADAMW_CASES_H
+
+#include "test_util.h"
+
+#include "cpu/adamw.h"
+
+#define ADAMW_MAX_FAILS 10
+
+typedef int (*adamw_backend_fn)(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0,
+                                double *theta, double *m, double *v, double *c, pp_adamw_trace *trace,
+                                int chunk_steps, char *errbuf, size_t errlen);
+
+// Variant number vi of the full cross product: param × momentum × variance formats (27) ×
+// {no Kahan, Kahan into fp32, bf16, fp16} (4) × {nearest, stochastic} (2) × {anyprecision,
+// torch} (2) = 432.
+#define ADAMW_N_VARIANTS 432
+static inline pp_adamw_variant adamw_case_variant(int vi)
+{
+    static const pp_format_id f[3] = {PP_FMT_FP32, PP_FMT_BF16, PP_FMT_FP16};
+    pp_adamw_variant va;
+    va.param = f[vi % 3];
+    va.momentum = f[vi / 3 % 3];
+    va.variance = f[vi / 9 % 3];
+    int k = vi / 27 % 4;
+    va.kahan = k > 0;
+    va.compensation = k > 0 ? f[k - 1] : PP_FMT_BF16;
+    va.stochastic = vi / 108 % 2;
+    va.update = vi / 216 % 2 ? PP_ADAMW_TORCH : PP_ADAMW_ANYPRECISION;
+    return va;
+}
+
+// A problem of source kind with n parameters and T steps whose hyper-parameters vary with vi:
+// weight decay on and off, the three schedules, β1 = 0.4 for some torch variants (lerp's other
+// branch, |1 − β1| ≥ ½), a large gradient scale that overflows fp16 for some (Inf and NaN
+// propagate through every state).
+static inline pp_adamw_problem adamw_case_problem(pp_adamw_grad_kind kind, int64_t n, int T, int64_t rows, int vi)
+{
+    pp_adamw_problem pr;
+    memset(&pr, 0, sizeof pr);
+    pr.kind = kind;
+    pr.n = n;
+    pr.steps = T;
+    pr.seed = pp_test_seed() + (uint64_t)vi;
+    pr.hyper.lr = vi % 5 == 4 ? 0.5 : 1e-2;
+    pr.hyper.beta1 = vi % 7 == 3 ? 0.4 : 0.9;
+    pr.hyper.beta2 = 0.999;
+    pr.hyper.eps = 1e-8;
+    pr.hyper.weight_decay = vi % 2 ? 0.01 : 0.0;
+    pr.schedule = (pp_adamw_schedule)(vi % 3);
+    pr.warmup = 3;
+    pr.grad_scale = vi % 11 == 5 ? 3e4 : 1e-2;
+    pr.snr = 1.0;
+    pr.rows = rows;
+    pr.label_noise = 0.1;
+    return pr;
+}
+
+// θ₀: normal values of the variant's parameter format.
+static inline void adamw_case_theta0(const pp_adamw_problem *pr, pp_format_id P, double *th0)
+{
+    for (int64_t i = 0; i < pr->n; i++)
+        th0[i] = pp_round(P, pp_rand_normal(pr->seed, 0x7430u, (uint64_t)i), PP_RND_NE, 0);
+}
+
+// Bits equal; with nan_any, two NaNs of any sign or payload count as equal (IEEE leaves a
+// computed NaN's bits to the hardware: x86 makes the negative default NaN, CUDA 0x7fffffff).
+static inline int adamw_case_same(double a, double b, int nan_any)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (nan_any && a != a && b != b);
+}
+
+// Counts and prints (up to ADAMW_MAX_FAILS in all, through *fails) the elements where got and
+// want differ.
+static inline void adamw_case_compare(const double *got, const double *want, int64_t n, int nan_any,
+                                      const char *what, const char *tensor, int *fails)
+{
+    if (memcmp(got, want, (size_t)n * sizeof *got) == 0)
+        return;
+    for (int64_t i = 0; i < n; i++) {
+        if (adamw_case_same(got[i], want[i], nan_any))
+            continue;
+        if (++*fails <= ADAMW_MAX_FAILS) {
+            fprintf(stderr, "FAIL backend == cpu (%s): %s[%lld]\n", what, tensor, (long long)i);
+            pp_test_print_double("backend", got[i]);
+            pp_test_print_double("cpu", want[i]);
+        }
+    }
+}
+
+// Runs variant vi on problem pr through fn (with chunk_steps) and through pp_adamw_cpu, with
+// traces, and compares θ, m, v, c, the snapshots and the losses. Returns the number of
+// differing values (0: equal).
+static inline int adamw_case_run(adamw_backend_fn fn, const char *name, int vi, const pp_adamw_problem *pr,
+                                 int chunk_steps, int nan_any)
+{
+    pp_adamw_variant va = adamw_case_variant(vi);
+    int64_t n = pr->n;
+    double *th0 = calloc((size_t)n, sizeof *th0), *a = calloc((size_t)(4 * n), sizeof *a),
+           *b = calloc((size_t)(4 * n), sizeof *b);
+    assert_non_null(th0), assert_non_null(a), assert_non_null(b);
+    adamw_case_theta0(pr, va.param, th0);
+    pp_adamw_trace ta, tb;
+    pp_error perr = {0};
+    char err[400] = "";
+    assert_int_equal(pp_adamw_cpu(&va, pr, th0, b, b + n, b + 2 * n, b + 3 * n, &tb, 1, &perr), PP_OK);
+    int rc = fn(&va, pr, th0, a, a + n, a + 2 * n, a + 3 * n, &ta, chunk_steps, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", name, err);
+    assert_int_equal(rc, 0);
+    char what[200];
+    snprintf(what, sizeof what, "%s, variant %d: P %s M %s V %s kahan %d C %s sr %d %s; source %d n %lld T %d "
+             "rows %lld chunk %d", name, vi, pp_format_get(va.param).name, pp_format_get(va.momentum).name,
+             pp_format_get(va.variance).name, va.kahan, pp_format_get(va.compensation).name, va.stochastic,
+             va.update == PP_ADAMW_TORCH ? "torch" : "anyprecision", (int)pr->kind, (long long)n, pr->steps,
+             (long long)pr->rows, chunk_steps);
+    int fails = 0;
+    static const char *const names[4] = {"theta", "m", "v", "c"};
+    for (int k = 0; k < 4; k++)
+        adamw_case_compare(a + k * n, b + k * n, n, nan_any, what, names[k], &fails);
+    assert_int_equal(ta.n_snaps, tb.n_snaps);
+    assert_memory_equal(ta.snap_step, tb.snap_step, (size_t)ta.n_snaps * sizeof(int));
+    adamw_case_compare(ta.snap, tb.snap, ta.n_snaps * n, nan_any, what, "snapshots", &fails);
+    assert_int_equal(ta.loss != NULL, tb.loss != NULL);
+    if (tb.loss)
+        adamw_case_compare(ta.loss, tb.loss, pr->steps + 1, nan_any, what, "loss", &fails);
+    pp_adamw_trace_free(&ta), pp_adamw_trace_free(&tb);
+    free(th0), free(a), free(b);
+    return fails;
+}
+
+// Every variant on small ragged problems of each source; then, for a sample of variants (every
+// stride-th, scaled by PRECPROBE_TEST_MULTIPLIER), problems past the loss block (n = 2100: three
+// blocks, the last ragged) with the loss split into chunks of 1, 4 and the default, and a
+// linear regression with more rows than one warp. Returns the number of differing values.
+static inline int adamw_case_all(adamw_backend_fn fn, const char *name, int nan_any)
+{
+    int fails = 0;
+    for (int vi = 0; vi < ADAMW_N_VARIANTS; vi++) {
+        pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, 5, 6, 0, vi);
+        pp_adamw_problem q = adamw_case_problem(PP_ADAMW_GRAD_QUADRATIC, 7, 6, 0, vi);
+        pp_adamw_problem l = adamw_case_problem(PP_ADAMW_GRAD_LINREG, 5, 6, 7, vi);
+        fails += adamw_case_run(fn, name, vi, &s, 0, nan_any);
+        fails += adamw_case_run(fn, name, vi, &q, vi % 3, nan_any);
+        fails += adamw_case_run(fn, name, vi, &l, 0, nan_any);
+    }
+    int64_t stride = (int64_t)(ADAMW_N_VARIANTS / pp_test_iters(24));
+    if (stride < 1)
+        stride = 1;
+    for (int vi = 5; vi < ADAMW_N_VARIANTS; vi += (int)stride) {
+        pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, 2100, 12, 0, vi);
+        pp_adamw_problem q = adamw_case_problem(PP_ADAMW_GRAD_QUADRATIC, 2100, 12, 0, vi);
+        pp_adamw_problem l = adamw_case_problem(PP_ADAMW_GRAD_LINREG, 37, 12, 70, vi);
+        fails += adamw_case_run(fn, name, vi, &s, 0, nan_any);
+        for (int ci = 0; ci < 3; ci++)
+            fails += adamw_case_run(fn, name, vi, &q, (int[]){1, 4, 0}[ci], nan_any);
+        fails += adamw_case_run(fn, name, vi, &l, 0, nan_any);
+    }
+    return fails;
+}
+
+#endif
