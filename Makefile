@@ -53,13 +53,19 @@ deps:
 	@bash tools/install-deps.sh
 
 # ---- objects ---------------------------------------------------------------------------------
-build/rel/%.o: %.c
+# The release objects rebuild when their flags change (a build with nvcc, then `make NVCC=`):
+# the stamp is rewritten only when the flags differ from the last build's.
+FLAGS_STAMP := build/rel/flags.stamp
+FLAGS_NOW   := $(CFLAGS_rel) $(CUDA_DEF) $(NVFLAGS)
+$(shell mkdir -p build/rel && (echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP)))
+
+build/rel/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CUDA_DEF) $(CFLAGS_rel) -MMD -MP -c $< -o $@
 build/san/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_san) -MMD -MP -c $< -o $@
-build/rel/%.o: %.cu
+build/rel/%.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
 

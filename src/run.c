@@ -179,6 +179,12 @@ static void compare_into(pp_comparison *cmp, const pp_case *c, const char *varia
     cmp->ndim = a->ndim;
     memcpy(cmp->shape, a->shape, sizeof cmp->shape);
     fill_opts(c, a->format, e->format, &cmp->opts);
+    if (!strcmp(against, "cpu-emulation")) {
+        // --cross-check asks "identical?", not "close?": zero tolerances, and NaN equal to NaN
+        // (their sign and payload are the hardware's choice, x86's and CUDA's differ)
+        cmp->opts.rtol = cmp->opts.atol = 0.0;
+        cmp->opts.equal_nan = 1;
+    }
     pp_close_stats_init(&cmp->stats);
     pp_close_stats_update(&cmp->stats, &cmp->opts, a->data, e->data, a->numel, 0);
     // error per position and head for the HTML charts: against the reference only, and optional

@@ -122,12 +122,12 @@ static int gemm_check(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_
     if (batch < 0 || m < 0 || n < 0 || k < 0 || (batch && m && k && (m * k > max / batch)) ||
         (batch && k && n && (k * n > max / batch)) || (batch && m && n && (m * n > max / batch))) {
         if (errbuf && errlen)
-            snprintf(errbuf, errlen, "gemm on cuda: extents out of range");
+            snprintf(errbuf, errlen, "extents out of range");
         return PP_CUDA_ERR_INPUT;
     }
     if (pp_gemm_scalars_make(v, k, s)) {
         if (errbuf && errlen)
-            snprintf(errbuf, errlen, "gemm on cuda: bad variant (format, accumulation, or alpha)");
+            snprintf(errbuf, errlen, "bad variant (format, accumulation, or alpha)");
         return PP_CUDA_ERR_INPUT;
     }
     const double *ops[2] = {a, b};
@@ -137,7 +137,7 @@ static int gemm_check(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_
             double x = ops[o][i];
             if (x == x && pp_round(v->format, x, PP_RND_NE, 0) != x) {
                 if (errbuf && errlen)
-                    snprintf(errbuf, errlen, "gemm on cuda: %s[%lld] = %.17g is not a value of %s", o ? "B" : "A",
+                    snprintf(errbuf, errlen, "%s[%lld] = %.17g is not a value of %s", o ? "B" : "A",
                              (long long)i, x, pp_format_get(v->format).name);
                 return PP_CUDA_ERR_INPUT;
             }
