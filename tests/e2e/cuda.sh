@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# cuda.sh — the shipped small cases on the GPU: `precprobe run CASE --device cuda --cross-check`
+# must exit as on the CPU (every gate holds), and every cpu-emulation comparison it adds must show
+# no difference at all (0 mismatches, max abs 0, max ulp 0: precprobe's kernels are the CPU
+# emulation's arithmetic in its order). Skips, exit 0, with the reason when CUDA support is not
+# compiled in or no GPU is usable.   usage: tests/e2e/cuda.sh [bin/precprobe]
+set -u
+cd "$(dirname "$0")/../.."
+bin=${1:-bin/precprobe}
+if "$bin" --version | grep -q "cuda: not compiled in"; then
+    echo "cuda: SKIPPED: CUDA support not compiled in (no nvcc at build time)"
+    exit 0
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$bin" run cases/quickstart.toml --device cuda -q --out "$tmp/probe" >/dev/null 2>"$tmp/probe.err"
+if [ $? -eq 3 ]; then
+    echo "cuda: SKIPPED: $(head -1 "$tmp/probe.err")"
+    exit 0
+fi
+fail=0
+for c in quickstart bloom-prescale external-gemm te-cp-small glm-softmax bloom-prescale-attn \
+         external-attention adamw-small bf16-training-small; do
+    "$bin" run "cases/$c.toml" --device cuda --cross-check -q --out "$tmp/$c" >"$tmp/$c.out" 2>"$tmp/$c.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "FAIL cuda $c: exit $rc"; tail -5 "$tmp/$c.err"; fail=1; continue
+    fi
+    # summary rows: variant tensor against mismatch max-abs max-rel max-ulp NaN/Inf
+    bad=$(awk '$3 == "cpu-emulation" && ($4 != "0.0%" || $5 != "0.0" || $7 != "0") { print }' "$tmp/$c/report.txt")
+    rows=$(awk '$3 == "cpu-emulation"' "$tmp/$c/report.txt" | wc -l)
+    if [ "$rows" -eq 0 ]; then
+        echo "FAIL cuda $c: no cpu-emulation comparisons in the report"; fail=1
+    elif [ -n "$bad" ]; then
+        echo "FAIL cuda $c: the GPU differs from the CPU emulation:"; echo "$bad" | head -10; fail=1
+    else
+        echo "ok   cuda $c: $rows cpu-emulation comparisons, all identical"
+    fi
+done
+[ $fail -eq 0 ]
