@@ -33,7 +33,7 @@ CUDA_DEF   := -DPP_HAVE_CUDA=1
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 endif
 
-LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard kernels/cpu/*.c) \
+LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) \
              $(wildcard reference/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
 # The CUDA tests (tests/test_*_cuda.c) need the CUDA objects: built only when nvcc is found; with

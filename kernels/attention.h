@@ -1,6 +1,7 @@
 // attention.h — the element-wise arithmetic of precprobe's attention variants (unfused and flash,
 // forward and backward, the context-parallel merges), the variant's knobs and its scalars.
-// C11 and nvcc (PP_HD); the loops are kernels/cpu/attention*.c, which a CUDA kernel must follow.
+// C11 and nvcc (PP_HD); the loops are kernels/cpu/attention.c, and the GPU's per-thread bodies
+// kernels/attention_threads.h (launched by kernels/attention_plan.c) follow them step by step.
 #ifndef PP_ATTENTION_H
 #define PP_ATTENTION_H
 

@@ -7,6 +7,9 @@
 
 #include "attention_ref.h"
 #include "cpu/attention.h"
+#ifdef PP_HAVE_CUDA
+#include "cuda/attention_cuda.h"
+#endif
 #include "op.h"
 
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
@@ -151,8 +154,7 @@ static pp_attn_dims dims_of(const pp_op_params *p)
     return d;
 }
 
-static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
-                   pp_error *err)
+static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
     static const pp_attn_scale scale_ids[] = {PP_ATTN_SCALE_POST, PP_ATTN_SCALE_PRE, PP_ATTN_SCALE_PRE_Q};
     static const pp_attn_softmax softmax_ids[] = {PP_ATTN_SOFTMAX_FP32, PP_ATTN_SOFTMAX_STORAGE,
@@ -174,12 +176,34 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     v.cp_grad_accum = k->v[K_CP_GRAD_ACCUM] == 0 ? v.format : PP_FMT_FP32;
     v.sigma_given = p->given[P_SIGMA];
     v.sigma = p->v[P_SIGMA];
+    return v;
+}
+
+static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
+                   pp_error *err)
+{
+    pp_attn_variant v = variant_of(p, k);
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     return pp_attention_cpu(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
                             out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
                             bwd ? out[O_DV].data : NULL, threads, err);
 }
+
+#ifdef PP_HAVE_CUDA
+// Our kernels (kernels/cuda/attention_kernels.cu): the CPU emulation's arithmetic, bit for bit.
+static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, pp_error *err)
+{
+    pp_attn_variant v = variant_of(p, k);
+    pp_attn_dims d = dims_of(p);
+    int bwd = backward(p);
+    char msg[400] = "";
+    int rc = pp_attention_cuda(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
+                               out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
+                               bwd ? out[O_DV].data : NULL, msg, sizeof msg);
+    return rc ? pp_fail(err, rc, "attention on cuda: %s", msg) : PP_OK;
+}
+#endif
 
 static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
                      pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
@@ -239,7 +263,11 @@ const pp_op pp_op_attention = {
     .output_active = output_active,
     .describe = describe,
     .run_cpu = run_cpu,
+#ifdef PP_HAVE_CUDA
+    .run_cuda = run_cuda,
+#else
     .run_cuda = NULL,
+#endif
     .reference = reference,
     .ref_methods = ref_methods,
     .axes = axes,

@@ -1,0 +1,375 @@
+// attention_plan.c — the launch sequence of the GPU attention (see attention_plan.h): the checks
+// of the CPU emulation, the inputs to the device (binary32, head-major, prescaled), then per block
+// the stages of attention_threads.h in the CPU's order, then the outputs back.
+//
+// Plain:  forward block; backward block, dq, dk/dv (GQA sum).
+// CP:     ring steps i = 0..W−1: forward block of every rank (one launch per stage), lse merge;
+//         out merge; then backward steps i = 0..W−1: backward block, dq and dk/dv accumulation;
+//         final roundings. One launch per stage per step, so the step order is the launch order.
+#include "attention_plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PLAN_OK = 0, PLAN_ERR_INPUT = 2, PLAN_ERR_RUNTIME = 3 };
+
+static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...)
+{
+    if (errbuf && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+// The CPU emulation's checks (kernels/cpu/attention.c), with its messages.
+static int plan_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
+                      const double *k, const double *vv, const double *dout, const double *out, const double *lse,
+                      const double *dq, const double *dk, const double *dv, char *eb, size_t el)
+{
+    pp_format_id f = v->format;
+    if (f != PP_FMT_FP16 && f != PP_FMT_BF16 && f != PP_FMT_FP32)
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: format %s is not fp16, bf16 or fp32",
+                         pp_format_get(f).name);
+    if (dm->b < 0 || dm->s_q < 0 || dm->s_kv < 0 || dm->h < 1 || dm->h_kv < 1 || dm->d < 1 || dm->h % dm->h_kv != 0)
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: bad shape: need extents ≥ 0, h, h_kv, d ≥ 1 and h a "
+                         "multiple of h_kv");
+    int64_t big = (int64_t)1 << 36;
+    if (dm->s_q > big / (dm->h * dm->d) || dm->s_kv > big / (dm->h * dm->d) ||
+        (dm->b && (dm->s_q + dm->s_kv) * dm->h * dm->d > big / dm->b))
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: tensors above 2^36 elements are not supported");
+    int flash = v->kernel == PP_ATTN_FLASH;
+    if (v->kernel != PP_ATTN_UNFUSED && !flash)
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: unknown kernel %d", (int)v->kernel);
+    if ((unsigned)v->accum > PP_ATTN_ACC_STORAGE || (unsigned)v->scale > PP_ATTN_SCALE_PRE_Q ||
+        (unsigned)v->softmax > PP_ATTN_SOFTMAX_NAIVE || (unsigned)v->max_subtract > PP_ATTN_MAX_NONE)
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: a knob has an unknown value");
+    int L = v->qk_layer_scaling ? v->qk_layer_scaling : 1;
+    if (L < 1 || L > (1 << 16) || v->block_m < 0 || v->block_n < 0 || v->pb_alpha < 0 || v->pb_alpha > (1 << 16))
+        return plan_fail(eb, el, PLAN_ERR_INPUT,
+                         "attention: qk_layer_scaling must be in [1, 65536], block sizes ≥ 1, pb_alpha in [1, 65536]");
+    if (flash && (v->accum != PP_ATTN_ACC_FP32 || v->softmax != PP_ATTN_SOFTMAX_FP32 || L != 1 ||
+                  v->max_subtract == PP_ATTN_MAX_PB_RELAX))
+        return plan_fail(eb, el, PLAN_ERR_INPUT,
+                         "attention: the flash kernel takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and "
+                         "max_subtract row or none (the other settings are unfused, Megatron-style knobs)");
+    int W = v->cp_world > 0 ? v->cp_world : 1;
+    if (W > 1) {
+        if (dm->s_q != dm->s_kv || dm->s_q % (2 * W) != 0)
+            return plan_fail(eb, el, PLAN_ERR_INPUT,
+                             "attention: context parallel needs s_q = s_kv divisible by 2·cp_world (s_q %lld, s_kv "
+                             "%lld, cp_world %d)",
+                             (long long)dm->s_q, (long long)dm->s_kv, W);
+        if ((v->cp_accum != f && v->cp_accum != PP_FMT_FP32) ||
+            (v->cp_grad_accum != f && v->cp_grad_accum != PP_FMT_FP32))
+            return plan_fail(eb, el, PLAN_ERR_INPUT,
+                             "attention: cp_accum and cp_grad_accum must be the storage format or fp32");
+    }
+    pp_attn_scalars sc;
+    if (pp_attn_scalars_make(v, dm->d, &sc) != 0)
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: sigma must be positive and finite");
+    int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
+    if ((nq && (!q || !out || !lse)) || (nkv && (!k || !vv)) ||
+        (backward && ((nq && (!dout || !dq)) || (nkv && (!dk || !dv)))))
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: NULL data for a non-empty tensor");
+    const char *names[] = {"q", "k", "v", "dout"};
+    const double *xs[] = {q, k, vv, dout};
+    int64_t ns[] = {nq, nkv, nkv, backward ? nq : 0};
+    for (int t = 0; t < 4; t++)
+        for (int64_t i = 0; i < ns[t]; i++)
+            if (!pp_is_representable(f, xs[t][i]))
+                return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: %s[%lld] = %.17g is not a %s value", names[t],
+                                 (long long)i, xs[t][i], pp_format_get(f).name);
+    return PLAN_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device buffers: every one the plan allocates is listed, so one loop frees them.
+
+enum { B_STAGE, B_Q, B_K, B_V, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
+       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_COUNT };
+
+typedef struct plan {
+    const pp_attn_device *dev;
+    float *buf[B_COUNT];
+    char *eb;
+    size_t el;
+} plan;
+
+static int plan_alloc(plan *P, int which, int64_t count)
+{
+    if (count < 0 || (uint64_t)count > ((uint64_t)1 << 60) / sizeof(float))
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: a work buffer of %lld floats is too large",
+                         (long long)count);
+    void *p = NULL;
+    int rc = P->dev->alloc(P->dev->ctx, &p, (size_t)(count ? count : 1) * sizeof(float));
+    P->buf[which] = p;
+    return rc;
+}
+
+static int plan_launch(plan *P, pp_attn_launch *L, int op, int64_t n)
+{
+    if (n <= 0)
+        return PLAN_OK;
+    L->op = op;
+    L->n = n;
+    return P->dev->launch(P->dev->ctx, L);
+}
+
+// Uploads x (n binary64 values of F, exact in binary32) through the staging buffer and gathers
+// it head-major into dst, times scale (attn_scale_rows).
+static int plan_input(plan *P, pp_attn_launch *L, const double *x, int64_t S, int64_t H, float scale, float *dst)
+{
+    int64_t n = L->b * S * H * L->d;
+    float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+    if (!h)
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: out of host memory");
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)x[i];
+    int rc = n ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)n * sizeof *h) : 0;
+    free(h);
+    if (rc)
+        return rc;
+    pp_attn_launch G = *L;
+    G.src = P->buf[B_STAGE];
+    G.dst = dst;
+    G.gS = S;
+    G.gH = H;
+    G.gscale = scale;
+    return plan_launch(P, &G, PP_AT_GATHER, n);
+}
+
+// Downloads a head-major [b][H][S][d] (or [b][H][S] with d = 1) array into x [b][S][H][d].
+static int plan_output(plan *P, const float *src, int64_t b, int64_t S, int64_t H, int64_t d, int head_major_out,
+                       double *x)
+{
+    int64_t n = b * S * H * d;
+    if (!n)
+        return PLAN_OK;
+    float *h = malloc((size_t)n * sizeof *h);
+    if (!h)
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: out of host memory");
+    int rc = P->dev->download(P->dev->ctx, h, src, (size_t)n * sizeof *h);
+    if (!rc)
+        for (int64_t bi = 0; bi < b; bi++)
+            for (int64_t hh = 0; hh < H; hh++)
+                for (int64_t s = 0; s < S; s++)
+                    for (int64_t e = 0; e < d; e++) {
+                        int64_t from = ((bi * H + hh) * S + s) * d + e;
+                        int64_t to = head_major_out ? from : ((bi * S + s) * H + hh) * d + e;
+                        x[to] = (double)h[from];
+                    }
+    free(h);
+    return rc;
+}
+
+// The forward of the blocks of L's geometry (step), into L->O and L->Lse.
+static int plan_fwd_block(plan *P, pp_attn_launch *L)
+{
+    int64_t rows = L->b * L->h * L->R * L->BQ;
+    if (L->kernel == PP_ATTN_FLASH)
+        return plan_launch(P, L, PP_AT_FLASH_FWD, rows);
+    int rc = plan_launch(P, L, PP_AT_UNF_SCORES, rows * L->BK);
+    if (!rc && L->max_subtract == PP_ATTN_MAX_PB_RELAX) {
+        rc = plan_launch(P, L, PP_AT_UNF_PB_ROW, rows);
+        if (!rc)
+            rc = plan_launch(P, L, PP_AT_UNF_PB_BLOCK, L->b * L->h * L->R);
+    }
+    if (!rc)
+        rc = plan_launch(P, L, PP_AT_UNF_SOFTMAX, rows);
+    if (!rc)
+        rc = plan_launch(P, L, PP_AT_UNF_PV, rows * L->d);
+    return rc;
+}
+
+// The backward of the blocks of L's geometry: dq' partials into dqb (global rows), per-head
+// dk', dv into dkh, dvh (block scratch).
+static int plan_bwd_block(plan *P, pp_attn_launch *L)
+{
+    int64_t rows = L->b * L->h * L->R * L->BQ;
+    int rc;
+    if (L->kernel == PP_ATTN_FLASH) {
+        rc = plan_launch(P, L, PP_AT_FLASH_BWD_ROW, rows);
+    } else {
+        pp_attn_launch U = *L;
+        U.Lse = NULL;  // P recomputed as in the forward; the lse is the forward's
+        rc = plan_launch(P, &U, PP_AT_UNF_SCORES, rows * L->BK);
+        if (!rc && L->max_subtract == PP_ATTN_MAX_PB_RELAX) {
+            rc = plan_launch(P, &U, PP_AT_UNF_PB_ROW, rows);
+            if (!rc)
+                rc = plan_launch(P, &U, PP_AT_UNF_PB_BLOCK, L->b * L->h * L->R);
+        }
+        if (!rc)
+            rc = plan_launch(P, &U, PP_AT_UNF_SOFTMAX, rows);
+        if (!rc)
+            rc = plan_launch(P, &U, PP_AT_UNF_DP, rows * L->BK);
+        if (!rc)
+            rc = plan_launch(P, &U, PP_AT_UNF_BWD_ROW, rows);
+    }
+    if (!rc)
+        rc = plan_launch(P, L, PP_AT_BWD_DQ, rows * L->d);
+    if (!rc)
+        rc = plan_launch(P, L, PP_AT_BWD_DKV, L->b * L->h * L->R * L->BK * L->d);
+    return rc;
+}
+
+static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
+                     const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
+                     double *dk, double *dv)
+{
+    pp_attn_launch L;
+    memset(&L, 0, sizeof L);
+    L.f = v->format;
+    L.kernel = v->kernel;
+    L.accum = v->accum;
+    L.scale = v->scale;
+    L.softmax = v->softmax;
+    L.max_subtract = v->max_subtract;
+    L.cp_accum = v->cp_accum;
+    L.cp_grad_accum = v->cp_grad_accum;
+    L.bn = v->block_n > 0 ? v->block_n : 64;
+    pp_attn_scalars_make(v, dm->d, &L.sc);
+    L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
+    L.d = dm->d, L.causal = dm->causal;
+    int W = v->cp_world > 0 ? v->cp_world : 1;
+    L.cp = W > 1;
+    L.W = W;
+    L.c = L.cp ? dm->s_q / (2 * W) : 0;
+    L.R = L.cp ? W : 1;
+    L.BQ = L.cp ? 2 * L.c : dm->s_q;
+    L.BK = L.cp ? 2 * L.c : dm->s_kv;
+    int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d;
+    int64_t nq = b * h * sq * d, nkv = b * hkv * skv * d, nrow = b * h * sq;
+    int64_t nblk = b * h * L.R * L.BQ * L.BK;
+    int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX;
+    int rc = plan_alloc(P, B_STAGE, nq > nkv ? nq : nkv);
+    if (!rc)
+        rc = plan_alloc(P, B_Q, nq);
+    if (!rc)
+        rc = plan_alloc(P, B_K, nkv);
+    if (!rc)
+        rc = plan_alloc(P, B_V, nkv);
+    if (!rc)
+        rc = plan_alloc(P, B_OUT, nq);
+    if (!rc)
+        rc = plan_alloc(P, B_LSE, nrow);
+    if (!rc && (unf || backward))
+        rc = plan_alloc(P, B_SP, nblk);
+    if (!rc && unf && pb)
+        rc = plan_alloc(P, B_MROW, b * h * L.R * L.BQ);
+    if (!rc && unf && pb)
+        rc = plan_alloc(P, B_MBLK, b * h * L.R);
+    if (!rc && backward) {
+        int which[] = {B_GO, B_DS, B_DQB, B_DKH, B_DVH, B_DQ, B_DK, B_DV};
+        int64_t count[] = {nq, nblk, nq, b * h * L.R * L.BK * d, b * h * L.R * L.BK * d, nq, nkv, nkv};
+        for (int i = 0; !rc && i < 8; i++)
+            rc = plan_alloc(P, which[i], count[i]);
+    }
+    if (!rc && L.cp) {
+        rc = plan_alloc(P, B_OALL, W * nq);
+        if (!rc)
+            rc = plan_alloc(P, B_LALL, W * nrow);
+        if (!rc && backward) {
+            rc = plan_alloc(P, B_ADQ, nq);
+            if (!rc)
+                rc = plan_alloc(P, B_ADK, nkv);
+            if (!rc)
+                rc = plan_alloc(P, B_ADV, nkv);
+        }
+    }
+    if (rc)
+        return rc;
+    float **B = P->buf;
+    L.q = B[B_Q], L.k = B[B_K], L.v = B[B_V], L.go = B[B_GO];
+    L.SP = B[B_SP], L.DS = B[B_DS], L.Mrow = B[B_MROW], L.Mblk = B[B_MBLK];
+    L.dqb = B[B_DQB], L.dkh = B[B_DKH], L.dvh = B[B_DVH];
+    L.out = B[B_OUT], L.dq = B[B_DQ], L.dk = B[B_DK], L.dv = B[B_DV];
+    L.out_f = B[B_OUT], L.lse_f = B[B_LSE];
+    L.Oall = B[B_OALL], L.Lall = B[B_LALL];
+    L.run_lse = B[B_LSE], L.acc_dq = B[B_ADQ], L.acc_dk = B[B_ADK], L.acc_dv = B[B_ADV];
+    // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are
+    if ((rc = plan_input(P, &L, q, sq, h, L.sc.s_q, B[B_Q])) || (rc = plan_input(P, &L, k, skv, hkv, L.sc.s_k, B[B_K])) ||
+        (rc = plan_input(P, &L, vv, skv, hkv, 1.0f, B[B_V])) ||
+        (backward && (rc = plan_input(P, &L, dout, sq, h, 1.0f, B[B_GO]))))
+        return rc;
+    if (!L.cp) {
+        L.O = B[B_OUT], L.Lse = B[B_LSE];
+        if ((rc = plan_fwd_block(P, &L)))
+            return rc;
+        if (backward && ((rc = plan_bwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_PLAIN_DQ, nq)) ||
+                         (rc = plan_launch(P, &L, PP_AT_PLAIN_DKV, nkv))))
+            return rc;
+    } else {
+        for (int i = 0; i < W; i++) {
+            L.step = i, L.ring_bwd = 0;
+            L.O = B[B_OALL] + i * nq, L.Lse = B[B_LALL] + i * nrow;
+            if ((rc = plan_fwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_CP_LSE, nrow)))
+                return rc;
+        }
+        if ((rc = plan_launch(P, &L, PP_AT_CP_OUT, nq)))
+            return rc;
+        if (backward) {
+            pp_attn_launch Z = L;
+            int acc[] = {B_ADQ, B_ADK, B_ADV};
+            int64_t cnt[] = {nq, nkv, nkv};
+            for (int i = 0; i < 3; i++) {
+                Z.dst = B[acc[i]];
+                if ((rc = plan_launch(P, &Z, PP_AT_FILL0, cnt[i])))
+                    return rc;
+            }
+            L.Lse = NULL;
+            for (int i = 0; i < W; i++) {
+                L.step = i, L.ring_bwd = 1;
+                if ((rc = plan_bwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_CP_DQ, nq)) ||
+                    (rc = plan_launch(P, &L, PP_AT_CP_DKV, b * hkv * L.R * L.BK * d)))
+                    return rc;
+            }
+            if ((rc = plan_launch(P, &L, PP_AT_CP_FINAL_DQ, nq)) || (rc = plan_launch(P, &L, PP_AT_CP_FINAL_DKV, nkv)))
+                return rc;
+        }
+    }
+    if ((rc = plan_output(P, B[B_OUT], b, sq, h, d, 0, out)) || (rc = plan_output(P, B[B_LSE], b, sq, h, 1, 1, lse)))
+        return rc;
+    if (backward && ((rc = plan_output(P, B[B_DQ], b, sq, h, d, 0, dq)) ||
+                     (rc = plan_output(P, B[B_DK], b, skv, hkv, d, 0, dk)) ||
+                     (rc = plan_output(P, B[B_DV], b, skv, hkv, d, 0, dv))))
+        return rc;
+    return PLAN_OK;
+}
+
+int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
+                     const double *q, const double *k, const double *vv, const double *dout, double *out,
+                     double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
+{
+    int rc = plan_check(v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    if (rc || dm->b == 0)
+        return rc;
+    if (dm->s_q == 0 || dm->s_kv == 0) {  // nothing to see: out 0, lse −Inf, zero gradients (as the CPU)
+        int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
+        for (int64_t i = 0; i < nq; i++)
+            out[i] = 0.0;
+        for (int64_t i = 0; i < dm->b * dm->h * dm->s_q; i++)
+            lse[i] = -INFINITY;
+        if (backward) {
+            for (int64_t i = 0; i < nq; i++)
+                dq[i] = 0.0;
+            for (int64_t i = 0; i < nkv; i++)
+                dk[i] = dv[i] = 0.0;
+        }
+        return PLAN_OK;
+    }
+    plan P;
+    memset(&P, 0, sizeof P);
+    P.dev = dev;
+    P.eb = errbuf;
+    P.el = errlen;
+    rc = plan_body(&P, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv);
+    for (int i = 0; i < B_COUNT; i++)
+        dev->release(dev->ctx, P.buf[i]);
+    return rc;
+}

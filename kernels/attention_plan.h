@@ -1,0 +1,41 @@
+// attention_plan.h — the host-side launch sequence of the GPU attention, written once in C and
+// parameterised by a device (allocate, copy, launch): kernels/cuda/attention_kernels.cu passes
+// the CUDA runtime, tests/test_attention_threads.c passes plain memory and a loop over the
+// threads, so the CPU-side test runs the very sequence of launches the GPU runs.
+#ifndef PP_ATTENTION_PLAN_H
+#define PP_ATTENTION_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+#include "attention_threads.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Each callback returns 0, or 3 after writing a one-line message to the device's own buffer.
+// Launches run in issue order; copies see every earlier launch's writes.
+typedef struct pp_attn_device {
+    void *ctx;
+    int (*alloc)(void *ctx, void **p, size_t bytes);  // *p NULL on failure
+    void (*release)(void *ctx, void *p);              // p may be NULL
+    int (*upload)(void *ctx, void *dst, const void *src, size_t bytes);
+    int (*download)(void *ctx, void *dst, const void *src, size_t bytes);
+    int (*launch)(void *ctx, const pp_attn_launch *L);
+} pp_attn_device;
+
+// Runs variant v on dev with the contract of pp_attention_cpu (kernels/cpu/attention.h: host
+// arrays of binary64 values, the same layouts, the same checks), and the same results bit for
+// bit. Returns 0; 2 for a bad variant, shape or input value (message in errbuf); 3 when a device
+// call fails (the device's message is in its own buffer; errbuf says which stage).
+int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dims, int backward,
+                     const double *q, const double *k, const double *vv, const double *dout, double *out,
+                     double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
