@@ -45,6 +45,9 @@ TESTS_rel := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRCS))
 # The sanitizer build is CPU-only: ASan and the CUDA runtime do not share an address space well.
 TESTS_san := $(patsubst tests/%.c,build/san/tests/%,$(filter-out %_cuda.c,$(TEST_SRCS)))
 BENCH_SRCS := $(wildcard tools/bench_*.c)
+ifeq ($(NVCC),)
+BENCH_SRCS := $(filter-out %_cuda.c,$(BENCH_SRCS))
+endif
 
 .PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser
 all: bin/precprobe
