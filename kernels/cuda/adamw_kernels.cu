@@ -10,36 +10,7 @@
 
 #include "adamw_thread.h"
 #include "cuda/adamw_cuda.h"
-
-// Return codes (src/error.h's values; kernels/ does not include src/).
-enum { PP_CUDA_OK = 0, PP_CUDA_ERR_INPUT = 2, PP_CUDA_ERR_RUNTIME = 3 };
-
-static void adamw_message(char *errbuf, size_t errlen, const char *file, int line, const char *what, const char *why)
-{
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "%s:%d: %s: %s", file, line, what, why);
-}
-
-// On failure: "file:line: call: reason" in errbuf, rc = 3, jump to the function's `done:`.
-#define PP_CUDA_CHECK(call)                                                                       \
-    do {                                                                                          \
-        cudaError_t pp_e_ = (call);                                                               \
-        if (pp_e_ != cudaSuccess) {                                                               \
-            adamw_message(errbuf, errlen, __FILE__, __LINE__, #call, cudaGetErrorString(pp_e_));  \
-            rc = PP_CUDA_ERR_RUNTIME;                                                             \
-            goto done;                                                                            \
-        }                                                                                         \
-    } while (0)
-
-// A host allocation that must succeed, with the same one-line message.
-#define PP_HOST_CHECK(ptr)                                                                        \
-    do {                                                                                          \
-        if (!(ptr)) {                                                                             \
-            adamw_message(errbuf, errlen, __FILE__, __LINE__, #ptr, "out of host memory");        \
-            rc = PP_CUDA_ERR_RUNTIME;                                                             \
-            goto done;                                                                            \
-        }                                                                                         \
-    } while (0)
+#include "cuda/cuda_check.h"
 
 // ---------------------------------------------------------------------------------------------
 // GPU kernels (each thread runs one body of adamw_thread.h; names as cuda/adamw_cuda.h lists)

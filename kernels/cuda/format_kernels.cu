@@ -8,29 +8,8 @@
 #include <stdio.h>
 
 #include "format.h"
+#include "cuda/cuda_check.h"
 #include "cuda/format_cuda.h"
-
-// Return codes of the launchers (src/error.h's values; kernels/ does not include src/).
-enum { PP_CUDA_OK = 0, PP_CUDA_ERR_INPUT = 2, PP_CUDA_ERR_RUNTIME = 3 };
-
-static void pp_cuda_message(char *errbuf, size_t errlen, const char *file, int line, const char *what,
-                            const char *why)
-{
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "%s:%d: %s: %s", file, line, what, why);
-}
-
-// Wraps a CUDA runtime call: on failure records "file:line: call: reason" in errbuf, sets rc to
-// PP_CUDA_ERR_RUNTIME and jumps to the enclosing function's `done:` (which frees what it holds).
-#define PP_CUDA_CHECK(call)                                                                        \
-    do {                                                                                           \
-        cudaError_t pp_e_ = (call);                                                                \
-        if (pp_e_ != cudaSuccess) {                                                                \
-            pp_cuda_message(errbuf, errlen, __FILE__, __LINE__, #call, cudaGetErrorString(pp_e_)); \
-            rc = PP_CUDA_ERR_RUNTIME;                                                              \
-            goto done;                                                                             \
-        }                                                                                          \
-    } while (0)
 
 // ---------------------------------------------------------------------------------------------
 // GPU kernels: kernel1 = one thread per element of the CPU loop

@@ -9,36 +9,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cuda/cuda_check.h"
 #include "cuda/gemm_cuda.h"
 #include "gemm.h"
 
-// Return codes (src/error.h's values; kernels/ does not include src/).
-enum { PP_CUDA_OK = 0, PP_CUDA_ERR_INPUT = 2, PP_CUDA_ERR_RUNTIME = 3 };
-
-static void gemm_message(char *errbuf, size_t errlen, const char *file, int line, const char *what, const char *why)
-{
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "%s:%d: %s: %s", file, line, what, why);
-}
-
-// On failure: "file:line: call: reason" in errbuf, rc = 3, jump to the function's `done:`.
-#define PP_CUDA_CHECK(call)                                                                       \
-    do {                                                                                          \
-        cudaError_t pp_e_ = (call);                                                               \
-        if (pp_e_ != cudaSuccess) {                                                               \
-            gemm_message(errbuf, errlen, __FILE__, __LINE__, #call, cudaGetErrorString(pp_e_));   \
-            rc = PP_CUDA_ERR_RUNTIME;                                                             \
-            goto done;                                                                            \
-        }                                                                                         \
-    } while (0)
-
+// cuBLAS calls fail like CUDA calls (cuda/cuda_check.h): one line, rc = 3, `goto done`.
 #define PP_CUBLAS_CHECK(call)                                                                     \
     do {                                                                                          \
         cublasStatus_t pp_s_ = (call);                                                            \
         if (pp_s_ != CUBLAS_STATUS_SUCCESS) {                                                     \
             char pp_why_[32];                                                                     \
             snprintf(pp_why_, sizeof pp_why_, "cuBLAS status %d", (int)pp_s_);                    \
-            gemm_message(errbuf, errlen, __FILE__, __LINE__, #call, pp_why_);                     \
+            pp_cuda_message(errbuf, errlen, __FILE__, __LINE__, #call, pp_why_);                  \
             rc = PP_CUDA_ERR_RUNTIME;                                                             \
             goto done;                                                                            \
         }                                                                                         \
