@@ -143,10 +143,14 @@ int pp_close_stats_text(const pp_close_stats *s, const pp_close_opts *o, int ndi
     buf[0] = '\0';
     out w = {buf, n, 0, 0};
     char v[PP_REPR_MAX];
-    put(&w, LABEL, "At greatest absolute diff:");
-    operands_at(&w, &s->abs_diff, ndim, shape);
-    put(&w, LABEL, "At greatest relative diff:");
-    operands_at(&w, &s->rel_diff, ndim, shape);
+    // torch's greatest differences count matched pairs as 0: with no mismatch they name no
+    // element worth showing (the ulp and tolerance lines below cover every pair)
+    if (s->mismatched > 0) {
+        put(&w, LABEL, "At greatest absolute diff:");
+        operands_at(&w, &s->abs_diff, ndim, shape);
+        put(&w, LABEL, "At greatest relative diff:");
+        operands_at(&w, &s->rel_diff, ndim, shape);
+    }
     put(&w, LABEL, "Worst tolerance ratio:");
     where(&w, &s->tol_ratio, ndim, shape);
     char label[64];
