@@ -49,7 +49,7 @@ ifeq ($(NVCC),)
 BENCH_SRCS := $(filter-out %_cuda.c,$(BENCH_SRCS))
 endif
 
-.PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser
+.PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser check-full
 all: bin/precprobe
 
 deps:
@@ -104,6 +104,14 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory -j2 bin/precprobe $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS))
 	@for b in $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS)); do $$b || exit $$?; done
+
+# The full-size cases against their baselines (minutes: te-cp-821 is TE PR 821's own size);
+# make test checks the small versions of the same experiments.
+FULL_CASES := te-cp-821 anyprecision-adamw bf16-training
+check-full: deps
+	@$(MAKE) --no-print-directory -j2 bin/precprobe
+	@for c in $(FULL_CASES); do echo "check $$c"; \
+	  bin/precprobe check cases/$$c.toml --baseline reports/baselines/$$c.h5 || exit $$?; done
 
 # The HTML report in a real browser (Chromium headless, screenshot checked); skips without one.
 test-browser: deps

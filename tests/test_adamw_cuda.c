@@ -4,26 +4,15 @@
 // combination and gradient source, ragged sizes and chunked losses (tests/adamw_cases.h). Skips
 // with a message when there is no GPU. Run: make build/rel/tests/test_adamw_cuda
 #include "adamw_cases.h"
+#include "test_util_cuda.h"
 
 #include "cuda/adamw_cuda.h"
 #include "cuda/format_cuda.h"
 
-static int gpu_or_skip(void)
-{
-    if (pp_cuda_device_count() == 0) {
-        print_message("skipped: no usable CUDA device or driver (pp_cuda_device_count() == 0)\n");
-        return 0;
-    }
-    return 1;
-}
-
 static void adamw_cuda_equals_cpu_every_knob(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     int fails = adamw_case_all(pp_adamw_cuda, "cuda", 1);
     if (fails) {
         fprintf(stderr, "%d values differ\n", fails);
@@ -37,10 +26,7 @@ static void adamw_cuda_equals_cpu_every_knob(void **state)
 static void adamw_cuda_longer_runs(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     int fails = 0;
     for (int vi = 1; vi < ADAMW_N_VARIANTS; vi += 53) {
         pp_adamw_problem q = adamw_case_problem(PP_ADAMW_GRAD_QUADRATIC, 5000, 150, 0, vi);
@@ -68,10 +54,7 @@ static void adamw_cuda_untraced_and_bad_input(void **state)
     pr.steps = 0;
     th0[2] = -2.0;
     assert_int_equal(pp_adamw_cuda(&va, &pr, th0, out[0], out[1], out[2], NULL, NULL, 0, err, sizeof err), 2);
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     pr.steps = 4;
     double want[3][3];
     assert_int_equal(pp_adamw_cpu(&va, &pr, th0, want[0], want[1], want[2], NULL, NULL, 1, NULL), PP_OK);

@@ -1,7 +1,7 @@
 // test_format_cuda.c — the GPU rounding kernels (kernels/cuda/format_kernels.cu) against the CPU,
 // bit for bit (memcmp): every fp16 and bf16 pattern and 1M biased random binary64 in every format
 // and mode, the named binary32 and binary64 → fp32 functions. Skips when there is no GPU.
-#include "test_util.h"
+#include "test_util_cuda.h"
 
 #include <math.h>
 
@@ -9,15 +9,6 @@
 #include "cuda/format_cuda.h"
 
 #define MAX_FAILS 10
-
-static int gpu_or_skip(void)
-{
-    if (pp_cuda_device_count() == 0) {
-        print_message("skipped: no usable CUDA device or driver (pp_cuda_device_count() == 0)\n");
-        return 0;
-    }
-    return 1;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -94,10 +85,7 @@ static void all_formats_modes(const double *x, const uint32_t *rb, size_t n, con
 static void cuda_round_all_fp16_bf16_patterns(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     size_t n = 4u << 16;
     double *x = malloc(n * sizeof *x);
     uint32_t *rb = malloc(n * sizeof *rb);
@@ -121,10 +109,7 @@ static void cuda_round_all_fp16_bf16_patterns(void **state)
 static void cuda_round_random_binary64(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     size_t n = (size_t)pp_test_iters(1000000);
     double *x = malloc(n * sizeof *x);
     uint32_t *rb = malloc(n * sizeof *rb);
@@ -143,10 +128,7 @@ static void cuda_round_random_binary64(void **state)
 static void cuda_round_named_functions(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     size_t n = 1u << 22;
     float *x = malloc(n * sizeof *x), *gpu = malloc(n * sizeof *gpu), *cpu = malloc(n * sizeof *cpu);
     double *xd = malloc(n * sizeof *xd);
@@ -187,10 +169,7 @@ static void cuda_round_named_functions(void **state)
 static void cuda_round_arguments(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     char err[256] = "";
     double x[2] = {1 + 0x1p-11, -3.0}, y[2];
     assert_int_equal(pp_cuda_round_array(PP_FMT_COUNT, PP_RND_NE, x, NULL, y, 2, err, sizeof err), 2);

@@ -3,7 +3,7 @@
 // edges and inputs with ±0, NaN, ±Inf and overflowing products; the cuBLAS path runs and returns
 // values of the format (its difference from the emulation is measured by --cross-check, not
 // asserted). Skips with a message when there is no GPU.
-#include "test_util.h"
+#include "test_util_cuda.h"
 
 #include <math.h>
 
@@ -12,15 +12,6 @@
 #include "cuda/gemm_cuda.h"
 
 #define MAX_FAILS 10
-
-static int gpu_or_skip(void)
-{
-    if (pp_cuda_device_count() == 0) {
-        print_message("skipped: no usable CUDA device or driver (pp_cuda_device_count() == 0)\n");
-        return 0;
-    }
-    return 1;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -73,10 +64,7 @@ static void compare(const double *got, const double *want, int64_t n, const char
 static void gemm_cuda_equals_cpu_every_knob(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     const pp_format_id formats[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
     const int64_t shapes[][4] = {{1, 1, 1, 1}, {2, 7, 5, 33}, {3, 17, 65, 128}, {1, 64, 64, 1000}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -115,10 +103,7 @@ static void gemm_cuda_equals_cpu_every_knob(void **state)
 static void gemm_cuda_given_alpha_and_bad_variants(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     double a[6], b[6], cg[4], cc[4];
     fill(a, 6, PP_FMT_BF16, 2.0, 5, 0);
     fill(b, 6, PP_FMT_BF16, 2.0, 6, 0);
@@ -141,10 +126,7 @@ static void gemm_cuda_given_alpha_and_bad_variants(void **state)
 static void gemm_cublas_runs(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     const int64_t B = 2, M = 33, N = 17, K = 256;
     double *a = malloc((size_t)(B * M * K) * sizeof *a), *b = malloc((size_t)(B * K * N) * sizeof *b);
     double *c = malloc((size_t)(B * M * N) * sizeof *c);
