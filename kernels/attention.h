@@ -102,6 +102,28 @@
 // grads: dq_acc = RN_C(dq_acc ⊕ dq_i) in backward-step order; dk/dv of KV block o accumulate
 //   along the ring path (ranks o−1, o−2, …, o), each hop RN_C(acc ⊕ dkv_i); final RN_F.
 //   (The baseline's copy on first touch equals adding to +0, but for the sign of a zero.)
+//
+// ---- Engine cublas (the unfused kernel's GEMMs through cuBLAS; GPU only) ----
+// The five GEMMs are cublasGemmStridedBatchedEx calls with A, B, C of the storage type
+// (CUDA_R_16F, CUDA_R_16BF, CUDA_R_32F), beta = 0, and the compute type from the accumulate knob:
+//   accumulate fp32 → CUBLAS_COMPUTE_32F, alpha a binary32;
+//   accumulate storage → CUBLAS_COMPUTE_16F for fp16 (alpha a binary16), CUBLAS_COMPUTE_32F for
+//   fp32; bf16 has no cuBLAS compute type: rejected (pp_attn_engine_error).
+// Forward:  S = α_c·Q'·Kᵀ' (baddbmm, beta 0; α_c as post above, 1 for pre/pre-q), out = P·V (bmm).
+// Backward (autograd of those): dP = dO·Vᵀ, dV = Pᵀ·dO, dQ'' = dS·K', dK'' = dSᵀ·Q' (bmm, α 1);
+//   then post: dq' = RN_F(α32 ⊗ dQ''), dk' likewise — our element-wise kernel, as baddbmm's
+//   backward multiplies the bmm's result by alpha in a separate op.
+// Each GEMM runs over the whole block, masked entries included (as torch does): the masked and
+// dead-row entries of P and dS are +0 before a GEMM reads them (Megatron's masked softmax writes 0
+// there). With GQA each q head multiplies its group's kv head (one call per (batch, kv head), the
+// group's q heads batched with the kv operand's batch stride 0), and dk, dv are per q head before
+// our group sum. Math mode: cuBLAS's default (CUBLAS_DEFAULT_MATH), which PyTorch leaves set:
+// tensor cores allowed, and with 32F compute on fp16/bf16 inputs cuBLAS may reduce split-K partial
+// sums in the output type (torch's allow_fp16/bf16_reduced_precision_reduction, default True,
+// leaves this on); fp32 inputs stay fp32 (no TF32: torch's allow_tf32 for matmul defaults False).
+// cuBLAS's summation order is its own: results are measured against the reference, not expected
+// to equal the emulation. Everything else (mask, scaling, softmax, the softmax backward, final
+// roundings, GQA sums) is the element steps above, in our kernels.
 
 // ---------------------------------------------------------------------------------------------
 // The variant
@@ -111,6 +133,10 @@ typedef enum { PP_ATTN_ACC_FP32 = 0, PP_ATTN_ACC_STORAGE } pp_attn_accum;
 typedef enum { PP_ATTN_SCALE_POST = 0, PP_ATTN_SCALE_PRE, PP_ATTN_SCALE_PRE_Q } pp_attn_scale;
 typedef enum { PP_ATTN_SOFTMAX_FP32 = 0, PP_ATTN_SOFTMAX_STORAGE, PP_ATTN_SOFTMAX_NAIVE } pp_attn_softmax;
 typedef enum { PP_ATTN_MAX_ROW = 0, PP_ATTN_MAX_PB_RELAX, PP_ATTN_MAX_NONE } pp_attn_max;
+// Who computes the unfused kernel's GEMMs: ours (the chains above, the CPU emulation's order) or
+// cuBLAS (cublasGemmStridedBatchedEx, as Megatron's baddbmm/bmm and their autograd call it; see
+// "Engine cublas" below). Everything between the GEMMs is ours in both.
+typedef enum { PP_ATTN_ENGINE_OURS = 0, PP_ATTN_ENGINE_CUBLAS } pp_attn_engine;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
@@ -126,6 +152,7 @@ typedef struct pp_attn_variant {
     int sigma_given;
     double sigma;  // default: 1/√d as the exact real, rounded where the variant rounds it
     int pb_alpha;  // PB-Relax's A (0 means 32, CogView's value)
+    pp_attn_engine engine;  // ours (0, the default) or cublas (GPU only; unfused, no CP)
 } pp_attn_variant;
 
 // query i sees keys j ≤ i + s_kv − s_q when causal
@@ -141,6 +168,25 @@ typedef struct pp_attn_scalars {
     float s_q, s_k;  // prescale factors of q and k (1 when not prescaled)
     float L, A;      // layer scaling; PB-Relax's A (1 without pb-relax)
 } pp_attn_scalars;
+
+// Why v's engine cannot run v (a one-line message naming the knob), or NULL. Host only.
+static inline const char *pp_attn_engine_error(const pp_attn_variant *v)
+{
+    if (v->engine == PP_ATTN_ENGINE_OURS)
+        return (const char *)0;
+    if (v->engine != PP_ATTN_ENGINE_CUBLAS)
+        return "attention: unknown engine";
+    if (v->kernel != PP_ATTN_UNFUSED)
+        return "attention: engine = \"cublas\" needs kernel = \"unfused\" (cuBLAS runs the unfused kernel's GEMMs; "
+               "flash is one fused kernel)";
+    if (v->cp_world > 1)
+        return "attention: engine = \"cublas\" needs cp_world = 1 (TransformerEngine's context parallelism runs "
+               "fused kernels)";
+    if (v->accum == PP_ATTN_ACC_STORAGE && v->format == PP_FMT_BF16)
+        return "attention: engine = \"cublas\" with accumulate = \"storage\" needs format fp16 or fp32 (cuBLAS has "
+               "no bf16 compute type)";
+    return (const char *)0;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scalars

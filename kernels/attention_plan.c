@@ -6,6 +6,10 @@
 // CP:     ring steps i = 0..W−1: forward block of every rank (one launch per stage), lse merge;
 //         out merge; then backward steps i = 0..W−1: backward block, dq and dk/dv accumulation;
 //         final roundings. One launch per stage per step, so the step order is the launch order.
+// Engine cublas (unfused, plain only): the score, P·V, dP, dq, dk and dv chains are the device's
+//         GEMMs (pp_attn_device.gemm), one call per (batch, kv head) with the group's q heads
+//         batched; masked entries are zeroed before a GEMM reads them, and the backward's alpha is
+//         a separate element-wise multiply, as torch's baddbmm backward does.
 #include "attention_plan.h"
 
 #include <math.h>
@@ -70,6 +74,9 @@ static int plan_check(const pp_attn_variant *v, const pp_attn_dims *dm, int back
             return plan_fail(eb, el, PLAN_ERR_INPUT,
                              "attention: cp_accum and cp_grad_accum must be the storage format or fp32");
     }
+    const char *engine_err = pp_attn_engine_error(v);
+    if (engine_err)
+        return plan_fail(eb, el, PLAN_ERR_INPUT, "%s", engine_err);
     pp_attn_scalars sc;
     if (pp_attn_scalars_make(v, dm->d, &sc) != 0)
         return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: sigma must be positive and finite");
@@ -96,6 +103,7 @@ enum { B_STAGE, B_Q, B_K, B_V, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B
 
 typedef struct plan {
     const pp_attn_device *dev;
+    int cublas;  // engine cublas: the unfused GEMMs are dev->gemm's
     float *buf[B_COUNT];
     char *eb;
     size_t el;
@@ -119,6 +127,47 @@ static int plan_launch(plan *P, pp_attn_launch *L, int op, int64_t n)
     L->op = op;
     L->n = n;
     return P->dev->launch(P->dev->ctx, L);
+}
+
+// Engine cublas: C = α·op(A)·op(B) for every q head of L's (plain) block, m×n = op(A) m×k ·
+// op(B) k×n, each operand per q head (a_kv / b_kv 0) or the q head's kv head (1). One device GEMM
+// per (batch, kv head), the group's q heads batched (the kv operand's stride 0); one GEMM over
+// all b·h heads when there is no GQA. C is per q head.
+static int plan_gemm(plan *P, const pp_attn_launch *L, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
+                     const float *a, int a_kv, const float *b, int b_kv, float *c)
+{
+    if (m <= 0 || n <= 0)
+        return PLAN_OK;
+    pp_attn_gemm G;
+    memset(&G, 0, sizeof G);
+    G.f = L->f, G.accum = L->accum, G.ta = ta, G.tb = tb, G.m = m, G.n = n, G.k = k, G.alpha = alpha;
+    G.lda = ta ? m : k, G.ldb = tb ? k : n, G.ldc = n;
+    int64_t za = m * k, zb = k * n, zc = m * n;
+    int whole = L->grp == 1;
+    int64_t calls = whole ? 1 : L->b * L->h_kv;
+    G.batch = whole ? L->b * L->h : L->grp;
+    G.sa = a_kv && !whole ? 0 : za, G.sb = b_kv && !whole ? 0 : zb, G.sc = zc;
+    for (int64_t o = 0; o < calls; o++) {  // o: (batch, kv head); its q heads start at o·grp
+        G.a = a + (a_kv ? o : o * L->grp) * za;
+        G.b = b + (b_kv ? o : o * L->grp) * zb;
+        G.c = c + o * L->grp * zc;
+        int rc = P->dev->gemm(P->dev->ctx, &G);
+        if (rc)
+            return rc;
+    }
+    return PLAN_OK;
+}
+
+// Engine cublas: x = RN_F(α ⊗ x) over n elements (baddbmm's backward: the bmm's result times alpha).
+static int plan_scale(plan *P, const pp_attn_launch *L, float alpha, float *x, int64_t n)
+{
+    if (alpha == 1.0f)
+        return PLAN_OK;
+    pp_attn_launch S = *L;
+    S.src = x;
+    S.dst = x;
+    S.gscale = alpha;
+    return plan_launch(P, &S, PP_AT_SCALE, n);
 }
 
 // Uploads x (n binary64 values of F, exact in binary32) through the staging buffer and gathers
@@ -174,7 +223,8 @@ static int plan_fwd_block(plan *P, pp_attn_launch *L)
     int64_t rows = L->b * L->h * L->R * L->BQ;
     if (L->kernel == PP_ATTN_FLASH)
         return plan_launch(P, L, PP_AT_FLASH_FWD, rows);
-    int rc = plan_launch(P, L, PP_AT_UNF_SCORES, rows * L->BK);
+    int rc = P->cublas ? plan_gemm(P, L, 0, 1, L->BQ, L->BK, L->d, L->sc.alpha_c, L->q, 0, L->k, 1, L->SP)
+                       : plan_launch(P, L, PP_AT_UNF_SCORES, rows * L->BK);
     if (!rc && L->max_subtract == PP_ATTN_MAX_PB_RELAX) {
         rc = plan_launch(P, L, PP_AT_UNF_PB_ROW, rows);
         if (!rc)
@@ -182,8 +232,11 @@ static int plan_fwd_block(plan *P, pp_attn_launch *L)
     }
     if (!rc)
         rc = plan_launch(P, L, PP_AT_UNF_SOFTMAX, rows);
+    if (!rc && P->cublas)
+        rc = plan_launch(P, L, PP_AT_UNF_ZERO_MASKED, rows * L->BK);
     if (!rc)
-        rc = plan_launch(P, L, PP_AT_UNF_PV, rows * L->d);
+        rc = P->cublas ? plan_gemm(P, L, 0, 0, L->BQ, L->d, L->BK, 1.0, L->SP, 0, L->v, 1, L->O)
+                       : plan_launch(P, L, PP_AT_UNF_PV, rows * L->d);
     return rc;
 }
 
@@ -198,7 +251,8 @@ static int plan_bwd_block(plan *P, pp_attn_launch *L)
     } else {
         pp_attn_launch U = *L;
         U.Lse = NULL;  // P recomputed as in the forward; the lse is the forward's
-        rc = plan_launch(P, &U, PP_AT_UNF_SCORES, rows * L->BK);
+        rc = P->cublas ? plan_gemm(P, &U, 0, 1, L->BQ, L->BK, L->d, L->sc.alpha_c, L->q, 0, L->k, 1, L->SP)
+                       : plan_launch(P, &U, PP_AT_UNF_SCORES, rows * L->BK);
         if (!rc && L->max_subtract == PP_ATTN_MAX_PB_RELAX) {
             rc = plan_launch(P, &U, PP_AT_UNF_PB_ROW, rows);
             if (!rc)
@@ -207,9 +261,25 @@ static int plan_bwd_block(plan *P, pp_attn_launch *L)
         if (!rc)
             rc = plan_launch(P, &U, PP_AT_UNF_SOFTMAX, rows);
         if (!rc)
-            rc = plan_launch(P, &U, PP_AT_UNF_DP, rows * L->BK);
+            rc = P->cublas ? plan_gemm(P, &U, 0, 1, L->BQ, L->BK, L->d, 1.0, L->go, 0, L->v, 1, L->DS)
+                           : plan_launch(P, &U, PP_AT_UNF_DP, rows * L->BK);
         if (!rc)
-            rc = plan_launch(P, &U, PP_AT_UNF_BWD_ROW, rows);
+            rc = plan_launch(P, &U, PP_AT_UNF_BWD_ROW, rows);  // also zeroes masked and dead P, dS
+        if (!rc && P->cublas) {
+            // dq'' = dS·K', dk'' = dSᵀ·Q', dv = Pᵀ·dO (bmm), then baddbmm backward's alpha
+            int64_t nq = L->b * L->h * L->sq * L->d, nkh = L->b * L->h * L->BK * L->d;
+            float a = pp_attn_bwd_alpha(L);
+            rc = plan_gemm(P, L, 0, 0, L->BQ, L->d, L->BK, 1.0, L->DS, 0, L->k, 1, L->dqb);
+            if (!rc)
+                rc = plan_scale(P, L, a, L->dqb, nq);
+            if (!rc)
+                rc = plan_gemm(P, L, 1, 0, L->BK, L->d, L->BQ, 1.0, L->DS, 0, L->q, 0, L->dkh);
+            if (!rc)
+                rc = plan_scale(P, L, a, L->dkh, nkh);
+            if (!rc)
+                rc = plan_gemm(P, L, 1, 0, L->BK, L->d, L->BQ, 1.0, L->SP, 0, L->go, 0, L->dvh);
+            return rc;
+        }
     }
     if (!rc)
         rc = plan_launch(P, L, PP_AT_BWD_DQ, rows * L->d);
@@ -363,9 +433,12 @@ int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const 
         }
         return PLAN_OK;
     }
+    if (v->engine == PP_ATTN_ENGINE_CUBLAS && !dev->gemm)
+        return plan_fail(errbuf, errlen, PLAN_ERR_INPUT, "attention: engine 'cublas': this device has no GEMM");
     plan P;
     memset(&P, 0, sizeof P);
     P.dev = dev;
+    P.cublas = v->engine == PP_ATTN_ENGINE_CUBLAS;
     P.eb = errbuf;
     P.el = errlen;
     rc = plan_body(&P, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv);

@@ -15,6 +15,27 @@
 extern "C" {
 #endif
 
+// Engine cublas: one batched GEMM the device performs. For p = 0 .. batch−1 (row-major):
+//   C_p = RN_F(α·op(A_p)·op(B_p)),  op(X) = Xᵀ when tX,  A_p = a + p·sa (ld lda), B_p, C_p alike;
+// op(A_p) m×k, op(B_p) k×n, C_p m×n with ldc = n and sc = m·n (C contiguous). A stride may be 0
+// (GQA: the group's kv head under every q head of the batch). Operands are values of F held in
+// binary32 device buffers; C receives values of F as binary32. The accumulation is the device's
+// (the CUDA device: cublasGemmStridedBatchedEx with compute type 32F for accum fp32, 16F for fp16
+// with accum storage; kernels/attention.h "Engine cublas"); alpha is exact in that compute type.
+typedef struct pp_attn_gemm {
+    pp_format_id f;
+    pp_attn_accum accum;
+    int ta, tb;
+    int64_t m, n, k, batch;
+    double alpha;
+    const float *a;
+    int64_t lda, sa;
+    const float *b;
+    int64_t ldb, sb;
+    float *c;
+    int64_t ldc, sc;
+} pp_attn_gemm;
+
 // Each callback returns 0, or 3 after writing a one-line message to the device's own buffer.
 // Launches run in issue order; copies see every earlier launch's writes.
 typedef struct pp_attn_device {
@@ -24,6 +45,9 @@ typedef struct pp_attn_device {
     int (*upload)(void *ctx, void *dst, const void *src, size_t bytes);
     int (*download)(void *ctx, void *dst, const void *src, size_t bytes);
     int (*launch)(void *ctx, const pp_attn_launch *L);
+    // Engine cublas's GEMMs, in issue order with the launches; NULL: the device has none, and a
+    // variant with engine cublas is rejected (2).
+    int (*gemm)(void *ctx, const pp_attn_gemm *G);
 } pp_attn_device;
 
 // Runs variant v on dev with the contract of pp_attention_cpu (kernels/cpu/attention.h: host

@@ -61,6 +61,9 @@ typedef enum {
     PP_AT_CP_DKV,        // dk, dv accumulators along the ring path: (b, g, r, y, e)
     PP_AT_CP_FINAL_DQ,   // (b, hh, s, e)
     PP_AT_CP_FINAL_DKV,  // (b, g, s, e)
+    // engine cublas only (the GEMMs are the device's; these are the steps around them)
+    PP_AT_UNF_ZERO_MASKED, // P_xy = +0 where (x, y) is masked, before P·V reads the whole block: (b, hh, r, x, y)
+    PP_AT_SCALE,         // dst[t] = RN_F(RN_32(gscale·src[t])) (baddbmm backward's alpha): t
     PP_AT_N_OPS
 } pp_attn_thread_op;
 
@@ -670,6 +673,19 @@ PP_HD static inline void pp_attn_t_cp_final_dkv(const pp_attn_launch *L, int64_t
     L->dv[t] = pp_attn_store(L->f, L->acc_dv[t]);
 }
 
+// Engine cublas: the masked entries of P (and whole rows that see no key) become +0, since the
+// device's P·V GEMM reads every entry of the block, as torch's bmm after a masked softmax does.
+PP_HD static inline void pp_attn_t_unf_zero_masked(const pp_attn_launch *L, int64_t t)
+{
+    int64_t y = t % L->BK, b, hh, x;
+    int r;
+    pp_attn_dec_row(L, t / L->BK, &b, &hh, &r, &x);
+    pp_attn_geom G;
+    pp_attn_geom_of(L, r, &G);
+    if (x >= G.nq || y > pp_attn_jend(&G, x))
+        L->SP[t] = 0.0f;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Thread t of launch L.
 PP_HD static inline void pp_attn_thread(const pp_attn_launch *L, int64_t t)
@@ -696,6 +712,8 @@ PP_HD static inline void pp_attn_thread(const pp_attn_launch *L, int64_t t)
     case PP_AT_CP_DKV: pp_attn_t_cp_dkv(L, t); break;
     case PP_AT_CP_FINAL_DQ: pp_attn_t_cp_final_dq(L, t); break;
     case PP_AT_CP_FINAL_DKV: pp_attn_t_cp_final_dkv(L, t); break;
+    case PP_AT_UNF_ZERO_MASKED: pp_attn_t_unf_zero_masked(L, t); break;
+    case PP_AT_SCALE: L->dst[t] = pp_attn_mul_store(L->f, L->gscale, L->src[t]); break;
     default: break;
     }
 }

@@ -521,6 +521,13 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 return rc;
         }
     }
+    // Knob combinations the operation cannot run ([variants] and [matrix] alike; an external
+    // variant's knobs only describe it).
+    for (int i = 0; op->check_knobs && i < c->n_variants; i++) {
+        char msg[256];
+        if (!c->variants[i].external && op->check_knobs(&c->params, &c->variants[i].knobs, msg, sizeof msg))
+            return pp_fail(x->err, PP_ERR_INPUT, "%s: variant '%s': %s", x->file, c->variants[i].name, msg);
+    }
     if (c->n_variants == 0)
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: the case has no variants: add [variants.NAME] tables or a [matrix]",
                        x->file, pp_toml_line(root));

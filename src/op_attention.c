@@ -15,7 +15,7 @@
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -43,6 +43,7 @@ static const char *const scales[] = {"post", "pre", "pre-q", NULL};
 static const char *const softmaxes[] = {"fp32", "storage", "naive", NULL};
 static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
 static const char *const cp_accums[] = {"storage", "fp32", NULL};
+static const char *const engines[] = {"ours", "cublas", NULL};
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "bf16", "storage of q, k, v, dout, out, dq, dk, dv and every stored intermediate"},
     [K_KERNEL] = {"kernel", kernels, "flash",
@@ -68,6 +69,12 @@ static const pp_knob_def knobs[] = {
     [K_CP_ACCUM] = {"cp_accum", cp_accums, "storage",
                     "CP forward: accumulation of partial outputs (storage: before TE PR 821; fp32: after)"},
     [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage", "CP backward: accumulation of dq, dk, dv"},
+    // Last, so the knobs before it keep their indices and existing reports their order.
+    [K_ENGINE] = {"engine", engines, "ours",
+                  "ours: precprobe's kernels (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
+                  "the unfused kernel's GEMMs through cublasGemmStridedBatchedEx as torch's baddbmm/bmm and their "
+                  "backward call it (cuda only; kernel unfused, cp_world 1; compute type 32F for accumulate fp32, "
+                  "16F for fp16 with accumulate storage)"},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -176,7 +183,19 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.cp_grad_accum = k->v[K_CP_GRAD_ACCUM] == 0 ? v.format : PP_FMT_FP32;
     v.sigma_given = p->given[P_SIGMA];
     v.sigma = p->v[P_SIGMA];
+    v.engine = k->v[K_ENGINE] == 0 ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
     return v;
+}
+
+// Knob combinations engine cublas cannot run (kernel flash, context parallelism, bf16 storage
+// accumulation), found when the case is read rather than when the variant runs.
+static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
+{
+    pp_attn_variant v = variant_of(p, k);
+    const char *e = pp_attn_engine_error(&v);
+    if (e)
+        snprintf(msg, n, "%s", e);
+    return e ? -1 : 0;
 }
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
@@ -191,7 +210,8 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
 }
 
 #ifdef PP_HAVE_CUDA
-// Our kernels (kernels/cuda/attention_kernels.cu): the CPU emulation's arithmetic, bit for bit.
+// Our kernels (kernels/cuda/attention_kernels.cu): the CPU emulation's arithmetic, bit for bit;
+// with engine cublas the unfused GEMMs are cuBLAS's (measured, not expected to match).
 static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, pp_error *err)
 {
     pp_attn_variant v = variant_of(p, k);
@@ -257,6 +277,7 @@ const pp_op pp_op_attention = {
     .outputs = outputs,
     .n_outputs = 5,
     .check_params = check_params,
+    .check_knobs = check_knobs,
     .shape = shape,
     .format = format,
     .output_format = output_format,

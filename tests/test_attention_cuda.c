@@ -5,6 +5,9 @@
 // that overflow, NaN/Inf inputs; plus a te-cp-small-sized run (s 512, world 4). The same sweeps as
 // tests/test_attention_threads.c, which runs the identical launch sequence on the CPU. Skips with
 // a message when there is no GPU.
+// Engine cublas (cuBLAS's GEMMs, its own summation order): every supported knob combination runs,
+// returns values of the storage format, and stays within CUDA_CUBLAS_TOL units of F's roundoff
+// of the CPU emulation (ours), measured and printed.
 #include "test_util.h"
 
 #include <math.h>
@@ -345,6 +348,217 @@ static void cuda_te_cp_small_size(void **state)
     assert_int_equal(fails, 0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Engine cublas
+
+// A loose bound, in units of F's unit roundoff u times the tensor's largest magnitude, on
+// |cuBLAS pipeline − CPU emulation|: cuBLAS's order (tensor-core tiles, possibly split-K reduced
+// in the output type under the default math mode) is not ours. The CPU-side test's reversed-order
+// GEMM (tests/test_attention_threads.c) measures up to ~36 u on these shapes; 256 u leaves room
+// for cuBLAS's own order. The worst value is printed so the bound can be judged.
+#define CUDA_CUBLAS_TOL 256.0
+
+static double unit_roundoff(pp_format_id f)
+{
+    return f == PP_FMT_FP16 ? 0x1p-11 : f == PP_FMT_BF16 ? 0x1p-8 : 0x1p-24;
+}
+
+// Worst |got − want| / (u·max|want|); +Inf where exactly one side is finite or infinities differ.
+static double worst_units(pp_format_id f, const double *got, const double *want, int64_t n)
+{
+    double M = 0.0, worst = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(want[i]) && fabs(want[i]) > M)
+            M = fabs(want[i]);
+    for (int64_t i = 0; i < n; i++) {
+        if (want[i] != want[i] && got[i] != got[i])
+            continue;
+        if (!isfinite(want[i]) || !isfinite(got[i])) {
+            if (got[i] != want[i])
+                return INFINITY;
+            continue;
+        }
+        double d = fabs(got[i] - want[i]), r = d == 0.0 ? 0.0 : d / (unit_roundoff(f) * (M > 0.0 ? M : 1.0));
+        if (r > worst)
+            worst = r;
+    }
+    return worst;
+}
+
+// Runs v (engine cublas) on the GPU and ours on the CPU; checks rc 0, values of F (lse: of fp32),
+// and the distance against bound (0: not measured; INFINITY: measured and printed only). Returns
+// the failures; *worst the largest distance seen.
+static int check_cublas(const pp_attn_variant *v, const pp_attn_dims *dm, const bufs *B, int backward, double bound,
+                        const char *what, double *worst)
+{
+    pp_attn_variant ours = *v;
+    ours.engine = PP_ATTN_ENGINE_OURS;
+    pp_error e = {0};
+    if (pp_attention_cpu(&ours, dm, backward, B->q, B->k, B->v, B->dout, B->o[1], B->l[1], B->dq[1], B->dk[1],
+                         B->dv[1], 1, &e)) {
+        fprintf(stderr, "cpu: %s: %s\n", what, e.msg);
+        return 1;
+    }
+    char err[400] = "";
+    int rc = pp_attention_cuda(v, dm, backward, B->q, B->k, B->v, B->dout, B->o[0], B->l[0], B->dq[0], B->dk[0],
+                               B->dv[0], err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "cuda cublas: %s: rc %d: %s\n", what, rc, err);
+        return 1;
+    }
+    const char *names[] = {"out", "lse", "dq", "dk", "dv"};
+    double *got[] = {B->o[0], B->l[0], B->dq[0], B->dk[0], B->dv[0]};
+    double *want[] = {B->o[1], B->l[1], B->dq[1], B->dk[1], B->dv[1]};
+    int64_t ns[] = {B->nq, B->nl, B->nq, B->nkv, B->nkv};
+    int fails = 0;
+    for (int t = 0; t < (backward ? 5 : 2); t++) {
+        pp_format_id f = t == 1 ? PP_FMT_FP32 : v->format;
+        for (int64_t i = 0; i < ns[t]; i++)
+            if (!pp_is_representable(f, got[t][i])) {
+                fprintf(stderr, "FAIL cublas: %s: %s[%lld] = %.17g is not a %s value\n", what, names[t],
+                        (long long)i, got[t][i], pp_format_get(f).name);
+                fails++;
+                break;
+            }
+        if (bound == 0.0)
+            continue;
+        double w = worst_units(v->format, got[t], want[t], ns[t]);
+        if (w > *worst)
+            *worst = w;
+        if (!(w <= bound) && isfinite(bound)) {
+            fprintf(stderr, "FAIL cublas within %g u of the emulation: %s: %s off by %g u\n", bound, what, names[t], w);
+            fails++;
+        }
+    }
+    return fails;
+}
+
+// Every combination engine cublas takes (unfused; cp_world 1; bf16 with accumulate fp32 only) ×
+// formats × the plain shapes (GQA, causal, ragged, rows with no key), forward+backward and forward
+// only; inputs that overflow fp16 run for the format check only (Inf/NaN patterns may differ).
+static void cuda_cublas_every_knob(void **state)
+{
+    (void)state;
+    if (!gpu_or_skip()) {
+        skip();
+        return;
+    }
+    int fails = 0, runs = 0;
+    double worst = 0.0;
+    const int Ls[] = {1, 3};
+    for (int acc = 0; acc < 2; acc++)
+        for (int sc = 0; sc < 3; sc++)
+            for (int li = 0; li < 2; li++)
+                for (int sm = 0; sm < 3; sm++)
+                    for (int mx = 0; mx < 3 && fails < MAX_FAILS; mx++)
+                        for (int f = 0; f < 3; f++)
+                            for (int si = 0; si < 4; si++) {
+                                pp_attn_variant v;
+                                memset(&v, 0, sizeof v);
+                                v.format = formats[f];
+                                v.kernel = PP_ATTN_UNFUSED;
+                                v.engine = PP_ATTN_ENGINE_CUBLAS;
+                                v.accum = (pp_attn_accum)acc;
+                                v.scale = (pp_attn_scale)sc;
+                                v.qk_layer_scaling = Ls[li];
+                                v.softmax = (pp_attn_softmax)sm;
+                                v.max_subtract = (pp_attn_max)mx;
+                                v.cp_world = 1;
+                                if (acc && v.format == PP_FMT_BF16)
+                                    continue;  // no cuBLAS compute type: rejected
+                                int big = (acc + sc + li + sm + mx + si) % 2 && f == 0;
+                                pp_attn_dims dm = plain_shapes[si];
+                                bufs B;
+                                bufs_init(&B, &dm, v.format, big ? 200.0 : 1.0,
+                                          pp_test_seed() + (uint64_t)(acc * 1000 + sc * 100 + li * 10 + sm * 3 + mx));
+                                char what[300];
+                                snprintf(what, sizeof what, "cublas accum %s scale %s L %d softmax %s max %s %s shape %d "
+                                         "inputs x%s",
+                                         acc ? "storage" : "fp32", scale_names[sc], Ls[li], sm_names[sm],
+                                         max_names[mx], pp_format_get(v.format).name, si, big ? "200" : "1");
+                                double bound = big ? 0.0 : CUDA_CUBLAS_TOL;
+                                fails += check_cublas(&v, &dm, &B, 1, bound, what, &worst);
+                                if (si == 1)
+                                    fails += check_cublas(&v, &dm, &B, 0, bound, what, &worst);
+                                runs++;
+                                bufs_free(&B);
+                            }
+    print_message("engine cublas: %d combinations; worst distance from the emulation %.3g u (bound %g u)\n", runs,
+                  worst, CUDA_CUBLAS_TOL);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
+// te-cp-small's shape without CP (b 1, s 512, h 2, d 64, causal) and GQA 4:2 at s 256: bf16 with
+// accumulate fp32 (bounded: both sides accumulate in fp32), fp16 with accumulate storage
+// (CUBLAS_COMPUTE_16F; measured and printed only: over 256–512 terms the emulation's sequential
+// fp16 chain has its own large error, which a blocked cuBLAS sum need not share). Timed.
+static void cuda_cublas_larger(void **state)
+{
+    (void)state;
+    if (!gpu_or_skip()) {
+        skip();
+        return;
+    }
+    const pp_attn_dims dims[] = {{1, 512, 512, 2, 2, 64, 1}, {2, 256, 256, 4, 2, 64, 0}};
+    int fails = 0;
+    for (int di = 0; di < 2; di++)
+        for (int f = 0; f < 2; f++) {
+            pp_attn_dims dm = dims[di];
+            pp_attn_variant v;
+            memset(&v, 0, sizeof v);
+            v.format = f ? PP_FMT_FP16 : PP_FMT_BF16;
+            v.kernel = PP_ATTN_UNFUSED;
+            v.engine = PP_ATTN_ENGINE_CUBLAS;
+            v.accum = f ? PP_ATTN_ACC_STORAGE : PP_ATTN_ACC_FP32;
+            v.cp_world = 1;
+            bufs B;
+            bufs_init(&B, &dm, v.format, 1.0, pp_test_seed() + 512);
+            char what[160];
+            snprintf(what, sizeof what, "cublas %s accum %s b %lld s %lld h %lld/%lld d %lld causal %d",
+                     pp_format_get(v.format).name, f ? "storage" : "fp32", (long long)dm.b, (long long)dm.s_q,
+                     (long long)dm.h, (long long)dm.h_kv, (long long)dm.d, dm.causal);
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            double worst = 0.0;
+            fails += check_cublas(&v, &dm, &B, 1, f ? INFINITY : CUDA_CUBLAS_TOL, what, &worst);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            print_message("%s: worst %.3g u, cpu + cuda + compare %.2f s\n", what, worst,
+                          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+            bufs_free(&B);
+        }
+    assert_int_equal(fails, 0);
+}
+
+// What cuBLAS cannot run is rejected before the GPU is touched, with the knob named (2).
+static void cuda_cublas_errors(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 12, 12, 2, 1, 3, 0};
+    bufs B;
+    bufs_init(&B, &dm, PP_FMT_BF16, 1.0, 5);
+    pp_attn_variant v;
+    memset(&v, 0, sizeof v);
+    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
+    v.kernel = PP_ATTN_UNFUSED;
+    v.engine = PP_ATTN_ENGINE_CUBLAS;
+    v.accum = PP_ATTN_ACC_STORAGE;
+    v.cp_world = 1;
+    char err[400] = "";
+    assert_int_equal(pp_attention_cuda(&v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[0], B.l[0], B.dq[0], B.dk[0], B.dv[0],
+                                       err, sizeof err),
+                     2);
+    assert_non_null(strstr(err, "no bf16 compute type"));
+    v.accum = PP_ATTN_ACC_FP32;
+    v.kernel = PP_ATTN_FLASH;
+    assert_int_equal(pp_attention_cuda(&v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[0], B.l[0], B.dq[0], B.dk[0], B.dv[0],
+                                       err, sizeof err),
+                     2);
+    assert_non_null(strstr(err, "kernel = \"unfused\""));
+    bufs_free(&B);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +567,9 @@ int main(void)
         cmocka_unit_test(cuda_sigma_and_longer),
         cmocka_unit_test(cuda_special_inputs),
         cmocka_unit_test(cuda_te_cp_small_size),
+        cmocka_unit_test(cuda_cublas_every_knob),
+        cmocka_unit_test(cuda_cublas_larger),
+        cmocka_unit_test(cuda_cublas_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -817,6 +817,11 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
             return pp_fail(err, PP_ERR_INPUT,
                            "attention: cp_accum and cp_grad_accum must be the storage format or fp32");
     }
+    const char *engine_err = pp_attn_engine_error(v);
+    if (engine_err)
+        return pp_fail(err, PP_ERR_INPUT, "%s", engine_err);
+    if (v->engine != PP_ATTN_ENGINE_OURS)  // src/run.c's --cross-check skips on this message
+        return pp_fail(err, PP_ERR_RUNTIME, "attention: engine 'cublas' runs only on the GPU (--device cuda)");
     attn_job J;
     memset(&J, 0, sizeof J);
     J.K.v = v;

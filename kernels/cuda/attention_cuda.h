@@ -9,6 +9,11 @@
 // GPU thread per CPU chain: per score element (unfused scores, dP), per row (softmax, flash
 // forward with its key tiles, flash backward rows, D), per output element (P·V, dq, dk, dv, the
 // GQA sums, the CP merges). A CP ring step is a launch per stage covering every rank.
+// Engine cublas (v->engine; unfused, cp_world 1): the five GEMMs of the unfused forward and
+// backward are cublasGemmStridedBatchedEx calls instead (storage-type A, B, C; CUBLAS_COMPUTE_32F
+// for accumulate fp32, CUBLAS_COMPUTE_16F for fp16 with accumulate storage; bf16 storage
+// accumulation returns 2; cuBLAS's default math mode), everything between them ours: results
+// are cuBLAS's, measured, not equal to the emulation (kernels/attention.h, "Engine cublas").
 #ifndef PP_ATTENTION_CUDA_H
 #define PP_ATTENTION_CUDA_H
 
@@ -22,7 +27,7 @@ extern "C" {
 #endif
 
 // The contract of pp_attention_cpu (host arrays of binary64 values, same layouts and checks),
-// on the GPU, with the same results bit for bit (NaN payloads aside: IEEE leaves the NaN an
+// on the GPU, with the same results bit for bit for engine ours (NaN payloads aside: IEEE leaves the NaN an
 // invalid operation returns to the hardware, and x86 and CUDA differ).
 // @param [out] errbuf  errlen bytes for a one-line message on failure (may be NULL)
 // Returns 0; 2 for a bad variant, shape or input value; 3 when a CUDA call fails (the message
