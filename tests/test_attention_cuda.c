@@ -8,7 +8,7 @@
 // Engine cublas (cuBLAS's GEMMs, its own summation order): every supported knob combination runs,
 // returns values of the storage format, and stays within CUDA_CUBLAS_TOL units of F's roundoff
 // of the CPU emulation (ours), measured and printed.
-#include "test_util.h"
+#include "test_util_cuda.h"
 
 #include <math.h>
 #include <time.h>
@@ -18,15 +18,6 @@
 #include "cuda/format_cuda.h"
 
 #define MAX_FAILS 8
-
-static int gpu_or_skip(void)
-{
-    if (pp_cuda_device_count() == 0) {
-        print_message("skipped: no usable CUDA device or driver (pp_cuda_device_count() == 0)\n");
-        return 0;
-    }
-    return 1;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -177,10 +168,7 @@ static int sweep(pp_attn_variant v, const char *knobs, double scale, uint64_t se
 static void cuda_flash_every_knob(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     int fails = 0;
     const int bns[] = {64, 3, 1};
     for (int sc = 0; sc < 3 && !fails; sc++)
@@ -206,10 +194,7 @@ static void cuda_flash_every_knob(void **state)
 static void cuda_unfused_every_knob(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     int fails = 0;
     const int Ls[] = {1, 3};
     for (int acc = 0; acc < 2 && !fails; acc++)
@@ -242,10 +227,7 @@ static void cuda_unfused_every_knob(void **state)
 static void cuda_sigma_and_longer(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     pp_attn_dims dm = {1, 40, 40, 4, 1, 16, 1};
     bufs B;
     bufs_init(&B, &dm, PP_FMT_BF16, 2.0, pp_test_seed() + 99);
@@ -277,10 +259,7 @@ static void cuda_sigma_and_longer(void **state)
 static void cuda_special_inputs(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     pp_attn_dims dm = {1, 12, 12, 4, 2, 4, 0};
     int fails = 0;
     for (int kern = 0; kern < 2; kern++)
@@ -319,10 +298,7 @@ static void cuda_special_inputs(void **state)
 static void cuda_te_cp_small_size(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     pp_attn_dims dm = {1, 512, 512, 2, 2, 64, 1};
     bufs B;
     bufs_init(&B, &dm, PP_FMT_BF16, 1.0, pp_test_seed() + 821);
@@ -439,10 +415,7 @@ static int check_cublas(const pp_attn_variant *v, const pp_attn_dims *dm, const 
 static void cuda_cublas_every_knob(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     int fails = 0, runs = 0;
     double worst = 0.0;
     const int Ls[] = {1, 3};
@@ -497,10 +470,7 @@ static void cuda_cublas_every_knob(void **state)
 static void cuda_cublas_larger(void **state)
 {
     (void)state;
-    if (!gpu_or_skip()) {
-        skip();
-        return;
-    }
+    PP_TEST_REQUIRE_GPU();
     const pp_attn_dims dims[] = {{1, 512, 512, 2, 2, 64, 1}, {2, 256, 256, 4, 2, 64, 0}};
     int fails = 0;
     for (int di = 0; di < 2; di++)
