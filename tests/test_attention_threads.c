@@ -11,14 +11,13 @@
 // Engine cublas: the loop device also has a GEMM (pp_attn_gemm's contract as a plain loop, fp32 or
 // storage-format accumulation), so the whole cublas pipeline (operands, transposes, strides, GQA
 // batching, alphas, masking) runs here too; cuBLAS's own order is the GPU's (test_attention_cuda.c).
-#include "test_util.h"
+#include "attention_cases.h"
 
 #include <math.h>
 
 #include "attention_plan.h"
 #include "cpu/attention.h"
 
-#define MAX_FAILS 8
 
 // ---------------------------------------------------------------------------------------------
 // The loop device
@@ -107,173 +106,20 @@ static int plan_on_cpu(loop_dev *D, const pp_attn_variant *v, const pp_attn_dims
 // ---------------------------------------------------------------------------------------------
 // Inputs and comparison
 
-static uint64_t mix(uint64_t x)
+static int plan_run(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
+                    const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
+                    double *dk, double *dv, char *err, size_t n)
 {
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    return x ^ (x >> 33);
-}
-
-static void fill(double *x, int64_t n, pp_format_id f, double scale, uint64_t seed)
-{
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t r = mix(seed ^ (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull);
-        x[i] = pp_round(f, ((double)(r >> 11) * 0x1p-53 - 0.5) * 4.0 * scale, PP_RND_NE, 0);
-    }
-}
-
-// Equal bits, or both NaN (the NaN an FMA returns for NaN operands depends on the operand order
-// of the instruction the compiler picked; IEEE leaves it open).
-static int same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b);
-}
-
-static int compare(const char *what, const char *tensor, const double *got, const double *want, int64_t n)
-{
-    int fails = 0;
-    for (int64_t i = 0; i < n && fails < MAX_FAILS; i++)
-        if (!same_bits(got[i], want[i])) {
-            if (!fails)
-                fprintf(stderr, "FAIL plan == cpu: %s\n", what);
-            fails++;
-            fprintf(stderr, "  %s[%lld]\n", tensor, (long long)i);
-            pp_test_print_double("plan", got[i]);
-            pp_test_print_double("cpu", want[i]);
-        }
-    return fails;
-}
-
-typedef struct bufs {
-    int64_t nq, nkv, nl;
-    double *q, *k, *v, *dout;
-    double *o[2], *l[2], *dq[2], *dk[2], *dv[2];  // [0] plan, [1] cpu
-} bufs;
-
-static void bufs_init(bufs *B, const pp_attn_dims *dm, pp_format_id f, double scale, uint64_t seed)
-{
-    B->nq = dm->b * dm->s_q * dm->h * dm->d;
-    B->nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
-    B->nl = dm->b * dm->h * dm->s_q;
-    size_t D = sizeof(double);
-    B->q = malloc((size_t)B->nq * D), B->dout = malloc((size_t)B->nq * D);
-    B->k = malloc((size_t)B->nkv * D), B->v = malloc((size_t)B->nkv * D);
-    for (int i = 0; i < 2; i++) {
-        B->o[i] = malloc((size_t)B->nq * D), B->dq[i] = malloc((size_t)B->nq * D);
-        B->l[i] = malloc((size_t)B->nl * D);
-        B->dk[i] = malloc((size_t)B->nkv * D), B->dv[i] = malloc((size_t)B->nkv * D);
-    }
-    fill(B->q, B->nq, f, scale, seed + 1);
-    fill(B->k, B->nkv, f, scale, seed + 2);
-    fill(B->v, B->nkv, f, 1.0, seed + 3);
-    fill(B->dout, B->nq, f, 1.0, seed + 4);
-}
-
-static void bufs_free(bufs *B)
-{
-    free(B->q), free(B->k), free(B->v), free(B->dout);
-    for (int i = 0; i < 2; i++)
-        free(B->o[i]), free(B->l[i]), free(B->dq[i]), free(B->dk[i]), free(B->dv[i]);
-}
-
-// Runs v on both and compares every output; returns the number of differing elements (capped).
-static int check_one(const pp_attn_variant *v, const pp_attn_dims *dm, const bufs *B, int backward, const char *what)
-{
-    pp_error e = {0};
-    int rc = pp_attention_cpu(v, dm, backward, B->q, B->k, B->v, B->dout, B->o[1], B->l[1], B->dq[1], B->dk[1],
-                              B->dv[1], 1, &e);
-    if (rc) {
-        fprintf(stderr, "cpu: %s: %s\n", what, e.msg);
-        return 1;
-    }
     loop_dev D = {0};
-    char err[300] = "";
-    rc = plan_on_cpu(&D, v, dm, backward, B->q, B->k, B->v, B->dout, B->o[0], B->l[0], B->dq[0], B->dk[0], B->dv[0],
-                     err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "plan: %s: rc %d: %s\n", what, rc, err);
-        return 1;
-    }
-    int fails = compare(what, "out", B->o[0], B->o[1], B->nq) + compare(what, "lse", B->l[0], B->l[1], B->nl);
-    if (backward)
-        fails += compare(what, "dq", B->dq[0], B->dq[1], B->nq) + compare(what, "dk", B->dk[0], B->dk[1], B->nkv) +
-                 compare(what, "dv", B->dv[0], B->dv[1], B->nkv);
-    return fails;
+    return plan_on_cpu(&D, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, err, n);
 }
 
-static const pp_format_id formats[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
-static const char *const scale_names[] = {"post", "pre", "pre-q"};
-static const char *const sm_names[] = {"fp32", "storage", "naive"};
-static const char *const max_names[] = {"row", "pb-relax", "none"};
-
-// Shapes: ragged, GQA, s_q ≠ s_kv both ways (a causal s_q > s_kv leaves rows with no key), and CP
-// shapes (s divisible by 2·world for worlds 2 and 3).
-static const pp_attn_dims plain_shapes[] = {
-    {2, 7, 11, 4, 2, 5, 0}, {2, 7, 11, 4, 2, 5, 1}, {1, 9, 5, 3, 1, 3, 1}, {1, 1, 1, 1, 1, 1, 0},
-};
-static const pp_attn_dims cp_shape = {2, 12, 12, 4, 2, 6, 0};
-
-// Every knob of variant v × the shapes × worlds 1, 2, 3 (with both cp accumulations). Under
-// PRECPROBE_TEST_MULTIPLIER < 1 (the sanitizer run) every 7th combination only.
-static int sweep(pp_attn_variant v, const char *knobs, double scale, uint64_t seed)
-{
-    int fails = 0, stride = pp_test_iters(10) < 10 ? 7 : 1, n = 0;
-    for (int f = 0; f < 3; f++) {
-        v.format = formats[f];
-        for (int si = 0; si < 6; si++) {
-            pp_attn_dims dm = si < 4 ? plain_shapes[si] : cp_shape;
-            dm.causal = si < 4 ? dm.causal : si == 5;
-            int worlds[] = {1, 2, 3};
-            for (int wi = si < 4 ? 0 : 1; wi < (si < 4 ? 1 : 3); wi++)
-                for (int ca = 0; ca < (si < 4 ? 1 : 3); ca++) {
-                    if (n++ % stride)
-                        continue;
-                    v.cp_world = worlds[wi];
-                    v.cp_accum = ca == 1 ? PP_FMT_FP32 : v.format;
-                    v.cp_grad_accum = ca == 2 ? PP_FMT_FP32 : v.format;
-                    bufs B;
-                    double sc = f == 0 ? scale : 1.0;  // fp16: the scale that overflows
-                    bufs_init(&B, &dm, v.format, sc, seed + (uint64_t)si * 977);
-                    char what[300];
-                    snprintf(what, sizeof what, "%s %s shape %d (b %lld s %lld/%lld h %lld/%lld d %lld causal %d) "
-                             "cp %d accum %s/%s",
-                             knobs, pp_format_get(v.format).name, si, (long long)dm.b, (long long)dm.s_q,
-                             (long long)dm.s_kv, (long long)dm.h, (long long)dm.h_kv, (long long)dm.d, dm.causal,
-                             v.cp_world, pp_format_get(v.cp_accum).name, pp_format_get(v.cp_grad_accum).name);
-                    fails += check_one(&v, &dm, &B, 1, what);
-                    if (si == 1 || si == 5)
-                        fails += check_one(&v, &dm, &B, 0, what);  // forward only
-                    bufs_free(&B);
-                    if (fails >= MAX_FAILS)
-                        return fails;
-                }
-        }
-    }
-    return fails;
-}
+static const attn_case_backend plan_backend = {"plan", plan_run, 1};
 
 static void threads_flash_every_knob(void **state)
 {
     (void)state;
-    int fails = 0;
-    const int bns[] = {64, 3, 1};
-    for (int sc = 0; sc < 3 && !fails; sc++)
-        for (int mx = 0; mx < 3 && !fails; mx += 2)
-            for (int bi = 0; bi < 3 && !fails; bi++)
-                for (int big = 0; big < 2 && !fails; big++) {
-                    pp_attn_variant v;
-                    memset(&v, 0, sizeof v);
-                    v.kernel = PP_ATTN_FLASH;
-                    v.block_n = bns[bi];
-                    v.scale = (pp_attn_scale)sc;
-                    v.max_subtract = (pp_attn_max)mx;
-                    char knobs[200];
-                    snprintf(knobs, sizeof knobs, "flash block_n %d scale %s max %s inputs x%s", bns[bi],
-                             scale_names[sc], max_names[mx], big ? "200" : "1");
-                    fails += sweep(v, knobs, big ? 200.0 : 1.0, pp_test_seed() + (uint64_t)(sc * 7 + mx * 3 + bi));
-                }
+    int fails = attn_case_flash_every_knob(&plan_backend);
     if (fails)
         pp_test_report_seed();
     assert_int_equal(fails, 0);
@@ -282,101 +128,22 @@ static void threads_flash_every_knob(void **state)
 static void threads_unfused_every_knob(void **state)
 {
     (void)state;
-    int fails = 0;
-    const int Ls[] = {1, 3};
-    for (int acc = 0; acc < 2 && !fails; acc++)
-        for (int sc = 0; sc < 3 && !fails; sc++)
-            for (int li = 0; li < 2 && !fails; li++)
-                for (int sm = 0; sm < 3 && !fails; sm++)
-                    for (int mx = 0; mx < 3 && !fails; mx++) {
-                        pp_attn_variant v;
-                        memset(&v, 0, sizeof v);
-                        v.kernel = PP_ATTN_UNFUSED;
-                        v.accum = (pp_attn_accum)acc;
-                        v.scale = (pp_attn_scale)sc;
-                        v.qk_layer_scaling = Ls[li];
-                        v.softmax = (pp_attn_softmax)sm;
-                        v.max_subtract = (pp_attn_max)mx;
-                        int big = (acc + sc + li + sm + mx) % 2;  // half the combinations overflow fp16
-                        char knobs[200];
-                        snprintf(knobs, sizeof knobs, "unfused accum %s scale %s L %d softmax %s max %s inputs x%s",
-                                 acc ? "storage" : "fp32", scale_names[sc], Ls[li], sm_names[sm], max_names[mx],
-                                 big ? "200" : "1");
-                        fails += sweep(v, knobs, big ? 200.0 : 1.0,
-                                       pp_test_seed() + (uint64_t)(acc * 1000 + sc * 100 + li * 10 + sm * 3 + mx));
-                    }
+    int fails = attn_case_unfused_every_knob(&plan_backend);
     if (fails)
         pp_test_report_seed();
     assert_int_equal(fails, 0);
 }
 
-// A given softmax_scale and PB-Relax's A, GQA 4:1, a longer flash sequence with several tiles.
 static void threads_sigma_and_longer(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 40, 40, 4, 1, 16, 1};
-    bufs B;
-    bufs_init(&B, &dm, PP_FMT_BF16, 2.0, pp_test_seed() + 99);
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.block_n = 16;
-    v.cp_world = 4;
-    v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.sigma_given = 1;
-    v.sigma = 0.3;
-    dm.s_q = dm.s_kv = 48;
-    bufs_free(&B);
-    bufs_init(&B, &dm, PP_FMT_BF16, 2.0, pp_test_seed() + 99);
-    int fails = check_one(&v, &dm, &B, 1, "flash sigma 0.3 world 4 s 48");
-    v.kernel = PP_ATTN_UNFUSED;
-    v.max_subtract = PP_ATTN_MAX_PB_RELAX;
-    v.pb_alpha = 8;
-    v.qk_layer_scaling = 2;
-    v.softmax = PP_ATTN_SOFTMAX_STORAGE;
-    fails += check_one(&v, &dm, &B, 1, "unfused pb-relax A 8 L 2 sigma 0.3 world 4 s 48");
-    bufs_free(&B);
-    assert_int_equal(fails, 0);
+    assert_int_equal(attn_case_sigma_and_longer(&plan_backend), 0);
 }
 
-// NaN and ±Inf inputs (values of every format): the NaN-sticky maxima, Inf − Inf in the softmax,
-// 0·Inf in the chains, on both kernels, plain and CP.
 static void threads_special_inputs(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 12, 12, 4, 2, 4, 0};
-    int fails = 0;
-    for (int kern = 0; kern < 2; kern++)
-        for (int causal = 0; causal < 2; causal++)
-            for (int w = 1; w <= 3; w++)
-                for (int mx = 0; mx < 3; mx++) {
-                    if (kern == 0 && mx == 1)
-                        continue;  // flash has no pb-relax
-                    bufs B;
-                    dm.causal = causal;
-                    bufs_init(&B, &dm, PP_FMT_FP16, 1.0, pp_test_seed() + 7);
-                    B.k[5] = NAN;           // kv head 0, row 1: a NaN score column in heads 0, 1
-                    B.q[4 * 4 * 7 + 2] = INFINITY;   // row 7, head 0
-                    B.k[8 * 2 * 4 + 4 + 1] = -INFINITY;  // row 8, kv head 1
-                    B.v[3 * 8 + 2] = INFINITY;
-                    B.q[1] = NAN;  // row 0, head 0 only: the block max is NaN, later rows are not
-                    B.dout[2 * 16 + 5] = -INFINITY;
-                    pp_attn_variant v;
-                    memset(&v, 0, sizeof v);
-                    v.format = PP_FMT_FP16;
-                    v.kernel = kern ? PP_ATTN_UNFUSED : PP_ATTN_FLASH;
-                    v.block_n = 5;
-                    v.max_subtract = (pp_attn_max)mx;
-                    v.cp_world = w == 1 ? 1 : w;
-                    v.cp_accum = v.cp_grad_accum = PP_FMT_FP16;
-                    char what[200];
-                    snprintf(what, sizeof what, "specials %s causal %d world %d max %s", kern ? "unfused" : "flash",
-                             causal, w, max_names[mx]);
-                    fails += check_one(&v, &dm, &B, 1, what);
-                    bufs_free(&B);
-                }
-    assert_int_equal(fails, 0);
+    assert_int_equal(attn_case_special_inputs(&plan_backend), 0);
 }
 
 // The plan rejects what the CPU rejects (same message), and passes a device failure on as 3.
@@ -490,10 +257,10 @@ static int check_cublas(const pp_attn_variant *v, const pp_attn_dims *dm, const 
             return 1;
         }
         if (!rev) {
-            fails += compare(what, "out", B->o[0], B->o[1], B->nq) + compare(what, "lse", B->l[0], B->l[1], B->nl);
+            fails += compare("plan", what, "out", B->o[0], B->o[1], B->nq) + compare("plan", what, "lse", B->l[0], B->l[1], B->nl);
             if (backward)
-                fails += compare(what, "dq", B->dq[0], B->dq[1], B->nq) +
-                         compare(what, "dk", B->dk[0], B->dk[1], B->nkv) + compare(what, "dv", B->dv[0], B->dv[1], B->nkv);
+                fails += compare("plan", what, "dq", B->dq[0], B->dq[1], B->nq) +
+                         compare("plan", what, "dk", B->dk[0], B->dk[1], B->nkv) + compare("plan", what, "dv", B->dv[0], B->dv[1], B->nkv);
             continue;
         }
         const char *names[] = {"out", "lse", "dq", "dk", "dv"};
