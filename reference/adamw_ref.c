@@ -1,10 +1,10 @@
 // adamw_ref.c — exact AdamW in MPFR with a running error bound per element (PROOFS.md#adamw).
 // Per-step scalars once per step; per element, mpfr_t variables reused across all T steps.
 #include "adamw_ref.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <mpfr.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,11 +172,6 @@ static void max3(double *b, const ref_elem *E, const ref_ctx *R, int64_t i)
 
 #define REF_BLOCK 256
 
-typedef struct ref_worker {
-    ref_ctx *R;
-    int64_t first, nb, stride;
-} ref_worker;
-
 static void ref_block(ref_ctx *R, int64_t b)
 {
     const pp_adamw_problem *pr = R->pr;
@@ -221,12 +216,9 @@ static void ref_block(ref_ctx *R, int64_t b)
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
 
-static void *ref_worker_main(void *arg)
+static void ref_block_task(void *R, int64_t b)
 {
-    ref_worker *w = arg;
-    for (int64_t b = w->first; b < w->nb; b += w->stride)
-        ref_block(w->R, b);
-    return NULL;
+    ref_block(R, b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -366,27 +358,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     if (pr->kind == PP_ADAMW_GRAD_LINREG) {
         rc = ref_linreg(&R, err);
     } else {
-        if (threads < 1)
-            threads = 1;
-        if (threads > 64)
-            threads = 64;
-        if (threads > nb)
-            threads = (int)nb;
-        ref_worker w[64];
-        pthread_t tid[64];
-        int started[64] = {0};
-        for (int i = 0; i < threads; i++) {
-            w[i] = (ref_worker){&R, i, nb, threads};
-            if (i > 0)
-                started[i] = pthread_create(&tid[i], NULL, ref_worker_main, &w[i]) == 0;
-        }
-        ref_worker_main(&w[0]);
-        for (int i = 1; i < threads; i++) {
-            if (started[i])
-                pthread_join(tid[i], NULL);
-            else
-                ref_worker_main(&w[i]);
-        }
+        pp_parallel_for(ref_block_task, &R, nb, threads, NULL);
         if (R.lossp)
             for (int t = 0; t <= T; t++) {
                 double s = 0.0;

@@ -2,10 +2,10 @@
 // as a double-double (fast), or MPFR at 128 bits throughout (mpfr-plain); each value with its
 // proven error bound. The proofs are reference/PROOFS.md#gemm; the step comments cite them.
 #include "gemm_ref.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <mpfr.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,48 +13,13 @@
 // Threads (the reference's own: it shares no code with the kernels it judges). Task t runs on
 // thread t mod nthreads; no task's result depends on which thread runs it.
 
-#define REF_MAX_THREADS 256
 #define REF_ROWS_PER_TASK 4
 #define REF_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/tensor.h
 
-typedef struct ref_worker {
-    void (*fn)(void *ctx, int64_t task);
-    void *ctx;
-    int64_t first, ntasks, stride;
-} ref_worker;
-
-static void *ref_worker_main(void *arg)
+// The references' threads free MPFR's per-thread caches when their share is done (leak checkers).
+static void ref_thread_exit(void)
 {
-    ref_worker *w = arg;
-    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
-        w->fn(w->ctx, t);
-    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);  // this thread's MPFR caches (leak-checker clean)
-    return NULL;
-}
-
-static void ref_run(void (*fn)(void *, int64_t), void *ctx, int64_t ntasks, int nthreads)
-{
-    if (nthreads > REF_MAX_THREADS)
-        nthreads = REF_MAX_THREADS;
-    if (nthreads > ntasks)
-        nthreads = (int)ntasks;
-    if (nthreads < 1)
-        nthreads = 1;
-    ref_worker w[REF_MAX_THREADS];
-    pthread_t tid[REF_MAX_THREADS];
-    int started[REF_MAX_THREADS] = {0};
-    for (int i = 0; i < nthreads; i++) {
-        w[i] = (ref_worker){fn, ctx, i, ntasks, nthreads};
-        if (i > 0)
-            started[i] = pthread_create(&tid[i], NULL, ref_worker_main, &w[i]) == 0;
-    }
-    ref_worker_main(&w[0]);
-    for (int i = 1; i < nthreads; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            ref_worker_main(&w[i]);  // could not start: the caller runs its share
-    }
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +399,7 @@ int pp_gemm_ref(const pp_gemm_ref_opts *o, int64_t batch, int64_t m, int64_t n, 
     g.b = b;
     g.c = c;
     g.c_err = c_err;
-    ref_run(ref_task, &g, batch * g.tasks_per_batch, threads);
+    pp_parallel_for(ref_task, &g, batch * g.tasks_per_batch, threads, ref_thread_exit);
     mpfr_clear(al.plain);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
     return PP_OK;

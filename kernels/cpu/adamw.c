@@ -3,57 +3,15 @@
 // step by step (its gradient couples every element). Each iteration's body, and every sum's
 // order, is kernels/adamw_thread.h's, which the CUDA kernels run too (cuda/adamw_kernels.cu).
 #include "adamw.h"
+#include "parallel.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 // ---------------------------------------------------------------------------------------------
-// Threads (as cpu/gemm.c: task t runs on thread t mod nthreads; results never depend on it)
+// Threads: pp_parallel_for (src/parallel.h); results never depend on the thread count
 
-#define ADAMW_MAX_THREADS 256
 #define ADAMW_BLOCK PP_ADAMW_LOSS_BLOCK  // the loss partial sums' block (adamw_thread.h)
-
-typedef void (*adamw_task_fn)(void *ctx, int64_t task);
-
-typedef struct adamw_worker {
-    adamw_task_fn fn;
-    void *ctx;
-    int64_t first, ntasks, stride;
-} adamw_worker;
-
-static void *adamw_worker_main(void *arg)
-{
-    adamw_worker *w = arg;
-    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
-        w->fn(w->ctx, t);
-    return NULL;
-}
-
-static void adamw_run(adamw_task_fn fn, void *ctx, int64_t ntasks, int nthreads)
-{
-    if (nthreads > ntasks)
-        nthreads = (int)ntasks;
-    if (nthreads > ADAMW_MAX_THREADS)
-        nthreads = ADAMW_MAX_THREADS;
-    if (nthreads < 1)
-        nthreads = 1;
-    adamw_worker w[ADAMW_MAX_THREADS];
-    pthread_t tid[ADAMW_MAX_THREADS];
-    int started[ADAMW_MAX_THREADS] = {0};
-    for (int i = 0; i < nthreads; i++) {
-        w[i] = (adamw_worker){fn, ctx, i, ntasks, nthreads};
-        if (i > 0)
-            started[i] = pthread_create(&tid[i], NULL, adamw_worker_main, &w[i]) == 0;
-    }
-    adamw_worker_main(&w[0]);
-    for (int i = 1; i < nthreads; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            adamw_worker_main(&w[i]);
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Element-parallel sources: synthetic and quadratic
@@ -194,7 +152,7 @@ int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const d
                 return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the losses");
             }
         }
-        adamw_run(adamw_block, &j, nb, threads);
+        pp_parallel_for(adamw_block, &j, nb, threads, NULL);
         if (j.lossp)
             for (int t = 0; t <= T; t++) {
                 double s = 0.0;

@@ -2,6 +2,7 @@
 // the unfused or flash kernel on a (q block, kv block, mask), forward and backward, and the TE
 // context-parallel ring built from the same kernel. Steps and orders: kernels/attention.h.
 #include "attention.h"
+#include "parallel.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,52 +45,6 @@ static attn_axpy_fn attn_pick_axpy(int portable)
 #endif
     (void)portable;
     return attn_axpy_portable;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Threads: task t runs on thread t mod n; the partition never changes what a task computes.
-
-#define ATTN_MAX_THREADS 256
-
-typedef void (*attn_task_fn)(void *ctx, int64_t task);
-
-typedef struct attn_worker {
-    attn_task_fn fn;
-    void *ctx;
-    int64_t first, ntasks, stride;
-} attn_worker;
-
-static void *attn_worker_main(void *arg)
-{
-    attn_worker *w = arg;
-    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
-        w->fn(w->ctx, t);
-    return NULL;
-}
-
-static void attn_run(attn_task_fn fn, void *ctx, int64_t ntasks, int nthreads)
-{
-    if (nthreads > ntasks)
-        nthreads = (int)ntasks;
-    if (nthreads < 1)
-        nthreads = 1;
-    if (nthreads > ATTN_MAX_THREADS)
-        nthreads = ATTN_MAX_THREADS;
-    attn_worker w[ATTN_MAX_THREADS];
-    pthread_t tid[ATTN_MAX_THREADS];
-    int started[ATTN_MAX_THREADS] = {0};
-    for (int i = 0; i < nthreads; i++) {
-        w[i] = (attn_worker){fn, ctx, i, ntasks, nthreads};
-        if (i > 0)
-            started[i] = pthread_create(&tid[i], NULL, attn_worker_main, &w[i]) == 0;
-    }
-    attn_worker_main(&w[0]);
-    for (int i = 1; i < nthreads; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            attn_worker_main(&w[i]);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -873,7 +828,7 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
     J.dk = dk;
     J.dv = dv;
     pthread_mutex_init(&J.mu, NULL);
-    attn_run(attn_task, &J, dm->b * dm->h_kv, threads);
+    pp_parallel_for(attn_task, &J, dm->b * dm->h_kv, threads, NULL);
     pthread_mutex_destroy(&J.mu);
     if (J.failed)
         return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for a head's work buffers");

@@ -2,59 +2,17 @@
 // i-l-j loop (l the reduction index, in order) over column tiles, threads over (batch, row block).
 // Every output element's arithmetic is the same sequence of kernels/gemm.h steps on any thread.
 #include "gemm.h"
+#include "parallel.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 // ---------------------------------------------------------------------------------------------
 // Threads: task t of ntasks runs on thread t mod nthreads. Which thread runs a task never
 // changes what the task computes, so the partition only affects speed.
 
-#define GEMM_MAX_THREADS 256
 #define GEMM_ROWS_PER_TASK 8
 #define GEMM_TILE 256  // output columns whose accumulators stay in L1 while l runs over k
 #define GEMM_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/tensor.h
-
-typedef void (*gemm_task_fn)(void *ctx, int64_t task);
-
-typedef struct gemm_worker {
-    gemm_task_fn fn;
-    void *ctx;
-    int64_t first, ntasks, stride;
-} gemm_worker;
-
-static void *gemm_worker_main(void *arg)
-{
-    gemm_worker *w = arg;
-    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
-        w->fn(w->ctx, t);
-    return NULL;
-}
-
-// Runs fn(ctx, t) for every t < ntasks on up to nthreads threads. A thread that cannot be
-// created has its share run by the caller instead: same tasks, same results.
-static void gemm_run(gemm_task_fn fn, void *ctx, int64_t ntasks, int nthreads)
-{
-    if (nthreads > ntasks)
-        nthreads = (int)ntasks;
-    if (nthreads < 1)
-        nthreads = 1;
-    gemm_worker w[GEMM_MAX_THREADS];
-    pthread_t tid[GEMM_MAX_THREADS];
-    int started[GEMM_MAX_THREADS] = {0};
-    for (int i = 0; i < nthreads; i++) {
-        w[i] = (gemm_worker){fn, ctx, i, ntasks, nthreads};
-        if (i > 0)
-            started[i] = pthread_create(&tid[i], NULL, gemm_worker_main, &w[i]) == 0;
-    }
-    gemm_worker_main(&w[0]);
-    for (int i = 1; i < nthreads; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            gemm_worker_main(&w[i]);
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Prescale: x' = RN_F(RN_32(s·x)) element-wise, in blocks of 2^16 elements
@@ -83,7 +41,8 @@ static void gemm_prescale(pp_format_id f, double s, const double *x, double *y, 
                           int threads)
 {
     gemm_prescale_job j = {f, s, x, y, count};
-    gemm_run(gemm_prescale_task, &j, (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK, threads);
+    pp_parallel_for(gemm_prescale_task, &j, (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK, threads,
+                    NULL);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,8 +162,8 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
         rc = gemm_check_values(v->format, "B", b, nb, err);
     if (rc || nc == 0)
         return rc;
-    if (threads > GEMM_MAX_THREADS)
-        threads = GEMM_MAX_THREADS;
+    if (threads > PP_MAX_THREADS)
+        threads = PP_MAX_THREADS;
 
     double *as = NULL, *bs = NULL;
     if (v->scale != PP_GEMM_SCALE_POST) {
@@ -221,7 +180,7 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
     }
     gemm_job g = {v->format, v->accum, sc.alpha_c, m, n, k, (m + GEMM_ROWS_PER_TASK - 1) / GEMM_ROWS_PER_TASK,
                   as ? as : a, bs ? bs : b, c};
-    gemm_run(gemm_task, &g, batch * g.tasks_per_batch, threads);
+    pp_parallel_for(gemm_task, &g, batch * g.tasks_per_batch, threads, NULL);
     free(as);
     free(bs);
     return PP_OK;
