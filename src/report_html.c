@@ -177,6 +177,11 @@ static void variants(pp_textbuf *b, const pp_run_result *r)
         }
         if (vr->external)
             pp_tb_str(b, " (external: outputs read from files)");
+        const char *note = pp_variant_vendor_note(vr);
+        if (note) {
+            pp_tb_str(b, " ");
+            pp_tb_html(b, note);
+        }
         pp_tb_str(b, "</li>\n");
     }
     pp_tb_str(b, "</ul>\n");

@@ -80,7 +80,9 @@ static void header(strbuf *b, const pp_run_result *r)
         sb_printf(b, "variant:   %-24s", vr->name);
         for (int k = 0; k < vr->n_knobs; k++)
             sb_printf(b, " %s=%s", vr->knobs[k].name, vr->knobs[k].value);
-        sb_printf(b, "%s\n", vr->external ? " (external: outputs read from files)" : "");
+        const char *note = pp_variant_vendor_note(vr);
+        sb_printf(b, "%s%s%s\n", vr->external ? " (external: outputs read from files)" : "", note ? " " : "",
+                  note ? note : "");
     }
 }
 

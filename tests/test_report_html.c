@@ -10,6 +10,7 @@
 
 #include "report_h5.h"
 #include "report_html.h"
+#include "report_txt.h"
 #include "results.h"
 
 #define NASTY "<b>&\"x'"
@@ -184,6 +185,33 @@ static void report_html_escapes_names(void **state)
     free(page);
 }
 
+// A variant whose GEMMs are cuBLAS's says so in both reports, and only that variant.
+static void reports_say_when_cublas_orders_the_sums(void **state)
+{
+    pp_run_result *r = &((fixture *)*state)->r;
+    const char *note = "(GEMMs in cuBLAS: its reduction order";
+    char *page = pp_report_html(r), *text = pp_report_text(r);
+    assert_non_null(page);
+    assert_non_null(text);
+    assert_null(strstr(page, note));
+    assert_null(strstr(text, note));
+    free(page);
+    free(text);
+    pp_variant_result *vr = &r->variants[0];
+    vr->n_knobs = 1;
+    set_name(vr->knobs[0].name, "engine");
+    set_name(vr->knobs[0].value, "cublas");
+    page = pp_report_html(r);
+    text = pp_report_text(r);
+    assert_non_null(page);
+    assert_non_null(text);
+    assert_int_equal(count(page, note), 1);
+    assert_int_equal(count(text, note), 1);
+    assert_non_null(strstr(text, "variant:   fp32acc                  engine=cublas (GEMMs in cuBLAS"));
+    free(page);
+    free(text);
+}
+
 static int have_xmllint(void)
 {
     return system("command -v xmllint >/dev/null 2>&1") == 0;
@@ -307,6 +335,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(report_html_written_atomically, setup, teardown),
         cmocka_unit_test_setup_teardown(report_html_same_after_h5_roundtrip, setup, teardown),
         cmocka_unit_test(report_html_empty_run),
+        cmocka_unit_test_setup_teardown(reports_say_when_cublas_orders_the_sums, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
