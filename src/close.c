@@ -326,6 +326,7 @@ void pp_close_stats_init(pp_close_stats *s)
     max_init(&s->rel_diff);
     max_init(&s->tol_ratio);
     max_init(&s->ulp_err);
+    max_init(&s->abs_err);
     pp_exactsum_init(&s->sum_abs);
     pp_exactsum_init(&s->sum_sq);
 }
@@ -356,6 +357,7 @@ void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const doub
             if (a == e) {
                 bin = PP_CLOSE_BIN_EQUAL;
                 offer(&s->ulp_err, 0.0, idx, a, e);
+                offer(&s->abs_err, 0.0, idx, a, e);
             } else {
                 double d = a - e;  // TwoSum(a, −e): d + t == a − e exactly when d is finite
                 double bp = d - a;
@@ -364,6 +366,7 @@ void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const doub
                 double u = fabs(d) / ulp_of(&F, e);
                 bin = ulp_bin(u, isfinite(d) && t != 0.0 && ((t > 0) == (d > 0)));
                 offer(&s->ulp_err, u, idx, a, e);
+                offer(&s->abs_err, fabs(d), idx, a, e);
             }
         } else if (a == e) {  // equal infinities
             bin = PP_CLOSE_BIN_EQUAL;
@@ -390,6 +393,7 @@ void pp_close_stats_merge(pp_close_stats *into, const pp_close_stats *from)
     max_merge(&into->rel_diff, &from->rel_diff);
     max_merge(&into->tol_ratio, &from->tol_ratio);
     max_merge(&into->ulp_err, &from->ulp_err);
+    max_merge(&into->abs_err, &from->abs_err);
     into->n_finite += from->n_finite;
     pp_exactsum_merge(&into->sum_abs, &from->sum_abs);
     pp_exactsum_merge(&into->sum_sq, &from->sum_sq);

@@ -76,6 +76,8 @@ typedef struct pp_close_stats {
     // Beyond torch, in binary64 (see close.c for the NaN/Inf rules):
     pp_close_max tol_ratio;  // |a − e| / (atol + rtol·|e|)
     pp_close_max ulp_err;    // |a − e| / pp_ulp(actual_format, e), over pairs in bins 0..23
+    pp_close_max abs_err;    // RN(|a − e|) over pairs with both operands finite (every pair, close
+                             // or not, unlike abs_diff; +Inf only if a − e overflows binary64)
     int64_t n_finite;        // pairs with both operands finite: the mean/RMS population
     pp_exactsum sum_abs;     // Σ |a − e| over those pairs, exact
     pp_exactsum sum_sq;      // Σ (a − e)² over those pairs, exact

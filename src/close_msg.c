@@ -151,6 +151,8 @@ int pp_close_stats_text(const pp_close_stats *s, const pp_close_opts *o, int ndi
         put(&w, LABEL, "At greatest relative diff:");
         operands_at(&w, &s->rel_diff, ndim, shape);
     }
+    put(&w, LABEL, "Max absolute error:");
+    where(&w, &s->abs_err, ndim, shape);
     put(&w, LABEL, "Worst tolerance ratio:");
     where(&w, &s->tol_ratio, ndim, shape);
     char label[64];

@@ -625,7 +625,8 @@ static int put_stats(hid_t g, const pp_comparison *c, int64_t order)
               put_f64(g, "mismatch_fraction", frac) || put_max(g, "max_abs_diff", &s->abs_diff, c) ||
               put_max(g, "max_rel_diff", &s->rel_diff, c) ||
               put_max(g, "worst_tolerance_ratio", &s->tol_ratio, c) ||
-              put_max(g, "max_ulp", &s->ulp_err, c) || put_i64(g, "n_finite", s->n_finite) ||
+              put_max(g, "max_ulp", &s->ulp_err, c) || put_max(g, "max_abs_error", &s->abs_err, c) ||
+              put_i64(g, "n_finite", s->n_finite) ||
               put_f64(g, "mean_abs", pp_close_stats_mean_abs(s)) ||
               put_f64(g, "rms", pp_close_stats_rms(s)) || put_i64(g, "nan_count", s->nan_actual) ||
               put_i64(g, "inf_count", s->inf_actual) ||
@@ -1428,6 +1429,9 @@ static int read_comparison(const rctx *c, hid_t g, const char *where, pp_compari
         get_i64(g, "inf_count", &s->inf_actual) || get_i64(g, "nan_count_expected", &s->nan_expected) ||
         get_i64(g, "inf_count_expected", &s->inf_expected))
         return bad(c, where, "a statistics attribute is missing or mistyped");
+    // reports written before max_abs_error existed (older baselines) lack it: left as "none"
+    if (H5Aexists(g, "max_abs_error") > 0 && get_max(g, "max_abs_error", &s->abs_err))
+        return bad(c, where, "max_abs_error is mistyped");
     if (pp_format_from_name(af, &o->actual_format) || pp_format_from_name(ef, &o->expected_format))
         return bad(c, where, "unknown format '%s' or '%s'", af, ef);
     if (pp_parse_torch_version(tv, &o->torch_major, &o->torch_minor))
@@ -1461,8 +1465,8 @@ static int read_comparison(const rctx *c, hid_t g, const char *where, pp_compari
         s->n_finite > s->numel)
         return bad(c, where, "inconsistent counts (total %lld, mismatched %lld, n_finite %lld)",
                    (long long)s->numel, (long long)s->mismatched, (long long)s->n_finite);
-    const pp_close_max *m[4] = {&s->abs_diff, &s->rel_diff, &s->tol_ratio, &s->ulp_err};
-    for (int k = 0; k < 4; k++)
+    const pp_close_max *m[5] = {&s->abs_diff, &s->rel_diff, &s->tol_ratio, &s->ulp_err, &s->abs_err};
+    for (int k = 0; k < 5; k++)
         if (m[k]->index < -1 || m[k]->index >= prod)
             return bad(c, where, "flat index %lld outside the shape", (long long)m[k]->index);
     if (!(o->rtol >= 0 && o->atol >= 0 && isfinite(o->rtol) && isfinite(o->atol)))

@@ -400,6 +400,17 @@ static void close_extra_stats_by_hand(void **state)
         expect_count(what, s.ulp_hist[k], want[k]);
     }
     expect_max("max ulp error", &s.ulp_err, 2097152.0, 9);
+    expect_max("max absolute error", &s.abs_err, 2097152.0 * U, 9);  // 2^-2, every pair counted
+
+    // The max absolute error covers close pairs too (torch's abs_diff counts them as 0), skips
+    // NaN and infinite operands, and its ties go to the first index: |−0 − +0| = 0 at 0,
+    // |0.5 − 0.25| = 0.25 at 1 (close under rtol 1), NaN at 2 and Inf at 3 skipped, 0.25 again at 4.
+    pp_close_opts ol = opts(PP_FMT_FP32, PP_FMT_FP32, 1.0, 0.0, 0, 2, 1);
+    double az[] = {-0.0, 0.5, NAN, INFINITY, 1.0}, ez[] = {0.0, 0.25, 1.0, 1.0, 0.75};
+    s = run(&ol, az, ez, 5);
+    expect_count("close pairs", s.numel - s.mismatched, 3);
+    expect_max("torch's greatest abs diff (NaN above all)", &s.abs_diff, NAN, 2);
+    expect_max("max absolute error", &s.abs_err, 0.25, 1);
 
     // Edges met by the rounded difference. Actual fp16 a = 2^-12; expected −(2^-12 − 2^-65)
     // (binade [2^-13, 2^-12): ulp_fp16 = 2^-23): a − e = 2^-11 − 2^-65, a binary64 tie that
@@ -582,6 +593,9 @@ static int stats_equal(const pp_close_stats *x, const pp_close_stats *y, const c
         return 0;
     *field = "ulp_err";
     if (!max_equal(&x->ulp_err, &y->ulp_err))
+        return 0;
+    *field = "abs_err";
+    if (!max_equal(&x->abs_err, &y->abs_err))
         return 0;
     *field = "counts";
     if (x->n_finite != y->n_finite || x->nan_actual != y->nan_actual ||

@@ -332,6 +332,7 @@ static void stats_text_layout(void **state)
     const char *want =
         "At greatest absolute diff:    actual nan, expected 1.0 at index (1, 0)\n"
         "At greatest relative diff:    actual nan, expected 1.0 at index (1, 0)\n"
+        "Max absolute error:           2.0 at index (1, 2) (actual 2.0, expected 0.0)\n"
         "Worst tolerance ratio:        nan at index (1, 0) (actual nan, expected 1.0)\n"
         "Max ulp error (fp16):         33554432.0 at index (1, 2) (actual 2.0, expected 0.0)\n"
         "Mean absolute error:          0.5009765625 over 4 finite pairs (2 non-finite)\n"
@@ -347,7 +348,21 @@ static void stats_text_layout(void **state)
     pp_close_stats_init(&empty);
     assert_int_equal(pp_close_stats_text(&empty, &o, 2, shape, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, "Worst tolerance ratio:        none\n"));
+    assert_non_null(strstr(buf, "Max absolute error:           none\n"));
     assert_non_null(strstr(buf, "ulp error histogram:          empty\n"));
+    // A close comparison: torch's greatest differences count close pairs as 0 and name no
+    // element, so those lines are left out; the max absolute error still covers every pair
+    // (|1.0009765625 − 1.0| = 2^-10 at (0, 1), within rtol 1e-3 · 1 + atol 1e-5).
+    double ac[] = {1.0, 1.0 + u}, ec[] = {1.0, 1.0};
+    const int64_t shape_c[] = {1, 2};
+    pp_close_stats sc;
+    pp_close_stats_init(&sc);
+    pp_close_stats_update(&sc, &o, ac, ec, 2, 0);
+    assert_int_equal(sc.mismatched, 0);
+    assert_int_equal(pp_close_stats_text(&sc, &o, 2, shape_c, buf, sizeof buf), 0);
+    assert_null(strstr(buf, "At greatest"));
+    assert_non_null(strstr(buf, "Max absolute error:           0.0009765625 at index (0, 1) (actual 1.0009765625, "
+                                "expected 1.0)\n"));
 }
 
 int main(void)
