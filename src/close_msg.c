@@ -152,7 +152,10 @@ int pp_close_stats_text(const pp_close_stats *s, const pp_close_opts *o, int ndi
         operands_at(&w, &s->rel_diff, ndim, shape);
     }
     put(&w, LABEL, "Max absolute error:");
-    where(&w, &s->abs_err, ndim, shape);
+    if (s->abs_err.index < 0 && s->n_finite > 0)
+        put(&w, "not recorded (a report from before this statistic)\n");
+    else
+        where(&w, &s->abs_err, ndim, shape);
     put(&w, LABEL, "Worst tolerance ratio:");
     where(&w, &s->tol_ratio, ndim, shape);
     char label[64];

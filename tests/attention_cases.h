@@ -286,4 +286,34 @@ static int attn_case_special_inputs(const attn_case_backend *be)
     return fails;
 }
 
+// Units for comparing against an engine whose order is not ours (cuBLAS): F's unit roundoff u.
+static double unit_roundoff(pp_format_id f)
+{
+    return f == PP_FMT_FP16 ? 0x1p-11 : f == PP_FMT_BF16 ? 0x1p-8 : 0x1p-24;
+}
+
+// Worst |got − want| / (u·max|want|) over the elements; an element where exactly one side is
+// finite, or the infinities differ, counts as +Inf.
+static double worst_units(pp_format_id f, const double *got, const double *want, int64_t n)
+{
+    double M = 0.0, worst = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(want[i]) && fabs(want[i]) > M)
+            M = fabs(want[i]);
+    for (int64_t i = 0; i < n; i++) {
+        if (want[i] != want[i] && got[i] != got[i])
+            continue;
+        if (!isfinite(want[i]) || !isfinite(got[i])) {
+            if (got[i] != want[i])
+                return INFINITY;
+            continue;
+        }
+        double d = fabs(got[i] - want[i]);
+        double r = d == 0.0 ? 0.0 : d / (unit_roundoff(f) * (M > 0.0 ? M : 1.0));
+        if (r > worst)
+            worst = r;
+    }
+    return worst;
+}
+
 #endif

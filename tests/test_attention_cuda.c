@@ -18,7 +18,6 @@
 #include "cuda/attention_cuda.h"
 #include "cuda/format_cuda.h"
 
-
 static const attn_case_backend cuda_backend = {"cuda", pp_attention_cuda, 0};
 
 static void cuda_flash_every_knob(void **state)
@@ -94,33 +93,6 @@ static void cuda_te_cp_small_size(void **state)
 // GEMM (tests/test_attention_threads.c) measures up to ~36 u on these shapes; 256 u leaves room
 // for cuBLAS's own order. The worst value is printed so the bound can be judged.
 #define CUDA_CUBLAS_TOL 256.0
-
-static double unit_roundoff(pp_format_id f)
-{
-    return f == PP_FMT_FP16 ? 0x1p-11 : f == PP_FMT_BF16 ? 0x1p-8 : 0x1p-24;
-}
-
-// Worst |got − want| / (u·max|want|); +Inf where exactly one side is finite or infinities differ.
-static double worst_units(pp_format_id f, const double *got, const double *want, int64_t n)
-{
-    double M = 0.0, worst = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        if (isfinite(want[i]) && fabs(want[i]) > M)
-            M = fabs(want[i]);
-    for (int64_t i = 0; i < n; i++) {
-        if (want[i] != want[i] && got[i] != got[i])
-            continue;
-        if (!isfinite(want[i]) || !isfinite(got[i])) {
-            if (got[i] != want[i])
-                return INFINITY;
-            continue;
-        }
-        double d = fabs(got[i] - want[i]), r = d == 0.0 ? 0.0 : d / (unit_roundoff(f) * (M > 0.0 ? M : 1.0));
-        if (r > worst)
-            worst = r;
-    }
-    return worst;
-}
 
 // Runs v (engine cublas) on the GPU and ours on the CPU; checks rc 0, values of F (lse: of fp32),
 // and the distance against bound (0: not measured; INFINITY: measured and printed only). Returns

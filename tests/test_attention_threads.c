@@ -18,7 +18,6 @@
 #include "attention_plan.h"
 #include "cpu/attention.h"
 
-
 // ---------------------------------------------------------------------------------------------
 // The loop device
 
@@ -204,35 +203,6 @@ static void threads_errors(void **state)
 //    from the scores). Measured over 34 seeds: sweep worst 14 u, the longer fp16-storage case
 //    (PB-Relax A 8, L 2, d 16) worst 36 u; the bound leaves room for other seeds.
 #define CUBLAS_TOL 64.0
-
-static double unit_roundoff(pp_format_id f)
-{
-    return f == PP_FMT_FP16 ? 0x1p-11 : f == PP_FMT_BF16 ? 0x1p-8 : 0x1p-24;
-}
-
-// Worst |got − want| / (u·max|want|) over the elements; an element where exactly one side is
-// finite, or the infinities differ, counts as +Inf.
-static double worst_units(pp_format_id f, const double *got, const double *want, int64_t n)
-{
-    double M = 0.0, worst = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        if (isfinite(want[i]) && fabs(want[i]) > M)
-            M = fabs(want[i]);
-    for (int64_t i = 0; i < n; i++) {
-        if (want[i] != want[i] && got[i] != got[i])
-            continue;
-        if (!isfinite(want[i]) || !isfinite(got[i])) {
-            if (got[i] != want[i])
-                return INFINITY;
-            continue;
-        }
-        double d = fabs(got[i] - want[i]);
-        double r = d == 0.0 ? 0.0 : d / (unit_roundoff(f) * (M > 0.0 ? M : 1.0));
-        if (r > worst)
-            worst = r;
-    }
-    return worst;
-}
 
 static int check_cublas(const pp_attn_variant *v, const pp_attn_dims *dm, const bufs *B, int backward, int tolerance,
                         const char *what, double *worst)
