@@ -305,17 +305,42 @@ PP_HD static inline float pp_attn_flash_corr(float m_old, float m_new)
     return m_old == -INFINITY ? 0.0f : pp_expf(m_old - m_new);
 }
 
+// Flash: the score s = RN_32(α·dot) from the fp32 dot product of q and k (forward and backward).
+PP_HD static inline float pp_attn_flash_s(const pp_attn_scalars *sc, float dot)
+{
+    return sc->alpha32 * dot;
+}
+
 // Flash: p = exp(s − m) with m = −Inf (nothing visible yet) giving 0.
 PP_HD static inline float pp_attn_flash_p(float s, float m)
 {
     return m == -INFINITY ? 0.0f : pp_expf(s - m);
 }
 
-// Flash epilogue: out = RN_F(o·(1/l)).
-PP_HD static inline float pp_attn_flash_out(pp_format_id f, float o, float l)
+// Flash, at a new tile's max: the running sum and the d accumulators times corr.
+PP_HD static inline void pp_attn_flash_rescale(float *o, int64_t d, float *l, float corr)
 {
+    *l = *l * corr;
+    for (int64_t c = 0; c < d; c++)
+        o[c] = o[c] * corr;
+}
+
+// Flash epilogue of a row with running max m and sum l: out = RN_F(o·(1/l)) (1/l rounded once,
+// as the kernels compute it) and lse = m + log l; a row that saw no key (seen = 0) or whose sum
+// is 0 gives zeros and lse = −Inf.
+PP_HD static inline void pp_attn_flash_finish(pp_format_id f, int seen, float m, float l, float *o, int64_t d,
+                                              float *lse)
+{
+    if (!seen || l == 0.0f) {
+        for (int64_t c = 0; c < d; c++)
+            o[c] = 0.0f;
+        *lse = -INFINITY;
+        return;
+    }
     float inv = 1.0f / l;
-    return pp_attn_store(f, o * inv);
+    for (int64_t c = 0; c < d; c++)
+        o[c] = pp_attn_store(f, o[c] * inv);
+    *lse = pp_attn_lse(m, l, 0.0f);
 }
 
 // Flash backward: P = exp(s − lse), dS = P·(dP − D), all fp32.

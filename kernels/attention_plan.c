@@ -12,6 +12,8 @@
 //         a separate element-wise multiply, as torch's baddbmm backward does.
 #include "attention_plan.h"
 
+#include "attention_check.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,69 +33,6 @@ static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...
     return code;
 }
 
-// The CPU emulation's checks (kernels/cpu/attention.c), with its messages.
-static int plan_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
-                      const double *k, const double *vv, const double *dout, const double *out, const double *lse,
-                      const double *dq, const double *dk, const double *dv, char *eb, size_t el)
-{
-    pp_format_id f = v->format;
-    if (f != PP_FMT_FP16 && f != PP_FMT_BF16 && f != PP_FMT_FP32)
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: format %s is not fp16, bf16 or fp32",
-                         pp_format_get(f).name);
-    if (dm->b < 0 || dm->s_q < 0 || dm->s_kv < 0 || dm->h < 1 || dm->h_kv < 1 || dm->d < 1 || dm->h % dm->h_kv != 0)
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: bad shape: need extents ≥ 0, h, h_kv, d ≥ 1 and h a "
-                         "multiple of h_kv");
-    int64_t big = (int64_t)1 << 36;
-    if (dm->s_q > big / (dm->h * dm->d) || dm->s_kv > big / (dm->h * dm->d) ||
-        (dm->b && (dm->s_q + dm->s_kv) * dm->h * dm->d > big / dm->b))
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: tensors above 2^36 elements are not supported");
-    int flash = v->kernel == PP_ATTN_FLASH;
-    if (v->kernel != PP_ATTN_UNFUSED && !flash)
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: unknown kernel %d", (int)v->kernel);
-    if ((unsigned)v->accum > PP_ATTN_ACC_STORAGE || (unsigned)v->scale > PP_ATTN_SCALE_PRE_Q ||
-        (unsigned)v->softmax > PP_ATTN_SOFTMAX_NAIVE || (unsigned)v->max_subtract > PP_ATTN_MAX_NONE)
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: a knob has an unknown value");
-    int L = v->qk_layer_scaling ? v->qk_layer_scaling : 1;
-    if (L < 1 || L > (1 << 16) || v->block_m < 0 || v->block_n < 0 || v->pb_alpha < 0 || v->pb_alpha > (1 << 16))
-        return plan_fail(eb, el, PLAN_ERR_INPUT,
-                         "attention: qk_layer_scaling must be in [1, 65536], block sizes ≥ 1, pb_alpha in [1, 65536]");
-    if (flash && (v->accum != PP_ATTN_ACC_FP32 || v->softmax != PP_ATTN_SOFTMAX_FP32 || L != 1 ||
-                  v->max_subtract == PP_ATTN_MAX_PB_RELAX))
-        return plan_fail(eb, el, PLAN_ERR_INPUT,
-                         "attention: the flash kernel takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and "
-                         "max_subtract row or none (the other settings are unfused, Megatron-style knobs)");
-    int W = v->cp_world > 0 ? v->cp_world : 1;
-    if (W > 1) {
-        if (dm->s_q != dm->s_kv || dm->s_q % (2 * W) != 0)
-            return plan_fail(eb, el, PLAN_ERR_INPUT,
-                             "attention: context parallel needs s_q = s_kv divisible by 2·cp_world (s_q %lld, s_kv "
-                             "%lld, cp_world %d)",
-                             (long long)dm->s_q, (long long)dm->s_kv, W);
-        if ((v->cp_accum != f && v->cp_accum != PP_FMT_FP32) ||
-            (v->cp_grad_accum != f && v->cp_grad_accum != PP_FMT_FP32))
-            return plan_fail(eb, el, PLAN_ERR_INPUT,
-                             "attention: cp_accum and cp_grad_accum must be the storage format or fp32");
-    }
-    const char *engine_err = pp_attn_engine_error(v);
-    if (engine_err)
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "%s", engine_err);
-    pp_attn_scalars sc;
-    if (pp_attn_scalars_make(v, dm->d, &sc) != 0)
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: sigma must be positive and finite");
-    int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
-    if ((nq && (!q || !out || !lse)) || (nkv && (!k || !vv)) ||
-        (backward && ((nq && (!dout || !dq)) || (nkv && (!dk || !dv)))))
-        return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: NULL data for a non-empty tensor");
-    const char *names[] = {"q", "k", "v", "dout"};
-    const double *xs[] = {q, k, vv, dout};
-    int64_t ns[] = {nq, nkv, nkv, backward ? nq : 0};
-    for (int t = 0; t < 4; t++)
-        for (int64_t i = 0; i < ns[t]; i++)
-            if (!pp_is_representable(f, xs[t][i]))
-                return plan_fail(eb, el, PLAN_ERR_INPUT, "attention: %s[%lld] = %.17g is not a %s value", names[t],
-                                 (long long)i, xs[t][i], pp_format_get(f).name);
-    return PLAN_OK;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Device buffers: every one the plan allocates is listed, so one loop frees them.
@@ -416,23 +355,10 @@ int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const 
                      const double *q, const double *k, const double *vv, const double *dout, double *out,
                      double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
 {
-    int rc = plan_check(v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
-    if (rc || dm->b == 0)
+    // the CPU emulation's checks, messages and empty result (attention_check.c)
+    int rc = pp_attn_check(v, dm, backward, 0, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    if (rc || dm->b == 0 || pp_attn_empty_result(dm, backward, out, lse, dq, dk, dv))
         return rc;
-    if (dm->s_q == 0 || dm->s_kv == 0) {  // nothing to see: out 0, lse −Inf, zero gradients (as the CPU)
-        int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
-        for (int64_t i = 0; i < nq; i++)
-            out[i] = 0.0;
-        for (int64_t i = 0; i < dm->b * dm->h * dm->s_q; i++)
-            lse[i] = -INFINITY;
-        if (backward) {
-            for (int64_t i = 0; i < nq; i++)
-                dq[i] = 0.0;
-            for (int64_t i = 0; i < nkv; i++)
-                dk[i] = dv[i] = 0.0;
-        }
-        return PLAN_OK;
-    }
     if (v->engine == PP_ATTN_ENGINE_CUBLAS && !dev->gemm)
         return plan_fail(errbuf, errlen, PLAN_ERR_INPUT, "attention: engine 'cublas': this device has no GEMM");
     plan P;

@@ -222,7 +222,10 @@ PP_HD static inline void pp_attn_t_gather(const pp_attn_launch *L, int64_t t)
 }
 
 // Decodes t = (((b·h + hh)·R + r)·BQ + x) [·inner + y].
-PP_HD static inline void pp_attn_dec_row(const pp_attn_launch *L, int64_t t, int64_t *b, int64_t *hh, int *r, int64_t *x)
+// Row task t of a launch: its (b, head, rank r, block-local row x) and r's block geometry G.
+// Returns 0 when x lies past the block's rows (the launch is sized for the largest block).
+PP_HD static inline int pp_attn_row(const pp_attn_launch *L, int64_t t, int64_t *b, int64_t *hh, int *r, int64_t *x,
+                                    pp_attn_geom *G)
 {
     *x = t % L->BQ;
     t /= L->BQ;
@@ -230,6 +233,8 @@ PP_HD static inline void pp_attn_dec_row(const pp_attn_launch *L, int64_t t, int
     t /= L->R;
     *hh = t % L->h;
     *b = t / L->h;
+    pp_attn_geom_of(L, *r, G);
+    return *x < G->nq;
 }
 
 PP_HD static inline float pp_attn_score(const pp_attn_launch *L, const float *qr, const float *kr)
@@ -243,10 +248,8 @@ PP_HD static inline void pp_attn_t_unf_scores(const pp_attn_launch *L, int64_t t
 {
     int64_t y = t % L->BK, b, hh, x;
     int r;
-    pp_attn_dec_row(L, t / L->BK, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq || y > pp_attn_jend(&G, x))
+    if (!pp_attn_row(L, t / L->BK, &b, &hh, &r, &x, &G) || y > pp_attn_jend(&G, x))
         return;
     const float *qr = L->q + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y));
@@ -263,10 +266,8 @@ PP_HD static inline void pp_attn_t_unf_pb_row(const pp_attn_launch *L, int64_t t
 {
     int64_t b, hh, x;
     int r;
-    pp_attn_dec_row(L, t, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, t, &b, &hh, &r, &x, &G))
         return;
     const float *S = L->SP + t * L->BK;
     float M = 0.0f;
@@ -290,10 +291,8 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
 {
     int64_t b, hh, x;
     int r;
-    pp_attn_dec_row(L, t, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, t, &b, &hh, &r, &x, &G))
         return;
     int64_t je = pp_attn_jend(&G, x), s = pp_attn_qrow(L, &G, x);
     float *P = L->SP + t * L->BK;
@@ -333,10 +332,8 @@ PP_HD static inline void pp_attn_t_unf_pv(const pp_attn_launch *L, int64_t t)
     int64_t e = t % L->d, b, hh, x;
     int r;
     int64_t rt = t / L->d;
-    pp_attn_dec_row(L, rt, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, rt, &b, &hh, &r, &x, &G))
         return;
     int64_t je = pp_attn_jend(&G, x);
     float *o = L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
@@ -364,10 +361,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
     int r;
-    pp_attn_dec_row(L, t, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, t, &b, &hh, &r, &x, &G))
         return;
     int64_t d = L->d, je = pp_attn_jend(&G, x), s = pp_attn_qrow(L, &G, x);
     const float *qr = L->q + pp_attn_qoff(L, b, hh, s);
@@ -381,17 +376,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         int64_t j1 = j0 + L->bn <= je + 1 ? j0 + L->bn : je + 1;
         float mn = m;
         for (int64_t j = j0; j < j1; j++) {
-            float sj = L->sc.alpha32 * pp_attn_dot32(qr, L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)), d);
+            const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
+            float sj = pp_attn_flash_s(&L->sc, pp_attn_dot32(qr, kr, d));
             if (!none && (sj > mn || sj != sj))
                 mn = sj;
         }
         float corr = none ? 1.0f : pp_attn_flash_corr(m, mn);
-        l = l * corr;
-        for (int64_t c = 0; c < d; c++)
-            o[c] = o[c] * corr;
+        pp_attn_flash_rescale(o, d, &l, corr);
         for (int64_t j = j0; j < j1; j++) {
             int64_t kg = pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
-            float sj = L->sc.alpha32 * pp_attn_dot32(qr, L->k + kg, d);
+            float sj = pp_attn_flash_s(&L->sc, pp_attn_dot32(qr, L->k + kg, d));
             float p = pp_attn_flash_p(sj, mn);
             l = l + p;
             float ps = pp_attn_store(L->f, p);
@@ -400,15 +394,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         }
         m = mn;
     }
-    if (je < 0 || l == 0.0f) {
-        for (int64_t c = 0; c < d; c++)
-            o[c] = 0.0f;
-        *lse = -INFINITY;
-        return;
-    }
-    for (int64_t c = 0; c < d; c++)
-        o[c] = pp_attn_flash_out(L->f, o[c], l);
-    *lse = pp_attn_lse(m, l, 0.0f);
+    pp_attn_flash_finish(L->f, je >= 0, m, l, o, d, lse);
 }
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
@@ -424,10 +410,8 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
 {
     int64_t b, hh, x;
     int r;
-    pp_attn_dec_row(L, t, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, t, &b, &hh, &r, &x, &G))
         return;
     float *P = L->SP + t * L->BK, *dS = L->DS + t * L->BK;
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
@@ -441,7 +425,7 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         for (int64_t j = 0; j <= je; j++) {
             int64_t kg = pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
             float sj = pp_attn_dot32(qr, L->k + kg, d), dp = pp_attn_dot32(go, L->v + kg, d);
-            float p = pp_attn_bwd_p(L->sc.alpha32 * sj, lse);
+            float p = pp_attn_bwd_p(pp_attn_flash_s(&L->sc, sj), lse);
             P[j] = pp_attn_store(L->f, p);
             dS[j] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dp, D));
         }
@@ -455,10 +439,8 @@ PP_HD static inline void pp_attn_t_unf_dp(const pp_attn_launch *L, int64_t t)
 {
     int64_t y = t % L->BK, b, hh, x;
     int r;
-    pp_attn_dec_row(L, t / L->BK, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq || y > pp_attn_jend(&G, x))
+    if (!pp_attn_row(L, t / L->BK, &b, &hh, &r, &x, &G) || y > pp_attn_jend(&G, x))
         return;
     const float *go = L->go + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y));
@@ -471,10 +453,8 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
 {
     int64_t b, hh, x;
     int r;
-    pp_attn_dec_row(L, t, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, t, &b, &hh, &r, &x, &G))
         return;
     float *P = L->SP + t * L->BK, *dS = L->DS + t * L->BK;
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
@@ -535,10 +515,8 @@ PP_HD static inline void pp_attn_t_bwd_dq(const pp_attn_launch *L, int64_t t)
 {
     int64_t e = t % L->d, rt = t / L->d, b, hh, x;
     int r;
-    pp_attn_dec_row(L, rt, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq)
+    if (!pp_attn_row(L, rt, &b, &hh, &r, &x, &G))
         return;
     float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
     if (pp_attn_bwd_row_dead(L, &G, b, hh, x)) {
@@ -606,7 +584,8 @@ PP_HD static inline void pp_attn_group_sum(const pp_attn_launch *L, int64_t b, i
 // Plain: dk = RN_F(s_k ⊗ RN_F(Σ dk')), dv = RN_F(Σ dv), t over [b][h_kv][s_kv][d].
 PP_HD static inline void pp_attn_t_plain_dkv(const pp_attn_launch *L, int64_t t)
 {
-    int64_t e = t % L->d, j = (t / L->d) % L->skv, g = (t / (L->d * L->skv)) % L->h_kv, b = t / (L->d * L->skv * L->h_kv);
+    int64_t e = t % L->d, j = (t / L->d) % L->skv, g = (t / (L->d * L->skv)) % L->h_kv;
+    int64_t b = t / (L->d * L->skv * L->h_kv);
     float sk, sv;
     pp_attn_group_sum(L, b, g, 0, j, e, &sk, &sv);
     L->dk[t] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, sk));
@@ -679,10 +658,8 @@ PP_HD static inline void pp_attn_t_unf_zero_masked(const pp_attn_launch *L, int6
 {
     int64_t y = t % L->BK, b, hh, x;
     int r;
-    pp_attn_dec_row(L, t / L->BK, &b, &hh, &r, &x);
     pp_attn_geom G;
-    pp_attn_geom_of(L, r, &G);
-    if (x >= G.nq || y > pp_attn_jend(&G, x))
+    if (!pp_attn_row(L, t / L->BK, &b, &hh, &r, &x, &G) || y > pp_attn_jend(&G, x))
         L->SP[t] = 0.0f;
 }
 

@@ -1,6 +1,7 @@
 // adamw_ref.c — exact AdamW in MPFR with a running error bound per element (PROOFS.md#adamw).
 // Per-step scalars once per step; per element, mpfr_t variables reused across all T steps.
 #include "adamw_ref.h"
+#include "adamw_thread.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -359,13 +360,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
         rc = ref_linreg(&R, err);
     } else {
         pp_parallel_for(ref_block_task, &R, nb, threads, NULL);
-        if (R.lossp)
-            for (int t = 0; t <= T; t++) {
-                double s = 0.0;
-                for (int64_t b = 0; b < nb; b++)
-                    s += R.lossp[b * (T + 1) + t];
-                trace->loss[t] = s;
-            }
+        if (R.lossp)  // the blocks' partial losses in block order, as the emulation sums its own
+            for (int t = 0; t <= T; t++)
+                trace->loss[t] = pp_adamw_loss_total(R.lossp + t, nb, T + 1);
     }
     bound[0] = bound[1] = bound[2] = 0.0;
     for (int64_t b = 0; b < nb; b++)

@@ -80,6 +80,14 @@ typedef struct pp_op_series_hooks {
                     void **trace, pp_error *err);
 } pp_op_series_hooks;
 
+// An op row's CUDA entry points: the function where the CUDA backend is compiled in, else NULL
+// (the function itself is then not compiled), so a row needs no #ifdef of its own.
+#ifdef PP_HAVE_CUDA
+#define PP_CUDA_FN(f) (f)
+#else
+#define PP_CUDA_FN(f) NULL
+#endif
+
 typedef struct pp_op pp_op;
 struct pp_op {
     const char *name;

@@ -295,11 +295,8 @@ static int series(const pp_op_params *p, const pp_op_knobs *k, const void *trace
     return PP_OK;
 }
 
-#ifdef PP_HAVE_CUDA
-static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free, run_cuda_traced};
-#else
-static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free, NULL};
-#endif
+static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free,
+                                         PP_CUDA_FN(run_cuda_traced)};
 
 const pp_op pp_op_adamw = {
     .name = "adamw",
@@ -318,11 +315,7 @@ const pp_op pp_op_adamw = {
     .output_format = output_format,
     .describe = describe,
     .run_cpu = run_cpu,
-#ifdef PP_HAVE_CUDA
-    .run_cuda = run_cuda,
-#else
-    .run_cuda = NULL,
-#endif
+    .run_cuda = PP_CUDA_FN(run_cuda),
     .reference = reference,
     .ref_methods = ref_methods,
     .traced = &hooks,

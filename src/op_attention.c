@@ -284,11 +284,7 @@ const pp_op pp_op_attention = {
     .output_active = output_active,
     .describe = describe,
     .run_cpu = run_cpu,
-#ifdef PP_HAVE_CUDA
-    .run_cuda = run_cuda,
-#else
-    .run_cuda = NULL,
-#endif
+    .run_cuda = PP_CUDA_FN(run_cuda),
     .reference = reference,
     .ref_methods = ref_methods,
     .axes = axes,

@@ -11,7 +11,7 @@ vectorised chunks; and bf16 add_(other, alpha) rounds alpha to bf16 in the vecto
 not in the scalar tail (n mod 64 elements), which precprobe follows for the bulk. Exits 1 when any
 configuration differs in any bit with the correctly rounded sqrt; 0 with "skipped" when torch is
 absent (make test runs it with $PRECPROBE_PYTHON, default python3).
-Run: /work/venv-torch/bin/python tools/adamw_torch_parity.py   (from the repository root)
+Run: PYTHON tools/adamw_torch_parity.py   (from the repository root; PYTHON one that imports torch)
 """
 import os
 import subprocess

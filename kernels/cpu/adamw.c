@@ -154,12 +154,8 @@ int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const d
         }
         pp_parallel_for(adamw_block, &j, nb, threads, NULL);
         if (j.lossp)
-            for (int t = 0; t <= T; t++) {
-                double s = 0.0;
-                for (int64_t b = 0; b < nb; b++)
-                    s += j.lossp[b * (T + 1) + t];
-                trace->loss[t] = s;
-            }
+            for (int t = 0; t <= T; t++)
+                trace->loss[t] = pp_adamw_loss_total(j.lossp + t, nb, T + 1);
         free(j.lossp);
     }
     if (rc && trace)

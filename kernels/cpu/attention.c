@@ -2,6 +2,7 @@
 // the unfused or flash kernel on a (q block, kv block, mask), forward and backward, and the TE
 // context-parallel ring built from the same kernel. Steps and orders: kernels/attention.h.
 #include "attention.h"
+#include "attention_check.h"
 #include "parallel.h"
 
 #include <pthread.h>
@@ -208,14 +209,12 @@ static void flash_row(const attn_kern *K, const attn_blk *B, int64_t i, float *o
         attn_dots_fp32(K, B->q + i * d, B->kT, B->nk, j0, j1, s);
         float mn = m;
         for (int64_t j = 0; j < j1 - j0; j++) {
-            s[j] = K->sc.alpha32 * s[j];
+            s[j] = pp_attn_flash_s(&K->sc, s[j]);
             if (!none && (s[j] > mn || s[j] != s[j]))
                 mn = s[j];
         }
         float corr = none ? 1.0f : pp_attn_flash_corr(m, mn);
-        l = l * corr;
-        for (int64_t c = 0; c < d; c++)
-            o[c] = o[c] * corr;
+        pp_attn_flash_rescale(o, d, &l, corr);
         for (int64_t j = 0; j < j1 - j0; j++) {
             float p = pp_attn_flash_p(s[j], mn);
             l = l + p;
@@ -223,15 +222,7 @@ static void flash_row(const attn_kern *K, const attn_blk *B, int64_t i, float *o
         }
         m = mn;
     }
-    if (je < 0 || l == 0.0f) {
-        for (int64_t c = 0; c < d; c++)
-            o[c] = 0.0f;
-        *lse = -INFINITY;
-        return;
-    }
-    for (int64_t c = 0; c < d; c++)
-        o[c] = pp_attn_flash_out(K->f, o[c], l);
-    *lse = pp_attn_lse(m, l, 0.0f);
+    pp_attn_flash_finish(K->f, je >= 0, m, l, o, d, lse);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,7 +312,7 @@ static void attn_bwd_block(const attn_kern *K, const attn_blk *B, const float *o
             attn_dots_fp32(K, B->q + i * d, B->kT, nk, 0, je + 1, w->row);  // s_ij (unscaled)
             attn_dots_fp32(K, go, B->vT, nk, 0, je + 1, w->facc);           // dP_ij
             for (int64_t j = 0; j <= je; j++) {
-                float p = pp_attn_bwd_p(K->sc.alpha32 * w->row[j], lse[i]);
+                float p = pp_attn_bwd_p(pp_attn_flash_s(&K->sc, w->row[j]), lse[i]);
                 P[j] = pp_attn_store(K->f, p);
                 dS[j] = pp_attn_store(K->f, pp_attn_bwd_ds(p, w->facc[j], D));
             }
@@ -713,70 +704,21 @@ static void attn_task(void *ctx, int64_t t)
 // ---------------------------------------------------------------------------------------------
 // Checks and the entry points
 
-static int attn_check_values(pp_format_id f, const char *what, const double *x, int64_t n, pp_error *err)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (!pp_is_representable(f, x[i]))
-            return pp_fail(err, PP_ERR_INPUT, "attention: %s[%lld] = %.17g is not a %s value", what,
-                           (long long)i, x[i], pp_format_get(f).name);
-    return PP_OK;
-}
-
 int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
                           const double *q, const double *k, const double *vv, const double *dout,
                           double *out, double *lse, double *dq, double *dk, double *dv, int threads,
                           const pp_attn_cpu_opts *opts, pp_error *err)
 {
     pp_format_id f = v->format;
-    if (f != PP_FMT_FP16 && f != PP_FMT_BF16 && f != PP_FMT_FP32)
-        return pp_fail(err, PP_ERR_INPUT, "attention: format %s is not fp16, bf16 or fp32",
-                       pp_format_get(f).name);
-    if (dm->b < 0 || dm->s_q < 0 || dm->s_kv < 0 || dm->h < 1 || dm->h_kv < 1 || dm->d < 1 ||
-        dm->h % dm->h_kv != 0)
-        return pp_fail(err, PP_ERR_INPUT,
-                       "attention: bad shape (b %lld, s_q %lld, s_kv %lld, h %lld, h_kv %lld, d %lld): "
-                       "need extents ≥ 0, h, h_kv, d ≥ 1 and h a multiple of h_kv",
-                       (long long)dm->b, (long long)dm->s_q, (long long)dm->s_kv, (long long)dm->h,
-                       (long long)dm->h_kv, (long long)dm->d);
-    int64_t big = (int64_t)1 << 36;
-    if (dm->s_q > big / (dm->h * dm->d) || dm->s_kv > big / (dm->h * dm->d) ||
-        (dm->b && (dm->s_q + dm->s_kv) * dm->h * dm->d > big / dm->b))
-        return pp_fail(err, PP_ERR_INPUT, "attention: tensors above 2^36 elements are not supported");
-    int flash = v->kernel == PP_ATTN_FLASH;
-    if (v->kernel != PP_ATTN_UNFUSED && !flash)
-        return pp_fail(err, PP_ERR_INPUT, "attention: unknown kernel %d", (int)v->kernel);
-    if ((unsigned)v->accum > PP_ATTN_ACC_STORAGE || (unsigned)v->scale > PP_ATTN_SCALE_PRE_Q ||
-        (unsigned)v->softmax > PP_ATTN_SOFTMAX_NAIVE || (unsigned)v->max_subtract > PP_ATTN_MAX_NONE)
-        return pp_fail(err, PP_ERR_INPUT, "attention: a knob has an unknown value");
-    int L = v->qk_layer_scaling ? v->qk_layer_scaling : 1;
-    if (L < 1 || L > (1 << 16) || v->block_m < 0 || v->block_n < 0 || v->pb_alpha < 0 ||
-        v->pb_alpha > (1 << 16))
-        return pp_fail(err, PP_ERR_INPUT,
-                       "attention: qk_layer_scaling must be in [1, 65536], block sizes ≥ 1, pb_alpha in [1, 65536]");
-    if (flash && (v->accum != PP_ATTN_ACC_FP32 || v->softmax != PP_ATTN_SOFTMAX_FP32 || L != 1 ||
-                  v->max_subtract == PP_ATTN_MAX_PB_RELAX))
-        return pp_fail(err, PP_ERR_INPUT,
-                       "attention: the flash kernel takes accumulate fp32, softmax fp32, "
-                       "qk_layer_scaling 1 and max_subtract row or none (the other settings are "
-                       "unfused, Megatron-style knobs)");
     int W = v->cp_world > 0 ? v->cp_world : 1;
     int cp = W > 1 || (opts && opts->force_cp);
-    if (cp) {
-        if (dm->s_q != dm->s_kv || dm->s_q % (2 * W) != 0)
-            return pp_fail(err, PP_ERR_INPUT,
-                           "attention: context parallel needs s_q = s_kv divisible by 2·cp_world "
-                           "(s_q %lld, s_kv %lld, cp_world %d)",
-                           (long long)dm->s_q, (long long)dm->s_kv, W);
-        if ((v->cp_accum != f && v->cp_accum != PP_FMT_FP32) ||
-            (v->cp_grad_accum != f && v->cp_grad_accum != PP_FMT_FP32))
-            return pp_fail(err, PP_ERR_INPUT,
-                           "attention: cp_accum and cp_grad_accum must be the storage format or fp32");
-    }
-    const char *engine_err = pp_attn_engine_error(v);
-    if (engine_err)
-        return pp_fail(err, PP_ERR_INPUT, "%s", engine_err);
+    char msg[sizeof err->msg];
+    if (pp_attn_check(v, dm, backward, cp, q, k, vv, dout, out, lse, dq, dk, dv, msg, sizeof msg))
+        return pp_fail(err, PP_ERR_INPUT, "%s", msg);
     if (v->engine != PP_ATTN_ENGINE_OURS)  // src/run.c's --cross-check skips on this message
         return pp_fail(err, PP_ERR_RUNTIME, "attention: engine 'cublas' runs only on the GPU (--device cuda)");
+    if (dm->b == 0 || pp_attn_empty_result(dm, backward, out, lse, dq, dk, dv))
+        return PP_OK;
     attn_job J;
     memset(&J, 0, sizeof J);
     J.K.v = v;
@@ -784,36 +726,7 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
     J.K.d = dm->d;
     J.K.bn = v->block_n > 0 ? v->block_n : 64;
     J.K.axpy = attn_pick_axpy(opts ? opts->portable : 0);
-    if (pp_attn_scalars_make(v, dm->d, &J.K.sc) != 0)
-        return pp_fail(err, PP_ERR_INPUT, "attention: sigma must be positive and finite");
-    int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
-    if ((nq && (!q || !out || !lse)) || (nkv && (!k || !vv)) ||
-        (backward && ((nq && (!dout || !dq)) || (nkv && (!dk || !dv)))))
-        return pp_fail(err, PP_ERR_INPUT, "attention: NULL data for a non-empty tensor");
-    int rc = attn_check_values(f, "q", q, nq, err);
-    if (!rc)
-        rc = attn_check_values(f, "k", k, nkv, err);
-    if (!rc)
-        rc = attn_check_values(f, "v", vv, nkv, err);
-    if (!rc && backward)
-        rc = attn_check_values(f, "dout", dout, nq, err);
-    if (rc)
-        return rc;
-    if (dm->b == 0)
-        return PP_OK;
-    if (dm->s_q == 0 || dm->s_kv == 0) {  // nothing to see: out 0, lse −Inf, zero gradients
-        for (int64_t i = 0; i < nq; i++)
-            out[i] = 0.0;
-        for (int64_t i = 0; i < dm->b * dm->h * dm->s_q; i++)
-            lse[i] = -INFINITY;
-        if (backward) {
-            for (int64_t i = 0; i < nq; i++)
-                dq[i] = 0.0;
-            for (int64_t i = 0; i < nkv; i++)
-                dk[i] = dv[i] = 0.0;
-        }
-        return PP_OK;
-    }
+    pp_attn_scalars_make(v, dm->d, &J.K.sc);  // checked above
     J.dm = dm;
     J.backward = backward;
     J.cp = cp;

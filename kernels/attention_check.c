@@ -1,0 +1,102 @@
+// attention_check.c — the attention backends' shared checks (see attention_check.h).
+#include "attention_check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static int check_fail(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int check_fail(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (errbuf && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return 2;
+}
+
+int pp_attn_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int cp_forced, const double *q,
+                  const double *k, const double *vv, const double *dout, const double *out, const double *lse,
+                  const double *dq, const double *dk, const double *dv, char *eb, size_t el)
+{
+    pp_format_id f = v->format;
+    if (f != PP_FMT_FP16 && f != PP_FMT_BF16 && f != PP_FMT_FP32)
+        return check_fail(eb, el, "attention: format %s is not fp16, bf16 or fp32", pp_format_get(f).name);
+    if (dm->b < 0 || dm->s_q < 0 || dm->s_kv < 0 || dm->h < 1 || dm->h_kv < 1 || dm->d < 1 || dm->h % dm->h_kv != 0)
+        return check_fail(eb, el,
+                          "attention: bad shape (b %lld, s_q %lld, s_kv %lld, h %lld, h_kv %lld, d %lld): "
+                          "need extents ≥ 0, h, h_kv, d ≥ 1 and h a multiple of h_kv",
+                          (long long)dm->b, (long long)dm->s_q, (long long)dm->s_kv, (long long)dm->h,
+                          (long long)dm->h_kv, (long long)dm->d);
+    int64_t big = (int64_t)1 << 36;
+    if (dm->s_q > big / (dm->h * dm->d) || dm->s_kv > big / (dm->h * dm->d) ||
+        (dm->b && (dm->s_q + dm->s_kv) * dm->h * dm->d > big / dm->b))
+        return check_fail(eb, el, "attention: tensors above 2^36 elements are not supported");
+    int flash = v->kernel == PP_ATTN_FLASH;
+    if (v->kernel != PP_ATTN_UNFUSED && !flash)
+        return check_fail(eb, el, "attention: unknown kernel %d", (int)v->kernel);
+    if ((unsigned)v->accum > PP_ATTN_ACC_STORAGE || (unsigned)v->scale > PP_ATTN_SCALE_PRE_Q ||
+        (unsigned)v->softmax > PP_ATTN_SOFTMAX_NAIVE || (unsigned)v->max_subtract > PP_ATTN_MAX_NONE)
+        return check_fail(eb, el, "attention: a knob has an unknown value");
+    int L = v->qk_layer_scaling ? v->qk_layer_scaling : 1;
+    if (L < 1 || L > (1 << 16) || v->block_m < 0 || v->block_n < 0 || v->pb_alpha < 0 || v->pb_alpha > (1 << 16))
+        return check_fail(eb, el, "attention: qk_layer_scaling must be in [1, 65536], block sizes ≥ 1, "
+                                  "pb_alpha in [1, 65536]");
+    if (flash && (v->accum != PP_ATTN_ACC_FP32 || v->softmax != PP_ATTN_SOFTMAX_FP32 || L != 1 ||
+                  v->max_subtract == PP_ATTN_MAX_PB_RELAX))
+        return check_fail(eb, el,
+                          "attention: the flash kernel takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and "
+                          "max_subtract row or none (the other settings are unfused, Megatron-style knobs)");
+    int W = v->cp_world > 0 ? v->cp_world : 1;
+    if (W > 1 || cp_forced) {
+        if (dm->s_q != dm->s_kv || dm->s_q % (2 * W) != 0)
+            return check_fail(eb, el,
+                              "attention: context parallel needs s_q = s_kv divisible by 2·cp_world (s_q %lld, "
+                              "s_kv %lld, cp_world %d)",
+                              (long long)dm->s_q, (long long)dm->s_kv, W);
+        if ((v->cp_accum != f && v->cp_accum != PP_FMT_FP32) ||
+            (v->cp_grad_accum != f && v->cp_grad_accum != PP_FMT_FP32))
+            return check_fail(eb, el, "attention: cp_accum and cp_grad_accum must be the storage format or fp32");
+    }
+    const char *engine_err = pp_attn_engine_error(v);
+    if (engine_err)
+        return check_fail(eb, el, "%s", engine_err);
+    pp_attn_scalars sc;
+    if (pp_attn_scalars_make(v, dm->d, &sc) != 0)
+        return check_fail(eb, el, "attention: sigma must be positive and finite");
+    int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
+    if ((nq && (!q || !out || !lse)) || (nkv && (!k || !vv)) ||
+        (backward && ((nq && (!dout || !dq)) || (nkv && (!dk || !dv)))))
+        return check_fail(eb, el, "attention: NULL data for a non-empty tensor");
+    const char *names[] = {"q", "k", "v", "dout"};
+    const double *xs[] = {q, k, vv, dout};
+    int64_t ns[] = {nq, nkv, nkv, backward ? nq : 0};
+    for (int t = 0; t < 4; t++)
+        for (int64_t i = 0; i < ns[t]; i++)
+            if (!pp_is_representable(f, xs[t][i]))
+                return check_fail(eb, el, "attention: %s[%lld] = %.17g is not a %s value", names[t], (long long)i,
+                                  xs[t][i], pp_format_get(f).name);
+    return 0;
+}
+
+int pp_attn_empty_result(const pp_attn_dims *dm, int backward, double *out, double *lse, double *dq, double *dk,
+                         double *dv)
+{
+    if (dm->s_q != 0 && dm->s_kv != 0)
+        return 0;
+    int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d;
+    for (int64_t i = 0; i < nq; i++)
+        out[i] = 0.0;
+    for (int64_t i = 0; i < dm->b * dm->h * dm->s_q; i++)
+        lse[i] = -INFINITY;
+    if (backward) {
+        for (int64_t i = 0; i < nq; i++)
+            dq[i] = 0.0;
+        for (int64_t i = 0; i < nkv; i++)
+            dk[i] = dv[i] = 0.0;
+    }
+    return 1;
+}
