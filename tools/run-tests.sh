@@ -22,8 +22,9 @@ run_one() {  # label, command...
     local log; log=$(mktemp)
     if "$@" >"$log" 2>&1; then
         passed=$((passed + 1)); echo "PASS $label"
-        grep -E '^\[  (SKIPPED|PASSED|FAILED)|skipped|SKIPPED|^ok|png_check' "$log" | sed 's/^/    /'
-        grep -E '^\[  SKIPPED|skip' "$log" | head -3 | sed 's/^/    /' >/dev/null
+        # the verdict lines and why anything skipped, each once
+        grep -E '^\[  (SKIPPED|PASSED|FAILED)|skipped|SKIPPED|^e2e:|png_check|table sorts' "$log" |
+            awk '!seen[$0]++' | sed 's/^/    /'
     else
         failed=$((failed + 1)); failures+=("$label"); echo "FAIL $label"; sed 's/^/    /' "$log" | tail -40
     fi
