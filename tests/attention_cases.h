@@ -286,6 +286,58 @@ static int attn_case_special_inputs(const attn_case_backend *be)
     return fails;
 }
 
+// Every combination engine cublas supports (unfused, CP off; bf16 with storage accumulation has
+// no cuBLAS compute type) on the plain shapes, checked by `check` (big: inputs ×200 that overflow
+// fp16, where only agreement in the non-finite pattern is meaningful). Every stride-th
+// combination only; counts the runs. Returns the number of failures.
+typedef int (*attn_cublas_check)(const pp_attn_variant *v, const pp_attn_dims *dm, const bufs *B, int backward,
+                                 int big, const char *what, double *worst);
+
+static int attn_case_cublas_sweep(attn_cublas_check check, int stride, int *runs, double *worst)
+{
+    int fails = 0, n = 0;
+    const int Ls[] = {1, 3};
+    for (int acc = 0; acc < 2; acc++)
+        for (int sc = 0; sc < 3; sc++)
+            for (int li = 0; li < 2; li++)
+                for (int sm = 0; sm < 3; sm++)
+                    for (int mx = 0; mx < 3 && fails < MAX_FAILS; mx++)
+                        for (int f = 0; f < 3; f++)
+                            for (int si = 0; si < 4; si++) {
+                                pp_attn_variant v;
+                                memset(&v, 0, sizeof v);
+                                v.format = formats[f];
+                                v.kernel = PP_ATTN_UNFUSED;
+                                v.engine = PP_ATTN_ENGINE_CUBLAS;
+                                v.accum = (pp_attn_accum)acc;
+                                v.scale = (pp_attn_scale)sc;
+                                v.qk_layer_scaling = Ls[li];
+                                v.softmax = (pp_attn_softmax)sm;
+                                v.max_subtract = (pp_attn_max)mx;
+                                v.cp_world = 1;
+                                if (acc && v.format == PP_FMT_BF16)
+                                    continue;  // no cuBLAS compute type: rejected (the errors tests)
+                                if (n++ % stride)
+                                    continue;
+                                int big = (acc + sc + li + sm + mx + si) % 2 && f == 0;  // fp16 overflow
+                                pp_attn_dims dm = plain_shapes[si];
+                                bufs B;
+                                bufs_init(&B, &dm, v.format, big ? 200.0 : 1.0,
+                                          pp_test_seed() + (uint64_t)(acc * 1000 + sc * 100 + li * 10 + sm * 3 + mx));
+                                char what[300];
+                                snprintf(what, sizeof what, "cublas accum %s scale %s L %d softmax %s max %s %s shape %d "
+                                         "inputs x%s",
+                                         acc ? "storage" : "fp32", scale_names[sc], Ls[li], sm_names[sm],
+                                         max_names[mx], pp_format_get(v.format).name, si, big ? "200" : "1");
+                                fails += check(&v, &dm, &B, 1, big, what, worst);
+                                if (si == 1)
+                                    fails += check(&v, &dm, &B, 0, big, what, worst);
+                                (*runs)++;
+                                bufs_free(&B);
+                            }
+    return fails;
+}
+
 // Units for comparing against an engine whose order is not ours (cuBLAS): F's unit roundoff u.
 static double unit_roundoff(pp_format_id f)
 {

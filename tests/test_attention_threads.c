@@ -254,50 +254,18 @@ static int check_cublas(const pp_attn_variant *v, const pp_attn_dims *dm, const 
 // Every knob combination engine cublas takes (unfused; no CP; bf16 only with accumulate fp32) ×
 // formats × the plain shapes (GQA, causal, ragged, rows with no key), forward+backward and
 // forward only.
+static int threads_cublas_case(const pp_attn_variant *v, const pp_attn_dims *dm, const bufs *B, int backward,
+                               int big, const char *what, double *worst)
+{
+    return check_cublas(v, dm, B, backward, !big, what, worst);
+}
+
 static void threads_cublas_every_knob(void **state)
 {
     (void)state;
-    int fails = 0, stride = pp_test_iters(10) < 10 ? 7 : 1, n = 0, runs = 0;
+    int runs = 0;
     double worst = 0.0;
-    const int Ls[] = {1, 3};
-    for (int acc = 0; acc < 2; acc++)
-        for (int sc = 0; sc < 3; sc++)
-            for (int li = 0; li < 2; li++)
-                for (int sm = 0; sm < 3; sm++)
-                    for (int mx = 0; mx < 3 && fails < MAX_FAILS; mx++)
-                        for (int f = 0; f < 3; f++)
-                            for (int si = 0; si < 4; si++) {
-                                pp_attn_variant v;
-                                memset(&v, 0, sizeof v);
-                                v.format = formats[f];
-                                v.kernel = PP_ATTN_UNFUSED;
-                                v.engine = PP_ATTN_ENGINE_CUBLAS;
-                                v.accum = (pp_attn_accum)acc;
-                                v.scale = (pp_attn_scale)sc;
-                                v.qk_layer_scaling = Ls[li];
-                                v.softmax = (pp_attn_softmax)sm;
-                                v.max_subtract = (pp_attn_max)mx;
-                                v.cp_world = 1;
-                                if (acc && v.format == PP_FMT_BF16)
-                                    continue;  // rejected (threads_cublas_errors)
-                                if (n++ % stride)
-                                    continue;
-                                int big = (acc + sc + li + sm + mx + si) % 2 && f == 0;  // fp16 overflow
-                                pp_attn_dims dm = plain_shapes[si];
-                                bufs B;
-                                bufs_init(&B, &dm, v.format, big ? 200.0 : 1.0,
-                                          pp_test_seed() + (uint64_t)(acc * 1000 + sc * 100 + li * 10 + sm * 3 + mx));
-                                char what[300];
-                                snprintf(what, sizeof what, "cublas accum %s scale %s L %d softmax %s max %s %s shape %d "
-                                         "inputs x%s",
-                                         acc ? "storage" : "fp32", scale_names[sc], Ls[li], sm_names[sm],
-                                         max_names[mx], pp_format_get(v.format).name, si, big ? "200" : "1");
-                                fails += check_cublas(&v, &dm, &B, 1, !big, what, &worst);
-                                if (si == 1)
-                                    fails += check_cublas(&v, &dm, &B, 0, !big, what, &worst);
-                                runs++;
-                                bufs_free(&B);
-                            }
+    int fails = attn_case_cublas_sweep(threads_cublas_case, pp_test_iters(10) < 10 ? 7 : 1, &runs, &worst);
     print_message("engine cublas on the loop device: %d combinations; reverse-order GEMM worst %.3g u "
                   "(bound %g u)\n", runs, worst, CUBLAS_TOL);
     if (fails)
