@@ -169,8 +169,10 @@ static void fill_opts(const pp_case *c, pp_format_id actual, pp_format_id expect
     }
 }
 
+// identical = 1 asks "identical?" rather than "close?" (--cross-check): zero tolerances, and NaN
+// equal to NaN (their sign and payload are the hardware's choice, x86's and CUDA's differ).
 static void compare_into(pp_comparison *cmp, const pp_case *c, const char *variant, const char *tensor,
-                         const char *against, const pp_tensor *a, const pp_tensor *e)
+                         const char *against, const pp_tensor *a, const pp_tensor *e, int identical)
 {
     memset(cmp, 0, sizeof *cmp);
     snprintf(cmp->variant, sizeof cmp->variant, "%s", variant);
@@ -179,9 +181,7 @@ static void compare_into(pp_comparison *cmp, const pp_case *c, const char *varia
     cmp->ndim = a->ndim;
     memcpy(cmp->shape, a->shape, sizeof cmp->shape);
     fill_opts(c, a->format, e->format, &cmp->opts);
-    if (!strcmp(against, "cpu-emulation")) {
-        // --cross-check asks "identical?", not "close?": zero tolerances, and NaN equal to NaN
-        // (their sign and payload are the hardware's choice, x86's and CUDA's differ)
+    if (identical) {
         cmp->opts.rtol = cmp->opts.atol = 0.0;
         cmp->opts.equal_nan = 1;
     }
@@ -257,7 +257,7 @@ static int compare_pair_view(const pp_case *c, const pp_pair_spec *ps, int (*has
         if (rc)
             return rc;
         compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, name, c->variants[e].name, &ga,
-                     &ge);
+                     &ge, 0);
         pp_tensor_free(&ga);
         pp_tensor_free(&ge);
     }
@@ -373,7 +373,7 @@ static int cross_check(const pp_case *c, int v, const int *has, const pp_tensor 
     else
         for (int t = 0; !rc && t < op->n_outputs; t++)
             if (has[t])
-                compare_into(&cross[(*n_cross)++], c, vs->name, op->outputs[t], "cpu-emulation", &cuda_out[t], &cpu[t]);
+                compare_into(&cross[(*n_cross)++], c, vs->name, op->outputs[t], "cpu-emulation", &cuda_out[t], &cpu[t], 1);
     for (int t = 0; t < op->n_outputs; t++)
         pp_tensor_free(&cpu[t]);
     return rc;
@@ -507,7 +507,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         for (int t = 0; t < op->n_outputs; t++)
             if (has[v][t])
                 compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[v].name, op->outputs[t],
-                             "reference", &outs[v][t], &groups[group_of[v]].refs[t]);
+                             "reference", &outs[v][t], &groups[group_of[v]].refs[t], 0);
     for (int p = 0; p < c->n_pairs && !rc; p++) {
         const pp_pair_spec *ps = &c->pairs[p];
         int a = ps->actual, e = ps->expected;
@@ -515,7 +515,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
             for (int t = 0; t < op->n_outputs; t++)
                 if (has[a][t] && has[e][t])
                     compare_into(&r->comparisons[r->n_comparisons++], c, c->variants[a].name, op->outputs[t],
-                                 c->variants[e].name, &outs[a][t], &outs[e][t]);
+                                 c->variants[e].name, &outs[a][t], &outs[e][t], 0);
             continue;
         }
         rc = compare_pair_view(c, ps, has, outs, r, err);
