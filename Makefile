@@ -13,7 +13,11 @@ FPFLAGS := -ffp-contract=off -fno-fast-math -frounding-math
 # Recursively expanded: pkg-config runs when a recipe needs it, after `make deps` has run.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lmpfr -lgmp -lhdf5 -lcjson -lnettle)
-CPPFLAGS = -Isrc -Ikernels -Ireference $(PKG_CFLAGS)
+# Include roots, lowest layer first (ARCHITECTURE.md): base/ (errors, thread pool), kernels/ (the
+# arithmetic), reference/ (the truth), src/ (the program; its headers are named by layer,
+# "core/tensor.h"). tools/check-includes.sh checks who may include whom.
+INCLUDES := -Ibase -Ikernels -Ireference -Isrc
+CPPFLAGS = $(INCLUDES) $(PKG_CFLAGS)
 CFLAGS_rel := $(STD) $(WARN) $(FPFLAGS) -O2 -g
 CFLAGS_san := $(STD) $(WARN) $(FPFLAGS) -O1 -g -fno-omit-frame-pointer \
               -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -24,7 +28,7 @@ LIBS = $(PKG_LIBS) -lpthread -lm
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 ifneq ($(NVCC),)
 CUDA_HOME  := $(patsubst %/bin/nvcc,%,$(NVCC))
-NVFLAGS    := -O2 -std=c++17 --fmad=false -Isrc -Ikernels -Xcompiler -Wall -Xcompiler -ffp-contract=off \
+NVFLAGS    := -O2 -std=c++17 --fmad=false $(INCLUDES) -Xcompiler -Wall -Xcompiler -ffp-contract=off \
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
 CU_SRCS    := $(wildcard kernels/cuda/*.cu)
@@ -33,7 +37,7 @@ CUDA_DEF   := -DPP_HAVE_CUDA=1
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 endif
 
-LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) \
+LIB_SRCS  := $(wildcard base/*.c) $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) \
              $(wildcard reference/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
 # The CUDA tests (tests/test_*_cuda.c) need the CUDA objects: built only when nvcc is found; with
@@ -77,7 +81,7 @@ build/rel/libprecprobe.a: $(patsubst %.c,build/rel/%.o,$(LIB_SRCS)) $(CU_OBJS)
 build/san/libprecprobe.a: $(patsubst %.c,build/san/%.o,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
-bin/precprobe: build/rel/src/main.o build/rel/libprecprobe.a
+bin/precprobe: build/rel/src/cli/main.o build/rel/libprecprobe.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) $(CUDA_LIBS)
 

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "../kernels/adamw_problem.h"
+#include "adamw_problem.h"
 #include "error.h"
 
 #define PP_ADAMW_REF_PREC 128

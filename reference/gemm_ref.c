@@ -14,7 +14,7 @@
 // thread t mod nthreads; no task's result depends on which thread runs it.
 
 #define REF_ROWS_PER_TASK 4
-#define REF_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/tensor.h
+#define REF_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/core/tensor.h
 
 // The references' threads free MPFR's per-thread caches when their share is done (leak checkers).
 static void ref_thread_exit(void)

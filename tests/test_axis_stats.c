@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "axis_stats.h"
+#include "core/axis_stats.h"
 
 // A [2, 3, 2] tensor: heads on dim 0, positions on dim 1, pairs of values on dim 2.
 static void axis_stats_hand_computed(void **state)

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <mpfr.h>
 
-#include "close.h"
+#include "core/close.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <mpfr.h>
 
-#include "exactsum.h"
+#include "core/exactsum.h"
 
 // ---------------------------------------------------------------------------------------------
 // Terms, the reference and the comparison

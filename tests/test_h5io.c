@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "h5io.h"
-#include "tensor_io.h"
+#include "io/h5io.h"
+#include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

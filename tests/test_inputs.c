@@ -8,9 +8,9 @@
 #include <mpfr.h>
 
 #include "format.h"
-#include "inputs.h"
+#include "pipeline/inputs.h"
 #include "random_dist.h"
-#include "tensor.h"
+#include "core/tensor.h"
 
 #define U53 0x1p-53  // the unit roundoff of binary64
 

@@ -7,8 +7,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "npy.h"
-#include "tensor_io.h"
+#include "io/npy.h"
+#include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -2,7 +2,7 @@
 // disabled or young bar draws nothing.
 #include "test_util.h"
 
-#include "progress.h"
+#include "core/progress.h"
 
 static void progress_format_counts_rate_and_eta(void **state)
 {

@@ -6,8 +6,8 @@
 #include <hdf5.h>
 #include <unistd.h>
 
-#include "h5attr.h"
-#include "ref_cache.h"
+#include "io/h5attr.h"
+#include "pipeline/ref_cache.h"
 
 typedef struct fixture {
     char dir[64];

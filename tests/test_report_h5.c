@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "close.h"
-#include "h5io.h"
-#include "report_h5.h"
-#include "results.h"
+#include "core/close.h"
+#include "io/h5io.h"
+#include "report/report_h5.h"
+#include "core/results.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: a scratch directory, random values, the fixture

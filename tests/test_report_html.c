@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report_h5.h"
-#include "report_html.h"
-#include "report_txt.h"
-#include "results.h"
+#include "report/report_h5.h"
+#include "report/report_html.h"
+#include "report/report_txt.h"
+#include "core/results.h"
 
 #define NASTY "<b>&\"x'"
 #define NASTY_ESCAPED "&lt;b&gt;&amp;&quot;x&#39;"

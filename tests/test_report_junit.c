@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
-#include "close.h"
-#include "report_junit.h"
-#include "results.h"
+#include "io/atomic_file.h"
+#include "core/close.h"
+#include "report/report_junit.h"
+#include "core/results.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -4,8 +4,8 @@
 
 #include <math.h>
 
-#include "../kernels/format.h"
-#include "repr.h"
+#include "format.h"
+#include "core/repr.h"
 
 // ---------------------------------------------------------------------------------------------
 // The table loader

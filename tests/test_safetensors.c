@@ -7,8 +7,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "safetensors.h"
-#include "tensor_io.h"
+#include "io/safetensors.h"
+#include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

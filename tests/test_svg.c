@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "svg.h"
+#include "report/svg.h"
 
 static int count(const char *hay, const char *needle)
 {

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tensor_io.h"
+#include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

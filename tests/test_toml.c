@@ -1,4 +1,4 @@
-// test_toml.c — the case-file TOML reader (src/toml.c) and "did you mean" (src/nearest.c).
+// test_toml.c — the case-file TOML reader (src/io/toml.c) and "did you mean" (src/core/nearest.c).
 // Run from the repository root. `test_toml --dump FILE...` prints each file's tree as JSON (or
 // its error) one line per file: the driver of tools/toml_differential.py.
 #include "test_util.h"
@@ -7,8 +7,8 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "nearest.h"
-#include "toml.h"
+#include "core/nearest.h"
+#include "io/toml.h"
 
 #define DATA_DIR "tests/data/toml"
 #define MAX_FAILS 10

@@ -2,7 +2,7 @@
 // against the chunk arithmetic written out by hand, concatenation, and every rejection.
 #include "test_util.h"
 
-#include "view.h"
+#include "core/view.h"
 
 // A [b, S, H, d] tensor whose value encodes its own index: b·1e6 + s·1e3 + h·1e2 + j.
 static void make_indexed(pp_tensor *t, int64_t b, int64_t S, int64_t H, int64_t D, double offset)

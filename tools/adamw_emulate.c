@@ -7,7 +7,7 @@
 
 #include "adamw.h"
 #include "adamw_problem.h"
-#include "tensor.h"
+#include "core/tensor.h"
 
 int main(int argc, char **argv)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "close.h"
+#include "core/close.h"
 
 // ---------------------------------------------------------------------------------------------
 // Data and timing

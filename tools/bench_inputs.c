@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "inputs.h"
+#include "pipeline/inputs.h"
 #include "random_dist.h"
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""toml_differential.py — checks precprobe's TOML reader (src/toml.c) against Python's tomllib.
+"""toml_differential.py — checks precprobe's TOML reader (src/io/toml.c) against Python's tomllib.
 
 usage (from anywhere; Python 3.11+ for tomllib, else it skips):
   python3 tools/toml_differential.py                      shipped documents + 3000 random ones
@@ -86,9 +86,10 @@ def build_driver(tmp):
     cc = os.environ.get("CC", "cc")
     out = os.path.join(tmp, "test_toml")
     cmd = [cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-O1", "-g",
-           "-ffp-contract=off", "-I" + os.path.join(REPO, "src"),
-           os.path.join(REPO, "tests", "test_toml.c"), os.path.join(REPO, "src", "toml.c"),
-           os.path.join(REPO, "src", "nearest.c"), os.path.join(REPO, "src", "error.c"),
+           "-ffp-contract=off", "-I" + os.path.join(REPO, "base"),
+           "-I" + os.path.join(REPO, "src"),
+           os.path.join(REPO, "tests", "test_toml.c"), os.path.join(REPO, "src", "io", "toml.c"),
+           os.path.join(REPO, "src", "core", "nearest.c"), os.path.join(REPO, "base", "error.c"),
            "-o", out, "-lcmocka", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:

@@ -9,7 +9,7 @@
 #include <string.h>
 
 // ---------------------------------------------------------------------------------------------
-// Threads: pp_parallel_for (src/parallel.h); results never depend on the thread count
+// Threads: pp_parallel_for (base/parallel.h); results never depend on the thread count
 
 #define ADAMW_BLOCK PP_ADAMW_LOSS_BLOCK  // the loss partial sums' block (adamw_thread.h)
 

@@ -715,7 +715,7 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
     char msg[sizeof err->msg];
     if (pp_attn_check(v, dm, backward, cp, q, k, vv, dout, out, lse, dq, dk, dv, msg, sizeof msg))
         return pp_fail(err, PP_ERR_INPUT, "%s", msg);
-    if (v->engine != PP_ATTN_ENGINE_OURS)  // src/run.c's --cross-check skips on this message
+    if (v->engine != PP_ATTN_ENGINE_OURS)  // src/pipeline/run.c's --cross-check skips on this message
         return pp_fail(err, PP_ERR_RUNTIME, "attention: engine 'cublas' runs only on the GPU (--device cuda)");
     if (dm->b == 0 || pp_attn_empty_result(dm, backward, out, lse, dq, dk, dv))
         return PP_OK;

@@ -12,7 +12,7 @@
 
 #define GEMM_ROWS_PER_TASK 8
 #define GEMM_TILE 256  // output columns whose accumulators stay in L1 while l runs over k
-#define GEMM_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/tensor.h
+#define GEMM_MAX_NUMEL ((int64_t)1 << 40)  // as PP_MAX_NUMEL in src/core/tensor.h
 
 // ---------------------------------------------------------------------------------------------
 // Prescale: x' = RN_F(RN_32(s·x)) element-wise, in blocks of 2^16 elements

@@ -15,7 +15,7 @@
 #include "attention_threads.h"
 #include "cuda/attention_cuda.h"
 
-// Return codes (src/error.h's values; kernels/ does not include src/).
+// Return codes (base/error.h's values; kernels/ does not include src/).
 enum { PP_CUDA_OK = 0, PP_CUDA_ERR_RUNTIME = 3 };
 
 typedef struct attn_cuda_ctx {

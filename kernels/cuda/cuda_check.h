@@ -1,7 +1,7 @@
 // cuda_check.h — the one way precprobe's CUDA launchers report a failure: a one-line
 // "file:line: call: reason" in the caller's errbuf, rc = 3 (PP_CUDA_ERR_RUNTIME), and a jump to
 // the launcher's `done:` label, which frees what it holds. The launchers' return codes are
-// src/error.h's values (kernels/ does not include src/). Included by the .cu files only.
+// base/error.h's values (kernels/ does not include src/). Included by the .cu files only.
 #ifndef PP_CUDA_CHECK_H
 #define PP_CUDA_CHECK_H
 

@@ -1,5 +1,5 @@
 // fuzz_case.c — libFuzzer target for case files: TOML parsing plus the schema checks of
-// src/case.c (ops, knobs, variants, matrix, pairs, gate). Any input must give PP_OK or a
+// src/pipeline/case.c (ops, knobs, variants, matrix, pairs, gate). Any input must give PP_OK or a
 // one-line "FILE:LINE: message" error, never a crash, leak or undefined behaviour.
 // build: make fuzz; run: tools/fuzz.sh case SECONDS
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
+#include "pipeline/case.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "npy.h"
+#include "io/npy.h"
 
 // True when msg holds a control character: messages must be one printable line.
 static int has_control(const char *msg)

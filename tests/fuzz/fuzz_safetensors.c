@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "safetensors.h"
+#include "io/safetensors.h"
 
 // True when msg holds a control character: messages must be one printable line.
 static int has_control(const char *msg)

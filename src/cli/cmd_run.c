@@ -1,0 +1,323 @@
+// cmd_run.c — `precprobe run`, `precprobe baseline` and `precprobe check`: a case run end to end,
+// its reports written atomically, and the gate (absolute rules, and a committed baseline).
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "pipeline/gate.h"
+#include "report/report_h5.h"
+#include "report/report_html.h"
+#include "report/report_junit.h"
+#include "report/report_txt.h"
+#include "io/atomic_file.h"
+#include "pipeline/ref_cache.h"
+#include "pipeline/run.h"
+
+// The options run, baseline and check share (how a case is run).
+typedef struct run_cli {
+    const char *device, *threads_s, *reference, *cache;
+    int threads, quiet, no_cache, cross_check;
+} run_cli;
+
+#define RUN_CLI_OPTS(x)                                                                                  \
+    {"--device", &(x).device, NULL}, {"--threads", &(x).threads_s, NULL},                               \
+        {"--reference", &(x).reference, NULL}, {"--quiet", NULL, &(x).quiet}, {"-q", NULL, &(x).quiet},  \
+        {"--cache", &(x).cache, NULL}, {"--no-cache", NULL, &(x).no_cache}
+#define RUN_CLI_N 7
+#define RUN_CLI_HELP                                                                                     \
+    "  --device cpu|cuda|auto   backend (default auto: cuda when usable, else cpu; the report\n"         \
+    "                           says which)\n"                                                           \
+    "  --reference METHOD       the reference method, overriding the case's (precprobe list names\n"    \
+    "                           each op's: e.g. fast, mpfr-plain)\n"                                     \
+    "  --threads N              worker threads (default: one per CPU)\n"                                 \
+    "  --cache DIR              reference cache (default $PRECPROBE_CACHE, $XDG_CACHE_HOME/precprobe\n"  \
+    "                           or ~/.cache/precprobe): a reference is reused when op, parameters,\n"    \
+    "                           method and the exact input bits match; --no-cache: off\n"               \
+    "  -q, --quiet              no progress bar (it is drawn only when stderr is a terminal)\n"
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: precprobe run CASE.toml... [options]\n"
+        "\n"
+        "Runs every variant of each case, computes the reference once, compares every variant's\n"
+        "outputs with the reference and every [compare] pair, and writes the reports.\n"
+        "\n"
+        "options:\n"
+        RUN_CLI_HELP
+        "  --out DIR                report folder (default reports/out/CASE-NAME/; with several\n"
+        "                           cases, DIR/CASE-NAME/)\n"
+        "  --junit FILE             also write JUnit XML\n"
+        "  --html FILE              also write the HTML report (one self-contained page with charts);\n"
+        "                           with several cases FILE is a folder, holding CASE-NAME.html each\n"
+        "  --save-tensors           keep inputs, outputs and references in report.h5\n"
+        "  --cross-check            on cuda, also run the CPU emulation and compare every output with\n"
+        "                           it (\"cpu-emulation\"): identical for precprobe's kernels, measured\n"
+        "                           for vendor engines (cuBLAS)\n"
+        "  -h, --help               this text\n"
+        "\n"
+        "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
+        "reports/README.md). Mismatches are the measurement, not a failure: the exit status is\n"
+        "0 when every [gate] rule holds, 1 when one fails, 2 bad input, 3 runtime failure.\n");
+}
+
+static void check_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: precprobe check CASE.toml --baseline BASELINE.h5 [options]\n"
+        "       precprobe baseline CASE.toml -o BASELINE.h5 [options]\n"
+        "\n"
+        "check: runs the case (or reads --report RUN.h5 from an earlier run) and fails (exit 1)\n"
+        "when a statistic got worse than in the baseline by more than the slack, or a [gate]\n"
+        "rule of the case fails. One line per regression: variant, tensor, statistic,\n"
+        "baseline -> now. Slack (default; the case's [gate] slack = {...} overrides):\n"
+        "mismatch_fraction +0.005, max_abs_diff x1.10, max_rel_diff x1.10, max_ulp +1.\n"
+        "baseline: runs the case and writes its report.h5 to BASELINE.h5.\n"
+        "\n"
+        "options:\n"
+        "  --baseline FILE          the committed baseline report (check)\n"
+        "  --report FILE            judge this report instead of running the case (check)\n"
+        "  -o, --output FILE        where to write the baseline (baseline)\n"
+        RUN_CLI_HELP
+        "  -h, --help               this text\n");
+}
+
+static int parse_threads(const char *s, int *out)
+{
+    if (!s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 1 || v > 1024) {
+        fprintf(stderr, "precprobe: --threads: '%s' is not a number from 1 to 1024\n", s);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+// Loads and runs one case; prints errors. Returns an exit status (0 or the error's).
+static int load_and_run(const char *path, const run_cli *cli, int save, pp_case *c, pp_run_result *r)
+{
+    pp_error err = {0};
+    int rc = pp_case_load(path, c, &err);
+    if (!rc) {
+        char cache[PP_PATH_MAX] = "";
+        if (!cli->no_cache)
+            cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
+                       : pp_ref_cache_default_dir(cache, sizeof cache);
+        pp_run_opts o = {cli->device, cli->threads,   save, isatty(2) && !cli->quiet, cli->reference,
+                         cache,       cli->cross_check};
+        rc = pp_run_case(c, &o, r, &err);
+    }
+    if (rc)
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+    return rc;
+}
+
+static int failed_verdicts(const pp_run_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_verdicts; i++)
+        n += !r->verdicts[i].passed;
+    return n;
+}
+
+static int write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html)
+{
+    pp_error err = {0};
+    char path[PP_PATH_MAX + 32];
+    if (pp_mkdir_p(dir)) {
+        fprintf(stderr, "precprobe: %s: cannot create the report folder: %s\n", dir, strerror(errno));
+        return 3;
+    }
+    char *text = pp_report_text(r);
+    if (!text) {
+        fprintf(stderr, "precprobe: out of memory\n");
+        return 3;
+    }
+    snprintf(path, sizeof path, "%s/report.txt", dir);
+    int rc = pp_atomic_write_text(path, text, &err);
+    free(text);
+    snprintf(path, sizeof path, "%s/report.h5", dir);
+    if (!rc)
+        rc = pp_report_h5_write(path, r, &err);
+    if (!rc && junit)
+        rc = pp_report_junit_write(junit, r, NULL, &err);
+    if (!rc && html)
+        rc = pp_report_html_write(html, r, &err);
+    if (rc) {
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+        return rc;
+    }
+    return 0;
+}
+
+int pp_cmd_run(int argc, char **argv)
+{
+    const char *out = NULL, *junit = NULL, *html = NULL;
+    run_cli cli = {0};
+    int save = 0, n_cases = 0;
+    const char *cases[64];
+    const pp_cli_opt opts[] = {
+        RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
+        {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL},
+    };
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 5, cases, 64, &n_cases);
+    if (rc == 1) {
+        run_usage(stdout);
+        return 0;
+    }
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
+        return rc;
+    if (n_cases == 0) {
+        fprintf(stderr, "precprobe run: name at least one case file (see precprobe run --help)\n");
+        return 2;
+    }
+    if (junit && n_cases > 1) {
+        fprintf(stderr, "precprobe run: --junit takes one case at a time\n");
+        return 2;
+    }
+    if (html && n_cases > 1 && pp_mkdir_p(html)) {
+        fprintf(stderr, "precprobe: %s: cannot create the HTML report folder: %s\n", html, strerror(errno));
+        return 3;
+    }
+    int status = 0;
+    for (int i = 0; i < n_cases; i++) {
+        pp_case c;
+        pp_run_result r;
+        rc = load_and_run(cases[i], &cli, save, &c, &r);
+        if (!rc) {
+            char dir[PP_PATH_MAX];
+            if (out && n_cases == 1)
+                snprintf(dir, sizeof dir, "%s", out);
+            else
+                snprintf(dir, sizeof dir, "%s/%s", out ? out : "reports/out", c.name);
+            char page[PP_PATH_MAX + PP_NAME_MAX + 8] = "";
+            if (html)  // several cases: one page each in the folder html
+                snprintf(page, sizeof page, n_cases > 1 ? "%s/%s.html" : "%s", html, c.name);
+            rc = write_reports(&r, dir, junit, html ? page : NULL);
+            if (!rc) {
+                char *summary = pp_report_summary(&r);
+                printf("%s: %s on %s\n%s\nreports: %s/report.txt %s/report.h5%s%s%s%s\n", c.name, c.op->name,
+                       r.device, summary ? summary : "", dir, dir, junit ? " " : "", junit ? junit : "",
+                       html ? " " : "", page);
+                free(summary);
+                rc = failed_verdicts(&r) ? 1 : 0;
+            }
+            pp_run_result_free(&r);
+        }
+        pp_case_free(&c);
+        if (rc > status)
+            status = rc;
+    }
+    return status;
+}
+
+int pp_cmd_baseline(int argc, char **argv)
+{
+    const char *output = NULL, *pos[1];
+    run_cli cli = {0};
+    int n_pos = 0;
+    const pp_cli_opt opts[] = {
+        RUN_CLI_OPTS(cli), {"-o", &output, NULL}, {"--output", &output, NULL},
+    };
+    int rc = pp_cli_parse("baseline", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
+    if (rc == 1) {
+        check_usage(stdout);
+        return 0;
+    }
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
+        return rc;
+    if (n_pos != 1 || !output) {
+        fprintf(stderr, "precprobe baseline: usage: precprobe baseline CASE.toml -o BASELINE.h5\n");
+        return 2;
+    }
+    pp_case c;
+    pp_run_result r;
+    rc = load_and_run(pos[0], &cli, 0, &c, &r);
+    if (!rc) {
+        pp_error err = {0};
+        if ((rc = pp_report_h5_write(output, &r, &err)))
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+        else
+            printf("baseline of %s written to %s (%d comparisons)\n", c.name, output, r.n_comparisons);
+        pp_run_result_free(&r);
+    }
+    pp_case_free(&c);
+    return rc;
+}
+
+int pp_cmd_check(int argc, char **argv)
+{
+    const char *baseline = NULL, *report = NULL, *pos[1];
+    run_cli cli = {0};
+    int n_pos = 0;
+    const pp_cli_opt opts[] = {
+        RUN_CLI_OPTS(cli), {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
+    };
+    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
+    if (rc == 1) {
+        check_usage(stdout);
+        return 0;
+    }
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
+        return rc;
+    if (n_pos != 1 || !baseline) {
+        fprintf(stderr, "precprobe check: usage: precprobe check CASE.toml --baseline BASELINE.h5 [--report RUN.h5]\n");
+        return 2;
+    }
+    pp_error err = {0};
+    pp_case c;
+    pp_run_result now, base;
+    memset(&base, 0, sizeof base);
+    if (report) {
+        rc = pp_case_load(pos[0], &c, &err);
+        if (!rc && !(rc = pp_report_h5_read(report, &now, &err))) {
+            // verdicts of the stored run are recomputed from this case's rules
+            free(now.verdicts);
+            now.verdicts = NULL;
+            now.n_verdicts = 0;
+            if (pp_gate_evaluate(&c, &now) < 0)
+                rc = pp_fail(&err, PP_ERR_RUNTIME, "out of memory");
+        }
+        if (rc)
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+    } else {
+        rc = load_and_run(pos[0], &cli, 0, &c, &now);
+    }
+    if (rc) {
+        pp_case_free(&c);
+        return rc;
+    }
+    if ((rc = pp_report_h5_read(baseline, &base, &err))) {
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+    } else if (strcmp(base.case_name, now.case_name)) {
+        fprintf(stderr, "precprobe check: %s is the baseline of case '%s', not '%s'\n", baseline, base.case_name,
+                now.case_name);
+        rc = 2;
+    } else if (pp_gate_baseline(&c.slack, &now, &base) < 0) {
+        fprintf(stderr, "precprobe: out of memory\n");
+        rc = 3;
+    } else {
+        int failed = 0;
+        for (int i = 0; i < now.n_verdicts; i++) {
+            if (now.verdicts[i].passed)
+                continue;
+            failed++;
+            printf("%s\n", now.verdicts[i].detail);
+        }
+        printf("check %s: %s (%d of %d checks failed)\n", c.name, failed ? "FAILED" : "passed", failed,
+               now.n_verdicts);
+        rc = failed ? 1 : 0;
+    }
+    pp_run_result_free(&now);
+    pp_run_result_free(&base);
+    pp_case_free(&c);
+    return rc;
+}

@@ -1,0 +1,61 @@
+// main.c — the precprobe command line: dispatches to one function per subcommand.
+// usage: precprobe COMMAND [options]; precprobe --help
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: precprobe COMMAND [options]\n"
+            "\n"
+            "How far is a low-precision kernel's answer from the true answer?\n"
+            "\n"
+            "commands:\n"
+            "  run CASE...               run a case file's variants, compare with the reference,\n"
+            "                            write report.txt and report.h5\n"
+            "  check CASE --baseline B   the CI gate: fail when a statistic got worse than B\n"
+            "  baseline CASE -o B        write a baseline report\n"
+            "  compare ACTUAL EXPECTED   torch.testing.assert_close on two stored tensors\n"
+            "  list                      operations, their knobs, shipped cases\n"
+            "  show REPORT.h5            print a stored report\n"
+            "  reference CASE -o OUT.h5  write a case's inputs and its certified reference\n"
+            "\n"
+            "options:\n"
+            "  --help, -h                this text ('precprobe COMMAND --help' for a command)\n"
+            "  --version                 version and build features\n"
+            "\n"
+            "exit status: 0 pass/close, 1 not close or gate failed, 2 bad usage or input,\n"
+            "             3 runtime failure (I/O, CUDA)\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("precprobe %s (cuda: %s)\n", PP_VERSION, pp_cuda_compiled() ? "compiled in" : "not compiled in");
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } commands[] = {
+        {"compare", pp_cmd_compare}, {"run", pp_cmd_run},   {"check", pp_cmd_check},
+        {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
+        {"reference", pp_cmd_reference},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "precprobe: unknown command '%s' (see precprobe --help)\n", cmd);
+    return 2;
+}

@@ -1,0 +1,187 @@
+// exactsum.c — the exact accumulator: base-2^32 digits in int64 limbs, so up to 2^30 additions
+// can go in without carrying, then one carry pass. See exactsum.h for the representation.
+#include "core/exactsum.h"
+
+#include <math.h>
+#include <string.h>
+
+__extension__ typedef unsigned __int128 pp_u128;
+
+#define NLIMB PP_EXACTSUM_LIMBS
+#define CARRY_EVERY (1u << 30)  // each pending addition moves a limb by < 2^32: 2^30·2^32 < 2^63
+
+// ---------------------------------------------------------------------------------------------
+// Digits
+
+// Brings limbs 0..NLIMB-2 into [0, 2^32), pushing the carries into the signed top limb.
+// The value is unchanged.
+static void carry_all(int64_t *limb)
+{
+    int64_t c = 0;
+    for (int k = 0; k < NLIMB - 1; k++) {
+        int64_t v = limb[k] + c;
+        int64_t lo = v & 0xFFFFFFFF;
+        c = (v - lo) / 4294967296;  // exact: v - lo is a multiple of 2^32
+        limb[k] = lo;
+    }
+    limb[NLIMB - 1] += c;
+}
+
+// s += (neg ? -1 : 1) · m · 2^q, exactly. Requires q >= PP_EXACTSUM_LSB and m·2^q < 2^2048.
+static void add_bits(pp_exactsum *s, uint64_t m, int q, int neg)
+{
+    int p = q - PP_EXACTSUM_LSB;
+    int k = p >> 5;
+    pp_u128 v = (pp_u128)m << (p & 31);  // < 2^95: three digits
+    int64_t d0 = (int64_t)((uint64_t)v & 0xFFFFFFFF);
+    int64_t d1 = (int64_t)((uint64_t)(v >> 32) & 0xFFFFFFFF);
+    int64_t d2 = (int64_t)(uint64_t)(v >> 64);
+    if (neg) {
+        s->limb[k] -= d0;
+        s->limb[k + 1] -= d1;
+        s->limb[k + 2] -= d2;
+    } else {
+        s->limb[k] += d0;
+        s->limb[k + 1] += d1;
+        s->limb[k + 2] += d2;
+    }
+    if (++s->pending >= CARRY_EVERY) {
+        carry_all(s->limb);
+        s->pending = 0;
+    }
+}
+
+// x = (neg ? -1 : 1) · m · 2^q with m < 2^53, for finite nonzero x.
+static void split(double x, uint64_t *m, int *q, int *neg)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    int e = (int)((b >> 52) & 0x7FF);
+    uint64_t f = b & (((uint64_t)1 << 52) - 1);
+    *neg = (int)(b >> 63);
+    if (e == 0) {
+        *m = f;
+        *q = -1074;
+    } else {
+        *m = f | ((uint64_t)1 << 52);
+        *q = e - 1075;
+    }
+}
+
+static void count_special(pp_exactsum *s, double v)
+{
+    if (isnan(v))
+        s->n_nan++;
+    else if (v > 0)
+        s->n_pinf++;
+    else
+        s->n_ninf++;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public functions
+
+void pp_exactsum_init(pp_exactsum *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void pp_exactsum_add(pp_exactsum *s, double x)
+{
+    if (!isfinite(x)) {
+        count_special(s, x);
+        return;
+    }
+    if (x == 0.0)
+        return;
+    uint64_t m;
+    int q, neg;
+    split(x, &m, &q, &neg);
+    add_bits(s, m, q, neg);
+}
+
+void pp_exactsum_add_product(pp_exactsum *s, double a, double b)
+{
+    if (!isfinite(a) || !isfinite(b)) {
+        count_special(s, a * b);  // Inf·0 and NaN give NaN, Inf·x gives the signed Inf
+        return;
+    }
+    if (a == 0.0 || b == 0.0)
+        return;
+    uint64_t ma, mb;
+    int qa, qb, na, nb;
+    split(a, &ma, &qa, &na);
+    split(b, &mb, &qb, &nb);
+    pp_u128 p = (pp_u128)ma * mb;  // < 2^106, exact
+    uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64);
+    if (lo)
+        add_bits(s, lo, qa + qb, na ^ nb);
+    if (hi)
+        add_bits(s, hi, qa + qb + 64, na ^ nb);
+}
+
+void pp_exactsum_merge(pp_exactsum *into, const pp_exactsum *from)
+{
+    pp_exactsum f = *from;
+    carry_all(f.limb);
+    carry_all(into->limb);
+    for (int k = 0; k < NLIMB; k++)
+        into->limb[k] += f.limb[k];  // digits < 2^33 now: as if one addition were pending
+    into->pending = 1;
+    into->n_pinf += f.n_pinf;
+    into->n_ninf += f.n_ninf;
+    into->n_nan += f.n_nan;
+}
+
+// Digit k of the normalized magnitude, 0 outside the digits.
+static uint64_t digit(const int64_t *limb, int k)
+{
+    return k >= 0 && k < NLIMB - 1 ? (uint64_t)limb[k] : 0;
+}
+
+double pp_exactsum_value(const pp_exactsum *s)
+{
+    if (s->n_nan || (s->n_pinf && s->n_ninf))
+        return NAN;
+    if (s->n_pinf)
+        return INFINITY;
+    if (s->n_ninf)
+        return -INFINITY;
+    int64_t limb[NLIMB];
+    memcpy(limb, s->limb, sizeof limb);
+    carry_all(limb);
+    int neg = limb[NLIMB - 1] < 0;
+    if (neg) {  // work on the magnitude
+        for (int k = 0; k < NLIMB; k++)
+            limb[k] = -limb[k];
+        carry_all(limb);
+    }
+    if (limb[NLIMB - 1] != 0)  // magnitude >= 2^2048
+        return neg ? -INFINITY : INFINITY;
+    int h = NLIMB - 2;
+    while (h >= 0 && limb[h] == 0)
+        h--;
+    if (h < 0)
+        return 0.0;
+    int b = 63 - __builtin_clzll((unsigned long long)limb[h]);
+    int P = 32 * h + b;           // bit index of the leading 1
+    int E = P + PP_EXACTSUM_LSB;  // magnitude in [2^E, 2^(E+1))
+    if (E >= 1024)
+        return neg ? -INFINITY : INFINITY;
+    // Lowest kept bit: 53 significant bits, or the subnormal quantum 2^-1074. L >= 1102 > 0.
+    int L = E >= -1022 ? P - 52 : -1074 - PP_EXACTSUM_LSB;
+    int k = L >> 5;
+    pp_u128 w = (pp_u128)digit(limb, k) | ((pp_u128)digit(limb, k + 1) << 32) |
+                ((pp_u128)digit(limb, k + 2) << 64);
+    // Below the subnormal quantum (P < L) nothing is kept; only the rounding bit can count.
+    uint64_t mant = P < L ? 0 : (uint64_t)(w >> (L & 31)) & ((((uint64_t)1) << (P - L + 1)) - 1);
+    int r = L - 1;  // the rounding bit
+    int half = (int)((digit(limb, r >> 5) >> (r & 31)) & 1);
+    int sticky = (digit(limb, r >> 5) & ((((uint64_t)1) << (r & 31)) - 1)) != 0;
+    for (int j = (r >> 5) - 1; j >= 0 && !sticky; j--)
+        sticky = limb[j] != 0;
+    if (half && (sticky || (mant & 1)))
+        mant++;  // may reach 2^53 (or 2^52 from a subnormal): still exact as a double
+    double v = ldexp((double)mant, L + PP_EXACTSUM_LSB);  // exact, or Inf past the top binade
+    return neg ? -v : v;
+}

@@ -1,0 +1,76 @@
+// results.c — ownership and lookup for pp_run_result.
+#include "core/results.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pp_series_alloc(pp_series *s, const char *name, int64_t length)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->step = calloc((size_t)(length > 0 ? length : 1), sizeof *s->step);
+    s->value = calloc((size_t)(length > 0 ? length : 1), sizeof *s->value);
+    if (!s->step || !s->value) {
+        free(s->step), free(s->value);
+        memset(s, 0, sizeof *s);
+        return -1;
+    }
+    s->length = length;
+    return 0;
+}
+
+void pp_run_result_free(pp_run_result *r)
+{
+    for (int v = 0; v < r->n_variants; v++) {
+        for (int i = 0; i < r->variants[v].n_series; i++)
+            free(r->variants[v].series[i].step), free(r->variants[v].series[i].value);
+        free(r->variants[v].series);
+        if (r->variants[v].outputs) {
+            // the number of outputs is the number of distinct tensors compared against reference
+            for (int i = 0; i < r->n_references; i++)
+                pp_tensor_free(&r->variants[v].outputs[i]);
+            free(r->variants[v].outputs);
+        }
+    }
+    if (r->reference_outputs) {
+        for (int i = 0; i < r->n_references; i++)
+            pp_tensor_free(&r->reference_outputs[i]);
+        free(r->reference_outputs);
+    }
+    if (r->inputs) {
+        for (int i = 0; i < r->n_inputs; i++)
+            pp_tensor_free(&r->inputs[i]);
+        free(r->inputs);
+    }
+    free(r->input_names);
+    free(r->variants);
+    free(r->references);
+    for (int i = 0; r->comparisons && i < r->n_comparisons; i++)
+        pp_axis_stats_free(&r->comparisons[i].axes);
+    free(r->comparisons);
+    free(r->verdicts);
+    free(r->case_text);
+    free(r->shapes);
+    memset(r, 0, sizeof *r);
+}
+
+const pp_comparison *pp_run_result_find(const pp_run_result *r, const char *variant, const char *tensor,
+                                        const char *against)
+{
+    for (int i = 0; i < r->n_comparisons; i++) {
+        const pp_comparison *c = &r->comparisons[i];
+        if (!strcmp(c->variant, variant) && !strcmp(c->tensor, tensor) && !strcmp(c->against, against))
+            return c;
+    }
+    return NULL;
+}
+
+const char *pp_variant_vendor_note(const pp_variant_result *vr)
+{
+    for (int k = 0; k < vr->n_knobs; k++)
+        if (!strcmp(vr->knobs[k].name, "engine") && !strcmp(vr->knobs[k].value, "cublas"))
+            return "(GEMMs in cuBLAS: its reduction order and tensor cores, not the emulation's; "
+                   "--cross-check measures the difference)";
+    return NULL;
+}

@@ -1,0 +1,171 @@
+// op.h — what an operation is to the pipeline: one row of the operation table (src/ops/ops.c).
+// A row names the operation's parameters ([op] in a case file), its knobs with allowed values
+// and defaults, its inputs and outputs with their shapes, and its CPU emulation, optional CUDA
+// implementation and reference. Adding an operation = its own files + one row in src/ops/ops.c.
+#ifndef PP_OP_H
+#define PP_OP_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "core/results.h"
+#include "core/tensor.h"
+
+#define PP_MAX_PARAMS 16
+#define PP_MAX_OP_TENSORS 8
+
+typedef enum { PP_PARAM_INT, PP_PARAM_FLOAT, PP_PARAM_CHOICE } pp_param_kind;
+
+// A parameter of [op]: an integer extent, a real number, or one of a list of names (a string in
+// the case file; its value is the index of the name in choices, and def is the default index).
+typedef struct pp_param_def {
+    const char *name;
+    pp_param_kind kind;
+    double min, max;    // allowed range, inclusive (PP_PARAM_INT, PP_PARAM_FLOAT)
+    double def;         // default when not required
+    int required;
+    const char *doc;
+    const char *const *choices;  // PP_PARAM_CHOICE: the allowed names, NULL-terminated
+} pp_param_def;
+
+// A knob: one orthogonal choice, with its allowed values (NULL-terminated) and default; or, when
+// values is NULL, an integer in [int_min, int_max] (tile sizes, world sizes, scaling factors).
+typedef struct pp_knob_def {
+    const char *name;
+    const char *const *values;
+    const char *def;
+    const char *doc;
+    int64_t int_min, int_max;  // integer knob (values NULL): the allowed range
+} pp_knob_def;
+
+// How a reference is computed: the method (NULL: the op's default, else one of ref_methods),
+// worker threads, and a progress callback the reference calls from one thread with the work
+// done so far (in the op's own units, e.g. rows) and the total; progress may be NULL.
+typedef struct pp_ref_ctx {
+    const char *method;
+    int threads;
+    void (*progress)(void *progress_ctx, int64_t done, int64_t total);
+    void *progress_ctx;
+} pp_ref_ctx;
+
+// Parameter values of a case, indexed like the op's params; given[i] says the case set it.
+// seed is the case's seed, for operations that draw their own randoms while they run (e.g.
+// gradients per optimizer step, stochastic-rounding bits) from Philox, so runs stay reproducible.
+typedef struct pp_op_params {
+    double v[PP_MAX_PARAMS];
+    int given[PP_MAX_PARAMS];
+    uint64_t seed;
+} pp_op_params;
+
+// Knob values of a variant: the index into each knob's values, or an integer knob's value.
+typedef struct pp_op_knobs {
+    int v[PP_MAX_KNOBS];
+} pp_op_knobs;
+
+// Optional hooks of an iterative operation (adamw) that reports per-step series. When a row sets
+// them, the pipeline runs the CPU emulation and the reference through the traced forms, which also
+// return an opaque trace (e.g. θ snapshots and the loss per step); series() turns a variant's
+// trace and its reference's trace into named series; trace_free releases a trace.
+typedef struct pp_op_series_hooks {
+    int (*run_cpu)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, void **trace, pp_error *err);
+    int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, void **trace, pp_error *err);
+    int (*series)(const pp_op_params *p, const pp_op_knobs *k, const void *trace, const void *ref_trace,
+                  pp_series **out, int *n, pp_error *err);
+    void (*trace_free)(void *trace);
+    // The CUDA implementation's traced form (NULL: none; the pipeline then runs the op's
+    // run_cuda and reports no series for the variant). Same contract as run_cpu above.
+    int (*run_cuda)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                    void **trace, pp_error *err);
+} pp_op_series_hooks;
+
+// An op row's CUDA entry points: the function where the CUDA backend is compiled in, else NULL
+// (the function itself is then not compiled), so a row needs no #ifdef of its own.
+#ifdef PP_HAVE_CUDA
+#define PP_CUDA_FN(f) (f)
+#else
+#define PP_CUDA_FN(f) NULL
+#endif
+
+typedef struct pp_op pp_op;
+struct pp_op {
+    const char *name;
+    const char *doc;
+    const pp_param_def *params;
+    int n_params;
+    const pp_knob_def *knobs;
+    int n_knobs;
+    const char *const *inputs;   // input tensor names
+    int n_inputs;
+    const char *const *outputs;  // output tensor names
+    int n_outputs;
+    // Cross-parameter checks beyond each range; writes one line to msg and returns -1 on failure.
+    int (*check_params)(const pp_op_params *p, char *msg, size_t n);
+    // Knob combinations a variant cannot run (NULL: every one can), checked when the case is read
+    // for each variant the operation computes; writes one line to msg and returns -1 on failure.
+    int (*check_knobs)(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n);
+    // Shape of input i (is_output 0) or output i (is_output 1).
+    void (*shape)(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *shape);
+    // Storage format of the inputs and outputs under these knobs.
+    pp_format_id (*format)(const pp_op_knobs *k);
+    // Format of output i when it differs from format (e.g. attention's fp32 lse); NULL: format.
+    pp_format_id (*output_format)(const pp_op_knobs *k, int i);
+    // Whether output i exists under these parameters and knobs (e.g. no gradients when the case
+    // runs the forward pass only); NULL: every output. An inactive output is neither allocated,
+    // computed, nor compared: its tensor is passed zeroed (data NULL) to run_* and reference.
+    int (*output_active)(const pp_op_params *p, const pp_op_knobs *k, int i);
+    // One line describing the shapes, for report headers.
+    void (*describe)(const pp_op_params *p, char *buf, size_t n);
+    // CPU emulation: outputs are allocated by the caller with the shapes and format above.
+    int (*run_cpu)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, pp_error *err);
+    // CUDA implementation, NULL when the operation has none.
+    int (*run_cuda)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                    pp_error *err);
+    // Reference: out[i] binary64 values, info[i] the method and the max error bound (outputs
+    // whose tensor has data NULL are not wanted).
+    int (*reference)(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
+    const char *const *ref_methods;  // NULL-terminated; the first is the default
+    // The sequence-position and head axes of output i, for the per-axis error statistics the
+    // HTML report charts (src/core/axis_stats.h): sets *pos_dim and *head_dim to dimensions of the
+    // output's shape, or -1 for an axis it lacks, and returns 1; returns 0 when the output has
+    // neither. NULL: no output has. Attention, say: out [b, s, h, d] -> 1, 2; lse [b, h, s] -> 2, 1.
+    int (*axes)(const pp_op_params *p, int output, int *pos_dim, int *head_dim);
+    const pp_op_series_hooks *traced; // NULL for operations without per-step series
+};
+
+// The operation named name, or NULL.
+const pp_op *pp_op_find(const char *name);
+// The number of operations and the i-th.
+int pp_op_count(void);
+const pp_op *pp_op_at(int i);
+
+// Index of the parameter / knob named name in op, or -1.
+int pp_op_param_index(const pp_op *op, const char *name);
+int pp_op_knob_index(const pp_op *op, const char *name);
+// The stored value of a knob spelled value (index into values, or an integer knob's number), or
+// -1 when not allowed.
+int pp_knob_value_index(const pp_knob_def *knob, const char *value);
+// The knob's allowed values joined with ", " into buf, or "an integer from A to B".
+void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
+// The text of stored value v ("fp32", "64").
+void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n);
+// The value of the knob named name in k as an integer (an integer knob's value, else atoi of its
+// text), or def when op has no such knob.
+int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def);
+
+// Parameter i's value (its default when not given); for PP_PARAM_CHOICE the choice's index.
+double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);
+
+// Index of name among a NULL-terminated list of choices, or -1; the list joined with ", ".
+int pp_choice_index(const char *const *choices, const char *name);
+void pp_choices_str(const char *const *choices, char *buf, size_t n);
+
+// Format of output i under knobs k (output_format, else format).
+pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i);
+// Whether output i is active (output_active, else 1).
+int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i);
+
+#endif

@@ -1,0 +1,291 @@
+// op_attention.c — the operation-table row of attention, forward and backward, with context
+// parallelism (kernels/attention.h defines each variant's arithmetic, kernels/cpu/attention.c
+// its loops, reference/attention_ref.c the truth).
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention_ref.h"
+#include "cpu/attention.h"
+#ifdef PP_HAVE_CUDA
+#include "cuda/attention_cuda.h"
+#endif
+#include "ops/op.h"
+
+enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
+enum {
+    K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE
+};
+enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
+
+static const char *const masks[] = {"none", "causal", NULL};
+static const char *const passes[] = {"fwd+bwd", "fwd", NULL};
+static const pp_param_def params[] = {
+    [P_B] = {"b", PP_PARAM_INT, 1, 1 << 16, 1, 0, "batch size", NULL},
+    [P_S] = {"s", PP_PARAM_INT, 1, 1 << 20, 0, 1, "query sequence length", NULL},
+    [P_S_KV] = {"s_kv", PP_PARAM_INT, 1, 1 << 20, 0, 0, "key/value sequence length (default s)", NULL},
+    [P_H] = {"h", PP_PARAM_INT, 1, 1 << 12, 0, 1, "query heads", NULL},
+    [P_H_KV] = {"h_kv", PP_PARAM_INT, 1, 1 << 12, 0, 0,
+                "key/value heads (default h; fewer is GQA: query head i uses kv head i / (h / h_kv))", NULL},
+    [P_D] = {"d", PP_PARAM_INT, 1, 1 << 12, 0, 1, "head dimension", NULL},
+    [P_MASK] = {"mask", PP_PARAM_CHOICE, 0, 0, 0, 0,
+                "causal: query i sees keys j <= i + s_kv - s (bottom-right aligned)", masks},
+    [P_PASSES] = {"passes", PP_PARAM_CHOICE, 0, 0, 0, 0, "fwd: out and lse; fwd+bwd: also dq, dk, dv", passes},
+    [P_SIGMA] = {"softmax_scale", PP_PARAM_FLOAT, 1e-30, 1e30, 0, 0,
+                 "the softmax scale (default 1/sqrt(d), the exact real number)", NULL},
+};
+
+static const char *const formats[] = {"bf16", "fp16", "fp32", NULL};
+static const char *const kernels[] = {"flash", "unfused", NULL};
+static const char *const accumulates[] = {"fp32", "storage", NULL};
+static const char *const scales[] = {"post", "pre", "pre-q", NULL};
+static const char *const softmaxes[] = {"fp32", "storage", "naive", NULL};
+static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
+static const char *const cp_accums[] = {"storage", "fp32", NULL};
+static const char *const engines[] = {"ours", "cublas", NULL};
+static const pp_knob_def knobs[] = {
+    [K_FORMAT] = {"format", formats, "bf16", "storage of q, k, v, dout, out, dq, dk, dv and every stored intermediate"},
+    [K_KERNEL] = {"kernel", kernels, "flash",
+                  "flash: FlashAttention-2 tiles with online softmax; unfused: Megatron-style, every intermediate "
+                  "tensor materialised in its storage format"},
+    [K_BLOCK_M] = {"block_m", NULL, "64", "flash: query rows per tile", 1, 4096},
+    [K_BLOCK_N] = {"block_n", NULL, "64", "flash: keys per tile", 1, 4096},
+    [K_ACCUMULATE] = {"accumulate", accumulates, "fp32", "GEMM accumulation: fp32, or the storage format"},
+    [K_SCALE] = {"scale", scales, "post",
+                 "post: 1/sqrt(d) applied to the GEMM result (baddbmm's alpha); pre: d^(-1/4) into Q and K, rounded, "
+                 "before the GEMM (BLOOM-104B); pre-q: 1/sqrt(d) into Q"},
+    [K_QK_LAYER_SCALING] = {"qk_layer_scaling", NULL, "1",
+                            "Megatron's apply_query_key_layer_scaling: scores divided by L in the GEMM's alpha, "
+                            "multiplied back by L in the softmax",
+                            1, 100000},
+    [K_SOFTMAX] = {"softmax", softmaxes, "fp32",
+                   "fp32: scores upcast, softmax in fp32 (softmax_in_fp32); storage: element-wise ops before the "
+                   "softmax round to storage, softmax computes in fp32 internally; naive: every step rounded to "
+                   "storage (no framework does this; an illustration)"},
+    [K_MAX_SUBTRACT] = {"max_subtract", max_subtracts, "row",
+                        "row: safe softmax; pb-relax: CogView's per-head max of |scores|; none"},
+    [K_CP_WORLD] = {"cp_world", NULL, "1", "context-parallel ring size (1: off), simulated on one machine", 1, 1024},
+    [K_CP_ACCUM] = {"cp_accum", cp_accums, "storage",
+                    "CP forward: accumulation of partial outputs (storage: before TE PR 821; fp32: after)"},
+    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage", "CP backward: accumulation of dq, dk, dv"},
+    // Last, so the knobs before it keep their indices and existing reports their order.
+    [K_ENGINE] = {"engine", engines, "ours",
+                  "ours: precprobe's kernels (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
+                  "the unfused kernel's GEMMs through cublasGemmStridedBatchedEx as torch's baddbmm/bmm and their "
+                  "backward call it (cuda only; kernel unfused, cp_world 1; compute type 32F for accumulate fp32, "
+                  "16F for fp16 with accumulate storage)"},
+};
+static const char *const inputs[] = {"q", "k", "v", "dout"};
+static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
+static const char *const ref_methods[] = {"fast", "mpfr-plain", NULL};
+
+static int64_t param(const pp_op_params *p, int i)
+{
+    if (i == P_S_KV && !p->given[P_S_KV])
+        return (int64_t)p->v[P_S];
+    if (i == P_H_KV && !p->given[P_H_KV])
+        return (int64_t)p->v[P_H];
+    return (int64_t)(p->given[i] ? p->v[i] : params[i].def);
+}
+
+static int backward(const pp_op_params *p)
+{
+    return param(p, P_PASSES) == 0;
+}
+
+static int check_params(const pp_op_params *p, char *msg, size_t n)
+{
+    int64_t h = param(p, P_H), h_kv = param(p, P_H_KV);
+    if (h % h_kv) {
+        snprintf(msg, n, "h = %lld is not a multiple of h_kv = %lld", (long long)h, (long long)h_kv);
+        return -1;
+    }
+    double b = (double)param(p, P_B), s = (double)param(p, P_S), skv = (double)param(p, P_S_KV),
+           d = (double)param(p, P_D);
+    double elems = b * d * (3 * s * (double)h + 2 * skv * (double)h_kv) * 2;
+    if (elems > 4e9) {
+        snprintf(msg, n, "the tensors would hold %.3g elements; at most 4e9", elems);
+        return -1;
+    }
+    return 0;
+}
+
+static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *s)
+{
+    int64_t b = param(p, P_B), sq = param(p, P_S), skv = param(p, P_S_KV), h = param(p, P_H),
+            hkv = param(p, P_H_KV), d = param(p, P_D);
+    *ndim = 4;
+    int kv = is_output ? (i == O_DK || i == O_DV) : (i == 1 || i == 2);
+    if (is_output && i == O_LSE) {
+        *ndim = 3;
+        s[0] = b, s[1] = h, s[2] = sq;
+        return;
+    }
+    s[0] = b, s[1] = kv ? skv : sq, s[2] = kv ? hkv : h, s[3] = d;
+}
+
+static const pp_format_id format_ids[] = {PP_FMT_BF16, PP_FMT_FP16, PP_FMT_FP32};
+
+static pp_format_id format(const pp_op_knobs *k)
+{
+    return format_ids[k->v[K_FORMAT]];
+}
+
+static pp_format_id output_format(const pp_op_knobs *k, int i)
+{
+    return i == O_LSE ? PP_FMT_FP32 : format(k);
+}
+
+static int output_active(const pp_op_params *p, const pp_op_knobs *k, int i)
+{
+    (void)k;
+    return i <= O_LSE || backward(p);
+}
+
+static void describe(const pp_op_params *p, char *buf, size_t n)
+{
+    char sigma[64] = "1/sqrt(d)";
+    if (p->given[P_SIGMA])
+        snprintf(sigma, sizeof sigma, "%.17g", p->v[P_SIGMA]);
+    snprintf(buf, n, "attention q[%lld, %lld, %lld, %lld] k,v[%lld, %lld, %lld, %lld], mask %s, %s, softmax scale %s",
+             (long long)param(p, P_B), (long long)param(p, P_S), (long long)param(p, P_H), (long long)param(p, P_D),
+             (long long)param(p, P_B), (long long)param(p, P_S_KV), (long long)param(p, P_H_KV),
+             (long long)param(p, P_D), masks[param(p, P_MASK)], passes[param(p, P_PASSES)], sigma);
+}
+
+static pp_attn_dims dims_of(const pp_op_params *p)
+{
+    pp_attn_dims d = {param(p, P_B), param(p, P_S), param(p, P_S_KV), param(p, P_H), param(p, P_H_KV),
+                      param(p, P_D), param(p, P_MASK) == 1};
+    return d;
+}
+
+static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
+{
+    static const pp_attn_scale scale_ids[] = {PP_ATTN_SCALE_POST, PP_ATTN_SCALE_PRE, PP_ATTN_SCALE_PRE_Q};
+    static const pp_attn_softmax softmax_ids[] = {PP_ATTN_SOFTMAX_FP32, PP_ATTN_SOFTMAX_STORAGE,
+                                                  PP_ATTN_SOFTMAX_NAIVE};
+    static const pp_attn_max max_ids[] = {PP_ATTN_MAX_ROW, PP_ATTN_MAX_PB_RELAX, PP_ATTN_MAX_NONE};
+    pp_attn_variant v;
+    memset(&v, 0, sizeof v);
+    v.format = format(k);
+    v.kernel = k->v[K_KERNEL] == 0 ? PP_ATTN_FLASH : PP_ATTN_UNFUSED;
+    v.block_m = k->v[K_BLOCK_M];
+    v.block_n = k->v[K_BLOCK_N];
+    v.accum = k->v[K_ACCUMULATE] == 0 ? PP_ATTN_ACC_FP32 : PP_ATTN_ACC_STORAGE;
+    v.scale = scale_ids[k->v[K_SCALE]];
+    v.qk_layer_scaling = k->v[K_QK_LAYER_SCALING];
+    v.softmax = softmax_ids[k->v[K_SOFTMAX]];
+    v.max_subtract = max_ids[k->v[K_MAX_SUBTRACT]];
+    v.cp_world = k->v[K_CP_WORLD];
+    v.cp_accum = k->v[K_CP_ACCUM] == 0 ? v.format : PP_FMT_FP32;
+    v.cp_grad_accum = k->v[K_CP_GRAD_ACCUM] == 0 ? v.format : PP_FMT_FP32;
+    v.sigma_given = p->given[P_SIGMA];
+    v.sigma = p->v[P_SIGMA];
+    v.engine = k->v[K_ENGINE] == 0 ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
+    return v;
+}
+
+// Knob combinations engine cublas cannot run (kernel flash, context parallelism, bf16 storage
+// accumulation), found when the case is read rather than when the variant runs.
+static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
+{
+    pp_attn_variant v = variant_of(p, k);
+    const char *e = pp_attn_engine_error(&v);
+    if (e)
+        snprintf(msg, n, "%s", e);
+    return e ? -1 : 0;
+}
+
+static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
+                   pp_error *err)
+{
+    pp_attn_variant v = variant_of(p, k);
+    pp_attn_dims d = dims_of(p);
+    int bwd = backward(p);
+    return pp_attention_cpu(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
+                            out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
+                            bwd ? out[O_DV].data : NULL, threads, err);
+}
+
+#ifdef PP_HAVE_CUDA
+// Our kernels (kernels/cuda/attention_kernels.cu): the CPU emulation's arithmetic, bit for bit;
+// with engine cublas the unfused GEMMs are cuBLAS's (measured, not expected to match).
+static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, pp_error *err)
+{
+    pp_attn_variant v = variant_of(p, k);
+    pp_attn_dims d = dims_of(p);
+    int bwd = backward(p);
+    char msg[400] = "";
+    int rc = pp_attention_cuda(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
+                               out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
+                               bwd ? out[O_DV].data : NULL, msg, sizeof msg);
+    return rc ? pp_fail(err, rc, "attention on cuda: %s", msg) : PP_OK;
+}
+#endif
+
+static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+{
+    (void)in_format;
+    pp_attn_dims d = dims_of(p);
+    pp_attn_ref_opts o;
+    memset(&o, 0, sizeof o);
+    o.method = ctx->method && !strcmp(ctx->method, "mpfr-plain") ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST;
+    o.b = d.b, o.s_q = d.s_q, o.s_kv = d.s_kv, o.h = d.h, o.h_kv = d.h_kv, o.d = d.d, o.causal = d.causal;
+    o.sigma_given = p->given[P_SIGMA];
+    o.sigma = p->v[P_SIGMA];
+    o.backward = backward(p) && out[O_DQ].data != NULL;
+    o.threads = ctx->threads;
+    o.progress = ctx->progress;
+    o.progress_ctx = ctx->progress_ctx;
+    pp_attn_ref_bounds b;
+    int rc = pp_attention_ref(&o, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data, out[O_LSE].data,
+                              out[O_DQ].data, out[O_DK].data, out[O_DV].data, &b, err);
+    if (rc)
+        return rc;
+    const double bound[] = {b.out, b.lse, b.dq, b.dk, b.dv};
+    for (int t = 0; t < 5; t++) {
+        snprintf(info[t].tensor, sizeof info[t].tensor, "%s", outputs[t]);
+        snprintf(info[t].method, sizeof info[t].method, "%s",
+                 o.method == PP_ATTN_REF_FAST ? "dot2 + double-double exp (fast)" : "mpfr-plain-128");
+        info[t].error_bound = bound[t];
+    }
+    return PP_OK;
+}
+
+// Position and head axes for the per-axis error charts: [b, s, h, d] tensors and lse [b, h, s].
+static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
+{
+    (void)p;
+    *pos_dim = output == O_LSE ? 2 : 1;
+    *head_dim = output == O_LSE ? 1 : 2;
+    return 1;
+}
+
+const pp_op pp_op_attention = {
+    .name = "attention",
+    .doc = "attention forward (out, lse) and backward (dq, dk, dv), with GQA, causal mask and context parallelism; "
+           "q, dout [b, s, h, d], k, v [b, s_kv, h_kv, d]",
+    .params = params,
+    .n_params = (int)(sizeof params / sizeof params[0]),
+    .knobs = knobs,
+    .n_knobs = (int)(sizeof knobs / sizeof knobs[0]),
+    .inputs = inputs,
+    .n_inputs = 4,
+    .outputs = outputs,
+    .n_outputs = 5,
+    .check_params = check_params,
+    .check_knobs = check_knobs,
+    .shape = shape,
+    .format = format,
+    .output_format = output_format,
+    .output_active = output_active,
+    .describe = describe,
+    .run_cpu = run_cpu,
+    .run_cuda = PP_CUDA_FN(run_cuda),
+    .reference = reference,
+    .ref_methods = ref_methods,
+    .axes = axes,
+};

@@ -1,0 +1,199 @@
+// op_gemm.c — the operation-table row of the batched GEMM C = α·A·B (kernels/gemm.h defines the
+// arithmetic of each variant, reference/gemm_ref.c the truth).
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/gemm.h"
+#ifdef PP_HAVE_CUDA
+#include "cuda/gemm_cuda.h"
+#endif
+#include "gemm_ref.h"
+#include "ops/op.h"
+
+enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
+enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE };
+
+static const pp_param_def params[] = {
+    [P_BATCH] = {"batch", PP_PARAM_INT, 1, 1 << 20, 1, 0, "number of independent products"},
+    [P_M] = {"m", PP_PARAM_INT, 1, 1 << 24, 0, 1, "rows of A and C"},
+    [P_N] = {"n", PP_PARAM_INT, 1, 1 << 24, 0, 1, "columns of B and C"},
+    [P_K] = {"k", PP_PARAM_INT, 1, 1 << 24, 0, 1, "the reduction length: columns of A, rows of B"},
+    [P_ALPHA] = {"alpha", PP_PARAM_FLOAT, -1e300, 1e300, 0, 0,
+                 "the real factor α (default 1/sqrt(k), the exact real number)"},
+};
+
+static const char *const formats[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const accumulates[] = {"fp32", "storage", NULL};
+static const char *const scales[] = {"post", "pre", "pre-a", NULL};
+static const char *const engines[] = {"ours", "cublas", NULL};
+static const pp_knob_def knobs[] = {
+    [K_FORMAT] = {"format", formats, "fp16", "storage format of A, B, the rescaled inputs and C"},
+    [K_ACCUMULATE] = {"accumulate", accumulates, "fp32",
+                      "fp32: binary32 FMA accumulator; storage: the storage format, rounded after "
+                      "every addition (reduced-precision reduction), left to right over k"},
+    [K_SCALE] = {"scale", scales, "post",
+                 "post: α applied to the accumulator (BLAS epilogue); pre: sqrt(α) into A and B "
+                 "before the product (BLOOM-104B); pre-a: α into A only"},
+    [K_ENGINE] = {"engine", engines, "ours",
+                  "ours: precprobe's kernel (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
+                  "cublasGemmStridedBatchedEx as torch.baddbmm calls it (cuda only; its order is cuBLAS's)"},
+};
+static const char *const inputs[] = {"a", "b"};
+static const char *const outputs[] = {"c"};
+static const char *const ref_methods[] = {"fast", "mpfr-plain", NULL};
+
+static int check_params(const pp_op_params *p, char *msg, size_t n)
+{
+    if (p->given[P_ALPHA] && !isfinite(p->v[P_ALPHA])) {
+        snprintf(msg, n, "alpha must be finite");
+        return -1;
+    }
+    double elems = (p->given[P_BATCH] ? p->v[P_BATCH] : 1) *
+                   (p->v[P_M] * p->v[P_K] + p->v[P_K] * p->v[P_N] + p->v[P_M] * p->v[P_N]);
+    if (elems > 1e10) {
+        snprintf(msg, n, "the tensors would hold %.3g elements; at most 1e10", elems);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t param(const pp_op_params *p, int i)
+{
+    return (int64_t)(p->given[i] ? p->v[i] : params[i].def);
+}
+
+static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *s)
+{
+    *ndim = 3;
+    s[0] = param(p, P_BATCH);
+    if (is_output) {
+        s[1] = param(p, P_M);
+        s[2] = param(p, P_N);
+    } else if (i == 0) {
+        s[1] = param(p, P_M);
+        s[2] = param(p, P_K);
+    } else {
+        s[1] = param(p, P_K);
+        s[2] = param(p, P_N);
+    }
+}
+
+static const pp_format_id format_ids[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
+
+static pp_format_id format(const pp_op_knobs *k)
+{
+    return format_ids[k->v[K_FORMAT]];
+}
+
+static void describe(const pp_op_params *p, char *buf, size_t n)
+{
+    char alpha[64] = "1/sqrt(k)";
+    if (p->given[P_ALPHA])
+        snprintf(alpha, sizeof alpha, "%.17g", p->v[P_ALPHA]);
+    snprintf(buf, n, "C[%lld, %lld, %lld] = alpha * A[%lld, %lld, %lld] @ B[%lld, %lld, %lld], alpha = %s",
+             (long long)param(p, P_BATCH), (long long)param(p, P_M), (long long)param(p, P_N),
+             (long long)param(p, P_BATCH), (long long)param(p, P_M), (long long)param(p, P_K),
+             (long long)param(p, P_BATCH), (long long)param(p, P_K), (long long)param(p, P_N), alpha);
+}
+
+static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
+{
+    pp_gemm_variant v = {
+        .format = format(k),
+        .accum = k->v[K_ACCUMULATE] == 0 ? PP_GEMM_ACC_FP32 : PP_GEMM_ACC_STORAGE,
+        .scale = k->v[K_SCALE] == 0 ? PP_GEMM_SCALE_POST
+               : k->v[K_SCALE] == 1 ? PP_GEMM_SCALE_PRE : PP_GEMM_SCALE_PRE_A,
+        .alpha_given = p->given[P_ALPHA],
+        .alpha = p->v[P_ALPHA],
+    };
+    return v;
+}
+
+static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                   int threads, pp_error *err)
+{
+    if (k->v[K_ENGINE] != 0)
+        return pp_fail(err, PP_ERR_RUNTIME, "gemm: engine '%s' runs only on the GPU (--device cuda)",
+                       engines[k->v[K_ENGINE]]);
+    pp_gemm_variant v = variant_of(p, k);
+    return pp_gemm_cpu(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                       in[1].data, out[0].data, threads, err);
+}
+
+#ifdef PP_HAVE_CUDA
+static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                    pp_error *err)
+{
+    pp_gemm_variant v = variant_of(p, k);
+    char msg[400] = "";
+    int rc = (k->v[K_ENGINE] == 0 ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
+                                                                   param(p, P_N), param(p, P_K), in[0].data,
+                                                                   in[1].data, out[0].data, msg, sizeof msg);
+    return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
+}
+#endif
+
+static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+{
+    const char *method = ctx->method;
+    int threads = ctx->threads;
+    pp_gemm_ref_opts o = {
+        .format = in_format,
+        .alpha_given = p->given[P_ALPHA],
+        .alpha = p->v[P_ALPHA],
+        .method = method && !strcmp(method, "mpfr-plain") ? PP_GEMM_REF_MPFR_PLAIN : PP_GEMM_REF_FAST,
+    };
+    pp_tensor bound;
+    int rc = pp_tensor_alloc(&bound, out[0].ndim, out[0].shape, PP_FMT_FP64, err);
+    if (rc)
+        return rc;
+    rc = pp_gemm_ref(&o, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                     in[1].data, out[0].data, bound.data, threads, err);
+    if (!rc) {
+        double worst = 0;
+        for (int64_t i = 0; i < bound.numel; i++)  // NaN bounds belong to NaN values: skipped
+            if (bound.data[i] > worst)
+                worst = bound.data[i];
+        snprintf(info[0].tensor, sizeof info[0].tensor, "c");
+        snprintf(info[0].method, sizeof info[0].method, "%s",
+                 o.method == PP_GEMM_REF_FAST ? "exact-accumulator (fast)" : "mpfr-plain-128");
+        info[0].error_bound = worst;
+    }
+    pp_tensor_free(&bound);
+    return rc;
+}
+
+// C [batch, m, n]: its rows as the position axis and the batch as the head axis, so the
+// HTML report's position and head charts have data.
+static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
+{
+    (void)p;
+    (void)output;
+    *pos_dim = 1;
+    *head_dim = 0;
+    return 1;
+}
+
+const pp_op pp_op_gemm = {
+    .name = "gemm",
+    .doc = "batched GEMM C = alpha * A @ B, A [batch, m, k], B [batch, k, n]",
+    .params = params,
+    .n_params = (int)(sizeof params / sizeof params[0]),
+    .knobs = knobs,
+    .n_knobs = (int)(sizeof knobs / sizeof knobs[0]),
+    .inputs = inputs,
+    .n_inputs = 2,
+    .outputs = outputs,
+    .n_outputs = 1,
+    .check_params = check_params,
+    .shape = shape,
+    .format = format,
+    .describe = describe,
+    .run_cpu = run_cpu,
+    .run_cuda = PP_CUDA_FN(run_cuda),
+    .reference = reference,
+    .ref_methods = ref_methods,
+    .axes = axes,
+};

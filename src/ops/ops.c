@@ -1,0 +1,124 @@
+// ops.c — the operation table: one row per operation. Each row lives in its own op_<name>.c.
+#include "ops/op.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const pp_op pp_op_adamw;
+extern const pp_op pp_op_gemm;
+extern const pp_op pp_op_attention;
+
+static const pp_op *const ops[] = {
+    &pp_op_gemm,
+    &pp_op_attention,
+    &pp_op_adamw,
+};
+
+int pp_op_count(void)
+{
+    return (int)(sizeof ops / sizeof ops[0]);
+}
+
+const pp_op *pp_op_at(int i)
+{
+    return i >= 0 && i < pp_op_count() ? ops[i] : NULL;
+}
+
+const pp_op *pp_op_find(const char *name)
+{
+    for (int i = 0; i < pp_op_count(); i++)
+        if (!strcmp(ops[i]->name, name))
+            return ops[i];
+    return NULL;
+}
+
+int pp_op_param_index(const pp_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_params; i++)
+        if (!strcmp(op->params[i].name, name))
+            return i;
+    return -1;
+}
+
+int pp_op_knob_index(const pp_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_knobs; i++)
+        if (!strcmp(op->knobs[i].name, name))
+            return i;
+    return -1;
+}
+
+int pp_choice_index(const char *const *choices, const char *name)
+{
+    for (int i = 0; choices[i]; i++)
+        if (!strcmp(choices[i], name))
+            return i;
+    return -1;
+}
+
+void pp_choices_str(const char *const *choices, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; choices[i] && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, i ? ", %s" : "%s", choices[i]);
+}
+
+int pp_knob_value_index(const pp_knob_def *knob, const char *value)
+{
+    if (knob->values)
+        return pp_choice_index(knob->values, value);
+    // an integer knob: plain decimal digits, no sign, no leading zeros, within range
+    size_t len = strlen(value);
+    if (len == 0 || len > 9 || (value[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        if (value[i] < '0' || value[i] > '9')
+            return -1;
+    long v = strtol(value, NULL, 10);
+    return v >= knob->int_min && v <= knob->int_max ? (int)v : -1;
+}
+
+void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
+{
+    if (knob->values)
+        pp_choices_str(knob->values, buf, n);
+    else
+        snprintf(buf, n, "an integer from %lld to %lld", (long long)knob->int_min, (long long)knob->int_max);
+}
+
+void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n)
+{
+    if (knob->values)
+        snprintf(buf, n, "%s", knob->values[v]);
+    else
+        snprintf(buf, n, "%d", v);
+}
+
+int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def)
+{
+    int i = pp_op_knob_index(op, name);
+    if (i < 0)
+        return def;
+    const pp_knob_def *knob = &op->knobs[i];
+    return knob->values ? atoi(knob->values[k->v[i]]) : k->v[i];
+}
+
+pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)
+{
+    return op->output_format ? op->output_format(k, i) : op->format(k);
+}
+
+int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i)
+{
+    return op->output_active ? op->output_active(p, k, i) : 1;
+}
+
+double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name)
+{
+    int i = pp_op_param_index(op, name);
+    if (i < 0)
+        return 0.0;
+    return p->given[i] ? p->v[i] : op->params[i].def;
+}

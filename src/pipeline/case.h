@@ -1,0 +1,108 @@
+// case.h — a case file (TOML) read and checked against its operation's schema: the operation,
+// its parameters, inputs, variants (named and from [matrix]), comparisons and gate rules.
+// Every error is "FILE:LINE: message" naming the key, with exit status 2.
+#ifndef PP_CASE_H
+#define PP_CASE_H
+
+#include <stdint.h>
+
+#include "core/close.h"
+#include "error.h"
+#include "pipeline/inputs.h"
+#include "ops/op.h"
+
+#define PP_MAX_VARIANTS 256
+#define PP_MAX_PAIRS 64
+#define PP_MAX_GATE_RULES 64
+#define PP_PATH_MAX 1024
+
+typedef struct pp_input_spec {
+    pp_dist dist;                  // generated from the seed when file is empty
+    char file[PP_PATH_MAX];        // a tensor spec (.npy, .safetensors:NAME, .h5:/ds), or ""
+    int has_format;                // the file's values are declared to be of format
+    pp_format_id format;
+} pp_input_spec;
+
+#define PP_MAX_PAIR_GROUPS 8
+
+// How a pair's outputs are compared: each group (one output, or several concatenated, written
+// "cat(dq, dk, dv)") seen through a view (src/core/view.h). The comparison's tensor is named after the
+// group, with "@VIEW" when a view is set: "cat(dq, dk, dv)@te-cp-rank:7".
+typedef struct pp_pair_spec {
+    int actual, expected;                              // variant indices
+    char view[PP_NAME_MAX];                            // "" = whole tensors
+    int n_groups;                                      // 0 = every output the pair has, one by one
+    int group_len[PP_MAX_PAIR_GROUPS];
+    int group[PP_MAX_PAIR_GROUPS][PP_MAX_OP_TENSORS];  // output indices
+    char group_name[PP_MAX_PAIR_GROUPS][PP_NAME_MAX];
+} pp_pair_spec;
+
+typedef struct pp_variant_spec {
+    char name[PP_NAME_MAX];
+    pp_op_knobs knobs;
+    int external;                            // outputs read from files
+    char external_files[PP_MAX_OP_TENSORS][PP_PATH_MAX];
+} pp_variant_spec;
+
+// A gate rule: a statistic of the comparisons its pattern matches must stay within [min, max].
+// pattern is VARIANT.TENSOR.STAT (against the reference) or VARIANT.TENSOR.AGAINST.STAT, with
+// '*' matching any run of characters within a part.
+typedef struct pp_gate_rule {
+    char variant[PP_NAME_MAX], tensor[PP_NAME_MAX], against[PP_NAME_MAX], stat[PP_NAME_MAX];
+    char text[256];
+    int has_min, has_max;
+    double min, max;
+    int line;
+} pp_gate_rule;
+
+// How much worse than the baseline a statistic may get before `precprobe check` fails.
+typedef struct pp_slack {
+    double mismatch_fraction;  // additive, as a fraction (0.005 = 0.5 percentage points)
+    double max_abs_diff;       // multiplicative factor (1.10)
+    double max_rel_diff;       // multiplicative factor (1.10)
+    double max_ulp;            // additive, in ulps (1)
+} pp_slack;
+
+typedef struct pp_case {
+    char path[PP_PATH_MAX];
+    char name[PP_NAME_MAX];
+    char description[512];
+    const pp_op *op;
+    uint64_t seed;
+    pp_op_params params;
+    pp_input_spec inputs[PP_MAX_OP_TENSORS];
+    int n_variants;
+    pp_variant_spec *variants;     // owned
+    // [compare]
+    int has_tolerances;
+    double rtol, atol;
+    int equal_nan;
+    int torch_major, torch_minor;
+    int n_pairs;
+    pp_pair_spec pairs[PP_MAX_PAIRS];
+    const char *reference_method;  // NULL: the op's default
+    // [gate]
+    int n_rules;
+    pp_gate_rule rules[PP_MAX_GATE_RULES];
+    pp_slack slack;
+    char *text;                    // the file's text, owned
+} pp_case;
+
+// Reads and checks the case file at path. Returns PP_OK, or PP_ERR_INPUT with "FILE:LINE: ...".
+int pp_case_load(const char *path, pp_case *c, pp_error *err);
+
+// The same for a case file's text already in memory (text[0..len), need not be NUL-terminated);
+// path names the file in messages and anchors relative paths. The fuzz target's entry point.
+int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp_error *err);
+
+// Frees what the case owns.
+void pp_case_free(pp_case *c);
+
+// Index of the variant named name, or -1.
+int pp_case_variant_index(const pp_case *c, const char *name);
+
+// The statistic names a gate rule may use.
+extern const char *const pp_gate_stats[];
+int pp_gate_stat_count(void);
+
+#endif
