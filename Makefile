@@ -8,7 +8,7 @@
 CC      := gcc
 PKGS    := mpfr gmp hdf5 libcjson nettle
 STD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-function -Wno-format-truncation
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-format-truncation
 FPFLAGS := -ffp-contract=off -fno-fast-math -frounding-math
 # Recursively expanded: pkg-config runs when a recipe needs it, after `make deps` has run.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
