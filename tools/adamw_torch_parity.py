@@ -2,7 +2,8 @@
 """adamw_torch_parity.py — precprobe's AdamW emulation against real torch, bit for bit.
 
 Runs torch.optim.AdamW (CPU, fp32) and AnyPrecisionAdamW (the torchdistx algorithm, transcribed
-from its description in shared/notes, on torch tensors) on the same θ₀ and gradients, and
+from pytorch/torchdistx src/python/torchdistx/optimizers/anyprecision_optimizer.py, whose step is
+the same in every revision, on torch tensors) on the same θ₀ and gradients, and
 build/rel/tools/adamw_emulate on the same data; prints the number of elements whose bits differ.
 Also reruns torch with Tensor.sqrt (and AnyPrecisionAdamW's `** 0.5` of its 0-d step tensor, which
 takes the same path) replaced by a correctly rounded one (binary64 sqrt, rounded once), to
@@ -31,7 +32,7 @@ DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def anyprecision_step(p, g, st, lr, b1, b2, eps, wd, kahan):
-    """One step of AnyPrecisionAdamW as shared/notes section 2 describes it."""
+    """One step of AnyPrecisionAdamW as torchdistx's anyprecision_optimizer.py takes it."""
     st["step"] += 1
     if wd != 0:
         p.mul_(1 - lr * wd)
