@@ -16,6 +16,7 @@
 
 #include "io/atomic_file.h"
 #include "io/h5io.h"
+#include "io/h5quiet.h"
 #include "io/tensor_io.h"
 
 // A link name after escaping: every byte may triple ("%2F").
@@ -31,24 +32,6 @@ static const char *const SUM_COUNTER_NAMES[SUM_COUNTERS] = {"pending", "n_pinf",
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing
-
-// HDF5 prints its error stack to stderr by default; precprobe reports errors its own way. The
-// caller's handler is restored on the way out.
-typedef struct h5_quiet {
-    H5E_auto2_t func;
-    void *data;
-} h5_quiet;
-
-static void quiet_begin(h5_quiet *q)
-{
-    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void quiet_end(const h5_quiet *q)
-{
-    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
 
 // A C string held in a fixed array of n bytes: NUL-terminated inside it.
 static int fits(const char *s, size_t n)
@@ -779,8 +762,8 @@ int pp_report_h5_write(const char *path, const pp_run_result *r, pp_error *err)
     if (rc)
         return rc;
     wctx w = {path, err, ""};
-    h5_quiet q;
-    quiet_begin(&q);
+    pp_h5_quiet q;
+    pp_h5_quiet_begin(&q);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     hid_t f = H5I_INVALID_HID;
     if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0)
@@ -799,7 +782,7 @@ int pp_report_h5_write(const char *path, const pp_run_result *r, pp_error *err)
         if (H5Fclose(f) < 0 && !rc)
             rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to finish the file", path);
     }
-    quiet_end(&q);
+    pp_h5_quiet_end(&q);
     if (!rc)
         rc = pp_atomic_write_bytes(path, image, (size_t)size, err);
     free(image);
@@ -1623,8 +1606,8 @@ int pp_report_h5_read(const char *path, pp_run_result *r, pp_error *err)
         return pp_fail(err, PP_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     close(fd);
     rctx c = {path, err};
-    h5_quiet q;
-    quiet_begin(&q);
+    pp_h5_quiet q;
+    pp_h5_quiet_begin(&q);
     int rc;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
@@ -1635,7 +1618,7 @@ int pp_report_h5_read(const char *path, pp_run_result *r, pp_error *err)
             rc = read_gate(&c, f, r);
         H5Fclose(f);
     }
-    quiet_end(&q);
+    pp_h5_quiet_end(&q);
     if (rc)
         pp_run_result_free(r);
     return rc;
