@@ -208,7 +208,7 @@ static int check_field(const pp_rs_io *io, const char *where, const pp_rs_field 
         int64_t n = *(int64_t *)at(fr, f->count);
         return n >= 0 && (n == 0 || *(double **)p)
                    ? PP_OK
-                   : pp_rs_invalid(io, where, "%s: length %lld without its array", f->name, (long long)n);
+                   : pp_rs_invalid(io, where, "%s: length %lld, or no array", f->name, (long long)n);
     }
     case PP_RS_SUB: {
         pp_rs_frame sf = {p, -1, fr};
