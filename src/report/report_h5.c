@@ -300,7 +300,8 @@ static int read_reference_values(const pp_rs_io *io, hid_t loc, const char *wher
 {
     pp_run_result *r = run_of(fr);
     int has = H5Lexists(loc, name, H5P_DEFAULT) > 0;
-    if (fr->index == 0 && has && !(r->reference_outputs = calloc((size_t)r->n_references, sizeof *r->reference_outputs)))
+    if (fr->index == 0 && has &&
+        !(r->reference_outputs = calloc((size_t)r->n_references, sizeof *r->reference_outputs)))
         return pp_rs_oom(io);
     if (has != (r->reference_outputs != NULL))
         return pp_rs_invalid(io, where, "values kept for some references and not others");
@@ -764,11 +765,11 @@ static const pp_rs_table no_fields = {NULL, 0, NULL, NULL};
 // pp_close_max as <prefix>, <prefix>_flat_index, <prefix>_index, <prefix>_actual, <prefix>_expected.
 #define M(member) offsetof(pp_close_max, member)
 static const pp_rs_field max_fields[] = {
-    {"", PP_RS_F64, 0, M(value), 0, 0, 0, NULL, NULL},
-    {"_flat_index", PP_RS_I64, 0, M(index), 0, 0, 0, NULL, NULL},
-    {"_index", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &multi_index_hook},
-    {"_actual", PP_RS_F64, 0, M(actual), 0, 0, 0, NULL, NULL},
-    {"_expected", PP_RS_F64, 0, M(expected), 0, 0, 0, NULL, NULL},
+    {.name = "", .kind = PP_RS_F64, .off = M(value)},
+    {.name = "_flat_index", .kind = PP_RS_I64, .off = M(index)},
+    {.name = "_index", .kind = PP_RS_HOOK, .hook = &multi_index_hook},
+    {.name = "_actual", .kind = PP_RS_F64, .off = M(actual)},
+    {.name = "_expected", .kind = PP_RS_F64, .off = M(expected)},
 };
 #undef M
 static const pp_rs_table max_table = PP_RS_TABLE(max_fields, NULL, NULL);
@@ -805,34 +806,35 @@ static int comparison_consistent(const pp_rs_io *io, const char *where, const pp
 // /variants/<v>/stats/<tensor>/<against>
 #define C(member) offsetof(cmp_rec, c.member)
 static const pp_rs_field comparison_fields[] = {
-    {"order", PP_RS_I64, 0, offsetof(cmp_rec, order), 0, 0, 0, NULL, NULL},
-    {"shape", PP_RS_I64_VEC, 0, C(shape), PP_MAX_DIMS, C(ndim), 0, NULL, NULL},
-    {"actual_format", PP_RS_FORMAT, 0, C(opts.actual_format), 0, 0, 0, NULL, NULL},
-    {"expected_format", PP_RS_FORMAT, 0, C(opts.expected_format), 0, 0, 0, NULL, NULL},
-    {"rtol", PP_RS_F64, PP_RS_NONNEG, C(opts.rtol), 0, 0, 0, NULL, NULL},
-    {"atol", PP_RS_F64, PP_RS_NONNEG, C(opts.atol), 0, 0, 0, NULL, NULL},
-    {"equal_nan", PP_RS_BOOL, 0, C(opts.equal_nan), 0, 0, 0, NULL, NULL},
-    {"torch_version", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &torch_version_hook},
-    {"total", PP_RS_I64, 0, C(stats.numel), 0, 0, 0, NULL, NULL},
-    {"mismatched", PP_RS_I64, 0, C(stats.mismatched), 0, 0, 0, NULL, NULL},
-    {"mismatch_fraction", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &mismatch_fraction_hook},
-    {"max_abs_diff", PP_RS_SUB, 0, C(stats.abs_diff), 0, 0, 0, &max_table, NULL},
-    {"max_rel_diff", PP_RS_SUB, 0, C(stats.rel_diff), 0, 0, 0, &max_table, NULL},
-    {"worst_tolerance_ratio", PP_RS_SUB, 0, C(stats.tol_ratio), 0, 0, 0, &max_table, NULL},
-    {"max_ulp", PP_RS_SUB, 0, C(stats.ulp_err), 0, 0, 0, &max_table, NULL},
+    {.name = "order", .kind = PP_RS_I64, .off = offsetof(cmp_rec, order)},
+    {.name = "shape", .kind = PP_RS_I64_VEC, .off = C(shape), .size = PP_MAX_DIMS, .count = C(ndim)},
+    {.name = "actual_format", .kind = PP_RS_FORMAT, .off = C(opts.actual_format)},
+    {.name = "expected_format", .kind = PP_RS_FORMAT, .off = C(opts.expected_format)},
+    {.name = "rtol", .kind = PP_RS_F64, .flags = PP_RS_NONNEG, .off = C(opts.rtol)},
+    {.name = "atol", .kind = PP_RS_F64, .flags = PP_RS_NONNEG, .off = C(opts.atol)},
+    {.name = "equal_nan", .kind = PP_RS_BOOL, .off = C(opts.equal_nan)},
+    {.name = "torch_version", .kind = PP_RS_HOOK, .hook = &torch_version_hook},
+    {.name = "total", .kind = PP_RS_I64, .off = C(stats.numel)},
+    {.name = "mismatched", .kind = PP_RS_I64, .off = C(stats.mismatched)},
+    {.name = "mismatch_fraction", .kind = PP_RS_HOOK, .hook = &mismatch_fraction_hook},
+    {.name = "max_abs_diff", .kind = PP_RS_SUB, .off = C(stats.abs_diff), .sub = &max_table},
+    {.name = "max_rel_diff", .kind = PP_RS_SUB, .off = C(stats.rel_diff), .sub = &max_table},
+    {.name = "worst_tolerance_ratio", .kind = PP_RS_SUB, .off = C(stats.tol_ratio), .sub = &max_table},
+    {.name = "max_ulp", .kind = PP_RS_SUB, .off = C(stats.ulp_err), .sub = &max_table},
     // absent in reports written before it existed (older baselines)
-    {"max_abs_error", PP_RS_SUB, PP_RS_OPTIONAL, C(stats.abs_err), 0, 0, 0, &max_table, NULL},
-    {"n_finite", PP_RS_I64, 0, C(stats.n_finite), 0, 0, 0, NULL, NULL},
-    {"mean_abs", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &mean_abs_hook},
-    {"rms", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &rms_hook},
-    {"nan_count", PP_RS_I64, 0, C(stats.nan_actual), 0, 0, 0, NULL, NULL},
-    {"inf_count", PP_RS_I64, 0, C(stats.inf_actual), 0, 0, 0, NULL, NULL},
-    {"nan_count_expected", PP_RS_I64, 0, C(stats.nan_expected), 0, 0, 0, NULL, NULL},
-    {"inf_count_expected", PP_RS_I64, 0, C(stats.inf_expected), 0, 0, 0, NULL, NULL},
-    {"ulp_histogram", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &histogram_hook},
-    {"exact_sums", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &exact_sums_hook},
-    {"exact_sum_counters", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &sum_counters_hook},
-    {"by_position, by_head_block", PP_RS_HOOK, PP_RS_OPTIONAL, 0, 0, 0, 0, NULL, &axes_hook},
+    {.name = "max_abs_error", .kind = PP_RS_SUB, .flags = PP_RS_OPTIONAL, .off = C(stats.abs_err),
+     .sub = &max_table},
+    {.name = "n_finite", .kind = PP_RS_I64, .off = C(stats.n_finite)},
+    {.name = "mean_abs", .kind = PP_RS_HOOK, .hook = &mean_abs_hook},
+    {.name = "rms", .kind = PP_RS_HOOK, .hook = &rms_hook},
+    {.name = "nan_count", .kind = PP_RS_I64, .off = C(stats.nan_actual)},
+    {.name = "inf_count", .kind = PP_RS_I64, .off = C(stats.inf_actual)},
+    {.name = "nan_count_expected", .kind = PP_RS_I64, .off = C(stats.nan_expected)},
+    {.name = "inf_count_expected", .kind = PP_RS_I64, .off = C(stats.inf_expected)},
+    {.name = "ulp_histogram", .kind = PP_RS_HOOK, .hook = &histogram_hook},
+    {.name = "exact_sums", .kind = PP_RS_HOOK, .hook = &exact_sums_hook},
+    {.name = "exact_sum_counters", .kind = PP_RS_HOOK, .hook = &sum_counters_hook},
+    {.name = "by_position, by_head_block", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &axes_hook},
 };
 #undef C
 static const pp_rs_table comparison_table = PP_RS_TABLE(comparison_fields, comparison_init, comparison_consistent);
@@ -1025,69 +1027,71 @@ static void series_init(void *obj)
 }
 
 static const pp_rs_field series_fields[] = {
-    {"step", PP_RS_VEC, 0, offsetof(pp_series, step), 0, offsetof(pp_series, length), 0, NULL, NULL},
-    {"value", PP_RS_VEC, 0, offsetof(pp_series, value), 0, offsetof(pp_series, length), 0, NULL, NULL},
+    {.name = "step", .kind = PP_RS_VEC, .off = offsetof(pp_series, step), .count = offsetof(pp_series, length)},
+    {.name = "value", .kind = PP_RS_VEC, .off = offsetof(pp_series, value), .count = offsetof(pp_series, length)},
 };
 static const pp_rs_table series_table = PP_RS_TABLE(series_fields, series_init, NULL);
 
 // /variants/<v>: knobs, external, outputs, series, and the group stats the comparisons go in.
 #define V(member) offsetof(pp_variant_result, member)
 static const pp_rs_field variant_fields[] = {
-    {"knobs", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &knobs_hook},
-    {"external", PP_RS_BOOL, 0, V(external), 0, 0, 0, NULL, NULL},
-    {"outputs", PP_RS_HOOK, PP_RS_OPTIONAL, 0, 0, 0, 0, NULL, &outputs_hook},
-    {"series", PP_RS_LIST, PP_RS_OPTIONAL, V(series), sizeof(pp_series), V(n_series), offsetof(pp_series, name),
-     &series_table, NULL},
-    {"stats", PP_RS_GROUP, 0, 0, 0, 0, 0, &no_fields, NULL},
+    {.name = "knobs", .kind = PP_RS_HOOK, .hook = &knobs_hook},
+    {.name = "external", .kind = PP_RS_BOOL, .off = V(external)},
+    {.name = "outputs", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &outputs_hook},
+    {.name = "series", .kind = PP_RS_LIST, .flags = PP_RS_OPTIONAL, .off = V(series), .size = sizeof(pp_series),
+     .count = V(n_series), .key = offsetof(pp_series, name), .sub = &series_table},
+    {.name = "stats", .kind = PP_RS_GROUP, .sub = &no_fields},
 };
 #undef V
 static const pp_rs_table variant_table = PP_RS_TABLE(variant_fields, NULL, NULL);
 
 // /reference/<tensor>
 static const pp_rs_field reference_fields[] = {
-    {"method", PP_RS_STR, 0, offsetof(pp_reference_info, method), PP_NAME_MAX, 0, 0, NULL, NULL},
-    {"error_bound", PP_RS_F64, 0, offsetof(pp_reference_info, error_bound), 0, 0, 0, NULL, NULL},
-    {"values", PP_RS_HOOK, PP_RS_OPTIONAL, 0, 0, 0, 0, NULL, &reference_values_hook},
+    {.name = "method", .kind = PP_RS_STR, .off = offsetof(pp_reference_info, method), .size = PP_NAME_MAX},
+    {.name = "error_bound", .kind = PP_RS_F64, .off = offsetof(pp_reference_info, error_bound)},
+    {.name = "values", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &reference_values_hook},
 };
 static const pp_rs_table reference_table = PP_RS_TABLE(reference_fields, NULL, NULL);
 
 // /inputs
 static const pp_rs_field input_fields[] = {
-    {"names", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &input_names_hook},
-    {"tensors", PP_RS_HOOK, PP_RS_OPTIONAL, 0, 0, 0, 0, NULL, &input_tensors_hook},
+    {.name = "names", .kind = PP_RS_HOOK, .hook = &input_names_hook},
+    {.name = "tensors", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &input_tensors_hook},
 };
 static const pp_rs_table input_table = PP_RS_TABLE(input_fields, NULL, NULL);
 
 // /gate: one row per verdict, fixed-length UTF-8 strings as long as pp_gate_verdict's fields.
 #define G(member) offsetof(pp_gate_verdict, member)
 static const pp_rs_field verdict_fields[] = {
-    {"rule", PP_RS_STR, 0, G(rule), sizeof(((pp_gate_verdict *)0)->rule), 0, 0, NULL, NULL},
-    {"passed", PP_RS_BOOL, 0, G(passed), 0, 0, 0, NULL, NULL},
-    {"detail", PP_RS_STR, 0, G(detail), sizeof(((pp_gate_verdict *)0)->detail), 0, 0, NULL, NULL},
+    {.name = "rule", .kind = PP_RS_STR, .off = G(rule), .size = sizeof(((pp_gate_verdict *)0)->rule)},
+    {.name = "passed", .kind = PP_RS_BOOL, .off = G(passed)},
+    {.name = "detail", .kind = PP_RS_STR, .off = G(detail), .size = sizeof(((pp_gate_verdict *)0)->detail)},
 };
 #undef G
 static const pp_rs_table verdict_table = PP_RS_TABLE(verdict_fields, NULL, NULL);
 
 // The root group: the run.
 #define R(member) offsetof(pp_run_result, member)
-#define R_STR(name, member) {name, PP_RS_STR, 0, R(member), sizeof(((pp_run_result *)0)->member), 0, 0, NULL, NULL}
+#define R_STR(hdf5_name, member) \
+    {.name = hdf5_name, .kind = PP_RS_STR, .off = R(member), .size = sizeof(((pp_run_result *)0)->member)}
 static const pp_rs_field run_fields[] = {
-    {"schema_version", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &schema_version_hook},
+    {.name = "schema_version", .kind = PP_RS_HOOK, .hook = &schema_version_hook},
     R_STR("precprobe_version", precprobe_version),
     R_STR("case_name", case_name),
     R_STR("op", op),
     R_STR("device", device),
     R_STR("created_utc", created_utc),
-    {"seed", PP_RS_U64, 0, R(seed), 0, 0, 0, NULL, NULL},
-    {"shapes", PP_RS_STR_PTR, PP_RS_OPTIONAL, R(shapes), 0, 0, 0, NULL, NULL},
-    {"case", PP_RS_TEXT, PP_RS_OPTIONAL, R(case_text), 0, 0, 0, NULL, NULL},
-    {"inputs", PP_RS_GROUP, 0, 0, 0, 0, 0, &input_table, NULL},
-    {"reference", PP_RS_LIST, 0, R(references), sizeof(pp_reference_info), R(n_references),
-     offsetof(pp_reference_info, tensor), &reference_table, NULL},
-    {"variants", PP_RS_LIST, 0, R(variants), sizeof(pp_variant_result), R(n_variants),
-     offsetof(pp_variant_result, name), &variant_table, NULL},
-    {"comparisons", PP_RS_HOOK, 0, 0, 0, 0, 0, NULL, &comparisons_hook},
-    {"gate", PP_RS_ROWS, 0, R(verdicts), sizeof(pp_gate_verdict), R(n_verdicts), 0, &verdict_table, NULL},
+    {.name = "seed", .kind = PP_RS_U64, .off = R(seed)},
+    {.name = "shapes", .kind = PP_RS_STR_PTR, .flags = PP_RS_OPTIONAL, .off = R(shapes)},
+    {.name = "case", .kind = PP_RS_TEXT, .flags = PP_RS_OPTIONAL, .off = R(case_text)},
+    {.name = "inputs", .kind = PP_RS_GROUP, .sub = &input_table},
+    {.name = "reference", .kind = PP_RS_LIST, .off = R(references), .size = sizeof(pp_reference_info),
+     .count = R(n_references), .key = offsetof(pp_reference_info, tensor), .sub = &reference_table},
+    {.name = "variants", .kind = PP_RS_LIST, .off = R(variants), .size = sizeof(pp_variant_result),
+     .count = R(n_variants), .key = offsetof(pp_variant_result, name), .sub = &variant_table},
+    {.name = "comparisons", .kind = PP_RS_HOOK, .hook = &comparisons_hook},
+    {.name = "gate", .kind = PP_RS_ROWS, .off = R(verdicts), .size = sizeof(pp_gate_verdict), .count = R(n_verdicts),
+     .sub = &verdict_table},
 };
 #undef R_STR
 #undef R

@@ -134,7 +134,7 @@ static int nonneg(double v)
     return v >= 0 && isfinite(v);
 }
 
-// The list's members: "(rule, passed, detail)" for a ROWS message.
+// A ROWS table's members as "(rule, passed, detail)", for messages.
 static void member_names(const pp_rs_table *t, char *out, size_t n)
 {
     size_t k = (size_t)snprintf(out, n, "(");

@@ -21,8 +21,8 @@
 typedef enum pp_rs_kind {
     PP_RS_STR,      // attr str (variable-length UTF-8) <-> char[size]; in ROWS: a fixed-length
                     // UTF-8 member of size bytes
-    PP_RS_STR_PTR,  // attr str <-> char * (owned), absent when NULL (PP_RS_OPTIONAL)
-    PP_RS_TEXT,     // dataset, scalar str <-> char * (owned), absent when NULL (PP_RS_OPTIONAL)
+    PP_RS_STR_PTR,  // attr str <-> char * (owned); NULL: not written
+    PP_RS_TEXT,     // dataset, scalar str <-> char * (owned); NULL: not written
     PP_RS_I64,      // attr int64 <-> int64_t
     PP_RS_U64,      // attr uint64 <-> uint64_t
     PP_RS_F64,      // attr float64 <-> double
@@ -32,15 +32,22 @@ typedef enum pp_rs_kind {
     PP_RS_VEC,      // dataset float64[n] <-> double * (owned), n the int64_t at count
     PP_RS_SUB,      // the fields of sub (a struct at off), each name prefixed with this one's
     PP_RS_GROUP,    // child group holding the fields of sub, which describe this same struct
-    PP_RS_LIST,     // child group with one group per element of an array (below), in order
-    PP_RS_ROWS,     // 1-D compound dataset, one row per element of an array; sub: the members
+    PP_RS_LIST,     // child group holding one group per element of the array at off (count
+                    // elements of size bytes), named by the element's name at key, in order;
+                    // sub: the element's fields
+    PP_RS_ROWS,     // 1-D compound dataset, one row per element of the array at off (count
+                    // elements of size bytes); sub: the members (STR, BOOL)
     PP_RS_HOOK,     // anything else: hook's functions
 } pp_rs_kind;
 
+// Field flags.
 enum {
-    PP_RS_OPTIONAL = 1,  // may be absent: written only when there (pointer set, list not empty,
-                         // SUB: the value attribute is written always but older reports lack it)
-    PP_RS_NONNEG = 2,    // F64: finite and >= 0
+    // May be absent in a file. STR_PTR, TEXT: a missing item reads as NULL (else it is refused).
+    // LIST: not written when empty, read as empty when absent. SUB: always written, skipped on
+    // read when its first attribute is absent (reports older than the item). HOOK: a note; the
+    // hook decides.
+    PP_RS_OPTIONAL = 1,
+    PP_RS_NONNEG = 2,  // F64: finite and >= 0, checked before a write and after a read
 };
 
 // Where a struct sits while a walker is inside it: a hook reaches the structs around it this way.
@@ -60,9 +67,9 @@ typedef struct pp_rs_io {
 typedef struct pp_rs_field pp_rs_field;
 
 // A hook for an item the kinds do not describe. Each function returns PP_OK or an error code
-// with io->err set (write also -1: HDF5 failed, and the walker names the item); where is the HDF5
-// path of the group (loc) the item belongs to, name the field's name (after a SUB's prefix). A NULL function does nothing (a derived
-// attribute has no read, a constant no check).
+// with io->err set (write also -1: HDF5 failed, and the walker names the item). where: the HDF5
+// path of the group (loc) the item belongs to; name: the field's name after a SUB's prefix. A
+// NULL function does nothing (a derived attribute has no read, a constant no check).
 typedef struct pp_rs_hook {
     int (*check)(const pp_rs_io *io, const char *where, const char *name, const pp_rs_frame *fr);
     int (*write)(const pp_rs_io *io, hid_t loc, const char *where, const char *name, const pp_rs_frame *fr);
