@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "io/h5io.h"
+#include "io/h5quiet.h"
 #include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -423,6 +424,41 @@ static void h5_errors_are_silent(void **state)
     assert_true(after_func == before_func && after_data == before_data);
 }
 
+// An HDF5 error handler that counts its calls in *data.
+static herr_t count_calls(hid_t stack, void *data)
+{
+    (void)stack;
+    ++*(int *)data;
+    return 0;
+}
+
+// pp_h5_quiet: nothing reaches the handler inside, nested pairs restore in turn, and the
+// caller's handler is back (and called) after the outer end.
+static void h5_quiet_nests_and_restores(void **state)
+{
+    (void)state;
+    H5E_auto2_t saved_func;
+    void *saved_data;
+    H5Eget_auto2(H5E_DEFAULT, &saved_func, &saved_data);
+    int calls = 0;
+    H5Eset_auto2(H5E_DEFAULT, count_calls, &calls);
+    pp_h5_quiet outer, inner;
+    pp_h5_quiet_begin(&outer);
+    pp_h5_quiet_begin(&inner);
+    assert_true(H5Fopen("/nonexistent/precprobe.h5", H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
+    pp_h5_quiet_end(&inner);
+    assert_true(H5Fopen("/nonexistent/precprobe.h5", H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
+    assert_int_equal(calls, 0);
+    pp_h5_quiet_end(&outer);
+    assert_true(H5Fopen("/nonexistent/precprobe.h5", H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
+    assert_true(calls >= 1);
+    H5E_auto2_t func;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &func, &data);
+    assert_true(func == count_calls && data == &calls);
+    H5Eset_auto2(H5E_DEFAULT, saved_func, saved_data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +468,7 @@ int main(void)
         cmocka_unit_test(h5_read_rejects),
         cmocka_unit_test(h5_update_and_truncate),
         cmocka_unit_test(h5_errors_are_silent),
+        cmocka_unit_test(h5_quiet_nests_and_restores),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -286,6 +286,23 @@ static void build_run(pp_run_result *r, int keep_tensors)
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
         pp_tensor_free(tmp[i]);
 
+    // Per-step series on one variant (one of them empty), per-axis error on one comparison.
+    v0->series = calloc(2, sizeof *v0->series);
+    assert_non_null(v0->series);
+    v0->n_series = 2;
+    assert_int_equal(pp_series_alloc(&v0->series[0], "theta_max_abs/error", 4), 0);
+    assert_int_equal(pp_series_alloc(&v0->series[1], "empty", 0), 0);
+    static const double steps[4] = {0, 1, 2, 10}, values[4] = {0.25, -0.0, NAN, INFINITY};
+    memcpy(v0->series[0].step, steps, sizeof steps);
+    memcpy(v0->series[0].value, values, sizeof values);
+    pp_axis_stats *ax = &r->comparisons[1].axes;
+    assert_int_equal(pp_axis_stats_alloc(ax, 3, 2, 64, 1), 0);
+    ax->pos_dim = 1;
+    ax->head_dim = 0;
+    for (int p = 0; p < 3; p++)
+        ax->pos_max[p] = 0.5 * p, ax->pos_mean[p] = p == 2 ? NAN : 0.125 * p;
+    ax->head_block_max[0] = 1.5, ax->head_block_max[1] = INFINITY;
+
     r->verdicts = calloc(3, sizeof *r->verdicts);
     assert_non_null(r->verdicts);
     r->n_verdicts = 3;
@@ -388,6 +405,7 @@ static void eq_comparison(const pp_comparison *a, const pp_comparison *b, int i)
     eq_max(&s->rel_diff, &t->rel_diff, "rel_diff", i);
     eq_max(&s->tol_ratio, &t->tol_ratio, "tol_ratio", i);
     eq_max(&s->ulp_err, &t->ulp_err, "ulp_err", i);
+    eq_max(&s->abs_err, &t->abs_err, "abs_err", i);
     eq_i64(s->n_finite, t->n_finite, "n_finite", i);
     eq_sum(&s->sum_abs, &t->sum_abs, i);
     eq_sum(&s->sum_sq, &t->sum_sq, i);
@@ -399,6 +417,21 @@ static void eq_comparison(const pp_comparison *a, const pp_comparison *b, int i)
         eq_i64(s->ulp_hist[k], t->ulp_hist[k], "ulp_hist", i);
     eq_bits(pp_close_stats_mean_abs(s), pp_close_stats_mean_abs(t), "mean_abs", i);
     eq_bits(pp_close_stats_rms(s), pp_close_stats_rms(t), "rms", i);
+    const pp_axis_stats *xa = &a->axes, *xb = &b->axes;
+    eq_i64(xa->n_pos, xb->n_pos, "axes n_pos", i);
+    if (xa->n_pos > 0) {
+        eq_i64(xa->n_heads, xb->n_heads, "axes n_heads", i);
+        eq_i64(xa->block, xb->block, "axes block", i);
+        eq_i64(xa->n_blocks, xb->n_blocks, "axes n_blocks", i);
+        eq_i64(xa->pos_dim, xb->pos_dim, "axes pos_dim", i);
+        eq_i64(xa->head_dim, xb->head_dim, "axes head_dim", i);
+        for (int64_t p = 0; p < xa->n_pos; p++) {
+            eq_bits(xa->pos_max[p], xb->pos_max[p], "axes pos_max", i);
+            eq_bits(xa->pos_mean[p], xb->pos_mean[p], "axes pos_mean", i);
+        }
+        for (int64_t k = 0; k < xa->n_heads * xa->n_blocks; k++)
+            eq_bits(xa->head_block_max[k], xb->head_block_max[k], "axes head_block_max", i);
+    }
     char m1[4096], m2[4096], x1[8192], x2[8192];
     int r1, r2;
     texts(a, m1, sizeof m1, x1, sizeof x1, &r1);
@@ -447,6 +480,15 @@ static void eq_run(const pp_run_result *a, const pp_run_result *b)
         eq_i64(x->outputs != NULL, y->outputs != NULL, "outputs kept", v);
         for (int i = 0; x->outputs && i < a->n_references; i++)
             eq_tensor(&x->outputs[i], &y->outputs[i], "variant output", v);
+        eq_i64(x->n_series, y->n_series, "n_series", v);
+        for (int i = 0; i < x->n_series; i++) {
+            eq_str(x->series[i].name, y->series[i].name, "series name", v);
+            eq_i64(x->series[i].length, y->series[i].length, "series length", v);
+            for (int64_t k = 0; k < x->series[i].length; k++) {
+                eq_bits(x->series[i].step[k], y->series[i].step[k], "series step", v);
+                eq_bits(x->series[i].value[k], y->series[i].value[k], "series value", v);
+            }
+        }
     }
     eq_i64(a->n_comparisons, b->n_comparisons, "n_comparisons", 0);
     for (int i = 0; i < a->n_comparisons; i++)
@@ -727,6 +769,45 @@ static void report_h5_bad_model_is_input_error(void **state)
     scratch_remove(&s);
 }
 
+// The checks before a write name the item, as the read would.
+static void expect_write_refused(pp_run_result *r, const char *want)
+{
+    scratch s;
+    scratch_make(&s);
+    pp_error e = {0};
+    int rc = pp_report_h5_write(s.path, r, &e);
+    if (rc != PP_ERR_INPUT || !strstr(e.msg, want)) {
+        fprintf(stderr, "FAIL refused write: rc %d (want %d), message '%s' (want '%s' in it)\n", rc,
+                PP_ERR_INPUT, e.msg, want);
+        fail();
+    }
+    assert_int_equal(scratch_entries(&s), 0);
+    scratch_remove(&s);
+}
+
+static void report_h5_refused_write_names_the_item(void **state)
+{
+    (void)state;
+    pp_run_result r;
+    build_run(&r, 1);
+    memset(r.case_name, 'x', sizeof r.case_name);
+    expect_write_refused(&r, "cannot write /: case_name is not NUL-terminated");
+    set_name(r.case_name, "case");
+    r.comparisons[2].opts.atol = -1.0;
+    expect_write_refused(&r, "cannot write /variants/fp16-softmax=fp32/stats/out/a%2Fb%25c: atol is -1");
+    r.comparisons[2].opts.atol = 1e-5;
+    r.comparisons[4].stats.abs_diff.index = 6;  // shape (6,)
+    expect_write_refused(&r, "/variants/%2E/stats/s1d/reference: flat index 6 outside the shape");
+    r.comparisons[4].stats.abs_diff.index = 0;
+    set_name(r.references[1].tensor, "out");
+    expect_write_refused(&r, "cannot write /reference: 'out' appears twice");
+    set_name(r.references[1].tensor, "lse/log");
+    r.variants[0].series[0].length = -2;
+    expect_write_refused(&r, "/variants/fp16-softmax=fp32/series/theta_max_abs%2Ferror: step: length -2");
+    r.variants[0].series[0].length = 4;
+    pp_run_result_free(&r);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Malformed reports are PP_ERR_INPUT with the item named
 
@@ -826,6 +907,198 @@ static void report_h5_malformed_is_input_error(void **state)
     expect_read_fails(index_outside, "outside the shape");
 }
 
+// Replaces attribute name of object obj (a path in f) by one of another type: a string, or an
+// int64 or binary64 scalar of value v.
+static void retype_attr(hid_t f, const char *obj, const char *name, hid_t type, double v)
+{
+    hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
+    assert_true(o >= 0);
+    if (H5Aexists(o, name) > 0)
+        assert_true(H5Adelete(o, name) >= 0);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t t = H5Tcopy(type);
+    if (H5Tget_class(type) == H5T_STRING)
+        assert_true(H5Tset_size(t, 8) >= 0);
+    hid_t a = H5Acreate2(o, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int64_t i = (int64_t)v;
+    assert_true(a >= 0);
+    if (H5Tget_class(type) == H5T_STRING)
+        assert_true(H5Awrite(a, t, "fp12\0\0\0\0") >= 0);
+    else if (H5Tget_class(type) == H5T_INTEGER)
+        assert_true(H5Awrite(a, H5T_NATIVE_INT64, &i) >= 0);
+    else
+        assert_true(H5Awrite(a, H5T_NATIVE_DOUBLE, &v) >= 0);
+    H5Aclose(a);
+    H5Tclose(t);
+    H5Sclose(sp);
+    H5Oclose(o);
+}
+
+static void drop_attr(hid_t f, const char *obj, const char *name)
+{
+    assert_true(H5Adelete_by_name(f, obj, name, H5P_DEFAULT) >= 0);
+}
+
+#define CMP_A "/variants/a%2Fb%25c/stats/out/reference"
+#define VAR_0 "/variants/fp16-softmax=fp32"
+
+static void total_is_string(hid_t f) { retype_attr(f, CMP_A, "total", H5T_C_S1, 0); }
+static void rtol_missing(hid_t f) { drop_attr(f, CMP_A, "rtol"); }
+static void rtol_negative(hid_t f) { retype_attr(f, CMP_A, "rtol", H5T_IEEE_F64LE, -1.0); }
+static void equal_nan_is_float(hid_t f) { retype_attr(f, CMP_A, "equal_nan", H5T_IEEE_F64LE, 1.0); }
+static void format_unknown(hid_t f) { retype_attr(f, CMP_A, "actual_format", H5T_C_S1, 0); }
+static void shape_is_float(hid_t f) { retype_attr(f, CMP_A, "shape", H5T_IEEE_F64LE, 2.0); }
+static void max_part_missing(hid_t f) { drop_attr(f, CMP_A, "max_abs_error_actual"); }
+static void external_is_2(hid_t f) { retype_attr(f, VAR_0, "external", H5T_STD_I64LE, 2); }
+static void seed_is_float(hid_t f) { retype_attr(f, "/", "seed", H5T_IEEE_F64LE, 1.0); }
+static void case_name_is_int(hid_t f) { retype_attr(f, "/", "case_name", H5T_STD_I64LE, 1); }
+static void method_missing(hid_t f) { drop_attr(f, "/reference/lse%2Flog", "method"); }
+static void stats_missing(hid_t f) { assert_true(H5Ldelete(f, VAR_0 "/stats", H5P_DEFAULT) >= 0); }
+
+static void series_value_short(hid_t f)
+{
+    const char *g = VAR_0 "/series/theta_max_abs%2Ferror";
+    hid_t grp = H5Gopen2(f, g, H5P_DEFAULT);
+    assert_true(H5Ldelete(grp, "value", H5P_DEFAULT) >= 0);
+    hsize_t n = 3;
+    double v[3] = {0, 0, 0};
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t ds = H5Dcreate2(grp, "value", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Gclose(grp);
+}
+
+static void gate_is_group(hid_t f)
+{
+    assert_true(H5Ldelete(f, "gate", H5P_DEFAULT) >= 0);
+    hid_t g = H5Gcreate2(f, "gate", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(g >= 0);
+    H5Gclose(g);
+}
+
+// A wrong type or a missing required item: refused, the message naming the group and the item.
+static void report_h5_wrong_or_missing_item_is_named(void **state)
+{
+    (void)state;
+    expect_read_fails(total_is_string, CMP_A ": attribute total missing or not an integer");
+    expect_read_fails(rtol_missing, CMP_A ": attribute rtol missing or not floating-point");
+    expect_read_fails(rtol_negative, CMP_A ": attribute rtol is -1; it must be finite and >= 0");
+    expect_read_fails(equal_nan_is_float, CMP_A ": attribute equal_nan missing or not 0/1");
+    expect_read_fails(format_unknown, CMP_A ": attribute actual_format: unknown format 'fp12'");
+    expect_read_fails(shape_is_float, CMP_A ": attribute shape missing or not 0 to 8 integers");
+    expect_read_fails(max_part_missing, CMP_A ": attribute max_abs_error_actual missing");
+    expect_read_fails(external_is_2, VAR_0 ": attribute external missing or not 0/1");
+    expect_read_fails(seed_is_float, "/: attribute seed missing or not an integer");
+    expect_read_fails(case_name_is_int, "/: attribute case_name missing, not a string");
+    expect_read_fails(method_missing, "/reference/lse%2Flog: attribute method missing");
+    expect_read_fails(stats_missing, VAR_0 "/stats: missing group");
+    expect_read_fails(series_value_short, "theta_max_abs%2Ferror: dataset value");
+    expect_read_fails(gate_is_group, "/gate: missing, or not a 1-D table of (rule, passed, detail)");
+}
+
+// Optional items absent — as in older reports (no max_abs_error, no per-axis data) or runs that
+// kept no tensors, had no shapes, case text or series — read back as "none".
+static void report_h5_optional_items_absent_read(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    pp_run_result r, back;
+    build_run(&r, 1);
+    pp_error e = {0};
+    expect_code(pp_report_h5_write(s.path, &r, &e), PP_OK, &e, "write");
+    hid_t f = H5Fopen(s.path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    const char *cmp1 = VAR_0 "/stats/out/reference";  // r.comparisons[1]: has per-axis data
+    static const char *const suffix[] = {"", "_flat_index", "_index", "_actual", "_expected"};
+    for (int k = 0; k < 5; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "max_abs_error%s", suffix[k]);
+        drop_attr(f, cmp1, name);
+    }
+    char p[256];
+    snprintf(p, sizeof p, "%s/by_position", cmp1);
+    assert_true(H5Ldelete(f, p, H5P_DEFAULT) >= 0);
+    snprintf(p, sizeof p, "%s/by_head_block", cmp1);
+    assert_true(H5Ldelete(f, p, H5P_DEFAULT) >= 0);
+    drop_attr(f, "/", "shapes");
+    static const char *const links[] = {"/case", VAR_0 "/series", VAR_0 "/outputs", "/variants/%2E/outputs",
+                                        "/reference/out/values", "/reference/lse%2Flog/values", "/inputs/q",
+                                        "/inputs/k%2Fv", "/inputs/softmax_scale", "/inputs/empty"};
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+        assert_true(H5Ldelete(f, links[i], H5P_DEFAULT) >= 0);
+    assert_true(H5Fclose(f) >= 0);
+    expect_code(pp_report_h5_read(s.path, &back, &e), PP_OK, &e, "read without the optional items");
+    assert_null(back.shapes);
+    assert_null(back.case_text);
+    assert_null(back.inputs);
+    assert_null(back.reference_outputs);
+    assert_null(back.variants[0].outputs);
+    assert_int_equal(back.variants[0].n_series, 0);
+    assert_int_equal(back.comparisons[1].stats.abs_err.index, -1);
+    assert_int_equal(back.comparisons[1].axes.n_pos, 0);
+    assert_int_equal(back.comparisons[1].axes.pos_dim, -1);
+    // Everything else as written: put the absent items' "none" into the original and compare.
+    free(r.shapes), free(r.case_text);
+    r.shapes = r.case_text = NULL;
+    for (int i = 0; i < r.n_inputs; i++)
+        pp_tensor_free(&r.inputs[i]);
+    for (int i = 0; i < r.n_references; i++) {
+        pp_tensor_free(&r.reference_outputs[i]);
+        pp_tensor_free(&r.variants[0].outputs[i]);
+        pp_tensor_free(&r.variants[2].outputs[i]);
+    }
+    free(r.inputs), free(r.reference_outputs), free(r.variants[0].outputs), free(r.variants[2].outputs);
+    r.inputs = r.reference_outputs = r.variants[0].outputs = r.variants[2].outputs = NULL;
+    for (int i = 0; i < r.variants[0].n_series; i++)
+        free(r.variants[0].series[i].step), free(r.variants[0].series[i].value);
+    r.variants[0].n_series = 0;
+    pp_close_stats none;
+    pp_close_stats_init(&none);
+    r.comparisons[1].stats.abs_err = none.abs_err;
+    pp_axis_stats_free(&r.comparisons[1].axes);
+    eq_run(&r, &back);
+    pp_run_result_free(&back);
+    pp_run_result_free(&r);
+    scratch_remove(&s);
+}
+
+// The shipped baselines — reports written by earlier precprobes — read, pass the write's checks,
+// and come back the same from a report written now.
+static void report_h5_shipped_baselines_read(void **state)
+{
+    (void)state;
+    const char *dir = "reports/baselines";
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    scratch s;
+    scratch_make(&s);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".h5"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        pp_run_result a, b;
+        pp_error e = {0};
+        expect_code(pp_report_h5_read(path, &a, &e), PP_OK, &e, path);
+        assert_true(a.n_variants > 0 && a.n_comparisons > 0);
+        expect_code(pp_report_h5_write(s.path, &a, &e), PP_OK, &e, "baseline written again");
+        expect_code(pp_report_h5_read(s.path, &b, &e), PP_OK, &e, "baseline read again");
+        eq_run(&a, &b);
+        pp_run_result_free(&a);
+        pp_run_result_free(&b);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 1);
+    scratch_remove(&s);
+}
+
 static void report_h5_not_a_report_is_input_error(void **state)
 {
     (void)state;
@@ -883,7 +1156,11 @@ int main(void)
         cmocka_unit_test(report_h5_missing_directory_is_runtime_error),
         cmocka_unit_test(report_h5_failure_mid_write_leaves_old_file),
         cmocka_unit_test(report_h5_bad_model_is_input_error),
+        cmocka_unit_test(report_h5_refused_write_names_the_item),
         cmocka_unit_test(report_h5_malformed_is_input_error),
+        cmocka_unit_test(report_h5_wrong_or_missing_item_is_named),
+        cmocka_unit_test(report_h5_optional_items_absent_read),
+        cmocka_unit_test(report_h5_shipped_baselines_read),
         cmocka_unit_test(report_h5_not_a_report_is_input_error),
         cmocka_unit_test(report_h5_tensors_load_with_h5io),
     };

@@ -2,6 +2,7 @@
 // switched off around every call into it, and each failure becomes one pp_error line naming the
 // file and the dataset.
 #include "io/h5io.h"
+#include "io/h5quiet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,24 +18,6 @@
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing
-
-// HDF5 prints its error stack to stderr by default; precprobe reports errors its own way. The
-// previous handler is restored on the way out, so a caller's setting survives.
-typedef struct h5_quiet {
-    H5E_auto2_t func;
-    void *data;
-} h5_quiet;
-
-static void quiet_begin(h5_quiet *q)
-{
-    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void quiet_end(const h5_quiet *q)
-{
-    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
 
 // The dataset path with a leading '/' (malloc'd).
 static char *abs_name(const char *dataset)
@@ -326,10 +309,10 @@ int pp_h5_read(const char *path, const char *dataset, pp_tensor *t, pp_error *er
         return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory", path);
     char shown[160];
     pp_printable(ds, shown, sizeof shown);
-    h5_quiet q;
-    quiet_begin(&q);
+    pp_h5_quiet q;
+    pp_h5_quiet_begin(&q);
     int rc = h5_read(path, ds, shown, t, err);
-    quiet_end(&q);
+    pp_h5_quiet_end(&q);
     free(ds);
     return rc;
 }
@@ -511,10 +494,10 @@ int pp_h5_write(const char *path, const char *dataset, const pp_tensor *t, int t
         return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory", path);
     char shown[160];
     pp_printable(ds, shown, sizeof shown);
-    h5_quiet q;
-    quiet_begin(&q);
+    pp_h5_quiet q;
+    pp_h5_quiet_begin(&q);
     rc = h5_write(path, ds, shown, t, truncate_file, err);
-    quiet_end(&q);
+    pp_h5_quiet_end(&q);
     free(ds);
     return rc;
 }

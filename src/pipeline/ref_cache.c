@@ -14,6 +14,7 @@
 #include "core/build_info.h"
 #include "io/h5attr.h"
 #include "io/h5io.h"
+#include "io/h5quiet.h"
 
 // ---- keys and checksums ------------------------------------------------------------------------
 
@@ -127,10 +128,8 @@ int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_
         why[0] = '\0';
     if (access(path, F_OK))
         return 0;
-    herr_t (*old_fn)(hid_t, void *);
-    void *old_data;
-    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);  // a corrupt entry is a miss, not an HDF5 error stack
+    pp_h5_quiet q;
+    pp_h5_quiet_begin(&q);  // a corrupt entry is a miss, not an HDF5 error stack
     const char *bad = NULL;
     char stored_key[PP_REF_KEY_HEX + 1], stored_sum[PP_REF_KEY_HEX + 1], sum[PP_REF_KEY_HEX];
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -175,7 +174,7 @@ int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_
         if (strcmp(sum, stored_sum))
             bad = "its values do not match their checksum";
     }
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    pp_h5_quiet_end(&q);
     if (!bad)
         return 1;
     for (int t = 0; t < op->n_outputs; t++)

@@ -18,10 +18,13 @@
 // @param [in] r  a consistent result: every comparison's variant among r->variants, no two
 //                comparisons with the same (variant, tensor, against), no knob named "external",
 //                no empty names; outputs kept (variants[v].outputs, reference_outputs) hold
-//                n_references tensors named after references[i].tensor, inputs n_inputs.
-// Returns PP_OK, PP_ERR_INPUT (r breaks the rules above; nothing is left on disk) or
-// PP_ERR_RUNTIME (the file could not be created, written, synced or renamed; neither the
-// temporary file nor a partial report is left, and an existing file at path is unchanged).
+//                n_references tensors named after references[i].tensor, inputs n_inputs;
+//                statistics a read accepts (counts within the total, flat indices inside the
+//                shape, rtol and atol finite and >= 0, a torch version precprobe knows).
+// Returns PP_OK, PP_ERR_INPUT (r breaks the rules above, the message naming the item; nothing
+// is left on disk) or PP_ERR_RUNTIME (the file could not be created, written, synced or
+// renamed; neither the temporary file nor a partial report is left, and an existing file at
+// path is unchanged).
 int pp_report_h5_write(const char *path, const pp_run_result *r, pp_error *err);
 
 // Reads the report at path into *r (which the caller frees with pp_run_result_free). Every field
