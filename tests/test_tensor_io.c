@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file_bytes.h"
+#include "io/printable.h"
 #include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------

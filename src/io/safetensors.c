@@ -11,7 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/tensor_io.h"
+#include "io/atomic_file.h"
+#include "io/file_bytes.h"
+#include "io/printable.h"
+#include "io/tensor_writable.h"
 
 // ---------------------------------------------------------------------------------------------
 // dtypes
@@ -616,7 +619,7 @@ static int write_tensor_data(FILE *fp, const st_out *o)
     return used == 0 || fwrite(chunk, 1, used, fp) == used;
 }
 
-// What write_outs hands to pp_write_atomic: the header, then each tensor's bytes in order.
+// What write_outs hands to pp_atomic_write_stream: the header, then each tensor's bytes in order.
 typedef struct st_emit_ctx {
     const sbuf *header;
     const st_out *outs;
@@ -689,7 +692,7 @@ static int write_outs(const char *path, st_out *outs, int count, const cJSON *me
         return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory building the header", path);
     }
     st_emit_ctx ctx = {&s, outs, count};
-    int rc = pp_write_atomic(path, st_emit, &ctx, err);
+    int rc = pp_atomic_write_stream(path, st_emit, &ctx, err);
     free(s.p);
     return rc;
 }
