@@ -162,7 +162,7 @@ $1 == "I" {
     if (exempt(file)) next
     where = file ":" line
     to = resolve(file, name)
-    if (to == "") { bad(where, name, "unresolved: not a file of the tree"); next }
+    if (to == "") { bad(where, name, "unresolved: not a file of the tree; a new file must be git-added"); next }
     rules(where, file, to)
     if (to !~ /\.(h|cuh)$/ || exempt(to)) next
     a = module(file); b = module(to)
