@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
 void pp_tb_put(pp_textbuf *b, const char *s, size_t n)
 {
     if (b->oom)
@@ -46,28 +48,9 @@ void pp_tb_printf(pp_textbuf *b, const char *fmt, ...)
     pp_tb_put(b, tmp, (size_t)k);
 }
 
-// Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0.
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
 void pp_tb_html(pp_textbuf *b, const char *str)
 {
-    const unsigned char *s = (const unsigned char *)str;
+    const unsigned char *s = (const unsigned char *)str, *end = s + strlen(str);
     while (*s) {
         const char *rep = NULL;
         switch (*s) {
@@ -86,7 +69,7 @@ void pp_tb_html(pp_textbuf *b, const char *str)
             s++;
             continue;
         }
-        size_t n = utf8_len(s);
+        size_t n = pp_utf8_len(s, (size_t)(end - s));
         if (!n) {
             pp_tb_str(b, "\xEF\xBF\xBD");
             s++;
