@@ -87,21 +87,6 @@ static uint64_t mix(uint64_t x)  // a fixed hash: reproducible "random" bits per
     return x ^ (x >> 33);
 }
 
-// The named binary32 function of (f, mode), or pp_round_from_f32 where f has none.
-static float named_f32(pp_format_id f, pp_rounding m, float x, uint32_t r)
-{
-#define PP_NAMED(fmt) m == PP_RND_NE ? pp_round_##fmt##_ne(x) : m == PP_RND_TZ ? pp_round_##fmt##_tz(x) : pp_round_##fmt##_sr(x, r)
-    switch (f) {
-    case PP_FMT_TF32: return PP_NAMED(tf32);
-    case PP_FMT_FP16: return PP_NAMED(fp16);
-    case PP_FMT_BF16: return PP_NAMED(bf16);
-    case PP_FMT_E4M3: return PP_NAMED(e4m3);
-    case PP_FMT_E5M2: return PP_NAMED(e5m2);
-    default: return pp_round_from_f32(f, x, m, r);
-    }
-#undef PP_NAMED
-}
-
 // ---------------------------------------------------------------------------------------------
 // Special values: the table
 
@@ -226,7 +211,7 @@ static void round_nan_propagates_unchanged(void **state)
                 for (int i = 0; i < 5; i++) {
                     float x = pp_f32_from_bits(nans32[i]);
                     float y = pp_round_from_f32((pp_format_id)f, x, all_modes[m], some_rbits[r]);
-                    float z = named_f32((pp_format_id)f, all_modes[m], x, some_rbits[r]);
+                    float z = pp_test_round_named((pp_format_id)f, all_modes[m], x, some_rbits[r]);
                     if (pp_f32_bits(y) != nans32[i] || pp_f32_bits(z) != nans32[i])
                         report(&fails, "round_from_f32_nan_propagates_unchanged", (pp_format_id)f, m, nans32[i], x, y, x);
                 }
@@ -246,8 +231,8 @@ static void round_signed_zero_kept(void **state)
             for (int r = 0; r < 6; r++) {
                 assert_true(same_bits(pp_round((pp_format_id)f, 0.0, all_modes[m], some_rbits[r]), 0.0));
                 assert_true(same_bits(pp_round((pp_format_id)f, -0.0, all_modes[m], some_rbits[r]), -0.0));
-                assert_true(pp_f32_bits(named_f32((pp_format_id)f, all_modes[m], -0.0f, some_rbits[r])) == 0x80000000u);
-                assert_true(pp_f32_bits(named_f32((pp_format_id)f, all_modes[m], 0.0f, some_rbits[r])) == 0);
+                assert_true(pp_f32_bits(pp_test_round_named((pp_format_id)f, all_modes[m], -0.0f, some_rbits[r])) == 0x80000000u);
+                assert_true(pp_f32_bits(pp_test_round_named((pp_format_id)f, all_modes[m], 0.0f, some_rbits[r])) == 0);
             }
     assert_true(pp_f32_bits(pp_round_fp32_tz(-0.0)) == 0x80000000u);
     assert_true(pp_encode(PP_FMT_FP16, -0.0) == 0x8000 && pp_encode(PP_FMT_E4M3, -0.0) == 0x80);
@@ -264,7 +249,7 @@ static void round_inf_kept_or_saturated(void **state)
             for (int r = 0; r < 6; r++) {
                 assert_true(pp_round((pp_format_id)f, INFINITY, all_modes[m], some_rbits[r]) == want);
                 assert_true(pp_round((pp_format_id)f, -INFINITY, all_modes[m], some_rbits[r]) == -want);
-                assert_true(named_f32((pp_format_id)f, all_modes[m], -INFINITY, some_rbits[r]) == (float)-want);
+                assert_true(pp_test_round_named((pp_format_id)f, all_modes[m], -INFINITY, some_rbits[r]) == (float)-want);
             }
     }
     assert_true(pp_round_fp32_tz(-INFINITY) == -INFINITY);
@@ -398,7 +383,7 @@ static void all_patterns(pp_format_id f, uint64_t count, int shift)
                 if (!same_bits(y, v) && report(&fails, "round_exact_input_unchanged", f, m, b, v, y, v))
                     break;
                 float y32 = pp_round_from_f32(f, (float)v, all_modes[m], rb);
-                float n32 = named_f32(f, all_modes[m], (float)v, rb);
+                float n32 = pp_test_round_named(f, all_modes[m], (float)v, rb);
                 if ((!same_bits((double)y32, v) || !same_bits((double)n32, v)) &&
                     report(&fails, "round_named_exact_input_unchanged", f, m, b, v, n32, v))
                     break;

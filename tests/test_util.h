@@ -68,6 +68,50 @@ static inline uint64_t pp_test_rng_next(pp_test_rng *r)
     return z ^ (z >> 31);
 }
 
+// A longer-period generator for large random sweeps (xoshiro256**), seeded through splitmix64
+// from (PRECPROBE_SEED, stream) so each sweep draws its own sequence.
+typedef struct pp_test_xoshiro {
+    uint64_t s[4];
+} pp_test_xoshiro;
+
+static inline void pp_test_xoshiro_seed(pp_test_xoshiro *g, uint64_t stream)
+{
+    pp_test_rng x = {pp_test_seed() ^ (stream * UINT64_C(0xD1B54A32D192ED03))};
+    for (int i = 0; i < 4; i++)
+        g->s[i] = pp_test_rng_next(&x);
+}
+
+static inline uint64_t pp_test_xoshiro_next(pp_test_xoshiro *g)
+{
+    uint64_t *s = g->s, r = ((s[1] * 5) << 7 | (s[1] * 5) >> 57) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = s[3] << 45 | s[3] >> 19;
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The named rounding functions
+
+// pp_round_<f>_<mode>(x[, r]) of format f and mode m (r: the stochastic bits), or
+// pp_round_from_f32 for a format that has no named functions.
+static inline float pp_test_round_named(pp_format_id f, pp_rounding m, float x, uint32_t r)
+{
+#define PP_NAMED(fmt) m == PP_RND_NE ? pp_round_##fmt##_ne(x) : m == PP_RND_TZ ? pp_round_##fmt##_tz(x) : pp_round_##fmt##_sr(x, r)
+    switch (f) {
+    case PP_FMT_TF32: return PP_NAMED(tf32);
+    case PP_FMT_FP16: return PP_NAMED(fp16);
+    case PP_FMT_BF16: return PP_NAMED(bf16);
+    case PP_FMT_E4M3: return PP_NAMED(e4m3);
+    case PP_FMT_E5M2: return PP_NAMED(e5m2);
+    default: return pp_round_from_f32(f, x, m, r);
+    }
+#undef PP_NAMED
+}
+
 // ---------------------------------------------------------------------------------------------
 // Special values and stored-value comparison
 
