@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# check-includes.sh — who may include whom (the layers of ARCHITECTURE.md), checked, so the layers
-# stay layers without anyone remembering them.
+# check-includes.sh — who may include whom among the layers (base, kernels, reference, src/core,
+# io, ops, pipeline, report, cli), checked, so the layers stay layers without anyone remembering
+# them.
 # usage: tools/check-includes.sh [ROOT]      check the tree at ROOT (default: this repository)
 #        tools/check-includes.sh --self-test  show that a bad include in a small tree fails
 # Every #include "..." of every .c/.h/.cu (git-tracked when ROOT is a git work tree, else all of
@@ -21,9 +22,9 @@
 set -u
 
 self_test() {
-    local tmp rc=0
+    local rc=0
     tmp=$(mktemp -d) || exit 3
-    trap 'rm -rf "$tmp"' RETURN
+    trap 'rm -rf "$tmp"' EXIT
     # A tiny tree that keeps every rule; each case below breaks one and must be caught.
     local t=$tmp/clean
     mkdir -p "$t"/{base,kernels/cpu,kernels/cuda,reference,src/core,src/io,src/cli,tests}
@@ -42,7 +43,7 @@ self_test() {
     printf '#include "core/tensor.h"\n' >"$t/src/cli/main.h"
     printf '#include "cli/main.h"\n#include "io/npy.h"\n#include "ref.h"\n' >"$t/src/cli/main.c"
     printf '#include "cli/main.c"\n#include "cpu/adamw.h"\n' >"$t/tests/test_x.c"
-    if ! out=$("$0" "$t" 2>&1); then
+    if ! out=$(bash "$0" "$t" 2>&1); then
         echo "check-includes self-test: the clean tree failed:"; echo "$out"; return 1
     fi
     # file | the line appended to it | what the failure must show
@@ -64,7 +65,7 @@ self_test() {
         rm -rf "$tmp/case"; cp -r "$t" "$tmp/case"
         printf '%s\n' "$line" >>"$tmp/case/$file"
         [[ $want == *cycle* ]] && printf '#include "core/tensor.h"\n' >"$tmp/case/src/core/sub.h"
-        if out=$("$0" "$tmp/case" 2>&1); then
+        if out=$(bash "$0" "$tmp/case" 2>&1); then
             echo "check-includes self-test: '$line' in $file passed; it must fail"; rc=1
         elif [[ $out != *"$want"* ]]; then
             echo "check-includes self-test: '$line' in $file did not report '$want':"; echo "$out"; rc=1
