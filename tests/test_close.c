@@ -25,19 +25,11 @@ static pp_close_stats run(const pp_close_opts *o, const double *a, const double 
     return s;
 }
 
-// Same double: identical bits, or both NaN.
-static int same(double x, double y)
-{
-    if (isnan(x) || isnan(y))
-        return isnan(x) && isnan(y);
-    return memcmp(&x, &y, sizeof x) == 0;
-}
-
 static int failures;
 
 static void expect_max(const char *what, const pp_close_max *m, double value, int64_t index)
 {
-    if (!same(m->value, value) || m->index != index) {
+    if (!pp_test_same_or_nan(m->value, value) || m->index != index) {
         if (failures++ < 10) {
             fprintf(stderr, "FAIL %s: expected index %lld, got %lld\n", what, (long long)index,
                     (long long)m->index);
@@ -422,8 +414,8 @@ static void close_extra_stats_by_hand(void **state)
     pp_close_opts o3 = opts(PP_FMT_FP64, PP_FMT_FP64, 0.5, 0.5, 0, 2, 1);
     s = run(&o3, a3, e3, 3);
     expect_max("tolerance ratio: 2/(0.5 + 0.5) = 2, then 2/0.5 = 4", &s.tol_ratio, 4.0, 2);
-    if (!same(pp_close_stats_mean_abs(&s), 4.0 / 3.0) ||
-        !same(pp_close_stats_rms(&s), sqrt(8.0 / 3.0))) {
+    if (!pp_test_same_or_nan(pp_close_stats_mean_abs(&s), 4.0 / 3.0) ||
+        !pp_test_same_or_nan(pp_close_stats_rms(&s), sqrt(8.0 / 3.0))) {
         failures++;
         fprintf(stderr, "FAIL mean/RMS of |d| = 0, 2, 2\n");
         pp_test_print_double("mean", pp_close_stats_mean_abs(&s));
@@ -433,7 +425,7 @@ static void close_extra_stats_by_hand(void **state)
     expect_max("tolerance ratio: Inf from the infinite pair", &s.tol_ratio, INFINITY, 3);
     expect_count("finite pairs", s.n_finite, 3);
     expect_count("non-finite pairs", pp_close_stats_nonfinite_pairs(&s), 1);
-    if (!same(pp_close_stats_mean_abs(&s), 4.0 / 3.0))
+    if (!pp_test_same_or_nan(pp_close_stats_mean_abs(&s), 4.0 / 3.0))
         failures++;
     pp_close_opts oz = opts(PP_FMT_FP64, PP_FMT_FP64, 0, 0, 0, 2, 1);
     s = run(&oz, a3, e3, 2);
@@ -446,11 +438,11 @@ static void close_extra_stats_by_hand(void **state)
     s = run(&oz, a4, e4, 1);
     expect_max("tolerance ratio: overflowing difference", &s.tol_ratio, INFINITY, 0);
     expect_count("overflowing difference: huge bin", s.ulp_hist[PP_CLOSE_BIN_HUGE], 1);
-    if (!same(pp_close_stats_mean_abs(&s), INFINITY))  // 2·max rounds to Inf
+    if (!pp_test_same_or_nan(pp_close_stats_mean_abs(&s), INFINITY))  // 2·max rounds to Inf
         failures++;
     double a5[] = {1.7976931348623157e308, 0.0}, e5[] = {-1.7976931348623157e308, 0.0};
     s = run(&oz, a5, e5, 2);
-    if (!same(pp_close_stats_mean_abs(&s), INFINITY))  // Σ is 2·max, rounded Inf before /2
+    if (!pp_test_same_or_nan(pp_close_stats_mean_abs(&s), INFINITY))  // Σ is 2·max, rounded Inf before /2
         failures++;
     assert_int_equal(failures, 0);
 }
@@ -544,7 +536,7 @@ static int sums_equal(const pp_exactsum *x, const pp_exactsum *y)
     pp_exactsum cx = *x, cy = *y;
     for (int level = 0; level < 3; level++) {
         double vx = pp_exactsum_value(&cx), vy = pp_exactsum_value(&cy);
-        if (!same(vx, vy) && !(vx == 0 && vy == 0))
+        if (!pp_test_same_or_nan(vx, vy) && !(vx == 0 && vy == 0))
             return 0;
         if (!isfinite(vx))
             return 1;
@@ -556,9 +548,9 @@ static int sums_equal(const pp_exactsum *x, const pp_exactsum *y)
 
 static int max_equal(const pp_close_max *x, const pp_close_max *y)
 {
-    return x->index == y->index && (x->index < 0 || (same(x->value, y->value) &&
-                                                     same(x->actual, y->actual) &&
-                                                     same(x->expected, y->expected)));
+    return x->index == y->index && (x->index < 0 || (pp_test_same_or_nan(x->value, y->value) &&
+                                                     pp_test_same_or_nan(x->actual, y->actual) &&
+                                                     pp_test_same_or_nan(x->expected, y->expected)));
 }
 
 // Every field of two statistics, by value (the accumulators by the real number they hold).
@@ -913,16 +905,16 @@ static void close_bruteforce_against_mpfr(void **state)
         naive_stats(&m, &o, a, e, n, w1, w2, w3, w4, &nv);
         if (s.mismatched != nv.mismatched)
             brute_fail("mismatched count", &o, (double)nv.mismatched, -1, (double)s.mismatched, -1, a, e);
-        if (!same(s.abs_diff.value, nv.abs_v) || s.abs_diff.index != nv.abs_i)
+        if (!pp_test_same_or_nan(s.abs_diff.value, nv.abs_v) || s.abs_diff.index != nv.abs_i)
             brute_fail("greatest absolute difference", &o, nv.abs_v, nv.abs_i, s.abs_diff.value, s.abs_diff.index, a, e);
-        if (!same(s.rel_diff.value, nv.rel_v) || s.rel_diff.index != nv.rel_i)
+        if (!pp_test_same_or_nan(s.rel_diff.value, nv.rel_v) || s.rel_diff.index != nv.rel_i)
             brute_fail("greatest relative difference", &o, nv.rel_v, nv.rel_i, s.rel_diff.value, s.rel_diff.index, a, e);
-        if (!same(s.tol_ratio.value, nv.tol_v) || s.tol_ratio.index != nv.tol_i)
+        if (!pp_test_same_or_nan(s.tol_ratio.value, nv.tol_v) || s.tol_ratio.index != nv.tol_i)
             brute_fail("tolerance ratio", &o, nv.tol_v, nv.tol_i, s.tol_ratio.value, s.tol_ratio.index, a, e);
-        if (s.ulp_err.index != nv.ulp_i || (nv.ulp_i >= 0 && !same(s.ulp_err.value, nv.ulp_v)))
+        if (s.ulp_err.index != nv.ulp_i || (nv.ulp_i >= 0 && !pp_test_same_or_nan(s.ulp_err.value, nv.ulp_v)))
             brute_fail("max ulp error", &o, nv.ulp_v, nv.ulp_i, s.ulp_err.value, s.ulp_err.index, a, e);
-        if (s.abs_diff.index >= 0 && (!same(s.abs_diff.actual, a[s.abs_diff.index]) ||
-                                      !same(s.abs_diff.expected, e[s.abs_diff.index])))
+        if (s.abs_diff.index >= 0 && (!pp_test_same_or_nan(s.abs_diff.actual, a[s.abs_diff.index]) ||
+                                      !pp_test_same_or_nan(s.abs_diff.expected, e[s.abs_diff.index])))
             brute_fail("operands stored at the abs index", &o, 0, -1, 0, s.abs_diff.index, a, e);
         for (int k = 0; k < PP_CLOSE_ULP_BINS; k++) {
             if (s.ulp_hist[k] != nv.hist[k]) {
@@ -935,11 +927,11 @@ static void close_bruteforce_against_mpfr(void **state)
             s.nan_expected != nv.nan_e || s.inf_expected != nv.inf_e)
             brute_fail("finite/NaN/Inf counts", &o, 0, -1, 0, -1, a, e);
         double s1 = pp_exactsum_value(&s.sum_abs), s2 = pp_exactsum_value(&s.sum_sq);
-        if (!same(s1, nv.sum_abs))
+        if (!pp_test_same_or_nan(s1, nv.sum_abs))
             brute_fail("exact sum of |a - e|", &o, nv.sum_abs, -1, s1, -1, a, e);
-        if (!same(s2, nv.sum_sq))
+        if (!pp_test_same_or_nan(s2, nv.sum_sq))
             brute_fail("exact sum of (a - e)^2", &o, nv.sum_sq, -1, s2, -1, a, e);
-        if (nv.n_finite && !same(pp_close_stats_mean_abs(&s), nv.sum_abs / (double)nv.n_finite))
+        if (nv.n_finite && !pp_test_same_or_nan(pp_close_stats_mean_abs(&s), nv.sum_abs / (double)nv.n_finite))
             brute_fail("mean", &o, nv.sum_abs / (double)nv.n_finite, -1, pp_close_stats_mean_abs(&s), -1, a, e);
     }
     emu_clear(&m);

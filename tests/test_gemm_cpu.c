@@ -58,16 +58,6 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
     }
 }
 
-static int same_bits(double x, double y)
-{
-    if (x != x && y != y)
-        return 1;
-    uint64_t a, b;
-    memcpy(&a, &x, sizeof a);
-    memcpy(&b, &y, sizeof b);
-    return a == b;
-}
-
 static const char *vname(const pp_gemm_variant *v, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/%s/%s/alpha=%s%.17g", pp_format_get(v->format).name,
@@ -215,7 +205,7 @@ static int check_gemm(const char *prop, const pp_gemm_variant *v, int64_t batch,
     int bad = 0;
     char buf[160];
     for (int64_t o = 0; o < nc && bad < 10; o++) {
-        if (same_bits(got[o], want[o]))
+        if (pp_test_same_or_nan(got[o], want[o]))
             continue;
         if (!bad)
             pp_test_report_seed();
@@ -256,7 +246,7 @@ static void gemm_scalars_kroot_correctly_rounded(void **state)
             for (int q = 2; q <= 4; q += 2) {
                 double got = pp_gemm_round_kroot(FORMATS[fi], k, q);
                 double want = emu_kroot(FORMATS[fi], k, q);
-                if (!same_bits(got, want) && bad++ < 10) {
+                if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
                     fprintf(stderr, "FAIL scalars_kroot: %s, k = %llu, q = %d\n",
                             pp_format_get(FORMATS[fi]).name, (unsigned long long)k, q);
                     pp_test_print_double("got ", got);
@@ -293,7 +283,7 @@ static void gemm_scalars_sqrt_correctly_rounded(void **state)
         for (int fi = 0; fi < 3; fi++) {
             double got = pp_gemm_round_sqrt(FORMATS[fi], alpha);
             double want = emu_sqrt(FORMATS[fi], alpha);
-            if (!same_bits(got, want) && bad++ < 10) {
+            if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
                 fprintf(stderr, "FAIL scalars_sqrt: %s\n", pp_format_get(FORMATS[fi]).name);
                 pp_test_print_double("alpha", alpha);
                 pp_test_print_double("got  ", got);
@@ -314,11 +304,11 @@ static void gemm_step_storage_single_rounding_bf16(void **state)
 {
     (void)state;
     double a = 1.5, b = 1.0 + 3.0 * 0x1p-7, acc = 0x1p-60;
-    assert_true(same_bits(pp_gemm_step_storage(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
-    assert_true(same_bits(pp_round(PP_FMT_BF16, a * b + acc, PP_RND_NE, 0), 1.0 + 68.0 * 0x1p-7));
-    assert_true(same_bits(pp_gemm_step_storage(PP_FMT_BF16, -a, b, -acc), -(1.0 + 69.0 * 0x1p-7)));
-    assert_true(same_bits(pp_gemm_step_storage(PP_FMT_BF16, a, b, -acc), 1.0 + 68.0 * 0x1p-7));
-    assert_true(same_bits(emu_fma(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(pp_gemm_step_storage(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(pp_round(PP_FMT_BF16, a * b + acc, PP_RND_NE, 0), 1.0 + 68.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(pp_gemm_step_storage(PP_FMT_BF16, -a, b, -acc), -(1.0 + 69.0 * 0x1p-7)));
+    assert_true(pp_test_same_or_nan(pp_gemm_step_storage(PP_FMT_BF16, a, b, -acc), 1.0 + 68.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(emu_fma(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
 }
 
 // The step against MPFR (one correct rounding in the format) on random and adversarial triples:
@@ -343,7 +333,7 @@ static void gemm_step_storage_vs_mpfr(void **state)
         }
         double got = pp_gemm_step_storage(f, a, b, acc);
         double want = emu_fma(f, a, b, acc);
-        if (!same_bits(got, want) && bad++ < 10) {
+        if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
             if (bad == 1)
                 pp_test_report_seed();
             fprintf(stderr, "FAIL step_storage: %s, trial %llu\n", F.name, (unsigned long long)it);
@@ -355,7 +345,7 @@ static void gemm_step_storage_vs_mpfr(void **state)
         }
         if (f == PP_FMT_FP32) {  // storage accumulation in fp32 is fmaf, bit for bit
             double g2 = pp_gemm_step_fp32((float)a, (float)b, (float)acc);
-            if (!same_bits(got, g2) && bad++ < 10) {
+            if (!pp_test_same_or_nan(got, g2) && bad++ < 10) {
                 fprintf(stderr, "FAIL step_storage(fp32) != fmaf, trial %llu\n", (unsigned long long)it);
                 pp_test_print_double("a", a);
                 pp_test_print_double("b", b);
@@ -380,7 +370,7 @@ static void gemm_step_fp32_vs_mpfr(void **state)
         double acc = rnd_value(&r, PP_FMT_FP32, (int)(pp_test_rng_next(&r) % 5));
         double got = pp_gemm_step_fp32((float)a, (float)b, (float)acc);
         double want = emu_fma(PP_FMT_FP32, a, b, acc);
-        if (!same_bits(got, want) && bad++ < 10) {
+        if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
             fprintf(stderr, "FAIL step_fp32: inputs %s, trial %llu\n", pp_format_get(f).name,
                     (unsigned long long)it);
             pp_test_print_double("a   ", a);
@@ -454,7 +444,7 @@ static void gemm_hand_knob_table(void **state)
         bad += check_gemm("hand_knob_table", &v, 1, 1, 2, 4, A, B, want, 1);
         double emu[2];
         emu_gemm(&v, 1, 1, 2, 4, A, B, emu);  // the MPFR emulation agrees with the hand values
-        bad += !same_bits(emu[0], want[0]) || !same_bits(emu[1], want[1]);
+        bad += !pp_test_same_or_nan(emu[0], want[0]) || !pp_test_same_or_nan(emu[1], want[1]);
     }
     assert_int_equal(bad, 0);
 }

@@ -9,8 +9,6 @@
 
 #include "format.h"
 
-static int same_bits(double a, double b) { return pp_f64_bits(a) == pp_f64_bits(b); }
-
 // ---------------------------------------------------------------------------------------------
 // Random numbers: test_util.h's xoshiro256**, one stream per sweep
 
@@ -109,7 +107,7 @@ static int oracle_agrees(oracle *o, double x, pp_rounding m, double got, double 
 {
     if (isnan(x)) {
         *want = x;
-        return same_bits(got, x);
+        return pp_test_same_bits(got, x);
     }
     mpfr_rnd_t rnd = mpfr_mode(m);
     mpfr_t X, G;
@@ -643,7 +641,7 @@ static void *op_worker(void *arg)
                 a = fabs(a);
             float r32 = op_f32(op, (float)a, (float)b);
             double got = pp_round_from_f32(j->f, r32, PP_RND_NE, 0), want = op_oracle(&o, op, a, b);
-            int ok = isnan(want) ? isnan(got) : same_bits(got, want);
+            int ok = isnan(want) ? isnan(got) : pp_test_same_bits(got, want);
             if (!ok && fail_add(&j->fl, op_name[op], PP_RND_NE, i, a, op == OP_SQRT ? NAN : b, got, want))
                 goto done;
         }

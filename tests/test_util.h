@@ -145,6 +145,20 @@ static inline int pp_test_special_values(pp_format_id f, double *v)
     return n;
 }
 
+// Identical bits: signed zeros and NaN payloads told apart.
+static inline int pp_test_same_bits(double a, double b)
+{
+    return pp_f64_bits(a) == pp_f64_bits(b);
+}
+
+// Identical bits, or both NaN (of any sign and payload).
+static inline int pp_test_same_or_nan(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return pp_test_same_bits(a, b);
+}
+
 // Equal as stored values: the same bits, or both NaN with the same sign (a NaN's payload is not
 // carried through 16-bit formats: they write the canonical quiet NaN).
 static inline int pp_test_same_value(double a, double b)
