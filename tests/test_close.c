@@ -453,11 +453,6 @@ static void close_extra_stats_by_hand(void **state)
 static const pp_format_id any_formats[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32, PP_FMT_TF32,
                                            PP_FMT_FP64, PP_FMT_E4M3, PP_FMT_E5M2};
 
-static double uniform(pp_test_rng *r)  // [0, 1)
-{
-    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
-}
-
 static double random_in(pp_test_rng *r, pp_format_id f)
 {
     pp_format F = pp_format_get(f);
@@ -467,12 +462,12 @@ static double random_in(pp_test_rng *r, pp_format_id f)
         return pp_round(f, sp[pp_test_rng_next(r) % 7], PP_RND_NE, 0);
     }
     if (k == 1)  // any bit pattern
-        return f == PP_FMT_FP64 ? (double)0 + (double)(int64_t)0 + ldexp(uniform(r) - 0.5, (int)(pp_test_rng_next(r) % 2000) - 1000)
+        return f == PP_FMT_FP64 ? (double)0 + (double)(int64_t)0 + ldexp(pp_test_rng_unit(r) - 0.5, (int)(pp_test_rng_next(r) % 2000) - 1000)
                                 : pp_decode(f, pp_test_rng_next(r) & (F.storage_bits == 64 ? ~0ull : ((1ull << F.storage_bits) - 1)));
     if (k == 2)  // subnormal of f
-        return pp_round(f, ldexp(uniform(r), F.emin) * ((pp_test_rng_next(r) & 1) ? -1 : 1), PP_RND_NE, 0);
+        return pp_round(f, ldexp(pp_test_rng_unit(r), F.emin) * ((pp_test_rng_next(r) & 1) ? -1 : 1), PP_RND_NE, 0);
     // moderate magnitude
-    double x = (1.0 + uniform(r)) * ldexp(1.0, (int)(pp_test_rng_next(r) % 24) - 12) * ((pp_test_rng_next(r) & 1) ? -1 : 1);
+    double x = (1.0 + pp_test_rng_unit(r)) * ldexp(1.0, (int)(pp_test_rng_next(r) % 24) - 12) * ((pp_test_rng_next(r) & 1) ? -1 : 1);
     return pp_round(f, x, PP_RND_NE, 0);
 }
 
@@ -504,8 +499,8 @@ static void random_pairs(pp_test_rng *r, const pp_close_opts *o, double *a, doub
         } else {
             double x = random_in(r, fe);
             e[i] = x;
-            double d = ldexp(uniform(r) - 0.5, -(int)(pp_test_rng_next(r) % 30));
-            double y = isfinite(x) ? x + x * d + (pp_test_rng_next(r) % 4 == 0 ? ldexp(uniform(r), -20) : 0.0) : x;
+            double d = ldexp(pp_test_rng_unit(r) - 0.5, -(int)(pp_test_rng_next(r) % 30));
+            double y = isfinite(x) ? x + x * d + (pp_test_rng_next(r) % 4 == 0 ? ldexp(pp_test_rng_unit(r), -20) : 0.0) : x;
             a[i] = pp_round(fa, y, PP_RND_NE, 0);
         }
     }

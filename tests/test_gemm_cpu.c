@@ -10,12 +10,7 @@
 #include "cpu/gemm.h"
 
 // ---------------------------------------------------------------------------------------------
-// Helpers: random values, bit comparison, failure printing
-
-static double rng_unit(pp_test_rng *r)  // [0, 1)
-{
-    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
-}
+// Helpers: random values, failure printing (bit comparison and the generator: test_util.h)
 
 static const pp_format_id FORMATS[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
 
@@ -41,9 +36,9 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
                 return x;
         }
     case 2:
-        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * rng_unit(r)), PP_RND_TZ, 0);
+        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * pp_test_rng_unit(r)), PP_RND_TZ, 0);
     case 3:
-        return sign * pp_round(f, ldexp(rng_unit(r), F.emin), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(pp_test_rng_unit(r), F.emin), PP_RND_NE, 0);
     case 4: {
         uint64_t u = pp_test_rng_next(r) % 16;
         if (u == 0)
@@ -54,7 +49,7 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
             return NAN;
     } /* fall through */
     default:
-        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(1.0 + pp_test_rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
     }
 }
 
@@ -274,7 +269,7 @@ static void gemm_scalars_sqrt_correctly_rounded(void **state)
     for (uint64_t it = 0; it < n + sizeof fixed / sizeof *fixed && bad < 10; it++) {
         double alpha = it < sizeof fixed / sizeof *fixed
                            ? fixed[it]
-                           : ldexp(1.0 + rng_unit(&r), (int)(pp_test_rng_next(&r) % 2000) - 1000);
+                           : ldexp(1.0 + pp_test_rng_unit(&r), (int)(pp_test_rng_next(&r) % 2000) - 1000);
         if (it % 3 != 2 && it >= sizeof fixed / sizeof *fixed) {  // at or next to a squared midpoint
             double m = ldexp(1.0 + (double)(pp_test_rng_next(&r) >> 41) * 0x1p-23 + 0x1p-24,
                              (int)(pp_test_rng_next(&r) % 200) - 100);
@@ -588,7 +583,7 @@ static void gemm_matches_mpfr_emulation(void **state)
                     fill(&r, FORMATS[fi], profile, a, batch * m * k);
                     fill(&r, FORMATS[fi], profile == 2 ? 0 : profile, b, batch * k * n);
                     pp_gemm_variant v = {FORMATS[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc,
-                                         (int)(t % 2), ldexp(1.0 + rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8))};
+                                         (int)(t % 2), ldexp(1.0 + pp_test_rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8))};
                     emu_gemm(&v, batch, m, n, k, a, b, want);
                     bad += check_gemm("matches MPFR emulation", &v, batch, m, n, k, a, b, want, 2);
                 }

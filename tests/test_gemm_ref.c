@@ -13,11 +13,6 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-static double rng_unit(pp_test_rng *r)
-{
-    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
-}
-
 static const pp_format_id FORMATS[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
 
 // Finite random values of f. Profiles: 0 moderate, 1 any finite bit pattern (huge/tiny mixes),
@@ -42,13 +37,13 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
                 return x;
         }
     case 2:
-        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * rng_unit(r)), PP_RND_TZ, 0);
+        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * pp_test_rng_unit(r)), PP_RND_TZ, 0);
     case 3:
-        return sign * pp_round(f, ldexp(rng_unit(r), F.emin), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(pp_test_rng_unit(r), F.emin), PP_RND_NE, 0);
     case 4:
         return sign * ldexp(1.0, F.emin - F.p + 1 + (int)(pp_test_rng_next(r) % (unsigned)(F.emax - F.emin + F.p)));
     default:
-        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(1.0 + pp_test_rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
     }
 }
 
@@ -286,7 +281,7 @@ static void gemm_ref_random_vs_truth(void **state)
                     k--;
                 fill_case(&r, f, kind, batch, m, n, k, a, b);
                 int given = (int)(t % 2);
-                double alpha = given ? ((pp_test_rng_next(&r) & 1) ? -1.0 : 1.0) * ldexp(1.0 + rng_unit(&r), (int)(pp_test_rng_next(&r) % 21) - 10) : 0.0;
+                double alpha = given ? ((pp_test_rng_next(&r) & 1) ? -1.0 : 1.0) * ldexp(1.0 + pp_test_rng_unit(&r), (int)(pp_test_rng_next(&r) % 21) - 10) : 0.0;
                 result fast = run_ref(f, PP_GEMM_REF_FAST, given, alpha, batch, m, n, k, a, b, 2);
                 result plain = run_ref(f, PP_GEMM_REF_MPFR_PLAIN, given, alpha, batch, m, n, k, a, b, 2);
                 for (int64_t o = 0; o < batch * m * n; o++) {

@@ -68,6 +68,12 @@ static inline uint64_t pp_test_rng_next(pp_test_rng *r)
     return z ^ (z >> 31);
 }
 
+// A uniform double in [0, 1): 53 random bits.
+static inline double pp_test_rng_unit(pp_test_rng *r)
+{
+    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
+}
+
 // A longer-period generator for large random sweeps (xoshiro256**), seeded through splitmix64
 // from (PRECPROBE_SEED, stream) so each sweep draws its own sequence.
 typedef struct pp_test_xoshiro {
