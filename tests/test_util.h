@@ -1,6 +1,7 @@
 // test_util.h — shared helpers for the cmocka tests: seed and iteration scaling from the
-// environment (PRECPROBE_SEED, PRECPROBE_TEST_MULTIPLIER), failure printing, each format's special
-// values, stored-value comparison of tensors, temporary folders and whole-file reading.
+// environment (PRECPROBE_SEED, PRECPROBE_TEST_MULTIPLIER), failure printing, the generators of
+// test data, the named rounding functions by format, each format's special values, bit and
+// stored-value comparison, temporary folders and whole-file reading. One definition each.
 #ifndef PP_TEST_UTIL_H
 #define PP_TEST_UTIL_H
 
