@@ -53,7 +53,7 @@ ifeq ($(NVCC),)
 BENCH_SRCS := $(filter-out %_cuda.c,$(BENCH_SRCS))
 endif
 
-.PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser check-full
+.PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser check-full check-includes
 all: bin/precprobe
 
 deps:
@@ -94,8 +94,14 @@ build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
 
 # ---- the README's commands -------------------------------------------------------------------
 test: deps
+	@$(MAKE) --no-print-directory check-includes
 	@$(MAKE) --no-print-directory -j2 bin/precprobe build/rel/tools/adamw_emulate $(TESTS_rel) $(TESTS_san)
 	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san)
+
+# The layers' include rules (tools/check-includes.sh), after its self-test shows it can fail.
+check-includes:
+	@bash tools/check-includes.sh --self-test
+	@bash tools/check-includes.sh
 
 unit: deps
 	@$(MAKE) --no-print-directory -j2 $(TESTS_rel)

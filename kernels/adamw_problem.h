@@ -168,4 +168,18 @@ static inline void pp_adamw_linreg_data(const pp_adamw_problem *pr, float *X, fl
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The loss trace's last sum (PP_HD): here, not in adamw_thread.h, because the reference sums its
+// own partial losses in the same order and must not include an emulation body.
+
+// loss(t) from part(t, b) at part[b·stride], b = 0..nb−1: ((0 + part 0) + part 1) + … in binary64
+// (the order adamw_thread.h documents).
+PP_HD static inline double pp_adamw_loss_total(const double *part, int64_t nb, int64_t stride)
+{
+    double s = 0.0;
+    for (int64_t b = 0; b < nb; b++)
+        s += part[b * stride];
+    return s;
+}
+
 #endif

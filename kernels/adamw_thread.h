@@ -142,14 +142,7 @@ PP_HD static inline double pp_adamw_loss_block_sum(const double *term, int64_t n
     return s;
 }
 
-// loss(t) from part(t, b) at part[b·stride], b = 0..nb−1.
-PP_HD static inline double pp_adamw_loss_total(const double *part, int64_t nb, int64_t stride)
-{
-    double s = 0.0;
-    for (int64_t b = 0; b < nb; b++)
-        s += part[b * stride];
-    return s;
-}
+// loss(t) from the parts: pp_adamw_loss_total (adamw_problem.h; the reference uses it too).
 
 // The GPU's loss-term buffer cap (bytes): bounds device memory whatever n·T.
 #define PP_ADAMW_TERM_BYTES ((size_t)256 << 20)

@@ -1,7 +1,6 @@
 // adamw_ref.c — exact AdamW in MPFR with a running error bound per element (PROOFS.md#adamw).
 // Per-step scalars once per step; per element, mpfr_t variables reused across all T steps.
 #include "adamw_ref.h"
-#include "adamw_thread.h"
 #include "parallel.h"
 
 #include <math.h>

@@ -1,40 +1,21 @@
 // attention_ref.c — the attention reference's entry point: checks, σ, the task split over threads
 // (dynamic, results independent of the schedule), progress, per-tensor bounds. The two paths are
-// attention_ref_fast.c and attention_ref_plain.c; the proof is reference/PROOFS.md#attention.
-#include "attention_ref_impl.h"
+// attention_ref_fast.c and attention_ref_plain.c, what they share attention_ref_job.{h,c}; the
+// proof is reference/PROOFS.md#attention.
+#include "attention_ref.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "attention_ref_fast.h"
+#include "attention_ref_job.h"
+#include "attention_ref_plain.h"
 #include "format.h"
 
 #define ATTN_MAX_THREADS 256
 #define ATTN_ROWS_PER_TASK 16
 #define ATTN_MAX_NUMEL ((int64_t)1 << 40)
-
-// ---------------------------------------------------------------------------------------------
-// Progress
-
-static double attn_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void pp_attn_row_done_(pp_attn_job_ *J, int worker)
-{
-    long long d = atomic_fetch_add(&J->done, 1) + 1;
-    if (worker != 0 || !J->o->progress)
-        return;
-    double t = attn_now();
-    if (t - J->last_report < 0.1)
-        return;
-    J->last_report = t;
-    J->o->progress(J->o->progress_ctx, d < J->total ? d : J->total, J->total);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Threads: workers take tasks from a shared counter; a task's results depend only on the task.
@@ -116,34 +97,6 @@ static void attn_sigma_init(pp_attn_job_ *J)
         mpfr_clears(x, r, (mpfr_ptr)0);
     }
     J->sig_b = fabs(J->sig_h) * (1.0 + 0x1p-50);  // ≥ |σ|, and ≥ |RN_P(σ)|
-}
-
-// The fast exp's constants (PROOFS.md#attention, "exp"): 2^(j/256) for j < 256 as double-doubles
-// from RN_256 (hi = RN(t), lo = RN(t − hi): ±2^−105 relative), and ln2/256 split into L1 and L2
-// of 35 bits each (RZ at 35 bits, exact remainders) and L3 = RN(the rest).
-void pp_attn_exp_init_(pp_attn_job_ *J)
-{
-    mpfr_t t, r;
-    mpfr_inits2(256, t, r, (mpfr_ptr)0);
-    for (int j = 0; j < 256; j++) {
-        mpfr_set_si(t, j, MPFR_RNDN);
-        mpfr_div_2ui(t, t, 8, MPFR_RNDN);  // exact
-        mpfr_exp2(t, t, MPFR_RNDN);          // ±2^−256 relative
-        J->exp_tab[j][0] = mpfr_get_d(t, MPFR_RNDN);
-        mpfr_sub_d(t, t, J->exp_tab[j][0], MPFR_RNDN);  // exact
-        J->exp_tab[j][1] = mpfr_get_d(t, MPFR_RNDN);
-    }
-    mpfr_const_log2(t, MPFR_RNDN);
-    mpfr_div_2ui(t, t, 8, MPFR_RNDN);
-    for (int i = 0; i < 2; i++) {
-        mpfr_set_prec(r, 35);
-        mpfr_set(r, t, MPFR_RNDZ);          // the top 35 bits
-        J->exp_L[i] = mpfr_get_d(r, MPFR_RNDN);  // exact
-        mpfr_sub_d(t, t, J->exp_L[i], MPFR_RNDN);  // exact at 256 bits
-    }
-    J->exp_L[2] = mpfr_get_d(t, MPFR_RNDN);
-    mpfr_set_prec(r, 256);
-    mpfr_clears(t, r, (mpfr_ptr)0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,7 +203,7 @@ int pp_attention_ref_ex(const pp_attn_ref_opts *o, const double *q, const double
     atomic_init(&J.done, 0);
     atomic_init(&J.oom, 0);
     atomic_init(&J.fallbacks, 0);
-    J.last_report = attn_now();
+    pp_attn_progress_start_(&J);
     J.res = calloc((size_t)(J.ntasks > 0 ? J.ntasks : 1), sizeof *J.res);
     if (!J.res)
         return pp_fail(err, PP_ERR_RUNTIME, "attention reference: out of memory");

@@ -4,8 +4,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention_ref_impl.h"
+#include "attention_ref_fast.h"
 #include "format.h"
+
+// ---------------------------------------------------------------------------------------------
+// Constants
+
+// The fast exp's constants (PROOFS.md#attention, "exp"): 2^(j/256) for j < 256 as double-doubles
+// from RN_256 (hi = RN(t), lo = RN(t − hi): ±2^−105 relative), and ln2/256 split into L1 and L2
+// of 35 bits each (RZ at 35 bits, exact remainders) and L3 = RN(the rest).
+void pp_attn_exp_init_(pp_attn_job_ *J)
+{
+    mpfr_t t, r;
+    mpfr_inits2(256, t, r, (mpfr_ptr)0);
+    for (int j = 0; j < 256; j++) {
+        mpfr_set_si(t, j, MPFR_RNDN);
+        mpfr_div_2ui(t, t, 8, MPFR_RNDN);  // exact
+        mpfr_exp2(t, t, MPFR_RNDN);          // ±2^−256 relative
+        J->exp_tab[j][0] = mpfr_get_d(t, MPFR_RNDN);
+        mpfr_sub_d(t, t, J->exp_tab[j][0], MPFR_RNDN);  // exact
+        J->exp_tab[j][1] = mpfr_get_d(t, MPFR_RNDN);
+    }
+    mpfr_const_log2(t, MPFR_RNDN);
+    mpfr_div_2ui(t, t, 8, MPFR_RNDN);
+    for (int i = 0; i < 2; i++) {
+        mpfr_set_prec(r, 35);
+        mpfr_set(r, t, MPFR_RNDZ);          // the top 35 bits
+        J->exp_L[i] = mpfr_get_d(r, MPFR_RNDN);  // exact
+        mpfr_sub_d(t, t, J->exp_L[i], MPFR_RNDN);  // exact at 256 bits
+    }
+    J->exp_L[2] = mpfr_get_d(t, MPFR_RNDN);
+    mpfr_set_prec(r, 256);
+    mpfr_clears(t, r, (mpfr_ptr)0);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Error-free transformations and double-double steps (binary64, round to nearest)

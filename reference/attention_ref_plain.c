@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention_ref_impl.h"
+#include "attention_ref_plain.h"
 
 // ---------------------------------------------------------------------------------------------
 // Workspace

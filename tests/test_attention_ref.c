@@ -6,7 +6,7 @@
 #include "test_util.h"
 
 #include "attention_ref.h"
-#include "attention_ref_impl.h"  // the fast exp, tested alone
+#include "attention_ref_fast.h"  // the fast exp, tested alone
 #include "format.h"
 
 // ---------------------------------------------------------------------------------------------

@@ -16,18 +16,6 @@ typedef struct term {
     double a, b;
 } term;
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t next64(rng *r)  // splitmix64
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static double bits_to_double(uint64_t b)
 {
     double x;
@@ -36,9 +24,9 @@ static double bits_to_double(uint64_t b)
 }
 
 // A finite double with a uniformly drawn exponent field (subnormals and zeros included).
-static double any_magnitude(rng *r)
+static double any_magnitude(pp_test_rng *r)
 {
-    uint64_t b = next64(r);
+    uint64_t b = pp_test_rng_next(r);
     uint64_t e = (b >> 52) & 0x7FF;
     e = e % 0x7FF;  // never the Inf/NaN field
     if ((b & 0xF) == 0)
@@ -203,12 +191,12 @@ static void exactsum_special_values(void **state)
 static void exactsum_carry_pass(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() ^ 0xC0FFEE};
+    pp_test_rng r = {pp_test_seed() ^ 0xC0FFEE};
     failures = 0;
     for (int it = 0; it < 50; it++) {
         term t[41];
         for (int i = 0; i < 40; i++)
-            t[i] = (term){(int)(next64(&r) & 1), any_magnitude(&r) * ((i & 1) ? -1 : 1), any_magnitude(&r)};
+            t[i] = (term){(int)(pp_test_rng_next(&r) & 1), any_magnitude(&r) * ((i & 1) ? -1 : 1), any_magnitude(&r)};
         pp_exactsum s;
         pp_exactsum_init(&s);
         s.pending = (1u << 30) - 7;
@@ -225,7 +213,7 @@ static void exactsum_carry_pass(void **state)
 
 enum { MAXN = 160 };
 
-static void fill(rng *r, int family, term *t, size_t n)
+static void fill(pp_test_rng *r, int family, term *t, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         double x = any_magnitude(r), y = any_magnitude(r);
@@ -237,20 +225,20 @@ static void fill(rng *r, int family, term *t, size_t n)
             if (i % 2 == 1) {
                 t[i] = (term){0, -t[i - 1].a, 0};
             } else {
-                t[i] = (term){0, (next64(r) % 8) ? x : ldexp(x, -1000), 0};
+                t[i] = (term){0, (pp_test_rng_next(r) % 8) ? x : ldexp(x, -1000), 0};
             }
             break;
         case 2:  // huge and tiny
-            t[i] = (term){0, (next64(r) & 1) ? ldexp(1.0 + (double)(next64(r) >> 11) * 0x1p-53, 1000 + (int)(next64(r) % 23))
-                                             : bits_to_double(next64(r) % 0x0010000000000000ull),
+            t[i] = (term){0, (pp_test_rng_next(r) & 1) ? ldexp(1.0 + (double)(pp_test_rng_next(r) >> 11) * 0x1p-53, 1000 + (int)(pp_test_rng_next(r) % 23))
+                                             : bits_to_double(pp_test_rng_next(r) % 0x0010000000000000ull),
                           0};
-            if (next64(r) & 1)
+            if (pp_test_rng_next(r) & 1)
                 t[i].a = -t[i].a;
             break;
         case 3:  // subnormals and the smallest normals (the subnormal rounding boundary)
-            t[i] = (term){0, bits_to_double((next64(r) & 0x800FFFFFFFFFFFFFull) | ((next64(r) % 48) << 52)), 0};
-            if (next64(r) % 4 == 0)
-                t[i].a = bits_to_double(next64(r) & 0x800FFFFFFFFFFFFFull);
+            t[i] = (term){0, bits_to_double((pp_test_rng_next(r) & 0x800FFFFFFFFFFFFFull) | ((pp_test_rng_next(r) % 48) << 52)), 0};
+            if (pp_test_rng_next(r) % 4 == 0)
+                t[i].a = bits_to_double(pp_test_rng_next(r) & 0x800FFFFFFFFFFFFFull);
             break;
         case 4:  // products of every magnitude (overflow and underflow of fl(a·b) included)
             t[i] = (term){1, x, y};
@@ -259,13 +247,13 @@ static void fill(rng *r, int family, term *t, size_t n)
             if (i % 3 == 2 && t[i - 1].product)
                 t[i] = (term){1, -t[i - 1].a, t[i - 1].b * 2};
             else
-                t[i] = (term){(int)(next64(r) & 1), x, (next64(r) & 1) ? y : 1.0 + (double)(next64(r) >> 11) * 0x1p-53};
+                t[i] = (term){(int)(pp_test_rng_next(r) & 1), x, (pp_test_rng_next(r) & 1) ? y : 1.0 + (double)(pp_test_rng_next(r) >> 11) * 0x1p-53};
             break;
         }
     }
     // shuffle so that cancelling partners are far apart
     for (size_t i = n; i > 1; i--) {
-        size_t j = next64(r) % i;
+        size_t j = pp_test_rng_next(r) % i;
         term tmp = t[i - 1];
         t[i - 1] = t[j];
         t[j] = tmp;
@@ -275,7 +263,7 @@ static void fill(rng *r, int family, term *t, size_t n)
 static void exactsum_random_against_mpfr(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed()};
+    pp_test_rng r = {pp_test_seed()};
     failures = 0;
     uint64_t iters = pp_test_iters(500);
     static const char *names[] = {"random adds", "mirrored cancellation", "huge/tiny mix",
@@ -283,7 +271,7 @@ static void exactsum_random_against_mpfr(void **state)
     term t[MAXN + 1];
     for (uint64_t it = 0; it < iters && failures < 10; it++) {
         for (int fam = 0; fam < 6; fam++) {
-            size_t n = 2 + next64(&r) % (MAXN - 2);
+            size_t n = 2 + pp_test_rng_next(&r) % (MAXN - 2);
             fill(&r, fam, t, n);
             check(names[fam], t, n);
         }
@@ -296,13 +284,13 @@ static void exactsum_random_against_mpfr(void **state)
 static void exactsum_merge_random_splits(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 1};
+    pp_test_rng r = {pp_test_seed() + 1};
     failures = 0;
     uint64_t iters = pp_test_iters(300);
     term t[MAXN + 1];
     for (uint64_t it = 0; it < iters && failures < 10; it++) {
-        size_t n = 2 + next64(&r) % (MAXN - 2);
-        fill(&r, (int)(next64(&r) % 6), t, n);
+        size_t n = 2 + pp_test_rng_next(&r) % (MAXN - 2);
+        fill(&r, (int)(pp_test_rng_next(&r) % 6), t, n);
         pp_exactsum one;
         pp_exactsum_init(&one);
         feed(&one, t, n);
@@ -313,7 +301,7 @@ static void exactsum_merge_random_splits(void **state)
         cut[0] = 0;
         cut[K] = n;
         for (int k = 1; k < K; k++)
-            cut[k] = next64(&r) % (n + 1);
+            cut[k] = pp_test_rng_next(&r) % (n + 1);
         for (int k = 1; k < K; k++)  // sort the cuts (empty chunks allowed)
             for (int j = k; j > 1 && cut[j - 1] > cut[j]; j--) {
                 size_t x = cut[j];
@@ -328,8 +316,8 @@ static void exactsum_merge_random_splits(void **state)
         for (int left = K; left > 1; left--) {  // merge a random live pair until one is left
             int a, b;
             do {
-                a = (int)(next64(&r) % K);
-                b = (int)(next64(&r) % K);
+                a = (int)(pp_test_rng_next(&r) % K);
+                b = (int)(pp_test_rng_next(&r) % K);
             } while (a == b || !alive[a] || !alive[b]);
             pp_exactsum_merge(&part[a], &part[b]);
             alive[b] = 0;
@@ -357,7 +345,7 @@ static void exactsum_merge_random_splits(void **state)
 static void exactsum_order_independent(void **state)
 {
     (void)state;
-    rng r = {pp_test_seed() + 2};
+    pp_test_rng r = {pp_test_seed() + 2};
     size_t n = (size_t)pp_test_iters(100000);
     double *x = malloc(n * sizeof *x);
     assert_non_null(x);

@@ -13,8 +13,6 @@
 
 #define MAX_FAILS 10
 
-static int same_bits(double a, double b) { return pp_f64_bits(a) == pp_f64_bits(b); }
-
 static const pp_rounding all_modes[3] = {PP_RND_NE, PP_RND_TZ, PP_RND_SR};
 static const char *const mode_names[3] = {"NE", "TZ", "SR"};
 
@@ -85,21 +83,6 @@ static uint64_t mix(uint64_t x)  // a fixed hash: reproducible "random" bits per
     x ^= x >> 33;
     x *= 0xC4CEB9FE1A85EC53ull;
     return x ^ (x >> 33);
-}
-
-// The named binary32 function of (f, mode), or pp_round_from_f32 where f has none.
-static float named_f32(pp_format_id f, pp_rounding m, float x, uint32_t r)
-{
-#define PP_NAMED(fmt) m == PP_RND_NE ? pp_round_##fmt##_ne(x) : m == PP_RND_TZ ? pp_round_##fmt##_tz(x) : pp_round_##fmt##_sr(x, r)
-    switch (f) {
-    case PP_FMT_TF32: return PP_NAMED(tf32);
-    case PP_FMT_FP16: return PP_NAMED(fp16);
-    case PP_FMT_BF16: return PP_NAMED(bf16);
-    case PP_FMT_E4M3: return PP_NAMED(e4m3);
-    case PP_FMT_E5M2: return PP_NAMED(e5m2);
-    default: return pp_round_from_f32(f, x, m, r);
-    }
-#undef PP_NAMED
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,13 +203,13 @@ static void round_nan_propagates_unchanged(void **state)
             for (int r = 0; r < 6; r++) {
                 for (int i = 0; i < 6; i++) {
                     double x = pp_f64_from_bits(nans[i]), y = pp_round((pp_format_id)f, x, all_modes[m], some_rbits[r]);
-                    if (!same_bits(x, y))
+                    if (!pp_test_same_bits(x, y))
                         report(&fails, "round_nan_propagates_unchanged", (pp_format_id)f, m, nans[i], x, y, x);
                 }
                 for (int i = 0; i < 5; i++) {
                     float x = pp_f32_from_bits(nans32[i]);
                     float y = pp_round_from_f32((pp_format_id)f, x, all_modes[m], some_rbits[r]);
-                    float z = named_f32((pp_format_id)f, all_modes[m], x, some_rbits[r]);
+                    float z = pp_test_round_named((pp_format_id)f, all_modes[m], x, some_rbits[r]);
                     if (pp_f32_bits(y) != nans32[i] || pp_f32_bits(z) != nans32[i])
                         report(&fails, "round_from_f32_nan_propagates_unchanged", (pp_format_id)f, m, nans32[i], x, y, x);
                 }
@@ -244,10 +227,10 @@ static void round_signed_zero_kept(void **state)
     for (int f = 0; f < PP_FMT_COUNT; f++)
         for (int m = 0; m < 3; m++)
             for (int r = 0; r < 6; r++) {
-                assert_true(same_bits(pp_round((pp_format_id)f, 0.0, all_modes[m], some_rbits[r]), 0.0));
-                assert_true(same_bits(pp_round((pp_format_id)f, -0.0, all_modes[m], some_rbits[r]), -0.0));
-                assert_true(pp_f32_bits(named_f32((pp_format_id)f, all_modes[m], -0.0f, some_rbits[r])) == 0x80000000u);
-                assert_true(pp_f32_bits(named_f32((pp_format_id)f, all_modes[m], 0.0f, some_rbits[r])) == 0);
+                assert_true(pp_test_same_bits(pp_round((pp_format_id)f, 0.0, all_modes[m], some_rbits[r]), 0.0));
+                assert_true(pp_test_same_bits(pp_round((pp_format_id)f, -0.0, all_modes[m], some_rbits[r]), -0.0));
+                assert_true(pp_f32_bits(pp_test_round_named((pp_format_id)f, all_modes[m], -0.0f, some_rbits[r])) == 0x80000000u);
+                assert_true(pp_f32_bits(pp_test_round_named((pp_format_id)f, all_modes[m], 0.0f, some_rbits[r])) == 0);
             }
     assert_true(pp_f32_bits(pp_round_fp32_tz(-0.0)) == 0x80000000u);
     assert_true(pp_encode(PP_FMT_FP16, -0.0) == 0x8000 && pp_encode(PP_FMT_E4M3, -0.0) == 0x80);
@@ -264,7 +247,7 @@ static void round_inf_kept_or_saturated(void **state)
             for (int r = 0; r < 6; r++) {
                 assert_true(pp_round((pp_format_id)f, INFINITY, all_modes[m], some_rbits[r]) == want);
                 assert_true(pp_round((pp_format_id)f, -INFINITY, all_modes[m], some_rbits[r]) == -want);
-                assert_true(named_f32((pp_format_id)f, all_modes[m], -INFINITY, some_rbits[r]) == (float)-want);
+                assert_true(pp_test_round_named((pp_format_id)f, all_modes[m], -INFINITY, some_rbits[r]) == (float)-want);
             }
     }
     assert_true(pp_round_fp32_tz(-INFINITY) == -INFINITY);
@@ -379,11 +362,11 @@ static void all_patterns(pp_format_id f, uint64_t count, int shift)
             if (!isnan(v))
                 report(&fails, "decode_nan", f, -1, b, 0, v, want);
             for (int m = 0; m < 3; m++)
-                if (!same_bits(pp_round(f, v, all_modes[m], (uint32_t)mix(i)), v))
+                if (!pp_test_same_bits(pp_round(f, v, all_modes[m], (uint32_t)mix(i)), v))
                     report(&fails, "round_nan_stays", f, m, b, v, pp_round(f, v, all_modes[m], 0), v);
             continue;
         }
-        if (!same_bits(v, want)) {
+        if (!pp_test_same_bits(v, want)) {
             report(&fails, "decode_matches_formula", f, -1, b, 0, v, want);
             continue;
         }
@@ -395,11 +378,11 @@ static void all_patterns(pp_format_id f, uint64_t count, int shift)
             for (int r = 0; r < 7; r++) {
                 uint32_t rb = r < 6 ? some_rbits[r] : (uint32_t)mix(i * 7 + (uint64_t)m);
                 double y = pp_round(f, v, all_modes[m], rb);
-                if (!same_bits(y, v) && report(&fails, "round_exact_input_unchanged", f, m, b, v, y, v))
+                if (!pp_test_same_bits(y, v) && report(&fails, "round_exact_input_unchanged", f, m, b, v, y, v))
                     break;
                 float y32 = pp_round_from_f32(f, (float)v, all_modes[m], rb);
-                float n32 = named_f32(f, all_modes[m], (float)v, rb);
-                if ((!same_bits((double)y32, v) || !same_bits((double)n32, v)) &&
+                float n32 = pp_test_round_named(f, all_modes[m], (float)v, rb);
+                if ((!pp_test_same_bits((double)y32, v) || !pp_test_same_bits((double)n32, v)) &&
                     report(&fails, "round_named_exact_input_unchanged", f, m, b, v, n32, v))
                     break;
             }
@@ -431,12 +414,12 @@ static void decode_round_encode_sampled_fp32_fp64(void **state)
         if (isnan(x32)) {
             if (!isnan(v))
                 report(&fails, "decode_fp32_nan", PP_FMT_FP32, -1, b32, 0, v, NAN);
-        } else if (!same_bits(v, (double)x32) || pp_encode(PP_FMT_FP32, v) != b32 ||
-                   !same_bits(pp_round(PP_FMT_FP32, v, all_modes[i % 3], (uint32_t)h), v)) {
+        } else if (!pp_test_same_bits(v, (double)x32) || pp_encode(PP_FMT_FP32, v) != b32 ||
+                   !pp_test_same_bits(pp_round(PP_FMT_FP32, v, all_modes[i % 3], (uint32_t)h), v)) {
             report(&fails, "decode_round_encode_fp32", PP_FMT_FP32, (int)(i % 3), b32, (double)x32, v, (double)x32);
         }
-        if (!same_bits(pp_decode(PP_FMT_FP64, b64), x64) ||
-            !same_bits(pp_round(PP_FMT_FP64, x64, all_modes[i % 3], (uint32_t)h), x64) ||
+        if (!pp_test_same_bits(pp_decode(PP_FMT_FP64, b64), x64) ||
+            !pp_test_same_bits(pp_round(PP_FMT_FP64, x64, all_modes[i % 3], (uint32_t)h), x64) ||
             (!isnan(x64) && pp_encode(PP_FMT_FP64, x64) != b64))
             report(&fails, "decode_round_encode_fp64", PP_FMT_FP64, (int)(i % 3), b64, x64, pp_decode(PP_FMT_FP64, b64), x64);
     }
@@ -511,18 +494,18 @@ static void round_hand_cases(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const hand_case *c = &cases[i];
         double ne = pp_round(c->f, c->x, PP_RND_NE, 0), tz = pp_round(c->f, c->x, PP_RND_TZ, 0);
-        if (!same_bits(ne, c->ne))
+        if (!pp_test_same_bits(ne, c->ne))
             report(&fails, "round_hand_cases", c->f, 0, i, c->x, ne, c->ne);
-        if (!same_bits(tz, c->tz))
+        if (!pp_test_same_bits(tz, c->tz))
             report(&fails, "round_hand_cases", c->f, 1, i, c->x, tz, c->tz);
         // sign flip: rounding is symmetric
-        if (!same_bits(pp_round(c->f, -c->x, PP_RND_NE, 0), -c->ne))
+        if (!pp_test_same_bits(pp_round(c->f, -c->x, PP_RND_NE, 0), -c->ne))
             report(&fails, "round_hand_cases_negated", c->f, 0, i, -c->x, pp_round(c->f, -c->x, PP_RND_NE, 0), -c->ne);
-        if (!same_bits(pp_round(c->f, -c->x, PP_RND_TZ, 0), -c->tz))
+        if (!pp_test_same_bits(pp_round(c->f, -c->x, PP_RND_TZ, 0), -c->tz))
             report(&fails, "round_hand_cases_negated", c->f, 1, i, -c->x, pp_round(c->f, -c->x, PP_RND_TZ, 0), -c->tz);
         // SR: rbits = 0xFFFFFFFF never rounds away, so it equals TZ
         double sr = pp_round(c->f, c->x, PP_RND_SR, 0xFFFFFFFFu);
-        if (!same_bits(sr, c->tz))
+        if (!pp_test_same_bits(sr, c->tz))
             report(&fails, "round_sr_all_ones_is_tz", c->f, 2, i, c->x, sr, c->tz);
     }
     assert_int_equal(fails, 0);
@@ -538,11 +521,11 @@ static void round_binary64_subnormal_inputs(void **state)
         for (int i = 0; i < 4; i++)
             for (int m = 0; m < 3; m++)
                 for (int r = 0; r < 6; r++) {
-                    assert_true(same_bits(pp_round((pp_format_id)f, xs[i], all_modes[m], some_rbits[r]), 0.0));
-                    assert_true(same_bits(pp_round((pp_format_id)f, -xs[i], all_modes[m], some_rbits[r]), -0.0));
+                    assert_true(pp_test_same_bits(pp_round((pp_format_id)f, xs[i], all_modes[m], some_rbits[r]), 0.0));
+                    assert_true(pp_test_same_bits(pp_round((pp_format_id)f, -xs[i], all_modes[m], some_rbits[r]), -0.0));
                 }
     // and DBL_MIN itself is still tiny for every format but fp64
-    assert_true(same_bits(pp_round(PP_FMT_FP64, -0x1p-1074, PP_RND_NE, 0), -0x1p-1074));
+    assert_true(pp_test_same_bits(pp_round(PP_FMT_FP64, -0x1p-1074, PP_RND_NE, 0), -0x1p-1074));
 }
 
 static void is_representable_cases(void **state)

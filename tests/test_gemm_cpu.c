@@ -10,12 +10,7 @@
 #include "cpu/gemm.h"
 
 // ---------------------------------------------------------------------------------------------
-// Helpers: random values, bit comparison, failure printing
-
-static double rng_unit(pp_test_rng *r)  // [0, 1)
-{
-    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
-}
+// Helpers: random values, failure printing (bit comparison and the generator: test_util.h)
 
 static const pp_format_id FORMATS[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
 
@@ -41,9 +36,9 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
                 return x;
         }
     case 2:
-        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * rng_unit(r)), PP_RND_TZ, 0);
+        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * pp_test_rng_unit(r)), PP_RND_TZ, 0);
     case 3:
-        return sign * pp_round(f, ldexp(rng_unit(r), F.emin), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(pp_test_rng_unit(r), F.emin), PP_RND_NE, 0);
     case 4: {
         uint64_t u = pp_test_rng_next(r) % 16;
         if (u == 0)
@@ -54,18 +49,8 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
             return NAN;
     } /* fall through */
     default:
-        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(1.0 + pp_test_rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
     }
-}
-
-static int same_bits(double x, double y)
-{
-    if (x != x && y != y)
-        return 1;
-    uint64_t a, b;
-    memcpy(&a, &x, sizeof a);
-    memcpy(&b, &y, sizeof b);
-    return a == b;
 }
 
 static const char *vname(const pp_gemm_variant *v, char *buf, size_t n)
@@ -215,7 +200,7 @@ static int check_gemm(const char *prop, const pp_gemm_variant *v, int64_t batch,
     int bad = 0;
     char buf[160];
     for (int64_t o = 0; o < nc && bad < 10; o++) {
-        if (same_bits(got[o], want[o]))
+        if (pp_test_same_or_nan(got[o], want[o]))
             continue;
         if (!bad)
             pp_test_report_seed();
@@ -256,7 +241,7 @@ static void gemm_scalars_kroot_correctly_rounded(void **state)
             for (int q = 2; q <= 4; q += 2) {
                 double got = pp_gemm_round_kroot(FORMATS[fi], k, q);
                 double want = emu_kroot(FORMATS[fi], k, q);
-                if (!same_bits(got, want) && bad++ < 10) {
+                if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
                     fprintf(stderr, "FAIL scalars_kroot: %s, k = %llu, q = %d\n",
                             pp_format_get(FORMATS[fi]).name, (unsigned long long)k, q);
                     pp_test_print_double("got ", got);
@@ -284,7 +269,7 @@ static void gemm_scalars_sqrt_correctly_rounded(void **state)
     for (uint64_t it = 0; it < n + sizeof fixed / sizeof *fixed && bad < 10; it++) {
         double alpha = it < sizeof fixed / sizeof *fixed
                            ? fixed[it]
-                           : ldexp(1.0 + rng_unit(&r), (int)(pp_test_rng_next(&r) % 2000) - 1000);
+                           : ldexp(1.0 + pp_test_rng_unit(&r), (int)(pp_test_rng_next(&r) % 2000) - 1000);
         if (it % 3 != 2 && it >= sizeof fixed / sizeof *fixed) {  // at or next to a squared midpoint
             double m = ldexp(1.0 + (double)(pp_test_rng_next(&r) >> 41) * 0x1p-23 + 0x1p-24,
                              (int)(pp_test_rng_next(&r) % 200) - 100);
@@ -293,7 +278,7 @@ static void gemm_scalars_sqrt_correctly_rounded(void **state)
         for (int fi = 0; fi < 3; fi++) {
             double got = pp_gemm_round_sqrt(FORMATS[fi], alpha);
             double want = emu_sqrt(FORMATS[fi], alpha);
-            if (!same_bits(got, want) && bad++ < 10) {
+            if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
                 fprintf(stderr, "FAIL scalars_sqrt: %s\n", pp_format_get(FORMATS[fi]).name);
                 pp_test_print_double("alpha", alpha);
                 pp_test_print_double("got  ", got);
@@ -314,11 +299,11 @@ static void gemm_step_storage_single_rounding_bf16(void **state)
 {
     (void)state;
     double a = 1.5, b = 1.0 + 3.0 * 0x1p-7, acc = 0x1p-60;
-    assert_true(same_bits(pp_gemm_step_storage(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
-    assert_true(same_bits(pp_round(PP_FMT_BF16, a * b + acc, PP_RND_NE, 0), 1.0 + 68.0 * 0x1p-7));
-    assert_true(same_bits(pp_gemm_step_storage(PP_FMT_BF16, -a, b, -acc), -(1.0 + 69.0 * 0x1p-7)));
-    assert_true(same_bits(pp_gemm_step_storage(PP_FMT_BF16, a, b, -acc), 1.0 + 68.0 * 0x1p-7));
-    assert_true(same_bits(emu_fma(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(pp_gemm_step_storage(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(pp_round(PP_FMT_BF16, a * b + acc, PP_RND_NE, 0), 1.0 + 68.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(pp_gemm_step_storage(PP_FMT_BF16, -a, b, -acc), -(1.0 + 69.0 * 0x1p-7)));
+    assert_true(pp_test_same_or_nan(pp_gemm_step_storage(PP_FMT_BF16, a, b, -acc), 1.0 + 68.0 * 0x1p-7));
+    assert_true(pp_test_same_or_nan(emu_fma(PP_FMT_BF16, a, b, acc), 1.0 + 69.0 * 0x1p-7));
 }
 
 // The step against MPFR (one correct rounding in the format) on random and adversarial triples:
@@ -343,7 +328,7 @@ static void gemm_step_storage_vs_mpfr(void **state)
         }
         double got = pp_gemm_step_storage(f, a, b, acc);
         double want = emu_fma(f, a, b, acc);
-        if (!same_bits(got, want) && bad++ < 10) {
+        if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
             if (bad == 1)
                 pp_test_report_seed();
             fprintf(stderr, "FAIL step_storage: %s, trial %llu\n", F.name, (unsigned long long)it);
@@ -355,7 +340,7 @@ static void gemm_step_storage_vs_mpfr(void **state)
         }
         if (f == PP_FMT_FP32) {  // storage accumulation in fp32 is fmaf, bit for bit
             double g2 = pp_gemm_step_fp32((float)a, (float)b, (float)acc);
-            if (!same_bits(got, g2) && bad++ < 10) {
+            if (!pp_test_same_or_nan(got, g2) && bad++ < 10) {
                 fprintf(stderr, "FAIL step_storage(fp32) != fmaf, trial %llu\n", (unsigned long long)it);
                 pp_test_print_double("a", a);
                 pp_test_print_double("b", b);
@@ -380,7 +365,7 @@ static void gemm_step_fp32_vs_mpfr(void **state)
         double acc = rnd_value(&r, PP_FMT_FP32, (int)(pp_test_rng_next(&r) % 5));
         double got = pp_gemm_step_fp32((float)a, (float)b, (float)acc);
         double want = emu_fma(PP_FMT_FP32, a, b, acc);
-        if (!same_bits(got, want) && bad++ < 10) {
+        if (!pp_test_same_or_nan(got, want) && bad++ < 10) {
             fprintf(stderr, "FAIL step_fp32: inputs %s, trial %llu\n", pp_format_get(f).name,
                     (unsigned long long)it);
             pp_test_print_double("a   ", a);
@@ -454,7 +439,7 @@ static void gemm_hand_knob_table(void **state)
         bad += check_gemm("hand_knob_table", &v, 1, 1, 2, 4, A, B, want, 1);
         double emu[2];
         emu_gemm(&v, 1, 1, 2, 4, A, B, emu);  // the MPFR emulation agrees with the hand values
-        bad += !same_bits(emu[0], want[0]) || !same_bits(emu[1], want[1]);
+        bad += !pp_test_same_or_nan(emu[0], want[0]) || !pp_test_same_or_nan(emu[1], want[1]);
     }
     assert_int_equal(bad, 0);
 }
@@ -598,7 +583,7 @@ static void gemm_matches_mpfr_emulation(void **state)
                     fill(&r, FORMATS[fi], profile, a, batch * m * k);
                     fill(&r, FORMATS[fi], profile == 2 ? 0 : profile, b, batch * k * n);
                     pp_gemm_variant v = {FORMATS[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc,
-                                         (int)(t % 2), ldexp(1.0 + rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8))};
+                                         (int)(t % 2), ldexp(1.0 + pp_test_rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8))};
                     emu_gemm(&v, batch, m, n, k, a, b, want);
                     bad += check_gemm("matches MPFR emulation", &v, batch, m, n, k, a, b, want, 2);
                 }

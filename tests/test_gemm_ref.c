@@ -13,22 +13,7 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-static double rng_unit(pp_test_rng *r)
-{
-    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
-}
-
 static const pp_format_id FORMATS[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
-
-static int same_bits(double x, double y)
-{
-    if (x != x && y != y)
-        return 1;
-    uint64_t a, b;
-    memcpy(&a, &x, sizeof a);
-    memcpy(&b, &y, sizeof b);
-    return a == b;
-}
 
 // Finite random values of f. Profiles: 0 moderate, 1 any finite bit pattern (huge/tiny mixes),
 // 2 near max_finite, 3 subnormal, 4 powers of two over the whole range.
@@ -52,13 +37,13 @@ static double rnd_value(pp_test_rng *r, pp_format_id f, int profile)
                 return x;
         }
     case 2:
-        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * rng_unit(r)), PP_RND_TZ, 0);
+        return sign * pp_round(f, F.max_finite * (1.0 - 0.25 * pp_test_rng_unit(r)), PP_RND_TZ, 0);
     case 3:
-        return sign * pp_round(f, ldexp(rng_unit(r), F.emin), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(pp_test_rng_unit(r), F.emin), PP_RND_NE, 0);
     case 4:
         return sign * ldexp(1.0, F.emin - F.p + 1 + (int)(pp_test_rng_next(r) % (unsigned)(F.emax - F.emin + F.p)));
     default:
-        return sign * pp_round(f, ldexp(1.0 + rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
+        return sign * pp_round(f, ldexp(1.0 + pp_test_rng_unit(r), (int)(pp_test_rng_next(r) % 9) - 4), PP_RND_NE, 0);
     }
 }
 
@@ -189,7 +174,7 @@ static void gemm_ref_hand_cases(void **state)
             const hand_case *h = &cases[i];
             result r = run_ref(h->f, (pp_gemm_ref_method)meth, h->alpha_given, h->alpha, 1, 1, 1,
                                h->k, h->a, h->b, 1);
-            int ok = same_bits(r.c[0], h->want) && (h->want != h->want ? r.e[0] != r.e[0] : 1);
+            int ok = pp_test_same_or_nan(r.c[0], h->want) && (h->want != h->want ? r.e[0] != r.e[0] : 1);
             if (h->exact == 1 || (h->exact == 2 && meth == PP_GEMM_REF_FAST))
                 ok = ok && r.e[0] == 0.0;
             if (h->exact == 2 && meth == PP_GEMM_REF_MPFR_PLAIN)  // |c − want| exact in binary64 here
@@ -296,7 +281,7 @@ static void gemm_ref_random_vs_truth(void **state)
                     k--;
                 fill_case(&r, f, kind, batch, m, n, k, a, b);
                 int given = (int)(t % 2);
-                double alpha = given ? ((pp_test_rng_next(&r) & 1) ? -1.0 : 1.0) * ldexp(1.0 + rng_unit(&r), (int)(pp_test_rng_next(&r) % 21) - 10) : 0.0;
+                double alpha = given ? ((pp_test_rng_next(&r) & 1) ? -1.0 : 1.0) * ldexp(1.0 + pp_test_rng_unit(&r), (int)(pp_test_rng_next(&r) % 21) - 10) : 0.0;
                 result fast = run_ref(f, PP_GEMM_REF_FAST, given, alpha, batch, m, n, k, a, b, 2);
                 result plain = run_ref(f, PP_GEMM_REF_MPFR_PLAIN, given, alpha, batch, m, n, k, a, b, 2);
                 for (int64_t o = 0; o < batch * m * n; o++) {
@@ -317,7 +302,7 @@ static void gemm_ref_random_vs_truth(void **state)
                     mpfr_init2(P, 64);
                     mpfr_set_d(P, plain.c[o], MPFR_RNDN);
                     int ok_pair = isfinite(plain.c[o]) ? within(fast.c[o], (fast.e[o] + plain.e[o]) * (1 + 0x1p-50), P)
-                                                       : same_bits(fast.c[o], plain.c[o]);
+                                                       : pp_test_same_or_nan(fast.c[o], plain.c[o]);
                     mpfr_clear(P);
                     if ((!ok_fast || !ok_plain || !form || !ok_pair) && bad++ < 10) {
                         if (bad == 1)
@@ -354,7 +339,7 @@ static void gemm_ref_mirrored_is_exact_zero(void **state)
         fill_case(&r, FORMATS[fi], 5, 2, 3, 4, 64, a, b);
         result fast = run_ref(FORMATS[fi], PP_GEMM_REF_FAST, 0, 0.0, 2, 3, 4, 64, a, b, 1);
         for (int o = 0; o < 24; o++)
-            if (!(same_bits(fast.c[o], 0.0) && fast.e[o] == 0.0) && bad++ < 10) {
+            if (!(pp_test_same_or_nan(fast.c[o], 0.0) && fast.e[o] == 0.0) && bad++ < 10) {
                 print_case("mirrored sum is exactly +0", FORMATS[fi], o, a, b, 64, 4);
                 pp_test_print_double("got", fast.c[o]);
                 pp_test_print_double("err", fast.e[o]);
@@ -416,7 +401,7 @@ static void gemm_ref_thread_count_invariance(void **state)
             result r1 = run_ref(FORMATS[fi], (pp_gemm_ref_method)meth, 0, 0.0, batch, m, n, k, a, b, 1);
             result r3 = run_ref(FORMATS[fi], (pp_gemm_ref_method)meth, 0, 0.0, batch, m, n, k, a, b, 3);
             for (int64_t o = 0; o < batch * m * n; o++)
-                if ((!same_bits(r1.c[o], r3.c[o]) || !same_bits(r1.e[o], r3.e[o])) && bad++ < 10) {
+                if ((!pp_test_same_or_nan(r1.c[o], r3.c[o]) || !pp_test_same_or_nan(r1.e[o], r3.e[o])) && bad++ < 10) {
                     fprintf(stderr, "FAIL 3 threads = 1 thread: %s %s output %lld\n",
                             pp_format_get(FORMATS[fi]).name, meth ? "plain" : "fast", (long long)o);
                     pp_test_print_double("1 thread ", r1.c[o]);
@@ -447,7 +432,7 @@ static void gemm_ref_rejects_bad_input(void **state)
     assert_non_null(strstr(err.msg, "B[2]"));
     b[2] = 1.0;
     assert_int_equal(pp_gemm_ref(&o, 1, 2, 2, 0, a, b, c, NULL, 1, &err), PP_OK);  // k = 0: zeros
-    assert_true(same_bits(c[0], 0.0) && same_bits(c[3], 0.0));
+    assert_true(pp_test_same_or_nan(c[0], 0.0) && pp_test_same_or_nan(c[3], 0.0));
 }
 
 int main(void)

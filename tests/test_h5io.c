@@ -19,111 +19,15 @@
 
 #define FIX "tests/fixtures/tensorio/"
 
-static int same_value(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b) && signbit(a) == signbit(b);
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-static void check_value(const char *property, int64_t i, double got, double want, int *count)
-{
-    if (same_value(got, want))
-        return;
-    if ((*count)++ < 10) {
-        fprintf(stderr, "FAIL %s at index %lld\n", property, (long long)i);
-        pp_test_print_double("got ", got);
-        pp_test_print_double("want", want);
-    }
-}
-
-static void check_tensor(const char *property, const pp_tensor *t, int ndim, const int64_t *shape,
-                         const double *want)
-{
-    assert_int_equal(t->ndim, ndim);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        assert_int_equal(t->shape[d], shape[d]);
-        n *= shape[d];
-    }
-    assert_int_equal(t->numel, n);
-    int count = 0;
-    for (int64_t i = 0; i < n; i++)
-        check_value(property, i, t->data[i], want[i], &count);
-    assert_int_equal(count, 0);
-}
-
-// The special values of format f (see test_npy.c). Returns the count.
-static int special_values(pp_format_id f, double *v)
-{
-    pp_format F = pp_format_get(f);
-    double min_sub = ldexp(1.0, F.emin - F.p + 1);
-    int n = 0;
-    v[n++] = 0.0;
-    v[n++] = -0.0;
-    v[n++] = min_sub;
-    v[n++] = -min_sub;
-    v[n++] = ldexp(1.0, F.emin) - min_sub;
-    v[n++] = ldexp(1.0, F.emin);
-    v[n++] = F.max_finite;
-    v[n++] = -F.max_finite;
-    v[n++] = 1.0;
-    v[n++] = -1.5;
-    if (F.has_inf) {
-        v[n++] = INFINITY;
-        v[n++] = -INFINITY;
-    }
-    v[n++] = NAN;
-    v[n++] = -NAN;
-    return n;
-}
-
-static const char *tmp_path(void **state, const char *name, char *buf)
-{
-    snprintf(buf, 512, "%s/%s", (const char *)*state, name);
-    return buf;
-}
-
-static int group_setup(void **state)
-{
-    char *d = strdup("/tmp/pp_test_h5io_XXXXXX");
-    if (!d || !mkdtemp(d))
-        return -1;
-    *state = d;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    char *d = *state;
-    DIR *dir = opendir(d);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-        unlink(p);
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(d);
-    free(d);
-    return 0;
-}
-
-static int has_temp_file(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int found = 0;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".tmp-"))
-            found = 1;
-    if (d)
-        closedir(d);
-    return found;
-}
+// The helpers shared with the other format tests (test_util.h), under this file's names.
+#define same_value pp_test_same_value
+#define check_value pp_test_check_value
+#define check_tensor pp_test_check_tensor
+#define special_values pp_test_special_values
+#define tmp_path pp_test_tmp_path
+#define group_setup pp_test_tmpdir_setup
+#define group_teardown pp_test_tmpdir_teardown
+#define has_temp_file pp_test_has_temp_file
 
 // Fills t (allocated here) with v repeated.
 static void fill(pp_tensor *t, int ndim, const int64_t *shape, pp_format_id f, const double *v, int n)

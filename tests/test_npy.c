@@ -15,142 +15,6 @@
 
 #define FIX "tests/fixtures/tensorio/"
 
-// Equal as stored values: the same bits, or both NaN with the same sign (a NaN's payload is not
-// carried through 16-bit formats: they write the canonical quiet NaN).
-static int same_value(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b) && signbit(a) == signbit(b);
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-// Counts a mismatch in *count and prints the first 10.
-static void check_value(const char *property, int64_t i, double got, double want, int *count)
-{
-    if (same_value(got, want))
-        return;
-    if ((*count)++ < 10) {
-        fprintf(stderr, "FAIL %s at index %lld\n", property, (long long)i);
-        pp_test_print_double("got ", got);
-        pp_test_print_double("want", want);
-    }
-}
-
-static void check_tensor(const char *property, const pp_tensor *t, int ndim, const int64_t *shape,
-                         const double *want)
-{
-    assert_int_equal(t->ndim, ndim);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        assert_int_equal(t->shape[d], shape[d]);
-        n *= shape[d];
-    }
-    assert_int_equal(t->numel, n);
-    int count = 0;
-    for (int64_t i = 0; i < n; i++)
-        check_value(property, i, t->data[i], want[i], &count);
-    assert_int_equal(count, 0);
-}
-
-// The special values of format f: zeros, extreme subnormals, the smallest normal, the largest
-// finite, ordinary values, infinities where f has them, NaN of both signs. Returns the count.
-static int special_values(pp_format_id f, double *v)
-{
-    pp_format F = pp_format_get(f);
-    double min_sub = ldexp(1.0, F.emin - F.p + 1);
-    int n = 0;
-    v[n++] = 0.0;
-    v[n++] = -0.0;
-    v[n++] = min_sub;
-    v[n++] = -min_sub;
-    v[n++] = ldexp(1.0, F.emin) - min_sub;  // largest subnormal
-    v[n++] = ldexp(1.0, F.emin);
-    v[n++] = F.max_finite;
-    v[n++] = -F.max_finite;
-    v[n++] = 1.0;
-    v[n++] = -1.5;
-    if (F.has_inf) {
-        v[n++] = INFINITY;
-        v[n++] = -INFINITY;
-    }
-    v[n++] = NAN;
-    v[n++] = -NAN;
-    return n;
-}
-
-// The path of name inside the group's temporary directory, in buf (512 bytes).
-static const char *tmp_path(void **state, const char *name, char *buf)
-{
-    snprintf(buf, 512, "%s/%s", (const char *)*state, name);
-    return buf;
-}
-
-static int group_setup(void **state)
-{
-    char *d = strdup("/tmp/pp_test_npy_XXXXXX");
-    if (!d || !mkdtemp(d))
-        return -1;
-    *state = d;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    char *d = *state;
-    DIR *dir = opendir(d);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-        unlink(p);
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(d);
-    free(d);
-    return 0;
-}
-
-// True when some file in dir has ".tmp-" in its name (a writer left its temporary file).
-static int has_temp_file(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int found = 0;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".tmp-"))
-            found = 1;
-    if (d)
-        closedir(d);
-    return found;
-}
-
-// True when msg holds a control character: messages must be one printable line.
-static int has_control(const char *msg)
-{
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return 1;
-    return 0;
-}
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(len ? (size_t)len : 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Round trips
 
@@ -162,7 +26,7 @@ static void npy_roundtrip_special_values(void **state)
     for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
         pp_format_id f = (pp_format_id)fi;
         double v[16];
-        int n = special_values(f, v);
+        int n = pp_test_special_values(f, v);
         const int64_t shapes[4][3] = {{0}, {n}, {1, n, 1}, {0, 3}};
         const int ndims[4] = {0, 1, 3, 2};
         pp_format_id back = f == PP_FMT_FP64 ? PP_FMT_FP64 : f == PP_FMT_FP16 ? PP_FMT_FP16 : PP_FMT_FP32;
@@ -172,16 +36,16 @@ static void npy_roundtrip_special_values(void **state)
             assert_int_equal(pp_tensor_alloc(&t, ndims[s], shapes[s], f, &err), PP_OK);
             for (int64_t i = 0; i < t.numel; i++)
                 t.data[i] = v[i % n];
-            const char *path = tmp_path(state, "rt.npy", pbuf);
+            const char *path = pp_test_tmp_path(state, "rt.npy", pbuf);
             assert_int_equal(pp_npy_write(path, &t, &err), PP_OK);
             assert_int_equal(pp_npy_read(path, &r, &err), PP_OK);
             assert_int_equal(r.format, back);
-            check_tensor(pp_format_get(f).name, &r, t.ndim, t.shape, t.data);
+            pp_test_check_tensor(pp_format_get(f).name, &r, t.ndim, t.shape, t.data);
             pp_tensor_free(&t);
             pp_tensor_free(&r);
         }
     }
-    assert_false(has_temp_file(*state));
+    assert_false(pp_test_has_temp_file(*state));
 }
 
 // All 65,536 binary16 patterns through '<f2' (NaNs come back as NaN of the same sign).
@@ -194,14 +58,14 @@ static void npy_roundtrip_all_fp16_patterns(void **state)
     assert_int_equal(pp_tensor_alloc(&t, 1, shape, PP_FMT_FP16, &err), PP_OK);
     for (int64_t i = 0; i < 65536; i++)
         t.data[i] = pp_decode(PP_FMT_FP16, (uint64_t)i);
-    const char *path = tmp_path(state, "all16.npy", pbuf);
+    const char *path = pp_test_tmp_path(state, "all16.npy", pbuf);
     assert_int_equal(pp_npy_write(path, &t, &err), PP_OK);
     assert_int_equal(pp_npy_read(path, &r, &err), PP_OK);
     assert_int_equal(r.format, PP_FMT_FP16);
-    check_tensor("fp16 pattern", &r, 1, shape, t.data);
+    pp_test_check_tensor("fp16 pattern", &r, 1, shape, t.data);
     // The stored bits are pp_encode's: the pattern itself, or the quiet NaN 0x7e00 with its sign.
     size_t n;
-    unsigned char *b = slurp(path, &n);
+    unsigned char *b = pp_test_slurp(path, &n);
     assert_int_equal(n, 128 + 2 * 65536);
     int count = 0;
     for (uint32_t i = 0; i < 65536; i++) {
@@ -254,7 +118,7 @@ static void npy_reads_numpy_files(void **state)
             fprintf(stderr, "FAIL reading %s: %s\n", cases[k].file, err.msg);
         assert_int_equal(rc, PP_OK);
         assert_int_equal(t.format, cases[k].f);
-        check_tensor(cases[k].file, &t, cases[k].ndim, cases[k].shape, cases[k].want);
+        pp_test_check_tensor(cases[k].file, &t, cases[k].ndim, cases[k].shape, cases[k].want);
         pp_tensor_free(&t);
     }
 }
@@ -281,10 +145,10 @@ static void npy_write_matches_numpy_bytes(void **state)
         assert_int_equal(pp_tensor_alloc(&t, cases[k].ndim, cases[k].shape, cases[k].f, &err), PP_OK);
         for (int64_t i = 0; i < t.numel; i++)
             t.data[i] = cases[k].v[i];
-        const char *path = tmp_path(state, "same.npy", pbuf);
+        const char *path = pp_test_tmp_path(state, "same.npy", pbuf);
         assert_int_equal(pp_npy_write(path, &t, &err), PP_OK);
         size_t n1, n2;
-        unsigned char *ours = slurp(path, &n1), *theirs = slurp(cases[k].file, &n2);
+        unsigned char *ours = pp_test_slurp(path, &n1), *theirs = pp_test_slurp(cases[k].file, &n2);
         if (n1 != n2 || memcmp(ours, theirs, n1))
             fprintf(stderr, "FAIL bytes differ from numpy's %s (%zu vs %zu bytes)\n",
                     cases[k].file, n1, n2);
@@ -351,7 +215,7 @@ static void npy_parse_big_endian_and_versions(void **state)
         assert_int_equal(t.format, cases[k].f);
         int count = 0;
         for (int64_t i = 0; i < t.numel; i++)
-            check_value(cases[k].header, i, t.data[i], cases[k].want[i], &count);
+            pp_test_check_value(cases[k].header, i, t.data[i], cases[k].want[i], &count);
         assert_int_equal(count, 0);
         pp_tensor_free(&t);
         free(b);
@@ -418,7 +282,7 @@ static void npy_rejects_malformed(void **state)
         pp_error err = {0};
         int rc = pp_npy_parse(b, n, "bad.npy", &t, &err);
         int ok = rc == PP_ERR_INPUT && !strncmp(err.msg, "bad.npy: ", 9) && strstr(err.msg, cases[k].words) &&
-                 !has_control(err.msg) && t.data == NULL;
+                 !pp_test_has_control(err.msg) && t.data == NULL;
         if (!ok)
             fprintf(stderr, "FAIL rejection %zu (%s): rc %d, message \"%s\", want \"%s\"\n", k,
                     cases[k].header, rc, err.msg, cases[k].words);
@@ -490,7 +354,7 @@ static void npy_read_file_errors(void **state)
     char pbuf[512];
     pp_tensor t;
     pp_error err = {0};
-    assert_int_equal(pp_npy_read(tmp_path(state, "missing.npy", pbuf), &t, &err), PP_ERR_INPUT);
+    assert_int_equal(pp_npy_read(pp_test_tmp_path(state, "missing.npy", pbuf), &t, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "missing.npy: cannot open: No such file"));
     assert_int_equal(pp_npy_read((const char *)*state, &t, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "is a directory"));
@@ -504,11 +368,11 @@ static void npy_write_rejects_unrepresentable(void **state)
     int64_t shape[1] = {2};
     assert_int_equal(pp_tensor_alloc(&t, 1, shape, PP_FMT_FP16, &err), PP_OK);
     t.data[1] = 0.1;  // not a binary16 value
-    const char *path = tmp_path(state, "unrep.npy", pbuf);
+    const char *path = pp_test_tmp_path(state, "unrep.npy", pbuf);
     assert_int_equal(pp_npy_write(path, &t, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "is not a fp16 value"));
     assert_int_equal(access(path, F_OK), -1);
-    assert_false(has_temp_file(*state));
+    assert_false(pp_test_has_temp_file(*state));
     pp_tensor_free(&t);
 }
 
@@ -523,7 +387,7 @@ static void npy_write_failure_keeps_old_file(void **state)
     snprintf(path, sizeof path, "%s/no_such_dir/x.npy", (const char *)*state);
     assert_int_equal(pp_npy_write(path, &t, &err), PP_ERR_RUNTIME);
     assert_non_null(strstr(err.msg, "cannot write"));
-    assert_false(has_temp_file(*state));
+    assert_false(pp_test_has_temp_file(*state));
     pp_tensor_free(&t);
 }
 
@@ -542,5 +406,5 @@ int main(void)
         cmocka_unit_test(npy_write_rejects_unrepresentable),
         cmocka_unit_test(npy_write_failure_keeps_old_file),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

@@ -33,8 +33,7 @@ static void make_tensor(pp_tensor *t, int64_t a, int64_t b, uint64_t seed)
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/pp-ref-cache-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(pp_test_mkdtemp(f->dir, sizeof f->dir, "ref_cache"), 0);
     strcat(f->dir, "/sub");  // store creates missing folders
     f->op = pp_op_find("gemm");
     assert_non_null(f->op);
@@ -57,9 +56,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%.*s'", (int)(strlen(f->dir) - 4), f->dir);
-    assert_int_equal(system(cmd), 0);
+    f->dir[strlen(f->dir) - 4] = '\0';  // less "/sub"
+    pp_test_rm_tree(f->dir);
     pp_tensor_free(&f->in[0]);
     pp_tensor_free(&f->in[1]);
     pp_tensor_free(&f->ref[0]);

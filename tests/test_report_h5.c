@@ -28,38 +28,19 @@ typedef struct scratch {
 
 static void scratch_make(scratch *s)
 {
-    snprintf(s->dir, sizeof s->dir, "/tmp/pp_report_h5_XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    assert_int_equal(pp_test_mkdtemp(s->dir, sizeof s->dir, "report_h5"), 0);
     snprintf(s->path, sizeof s->path, "%s/report.h5", s->dir);
 }
 
 static void scratch_remove(scratch *s)
 {
-    DIR *d = opendir(s->dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", s->dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(s->dir);
+    pp_test_rm_tree(s->dir);
 }
 
 // Entries of the scratch directory other than . and .. (the report and any temporary file).
 static int scratch_entries(const scratch *s)
 {
-    int n = 0;
-    DIR *d = opendir(s->dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
+    return pp_test_dir_entries(s->dir);
 }
 
 static uint64_t next_u64(uint64_t *x)  // splitmix64

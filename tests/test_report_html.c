@@ -223,44 +223,31 @@ static void report_html_is_well_formed_xml(void **state)
         fprintf(stderr, "  xmllint not installed (make deps installs libxml2-utils): well-formedness not checked\n");
         skip();
     }
-    char dir[] = "/tmp/pp_report_html_XXXXXX", path[64], cmd[160];
-    assert_non_null(mkdtemp(dir));
+    char dir[64], path[96], cmd[160];
+    assert_int_equal(pp_test_mkdtemp(dir, sizeof dir, "report_html"), 0);
     snprintf(path, sizeof path, "%s/r.html", dir);
     pp_error err = {0};
     assert_int_equal(pp_report_html_write(path, &((fixture *)*state)->r, &err), PP_OK);
     snprintf(cmd, sizeof cmd, "xmllint --noout %s", path);
     assert_int_equal(system(cmd), 0);
-    unlink(path);
-    rmdir(dir);
-}
-
-static int entries(const char *dir)
-{
-    int n = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
+    pp_test_rm_tree(dir);
 }
 
 static void report_html_written_atomically(void **state)
 {
     fixture *f = *state;
-    char dir[] = "/tmp/pp_report_html_XXXXXX", path[96];
-    assert_non_null(mkdtemp(dir));
+    char dir[64], path[96];
+    assert_int_equal(pp_test_mkdtemp(dir, sizeof dir, "report_html"), 0);
     pp_error err = {0};
     // a missing folder: a runtime error, nothing on disk
     snprintf(path, sizeof path, "%s/missing/r.html", dir);
     assert_int_equal(pp_report_html_write(path, &f->r, &err), PP_ERR_RUNTIME);
-    assert_int_equal(entries(dir), 0);
+    assert_int_equal(pp_test_dir_entries(dir), 0);
     // a path that is a folder: refused, the folder untouched, no temporary file left
     snprintf(path, sizeof path, "%s/sub", dir);
     assert_int_equal(mkdir(path, 0700), 0);
     assert_int_equal(pp_report_html_write(path, &f->r, &err), PP_ERR_RUNTIME);
-    assert_int_equal(entries(dir), 1);
+    assert_int_equal(pp_test_dir_entries(dir), 1);
     rmdir(path);
     // an existing file is replaced whole, with nothing left beside it
     snprintf(path, sizeof path, "%s/r.html", dir);
@@ -269,14 +256,13 @@ static void report_html_written_atomically(void **state)
     fputs("old", fp);
     fclose(fp);
     assert_int_equal(pp_report_html_write(path, &f->r, &err), PP_OK);
-    assert_int_equal(entries(dir), 1);
+    assert_int_equal(pp_test_dir_entries(dir), 1);
     char *page = pp_report_html(&f->r);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal((size_t)st.st_size, strlen(page));
     free(page);
-    unlink(path);
-    rmdir(dir);
+    pp_test_rm_tree(dir);
 }
 
 // The per-axis statistics go through report.h5 bit for bit: the page drawn from the file is
@@ -284,8 +270,8 @@ static void report_html_written_atomically(void **state)
 static void report_html_same_after_h5_roundtrip(void **state)
 {
     fixture *f = *state;
-    char dir[] = "/tmp/pp_report_html_XXXXXX", path[96];
-    assert_non_null(mkdtemp(dir));
+    char dir[64], path[96];
+    assert_int_equal(pp_test_mkdtemp(dir, sizeof dir, "report_html"), 0);
     snprintf(path, sizeof path, "%s/report.h5", dir);
     pp_error err = {0};
     assert_int_equal(pp_report_h5_write(path, &f->r, &err), PP_OK);
@@ -308,8 +294,7 @@ static void report_html_same_after_h5_roundtrip(void **state)
     free(p1);
     free(p2);
     pp_run_result_free(&back);
-    unlink(path);
-    rmdir(dir);
+    pp_test_rm_tree(dir);
 }
 
 // A run with no comparisons still gives a page (no charts).

@@ -27,61 +27,24 @@ typedef struct scratch {
 
 static void scratch_make(scratch *s)
 {
-    snprintf(s->dir, sizeof s->dir, "/tmp/pp_report_junit_XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    assert_int_equal(pp_test_mkdtemp(s->dir, sizeof s->dir, "report_junit"), 0);
     snprintf(s->path, sizeof s->path, "%s/junit.xml", s->dir);
 }
 
 static int scratch_entries(const scratch *s)
 {
-    int n = 0;
-    DIR *d = opendir(s->dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
+    return pp_test_dir_entries(s->dir);
 }
 
 static void scratch_remove(scratch *s)
 {
-    DIR *d = opendir(s->dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", s->dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(s->dir);
+    pp_test_rm_tree(s->dir);
 }
 
 // The whole file, malloc'd and NUL-terminated.
 static char *slurp(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int c;
-    while ((c = fgetc(fp)) != EOF) {
-        if (n + 2 > cap) {
-            cap = cap ? 2 * cap : 4096;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-        buf[n++] = (char)c;
-    }
-    fclose(fp);
-    if (!buf)
-        buf = malloc(1);
-    assert_non_null(buf);
-    buf[n] = '\0';
-    return buf;
+    return (char *)pp_test_slurp(path, NULL);
 }
 
 static int count(const char *hay, const char *needle)

@@ -9,43 +9,10 @@
 
 #include "format.h"
 
-static int same_bits(double a, double b) { return pp_f64_bits(a) == pp_f64_bits(b); }
-
 // ---------------------------------------------------------------------------------------------
-// Random numbers: xoshiro256** seeded through splitmix64 from (PRECPROBE_SEED, stream)
+// Random numbers: test_util.h's xoshiro256**, one stream per sweep
 
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *g, uint64_t stream)
-{
-    uint64_t x = pp_test_seed() ^ (stream * 0xD1B54A32D192ED03ull);
-    for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix64(&x);
-}
-
-static uint64_t rng_next(rng *g)
-{
-    uint64_t *s = g->s, r = ((s[1] * 5) << 7 | (s[1] * 5) >> 57) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = s[3] << 45 | s[3] >> 19;
-    return r;
-}
-
-static uint64_t rng_below(rng *g, uint64_t n) { return rng_next(g) % n; }
+static uint64_t rng_below(pp_test_xoshiro *g, uint64_t n) { return pp_test_xoshiro_next(g) % n; }
 
 // ---------------------------------------------------------------------------------------------
 // The oracle: MPFR with the format's precision and exponent range
@@ -140,7 +107,7 @@ static int oracle_agrees(oracle *o, double x, pp_rounding m, double got, double 
 {
     if (isnan(x)) {
         *want = x;
-        return same_bits(got, x);
+        return pp_test_same_bits(got, x);
     }
     mpfr_rnd_t rnd = mpfr_mode(m);
     mpfr_t X, G;
@@ -272,10 +239,10 @@ static uint64_t value_bits(const layout *L, uint64_t M, int q)
 
 // A random value M·2^q of format F: binade uniform over the subnormal range and every normal
 // binade; significand uniform, or its extremes.
-static void random_value(rng *g, const pp_format *F, uint64_t *M, int *q)
+static void random_value(pp_test_xoshiro *g, const pp_format *F, uint64_t *M, int *q)
 {
     int E = F->emin - 1 + (int)rng_below(g, (uint64_t)(F->emax - F->emin + 2));
-    uint64_t half = (uint64_t)1 << (F->p - 1), r = rng_next(g) & (half - 1);
+    uint64_t half = (uint64_t)1 << (F->p - 1), r = pp_test_xoshiro_next(g) & (half - 1);
     switch (rng_below(g, 8)) {
     case 0: r = 0; break;
     case 1: r = half - 1; break;
@@ -287,9 +254,9 @@ static void random_value(rng *g, const pp_format *F, uint64_t *M, int *q)
 }
 
 // Bits made of runs of equal bits (lengths 1 to 16), as Arb's randtest draws mantissas.
-static uint64_t runs(rng *g)
+static uint64_t runs(pp_test_xoshiro *g)
 {
-    uint64_t r = 0, bit = rng_next(g) & 1;
+    uint64_t r = 0, bit = pp_test_xoshiro_next(g) & 1;
     for (int pos = 0; pos < 64;) {
         int len = 1 + (int)rng_below(g, 16);
         if (bit)
@@ -301,9 +268,9 @@ static uint64_t runs(rng *g)
 }
 
 // One biased random input for format F, as bits in layout L.
-static uint64_t gen_bits(rng *g, const pp_format *F, const layout *L)
+static uint64_t gen_bits(pp_test_xoshiro *g, const pp_format *F, const layout *L)
 {
-    uint64_t r = rng_next(g), sign = (r & 1) << L->sign;
+    uint64_t r = pp_test_xoshiro_next(g), sign = (r & 1) << L->sign;
     uint64_t width_mask = L->sign == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (L->sign + 1)) - 1;
     int p = F->p, cls = (int)((r >> 1) % 10);
     int qmax = F->emax - p + 1;
@@ -314,17 +281,17 @@ static uint64_t gen_bits(rng *g, const pp_format *F, const layout *L)
         cls = 1;  // no midpoints of fp64 in binary64 (nor of fp32 in binary32)
     switch (cls) {
     case 0:  // anything: NaN, Inf, huge, tiny
-        return rng_next(g) & width_mask;
+        return pp_test_xoshiro_next(g) & width_mask;
     case 1:  // the format's exponent range and a few binades beyond, random fraction
         b = make_bits(L, F->emin - p - 3 + (int)rng_below(g, (uint64_t)(F->emax - F->emin + p + 6)),
-                      rng_next(g));
+                      pp_test_xoshiro_next(g));
         break;
     case 2:  // the format's subnormal range and just below it
         b = make_bits(L, F->emin - p - 1 + (int)rng_below(g, (uint64_t)p + 1), runs(g));
         break;
     case 3: {  // near max_finite: ± up to 2^j ulps of the layout
-        uint64_t mb = value_bits(L, Mmax, qmax), d = rng_next(g) & (((uint64_t)1 << rng_below(g, 30)) - 1);
-        b = rng_next(g) & 1 ? mb + d : mb - d;
+        uint64_t mb = value_bits(L, Mmax, qmax), d = pp_test_xoshiro_next(g) & (((uint64_t)1 << rng_below(g, 30)) - 1);
+        b = pp_test_xoshiro_next(g) & 1 ? mb + d : mb - d;
         break;
     }
     case 4:  // exact midpoints between neighbours of the format, ± up to 2 layout ulps
@@ -337,7 +304,7 @@ static uint64_t gen_bits(rng *g, const pp_format *F, const layout *L)
         int be = (int)(b >> L->fb);
         int d = q - ((be ? be : 1) - L->bias - L->fb);  // layout bits below the format's ulp
         uint64_t half = d > 0 ? (uint64_t)1 << (d - 1) : 0, low = d > 0 ? (half << 1) - 1 : 0;
-        uint64_t pat[6] = {low, 0, half, half - 1, half + 1, rng_next(g)};
+        uint64_t pat[6] = {low, 0, half, half - 1, half + 1, pp_test_xoshiro_next(g)};
         b |= pat[rng_below(g, 6)] & low;
         break;
     }
@@ -353,7 +320,7 @@ static uint64_t gen_bits(rng *g, const pp_format *F, const layout *L)
         b = rng_below(g, (uint64_t)2 * L->bias + 2) << L->fb | (runs(g) & (((uint64_t)1 << L->fb) - 1));
         break;
     default: {  // the overflow thresholds: max + ½ulp and 2^(emax+1), ± up to 3 layout ulps
-        uint64_t t = rng_next(g) & 1 ? value_bits(L, 2 * Mmax + 1, qmax - 1)
+        uint64_t t = pp_test_xoshiro_next(g) & 1 ? value_bits(L, 2 * Mmax + 1, qmax - 1)
                                      : make_bits(L, F->emax + 1, 0);
         b = t + rng_below(g, 7) - 3;
         break;
@@ -465,8 +432,8 @@ static void *rnd64_worker(void *arg)
     rnd_job *j = (rnd_job *)arg;
     oracle o;
     oracle_init(&o, j->f);
-    rng g;
-    rng_seed(&g, 0x64000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x64000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
     const pp_rounding modes[2] = {PP_RND_NE, PP_RND_TZ};
     for (uint64_t i = 0; i < j->n; i++) {
         double x = pp_f64_from_bits(gen_bits(&g, &o.F, &L64));
@@ -493,8 +460,8 @@ static void *rnd32_worker(void *arg)
     rnd_job *j = (rnd_job *)arg;
     oracle o;
     oracle_init(&o, j->f);
-    rng g;
-    rng_seed(&g, 0x32000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x32000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
     const pp_rounding modes[2] = {PP_RND_NE, PP_RND_TZ};
     for (uint64_t i = 0; i < j->n; i++) {
         uint32_t u = (uint32_t)gen_bits(&g, &o.F, &L32);
@@ -538,8 +505,8 @@ static void *oracle_worker(void *arg)
     rnd_job *j = (rnd_job *)arg;
     oracle o;
     oracle_init(&o, j->f);
-    rng g;
-    rng_seed(&g, 0x0C000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x0C000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
     for (uint64_t i = 0; i < j->n; i++) {
         double x = pp_f64_from_bits(gen_bits(&g, &o.F, &L64));
         for (int k = 0; k < 2; k++) {
@@ -627,7 +594,7 @@ typedef struct op_job {
     fails fl;
 } op_job;
 
-static double random_signed_value(rng *g, const pp_format *F)
+static double random_signed_value(pp_test_xoshiro *g, const pp_format *F)
 {
     uint64_t M;
     int q;
@@ -635,11 +602,11 @@ static double random_signed_value(rng *g, const pp_format *F)
     double v = ldexp((double)M, q);
     if (v > F->max_finite)
         v = F->max_finite;  // E4M3's 480
-    return rng_next(g) & 1 ? -v : v;
+    return pp_test_xoshiro_next(g) & 1 ? -v : v;
 }
 
 // A pair of normal values of f whose product (div = 0) or quotient (div = 1) lies near 2^e.
-static void steer(rng *g, const pp_format *F, int e, int div, double *a, double *b)
+static void steer(pp_test_xoshiro *g, const pp_format *F, int e, int div, double *a, double *b)
 {
     // exponents: eb = e − ea (product) or ea − e (quotient) must lie in [emin, emax]
     int lo = div ? e + F->emin : e - F->emax, hi = div ? e + F->emax : e - F->emin;
@@ -647,8 +614,8 @@ static void steer(rng *g, const pp_format *F, int e, int div, double *a, double 
     hi = hi > F->emax ? F->emax : hi;
     int ea = lo + (int)rng_below(g, (uint64_t)(hi - lo + 1)), eb = div ? ea - e : e - ea;
     uint64_t half = (uint64_t)1 << (F->p - 1);
-    *a = ldexp((double)(half | (rng_next(g) & (half - 1))), ea - F->p + 1);
-    *b = ldexp((double)(half | (rng_next(g) & (half - 1))), eb - F->p + 1);
+    *a = ldexp((double)(half | (pp_test_xoshiro_next(g) & (half - 1))), ea - F->p + 1);
+    *b = ldexp((double)(half | (pp_test_xoshiro_next(g) & (half - 1))), eb - F->p + 1);
     if (*a > F->max_finite)
         *a = F->max_finite;
     if (*b > F->max_finite)
@@ -660,12 +627,12 @@ static void *op_worker(void *arg)
     op_job *j = (op_job *)arg;
     oracle o;
     oracle_init(&o, j->f);
-    rng g;
-    rng_seed(&g, 0x0B000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x0B000 + (uint64_t)j->f * 16 + (uint64_t)j->chunk);
     for (uint64_t i = 0; i < j->n; i++) {
         for (int op = 0; op < OP_COUNT; op++) {
             double a = random_signed_value(&g, &o.F), b = random_signed_value(&g, &o.F);
-            if ((op == OP_MUL || op == OP_DIV) && rng_next(&g) % 2 == 0) {
+            if ((op == OP_MUL || op == OP_DIV) && pp_test_xoshiro_next(&g) % 2 == 0) {
                 // steer the result into f's subnormal range (binary32's, for bf16 and tf32)
                 int e = o.F.emin - o.F.p - 1 + (int)rng_below(&g, (uint64_t)o.F.p + 3);
                 steer(&g, &o.F, e, op == OP_DIV, &a, &b);
@@ -674,7 +641,7 @@ static void *op_worker(void *arg)
                 a = fabs(a);
             float r32 = op_f32(op, (float)a, (float)b);
             double got = pp_round_from_f32(j->f, r32, PP_RND_NE, 0), want = op_oracle(&o, op, a, b);
-            int ok = isnan(want) ? isnan(got) : same_bits(got, want);
+            int ok = isnan(want) ? isnan(got) : pp_test_same_bits(got, want);
             if (!ok && fail_add(&j->fl, op_name[op], PP_RND_NE, i, a, op == OP_SQRT ? NAN : b, got, want))
                 goto done;
         }

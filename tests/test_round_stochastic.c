@@ -13,8 +13,6 @@
 // Statistical bounds below fail a correct implementation with probability at most DELTA each.
 #define DELTA 1e-9
 
-static int same_bits(double a, double b) { return pp_f64_bits(a) == pp_f64_bits(b); }
-
 static int report(int *fails, const char *prop, pp_format_id f, uint64_t idx, double x, uint32_t rbits,
                   double got, double want)
 {
@@ -30,44 +28,17 @@ static int report(int *fails, const char *prop, pp_format_id f, uint64_t idx, do
 }
 
 // ---------------------------------------------------------------------------------------------
-// Random numbers (xoshiro256**, seeded through splitmix64 from PRECPROBE_SEED and a stream)
-
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static void rng_seed(rng *g, uint64_t stream)
-{
-    uint64_t x = pp_test_seed() ^ (stream * 0xD1B54A32D192ED03ull);
-    for (int i = 0; i < 4; i++) {
-        uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        g->s[i] = z ^ (z >> 31);
-    }
-}
-
-static uint64_t rng_next(rng *g)
-{
-    uint64_t *s = g->s, r = ((s[1] * 5) << 7 | (s[1] * 5) >> 57) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = s[3] << 45 | s[3] >> 19;
-    return r;
-}
+// Random numbers (test_util.h's xoshiro256**, one stream per sweep)
 
 // A random finite binary64 around format F's range: binade uniform over the subnormal range and
 // a little beyond both ends; fraction random, or of few bits (exact fractions of an ulp).
-static double random_input(rng *g, const pp_format *F)
+static double random_input(pp_test_xoshiro *g, const pp_format *F)
 {
-    uint64_t r = rng_next(g);
+    uint64_t r = pp_test_xoshiro_next(g);
     int E = F->emin - F->p - 2 + (int)(r % (uint64_t)(F->emax - F->emin + F->p + 4));
-    uint64_t frac = rng_next(g) >> 12;
+    uint64_t frac = pp_test_xoshiro_next(g) >> 12;
     if (r >> 60 == 0)
-        frac &= ~((1ull << (rng_next(g) % 52)) - 1);  // trailing zeros: representable or few bits
+        frac &= ~((1ull << (pp_test_xoshiro_next(g) % 52)) - 1);  // trailing zeros: representable or few bits
     double x = ldexp(1.0 + ldexp((double)frac, -52), E);
     return r >> 59 & 1 ? -x : x;
 }
@@ -134,12 +105,12 @@ static void round_sr_is_rz_or_ra_by_rule(void **state)
     for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
         pp_format_id f = (pp_format_id)fi;
         pp_format F = pp_format_get(f);
-        rng g;
-        rng_seed(&g, 0x5200 + (uint64_t)fi);
+        pp_test_xoshiro g;
+        pp_test_xoshiro_seed(&g, 0x5200 + (uint64_t)fi);
         uint64_t n = pp_test_iters(300000);
         for (uint64_t i = 0; i < n && fails < MAX_FAILS; i++) {
             double x = random_input(&g, &F);
-            uint64_t r = rng_next(&g);
+            uint64_t r = pp_test_xoshiro_next(&g);
             uint32_t rb = (uint32_t)r;
             switch (r >> 61) {
             case 0: rb = 0; break;
@@ -149,13 +120,13 @@ static void round_sr_is_rz_or_ra_by_rule(void **state)
             }
             neighbours nb = mpfr_neighbours(f, x);
             double got = pp_round(f, x, PP_RND_SR, rb), want = rule(f, x, rb, nb);
-            if (!same_bits(got, nb.rz) && !same_bits(got, nb.ra))
+            if (!pp_test_same_bits(got, nb.rz) && !pp_test_same_bits(got, nb.ra))
                 report(&fails, "round_sr_is_rz_or_ra", f, i, x, rb, got, nb.rz);
-            else if (!same_bits(got, want))
+            else if (!pp_test_same_bits(got, want))
                 report(&fails, "round_sr_follows_rule", f, i, x, rb, got, want);
-            if (rb == 0xFFFFFFFFu && fabs(x) < ldexp(1.0, F.emax + 1) && !same_bits(got, nb.rz))
+            if (rb == 0xFFFFFFFFu && fabs(x) < ldexp(1.0, F.emax + 1) && !pp_test_same_bits(got, nb.rz))
                 report(&fails, "round_sr_all_ones_is_rz", f, i, x, rb, got, nb.rz);
-            if (!same_bits(pp_round(f, -x, PP_RND_SR, rb), -got))
+            if (!pp_test_same_bits(pp_round(f, -x, PP_RND_SR, rb), -got))
                 report(&fails, "round_sr_sign_symmetric", f, i, -x, rb, pp_round(f, -x, PP_RND_SR, rb), -got);
         }
     }
@@ -167,18 +138,18 @@ static void round_sr_representable_never_moves(void **state)
 {
     (void)state;
     int fails = 0;
-    rng g;
-    rng_seed(&g, 0x5300);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x5300);
     for (uint64_t i = 0; i < pp_test_iters(1000000) && fails < MAX_FAILS; i++) {
         pp_format_id f = (pp_format_id)(i % PP_FMT_COUNT);
         pp_format F = pp_format_get(f);
-        uint32_t rb = (uint32_t)rng_next(&g);
-        double x = f == PP_FMT_FP64 ? pp_f64_from_bits(rng_next(&g)) : random_input(&g, &F);
+        uint32_t rb = (uint32_t)pp_test_xoshiro_next(&g);
+        double x = f == PP_FMT_FP64 ? pp_f64_from_bits(pp_test_xoshiro_next(&g)) : random_input(&g, &F);
         double v = f == PP_FMT_FP64 ? x : pp_round(f, x, PP_RND_TZ, 0);  // a value of f
         if (isnan(v))
             continue;
         double got = pp_round(f, v, PP_RND_SR, rb);
-        if (!same_bits(got, v))
+        if (!pp_test_same_bits(got, v))
             report(&fails, "round_sr_representable_never_moves", f, i, v, rb, got, v);
     }
     assert_int_equal(fails, 0);
@@ -234,7 +205,7 @@ typedef struct sr_case {
     double frac;  // x = base + frac·ulp(base)
 } sr_case;
 
-static void frequency_and_mean(pp_format_id f, sr_case c, uint64_t n, rng *g, int *fails)
+static void frequency_and_mean(pp_format_id f, sr_case c, uint64_t n, pp_test_xoshiro *g, int *fails)
 {
     pp_format F = pp_format_get(f);
     double ulp = pp_ulp(f, c.base), x = c.base + c.frac * ulp;
@@ -245,7 +216,7 @@ static void frequency_and_mean(pp_format_id f, sr_case c, uint64_t n, rng *g, in
     uint64_t count = 0;
     double sum = 0;
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t rb = (uint32_t)rng_next(g);
+        uint32_t rb = (uint32_t)pp_test_xoshiro_next(g);
         double r = pp_round(f, x, PP_RND_SR, rb);
         if (r != c.base && r != away) {
             report(fails, "round_sr_is_rz_or_ra", f, i, x, rb, r, c.base);
@@ -284,8 +255,8 @@ static void round_sr_frequency_and_mean_within_bound(void **state)
                              0x1p-40, 1 - 0x1p-40};
     int fails = 0;
     uint64_t n = pp_test_iters(20000);
-    rng g;
-    rng_seed(&g, 0x5400);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x5400);
     for (int fi = 1; fi < PP_FMT_COUNT; fi++) {  // fp64 has no room below its last bit
         pp_format_id f = (pp_format_id)fi;
         pp_format F = pp_format_get(f);
@@ -309,14 +280,14 @@ static void round_sr_mean_unbiased_random_x(void **state)
     for (int fi = 1; fi < PP_FMT_COUNT; fi++) {
         pp_format_id f = (pp_format_id)fi;
         pp_format F = pp_format_get(f);
-        rng g;
-        rng_seed(&g, 0x5500 + (uint64_t)fi);
+        pp_test_xoshiro g;
+        pp_test_xoshiro_seed(&g, 0x5500 + (uint64_t)fi);
         double sum = 0;
         for (uint64_t i = 0; i < n; i++) {
             // a binade inside the normal range, away from the top (no overflow)
-            int E = F.emin + (int)(rng_next(&g) % (uint64_t)(F.emax - F.emin));
-            double x = ldexp(1.0 + ldexp((double)(rng_next(&g) >> 12), -52), E);
-            double r = pp_round(f, x, PP_RND_SR, (uint32_t)rng_next(&g));
+            int E = F.emin + (int)(pp_test_xoshiro_next(&g) % (uint64_t)(F.emax - F.emin));
+            double x = ldexp(1.0 + ldexp((double)(pp_test_xoshiro_next(&g) >> 12), -52), E);
+            double r = pp_round(f, x, PP_RND_SR, (uint32_t)pp_test_xoshiro_next(&g));
             sum += (r - x) / pp_ulp(f, x);
         }
         double dn = (double)n, bound = sqrt(dn * log(2 / DELTA) / 2) + dn * 0x1p-32 + dn * dn * 0x1p-53;
@@ -330,14 +301,14 @@ static void round_sr_mean_unbiased_random_x(void **state)
 static void round_sr_overflow(void **state)
 {
     (void)state;
-    rng g;
-    rng_seed(&g, 0x5600);
+    pp_test_xoshiro g;
+    pp_test_xoshiro_seed(&g, 0x5600);
     for (int fi = 1; fi < PP_FMT_COUNT; fi++) {
         pp_format_id f = (pp_format_id)fi;
         pp_format F = pp_format_get(f);
         double top = ldexp(1.0, F.emax + 1), inf = F.has_inf ? INFINITY : F.max_finite;
         for (int i = 0; i < 1000; i++) {
-            uint32_t rb = (uint32_t)rng_next(&g);
+            uint32_t rb = (uint32_t)pp_test_xoshiro_next(&g);
             assert_true(pp_round(f, top, PP_RND_SR, rb) == inf);
             assert_true(pp_round(f, -top * 1.7, PP_RND_SR, rb) == -inf);
             double r = pp_round(f, F.max_finite + pp_ulp(f, F.max_finite) * 0.3, PP_RND_SR, rb);

@@ -15,125 +15,6 @@
 
 #define FIX "tests/fixtures/tensorio/"
 
-// Equal as stored values: the same bits, or both NaN with the same sign.
-static int same_value(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b) && signbit(a) == signbit(b);
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-// Counts a mismatch in *count and prints the first 10.
-static void check_value(const char *property, int64_t i, double got, double want, int *count)
-{
-    if (same_value(got, want))
-        return;
-    if ((*count)++ < 10) {
-        fprintf(stderr, "FAIL %s at index %lld\n", property, (long long)i);
-        pp_test_print_double("got ", got);
-        pp_test_print_double("want", want);
-    }
-}
-
-static void check_tensor(const char *property, const pp_tensor *t, int ndim, const int64_t *shape,
-                         const double *want)
-{
-    assert_int_equal(t->ndim, ndim);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        assert_int_equal(t->shape[d], shape[d]);
-        n *= shape[d];
-    }
-    assert_int_equal(t->numel, n);
-    int count = 0;
-    for (int64_t i = 0; i < n; i++)
-        check_value(property, i, t->data[i], want[i], &count);
-    assert_int_equal(count, 0);
-}
-
-// The special values of format f (see test_npy.c). Returns the count.
-static int special_values(pp_format_id f, double *v)
-{
-    pp_format F = pp_format_get(f);
-    double min_sub = ldexp(1.0, F.emin - F.p + 1);
-    int n = 0;
-    v[n++] = 0.0;
-    v[n++] = -0.0;
-    v[n++] = min_sub;
-    v[n++] = -min_sub;
-    v[n++] = ldexp(1.0, F.emin) - min_sub;
-    v[n++] = ldexp(1.0, F.emin);
-    v[n++] = F.max_finite;
-    v[n++] = -F.max_finite;
-    v[n++] = 1.0;
-    v[n++] = -1.5;
-    if (F.has_inf) {
-        v[n++] = INFINITY;
-        v[n++] = -INFINITY;
-    }
-    v[n++] = NAN;
-    v[n++] = -NAN;
-    return n;
-}
-
-static const char *tmp_path(void **state, const char *name, char *buf)
-{
-    snprintf(buf, 512, "%s/%s", (const char *)*state, name);
-    return buf;
-}
-
-static int group_setup(void **state)
-{
-    char *d = strdup("/tmp/pp_test_safetensors_XXXXXX");
-    if (!d || !mkdtemp(d))
-        return -1;
-    *state = d;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    char *d = *state;
-    DIR *dir = opendir(d);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-        unlink(p);
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(d);
-    free(d);
-    return 0;
-}
-
-// True when msg holds a control character: messages must be one printable line.
-static int has_control(const char *msg)
-{
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return 1;
-    return 0;
-}
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(len ? (size_t)len : 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 // True when needle[0..len) occurs in b[0..n).
 static int contains(const unsigned char *b, size_t n, const void *needle, size_t len)
 {
@@ -174,14 +55,14 @@ static unsigned char *build(const char *header, const unsigned char *data, size_
 static void safetensors_roundtrip_every_format(void **state)
 {
     char pbuf[512];
-    const char *path = tmp_path(state, "rt.safetensors", pbuf);
+    const char *path = pp_test_tmp_path(state, "rt.safetensors", pbuf);
     pp_tensor ts[PP_FMT_COUNT + 2];
     const pp_tensor *tp[PP_FMT_COUNT + 2];
     const char *names[PP_FMT_COUNT + 2];
     pp_error err = {0};
     for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
         double v[16];
-        int n = special_values((pp_format_id)fi, v);
+        int n = pp_test_special_values((pp_format_id)fi, v);
         int64_t shape[2] = {2, n};
         assert_int_equal(pp_tensor_alloc(&ts[fi], 2, shape, (pp_format_id)fi, &err), PP_OK);
         for (int64_t i = 0; i < ts[fi].numel; i++)
@@ -206,7 +87,7 @@ static void safetensors_roundtrip_every_format(void **state)
         assert_int_equal(rc, PP_OK);
         pp_format_id want = ts[k].format == PP_FMT_TF32 ? PP_FMT_FP32 : ts[k].format;
         assert_int_equal(r.format, want);
-        check_tensor(names[k], &r, ts[k].ndim, ts[k].shape, ts[k].data);
+        pp_test_check_tensor(names[k], &r, ts[k].ndim, ts[k].shape, ts[k].data);
         pp_tensor_free(&r);
     }
     for (int k = 0; k < PP_FMT_COUNT + 2; k++)
@@ -243,15 +124,15 @@ static void safetensors_all_patterns(void **state)
         assert_int_equal(t.format, kinds[k].f);
         int count = 0;
         for (uint32_t i = 0; i < kinds[k].count; i++)
-            check_value(kinds[k].dtype, i, t.data[i], pp_decode(kinds[k].f, i), &count);
+            pp_test_check_value(kinds[k].dtype, i, t.data[i], pp_decode(kinds[k].f, i), &count);
         assert_int_equal(count, 0);
 
-        const char *path = tmp_path(state, "pat.safetensors", pbuf);
+        const char *path = pp_test_tmp_path(state, "pat.safetensors", pbuf);
         const char *nm = "x";
         const pp_tensor *tp = &t;
         assert_int_equal(pp_safetensors_write(path, 1, &nm, &tp, &err), PP_OK);
         size_t m;
-        unsigned char *out = slurp(path, &m);
+        unsigned char *out = pp_test_slurp(path, &m);
         size_t at = m - nbytes;
         for (uint32_t i = 0; i < kinds[k].count; i++) {
             uint32_t got = 0;
@@ -307,7 +188,7 @@ static void safetensors_reads_reference_file(void **state)
             fprintf(stderr, "FAIL %s: %s\n", ref_tensors[k].name, err.msg);
         assert_int_equal(rc, PP_OK);
         assert_int_equal(t.format, ref_tensors[k].f);
-        check_tensor(ref_tensors[k].name, &t, ref_tensors[k].ndim, ref_tensors[k].shape,
+        pp_test_check_tensor(ref_tensors[k].name, &t, ref_tensors[k].ndim, ref_tensors[k].shape,
                      ref_tensors[k].v);
         pp_tensor_free(&t);
     }
@@ -342,10 +223,10 @@ static void safetensors_write_matches_reference_bytes(void **state)
         tp[k] = &ts[k];
         names[k] = ref_tensors[j].name;
     }
-    const char *path = tmp_path(state, "ref.safetensors", pbuf);
+    const char *path = pp_test_tmp_path(state, "ref.safetensors", pbuf);
     assert_int_equal(pp_safetensors_write(path, N_REF, names, tp, &err), PP_OK);
     size_t n1, n2;
-    unsigned char *ours = slurp(path, &n1), *theirs = slurp(FIX "ref.safetensors", &n2);
+    unsigned char *ours = pp_test_slurp(path, &n1), *theirs = pp_test_slurp(FIX "ref.safetensors", &n2);
     if (n1 != n2 || memcmp(ours, theirs, n1))
         fprintf(stderr, "FAIL bytes differ from the reference (%zu vs %zu bytes):\n%.*s\n%.*s\n",
                 n1, n2, (int)(n1 > 8 ? n1 - 8 : 0), ours + 8, (int)(n2 > 8 ? n2 - 8 : 0), theirs + 8);
@@ -380,22 +261,22 @@ static void safetensors_write_reference_vectors(void **state)
         for (int i = 0; i < 6; i++)
             t.data[i] = i;
         const pp_tensor *tp = &t;
-        const char *path = tmp_path(state, "vec.safetensors", pbuf);
+        const char *path = pp_test_tmp_path(state, "vec.safetensors", pbuf);
         assert_int_equal(pp_safetensors_write(path, 1, &cases[k].name, &tp, &err), PP_OK);
         static const float vals[6] = {0, 1, 2, 3, 4, 5};
         size_t n, want_n;
         unsigned char *want = build(cases[k].header, (const unsigned char *)vals, sizeof vals, &want_n);
-        unsigned char *got = slurp(path, &n);
+        unsigned char *got = pp_test_slurp(path, &n);
         assert_int_equal(n, want_n);
         assert_memory_equal(got, want, n);
         free(got);
         free(want);
         pp_tensor_free(&t);
     }
-    const char *path = tmp_path(state, "none.safetensors", pbuf);
+    const char *path = pp_test_tmp_path(state, "none.safetensors", pbuf);
     assert_int_equal(pp_safetensors_write(path, 0, NULL, NULL, &err), PP_OK);
     size_t n;
-    unsigned char *got = slurp(path, &n);
+    unsigned char *got = pp_test_slurp(path, &n);
     assert_int_equal(n, 16);
     assert_memory_equal(got, "\x08\0\0\0\0\0\0\0{}      ", 16);
     free(got);
@@ -422,9 +303,9 @@ static void safetensors_other_dtypes_and_metadata(void **state)
 static void safetensors_update_keeps_the_rest(void **state)
 {
     char pbuf[512];
-    const char *path = tmp_path(state, "upd.safetensors", pbuf);
+    const char *path = pp_test_tmp_path(state, "upd.safetensors", pbuf);
     size_t n;
-    unsigned char *orig = slurp(FIX "ref_i64.safetensors", &n);
+    unsigned char *orig = pp_test_slurp(FIX "ref_i64.safetensors", &n);
     spill(path, orig, n);
     pp_tensor t, r;
     pp_error err = {0};
@@ -453,7 +334,7 @@ static void safetensors_update_keeps_the_rest(void **state)
     assert_int_equal(r.format, PP_FMT_BF16);
     pp_tensor_free(&r);
     size_t m;
-    unsigned char *now = slurp(path, &m);
+    unsigned char *now = pp_test_slurp(path, &m);
     assert_true(contains(now, m, "\"__metadata__\":{\"format\":\"pt\"}", 30));
     static const unsigned char i64_bytes[16] = {1, 0, 0, 0, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff,
                                                 0xff, 0xff, 0xff, 0xff};
@@ -465,7 +346,7 @@ static void safetensors_update_keeps_the_rest(void **state)
     spill(path, "hello, world", 12);
     assert_int_equal(pp_safetensors_update(path, "x", &t, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "not replacing it"));
-    now = slurp(path, &m);
+    now = pp_test_slurp(path, &m);
     assert_true(m == 12 && !memcmp(now, "hello, world", 12));
     free(now);
     // A missing file is created.
@@ -494,7 +375,7 @@ static void safetensors_names_escape(void **state)
         ts[k].data[0] = k;
         tp[k] = &ts[k];
     }
-    const char *path = tmp_path(state, "names.safetensors", pbuf);
+    const char *path = pp_test_tmp_path(state, "names.safetensors", pbuf);
     assert_int_equal(pp_safetensors_write(path, N, names, tp, &err), PP_OK);
     for (int k = 0; k < N; k++) {
         pp_tensor r;
@@ -504,7 +385,7 @@ static void safetensors_names_escape(void **state)
         pp_tensor_free(&ts[k]);
     }
     size_t m;
-    unsigned char *b = slurp(path, &m);
+    unsigned char *b = pp_test_slurp(path, &m);
     assert_true(contains(b, m, "\"a\\\"b\"", 6));
     assert_true(contains(b, m, "\"c\\\\d\"", 6));
     assert_true(contains(b, m, "\"e\\nf\\t\"", 8));
@@ -521,7 +402,7 @@ static void safetensors_write_rejects(void **state)
     int64_t shape[1] = {1};
     assert_int_equal(pp_tensor_alloc(&t, 1, shape, PP_FMT_BF16, &err), PP_OK);
     const pp_tensor *tp[2] = {&t, &t};
-    const char *path = tmp_path(state, "rej.safetensors", pbuf);
+    const char *path = pp_test_tmp_path(state, "rej.safetensors", pbuf);
     static const struct {
         const char *names[2];
         int count;
@@ -622,7 +503,7 @@ static void safetensors_rejects_malformed(void **state)
         pp_error err = {0};
         int rc = pp_safetensors_parse(b, n, "t.safetensors", cases[k].tensor, &t, &err);
         int ok = rc == PP_ERR_INPUT && !strncmp(err.msg, "t.safetensors: ", 15) &&
-                 strstr(err.msg, cases[k].words) && !has_control(err.msg) && !t.data;
+                 strstr(err.msg, cases[k].words) && !pp_test_has_control(err.msg) && !t.data;
         if (!ok)
             fprintf(stderr, "FAIL rejection %zu (%s): rc %d, message \"%s\", want \"%s\"\n", k,
                     cases[k].header, rc, err.msg, cases[k].words);
@@ -703,5 +584,5 @@ int main(void)
         cmocka_unit_test(safetensors_accepts_valid_oddities),
         cmocka_unit_test(safetensors_rejects_bad_length),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

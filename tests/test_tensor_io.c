@@ -10,57 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file_bytes.h"
+#include "io/printable.h"
 #include "io/tensor_io.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-static const char *tmp_path(void **state, const char *name, char *buf)
-{
-    snprintf(buf, 512, "%s/%s", (const char *)*state, name);
-    return buf;
-}
-
-static int group_setup(void **state)
-{
-    char *d = strdup("/tmp/pp_test_tensor_io_XXXXXX");
-    if (!d || !mkdtemp(d))
-        return -1;
-    *state = d;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    char *d = *state;
-    DIR *dir = opendir(d);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-        unlink(p);
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(d);
-    free(d);
-    return 0;
-}
-
-static int has_temp_file(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int found = 0;
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".tmp-"))
-            found = 1;
-    if (d)
-        closedir(d);
-    return found;
-}
 
 // A tensor of n values k + i/4 (exact in every format with p >= 3 for small k and n).
 static void ramp(pp_tensor *t, int64_t n, pp_format_id f, double k)
@@ -202,7 +157,7 @@ static void tensor_io_failed_write_keeps_old_file(void **state)
         if (rc != PP_ERR_RUNTIME)
             fprintf(stderr, "FAIL %s: rc %d \"%s\"\n", spec, rc, err.msg);
         assert_int_equal(rc, PP_ERR_RUNTIME);
-        assert_false(has_temp_file(*state));
+        assert_false(pp_test_has_temp_file(*state));
         assert_int_equal(pp_tensor_load(spec, &r, &err), PP_OK);
         expect_equal(&r, &small);
         pp_tensor_free(&r);
@@ -215,7 +170,7 @@ static void tensor_io_failed_write_keeps_old_file(void **state)
 static void tensor_io_file_modes(void **state)
 {
     char pbuf[512];
-    const char *path = tmp_path(state, "mode.npy", pbuf);
+    const char *path = pp_test_tmp_path(state, "mode.npy", pbuf);
     pp_tensor t;
     pp_error err = {0};
     struct stat st;
@@ -240,7 +195,7 @@ static void tensor_io_file_modes(void **state)
 static void tensor_io_file_load(void **state)
 {
     char pbuf[512];
-    const char *path = tmp_path(state, "empty.bin", pbuf);
+    const char *path = pp_test_tmp_path(state, "empty.bin", pbuf);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fclose(f);
@@ -288,5 +243,5 @@ int main(void)
         cmocka_unit_test(tensor_io_file_load),
         cmocka_unit_test(tensor_io_printable),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

@@ -657,31 +657,24 @@ static void toml_big_inputs_parse_in_linear_time(void **state)
 // is one line "FILE:LINE: ..." with LINE inside the document; nothing crashes or leaks (the
 // sanitizer build checks that part).
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 static void toml_random_mutations_fail_cleanly(void **state)
 {
     (void)state;
     static const char alphabet[] = "[]{}=.,\"'#\\\n\r\t _-+0123456789abefinotuxAE:";
     int n, fails = 0;
     char **names = list_dir(DATA_DIR "/valid", ".toml", &n);
-    uint64_t seed = pp_test_seed(), s = seed;
+    uint64_t seed = pp_test_seed();
+    pp_test_rng s = {seed};
     uint64_t iters = pp_test_iters(20000);
     for (uint64_t it = 0; it < iters && fails < MAX_FAILS; it++) {
         char path[512];
         snprintf(path, sizeof path, DATA_DIR "/valid/%s", names[it % (uint64_t)n]);
         size_t len;
         char *text = read_all(path, &len);
-        int edits = 1 + (int)(splitmix(&s) % 4);
+        int edits = 1 + (int)(pp_test_rng_next(&s) % 4);
         for (int e = 0; e < edits && len > 0; e++) {
-            size_t at = splitmix(&s) % len;
-            uint64_t r = splitmix(&s);
+            size_t at = pp_test_rng_next(&s) % len;
+            uint64_t r = pp_test_rng_next(&s);
             if (r % 3 == 0)
                 text[at] = alphabet[(r >> 8) % (sizeof alphabet - 1)];
             else if (r % 3 == 1)

@@ -6,22 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pp_tb_put(pp_textbuf *b, const char *s, size_t n)
+#include "core/utf8.h"
+
+// Grows b to hold at least need bytes; 0, or -1 (and b->oom) when memory runs out.
+static int tb_reserve(pp_textbuf *b, size_t need)
 {
     if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
+        return -1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
     }
+    b->s = p;
+    b->cap = cap;
+    return 0;
+}
+
+void pp_tb_put(pp_textbuf *b, const char *s, size_t n)
+{
+    if (tb_reserve(b, b->len + n + 1))
+        return;
     memcpy(b->s + b->len, s, n);
     b->len += n;
     b->s[b->len] = '\0';
@@ -34,40 +44,32 @@ void pp_tb_str(pp_textbuf *b, const char *s)
 
 void pp_tb_printf(pp_textbuf *b, const char *fmt, ...)
 {
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= sizeof tmp) {
-        b->oom = 1;  // callers format short fields only: a cut would be a silent bug
-        return;
+    // Formatted straight into the buffer; when it does not fit, grown to fit and formatted again.
+    for (;;) {
+        if (tb_reserve(b, b->len + 1))
+            return;
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->s[b->len] = '\0';
+            b->oom = 1;
+            return;
+        }
+        if (b->len + (size_t)k < b->cap) {
+            b->len += (size_t)k;
+            return;
+        }
+        b->s[b->len] = '\0';  // the cut attempt leaves nothing behind
+        if (tb_reserve(b, b->len + (size_t)k + 1))
+            return;
     }
-    pp_tb_put(b, tmp, (size_t)k);
-}
-
-// Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0.
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80 ? 4 : 0;
-    }
-    return 0;
 }
 
 void pp_tb_html(pp_textbuf *b, const char *str)
 {
-    const unsigned char *s = (const unsigned char *)str;
+    const unsigned char *s = (const unsigned char *)str, *end = s + strlen(str);
     while (*s) {
         const char *rep = NULL;
         switch (*s) {
@@ -86,7 +88,7 @@ void pp_tb_html(pp_textbuf *b, const char *str)
             s++;
             continue;
         }
-        size_t n = utf8_len(s);
+        size_t n = pp_utf8_len(s, (size_t)(end - s));
         if (!n) {
             pp_tb_str(b, "\xEF\xBF\xBD");
             s++;
@@ -101,4 +103,17 @@ void pp_tb_free(pp_textbuf *b)
 {
     free(b->s);
     memset(b, 0, sizeof *b);
+}
+
+char *pp_tb_take(pp_textbuf *b)
+{
+    if (!b->oom && !b->s)
+        pp_tb_put(b, "", 0);
+    if (b->oom) {
+        pp_tb_free(b);
+        return NULL;
+    }
+    char *s = b->s;
+    memset(b, 0, sizeof *b);
+    return s;
 }

@@ -85,7 +85,8 @@ void pp_atomic_discard(char **tmp)
     *tmp = NULL;
 }
 
-int pp_atomic_write_bytes(const char *path, const void *data, size_t n, pp_error *err)
+int pp_atomic_write_stream(const char *path, int (*emit)(FILE *fp, void *ctx), void *ctx,
+                           pp_error *err)
 {
     char *tmp;
     int rc = pp_atomic_reserve(path, &tmp, err);
@@ -93,19 +94,37 @@ int pp_atomic_write_bytes(const char *path, const void *data, size_t n, pp_error
         return rc;
     int e = 0;
     FILE *fp = fopen(tmp, "wb");
-    if (!fp)
+    if (!fp) {
         e = errno;
-    else
+    } else {
         errno = 0;
-    if (fp && n > 0 && fwrite(data, 1, n, fp) != n)
-        e = errno ? errno : EIO;
-    if (fp && fclose(fp) != 0 && !e)
-        e = errno ? errno : EIO;
+        if (emit(fp, ctx) != 0 || fflush(fp) != 0)
+            e = errno ? errno : EIO;
+        if (fclose(fp) != 0 && !e)
+            e = errno ? errno : EIO;
+    }
     if (e) {
         pp_atomic_discard(&tmp);
         return pp_fail(err, PP_ERR_RUNTIME, "%s: cannot write: %s", path, strerror(e));
     }
     return pp_atomic_finish(path, &tmp, err);
+}
+
+typedef struct bytes_out {
+    const void *data;
+    size_t n;
+} bytes_out;
+
+static int emit_bytes(FILE *fp, void *ctx)
+{
+    const bytes_out *b = ctx;
+    return b->n > 0 && fwrite(b->data, 1, b->n, fp) != b->n ? -1 : 0;
+}
+
+int pp_atomic_write_bytes(const char *path, const void *data, size_t n, pp_error *err)
+{
+    bytes_out b = {data, n};
+    return pp_atomic_write_stream(path, emit_bytes, &b, err);
 }
 
 int pp_atomic_write_text(const char *path, const char *text, pp_error *err)

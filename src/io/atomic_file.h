@@ -1,11 +1,12 @@
 // atomic_file.h — replacing a file all at once: the new content goes to a temporary name in the
 // destination's directory and is renamed over the destination only when complete, so a reader
 // (or a crash) never sees a half-written report. For writers that need a file name rather than
-// a FILE* (libhdf5), and for whole texts.
+// a FILE* (libhdf5), for writers that stream (the tensor formats), and for whole texts.
 #ifndef PP_ATOMIC_FILE_H
 #define PP_ATOMIC_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -29,6 +30,14 @@ void pp_atomic_discard(char **tmp);
 
 // Creates folder dir and any missing parents (mkdir -p). Returns 0, or -1 with errno set.
 int pp_mkdir_p(const char *dir);
+
+// Replaces the file at path with what emit(fp, ctx) writes (emit returns 0 when it wrote
+// everything): into a reserved temporary file, renamed onto path only when emit, the flush and
+// the close succeed, so a failure never leaves a half-written file under path's name (the old
+// file, if any, stays as it was). A replaced file keeps its mode.
+// Returns PP_OK or PP_ERR_RUNTIME ("PATH: cannot write: ...").
+int pp_atomic_write_stream(const char *path, int (*emit)(FILE *fp, void *ctx), void *ctx,
+                           pp_error *err);
 
 // Replaces the file at path with the n bytes at data, atomically (reserve, write, finish).
 // Returns PP_OK or PP_ERR_RUNTIME; on failure neither a temporary file nor a partial path is

@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/tensor_io.h"
+#include "io/atomic_file.h"
+#include "io/printable.h"
+#include "io/tensor_writable.h"
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing
@@ -472,7 +474,7 @@ static int h5_write(const char *path, const char *ds, const char *shown, const p
         rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to finish the file", path);
     if (!rc) {
         h5_image img = {image, (size_t)size};
-        rc = pp_write_atomic(path, emit_image, &img, err);
+        rc = pp_atomic_write_stream(path, emit_image, &img, err);
     }
     free(image);
     return rc;

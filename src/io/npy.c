@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/tensor_io.h"
+#include "io/atomic_file.h"
+#include "io/file_bytes.h"
+#include "io/printable.h"
+#include "io/tensor_writable.h"
 
 // ---------------------------------------------------------------------------------------------
 // Header parsing
@@ -362,7 +365,7 @@ int pp_npy_read(const char *path, pp_tensor *t, pp_error *err)
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-// What pp_npy_write hands to pp_write_atomic.
+// What pp_npy_write hands to pp_atomic_write_stream.
 typedef struct npy_out {
     const pp_tensor *t;
     const char *hdr;  // prefix and header, hlen bytes
@@ -433,5 +436,5 @@ int pp_npy_write(const char *path, const pp_tensor *t, pp_error *err)
     hdr[NPY_MAGIC_LEN + 2] = (char)(hlen & 0xff);
     hdr[NPY_MAGIC_LEN + 3] = (char)(hlen >> 8);
     npy_out o = {t, hdr, (size_t)len, size};
-    return pp_write_atomic(path, npy_emit, &o, err);
+    return pp_atomic_write_stream(path, npy_emit, &o, err);
 }

@@ -11,7 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/tensor_io.h"
+#include "core/utf8.h"
+#include "io/atomic_file.h"
+#include "io/file_bytes.h"
+#include "io/printable.h"
+#include "io/tensor_writable.h"
 
 // ---------------------------------------------------------------------------------------------
 // dtypes
@@ -55,49 +59,6 @@ static int format_rank(pp_format_id f)
     case PP_FMT_E5M2: return dtype_rank("F8_E5M2");
     default: return -1;
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// UTF-8 (the header must be UTF-8, as serde_json requires; names we write must be too)
-
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int len;
-        unsigned min;
-        if ((c & 0xE0) == 0xC0) {
-            len = 2;
-            min = 0x80;
-            c &= 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            len = 3;
-            min = 0x800;
-            c &= 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            len = 4;
-            min = 0x10000;
-            c &= 0x07;
-        } else {
-            return 0;
-        }
-        if (n - i < (size_t)len)
-            return 0;
-        for (int k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return 0;
-            c = (c << 6) | (s[i + k] & 0x3F);
-        }
-        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-            return 0;  // overlong, out of range, or a surrogate
-        i += (size_t)len;
-    }
-    return 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,7 +206,7 @@ static int header_parse(const unsigned char *buf, size_t n, const char *file, st
     if (hlen < 2 || js[0] != '{')
         return pp_fail(err, PP_ERR_INPUT,
                        "%s: not a safetensors file: the header does not start with '{'", file);
-    if (memchr(js, 0, hlen) || !utf8_valid(js, hlen))
+    if (memchr(js, 0, hlen) || !pp_utf8_valid(js, hlen))  // as serde_json requires
         return pp_fail(err, PP_ERR_INPUT, "%s: the header is not valid UTF-8 text", file);
     const char *end = NULL;
     h->root = cJSON_ParseWithLengthOpts((const char *)js, hlen, &end, 0);
@@ -616,7 +577,7 @@ static int write_tensor_data(FILE *fp, const st_out *o)
     return used == 0 || fwrite(chunk, 1, used, fp) == used;
 }
 
-// What write_outs hands to pp_write_atomic: the header, then each tensor's bytes in order.
+// What write_outs hands to pp_atomic_write_stream: the header, then each tensor's bytes in order.
 typedef struct st_emit_ctx {
     const sbuf *header;
     const st_out *outs;
@@ -689,7 +650,7 @@ static int write_outs(const char *path, st_out *outs, int count, const cJSON *me
         return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory building the header", path);
     }
     st_emit_ctx ctx = {&s, outs, count};
-    int rc = pp_write_atomic(path, st_emit, &ctx, err);
+    int rc = pp_atomic_write_stream(path, st_emit, &ctx, err);
     free(s.p);
     return rc;
 }
@@ -700,7 +661,7 @@ static int check_name(const char *path, const char *name, pp_error *err)
         return pp_fail(err, PP_ERR_INPUT, "%s: a tensor name is empty", path);
     if (!strcmp(name, "__metadata__"))
         return pp_fail(err, PP_ERR_INPUT, "%s: '__metadata__' cannot name a tensor", path);
-    if (!utf8_valid((const unsigned char *)name, strlen(name)))
+    if (!pp_utf8_valid((const unsigned char *)name, strlen(name)))
         return pp_fail(err, PP_ERR_INPUT, "%s: tensor name is not valid UTF-8", path);
     return PP_OK;
 }

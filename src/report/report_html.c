@@ -11,6 +11,7 @@
 #include "io/atomic_file.h"
 #include "core/close.h"
 #include "core/repr.h"
+#include "report/summary_row.h"
 #include "report/svg.h"
 #include "core/textbuf.h"
 
@@ -274,19 +275,10 @@ static void table(pp_textbuf *b, const pp_run_result *r)
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
         const pp_close_stats *s = &c->stats;
-        char pct[32], ma[PP_REPR_MAX] = "0.0", mr[PP_REPR_MAX] = "0.0", mu[32] = "0", mean[PP_REPR_MAX], nf[32];
-        if (pp_format_percent((double)s->mismatched, (double)s->numel, pct, sizeof pct) < 0)
-            snprintf(pct, sizeof pct, "-");
-        if (s->abs_diff.index >= 0)
-            pp_repr_double(s->abs_diff.value, ma, sizeof ma);
-        if (s->rel_diff.index >= 0)
-            pp_repr_double(s->rel_diff.value, mr, sizeof mr);
-        if (s->ulp_err.index >= 0)
-            snprintf(mu, sizeof mu, "%.4g", s->ulp_err.value);
+        pp_summary_row row = pp_summary_row_of(s);
+        char mean[PP_REPR_MAX];
         double mabs = pp_close_stats_mean_abs(s);
         pp_repr_double(mabs, mean, sizeof mean);
-        int64_t nonfinite = s->nan_actual + s->inf_actual;
-        snprintf(nf, sizeof nf, "%lld", (long long)nonfinite);
         pp_tb_str(b, "<tr><td>");
         swatch(b, color_of(r, c->variant));
         pp_tb_html(b, c->variant);
@@ -295,12 +287,12 @@ static void table(pp_textbuf *b, const pp_run_result *r)
         pp_tb_str(b, "</td><td>");
         pp_tb_html(b, c->against);
         pp_tb_str(b, "</td>");
-        num_cell(b, s->numel ? (double)s->mismatched / (double)s->numel : NAN, pct);
-        num_cell(b, s->abs_diff.index >= 0 ? s->abs_diff.value : 0.0, ma);
-        num_cell(b, s->rel_diff.index >= 0 ? s->rel_diff.value : 0.0, mr);
-        num_cell(b, s->ulp_err.index >= 0 ? s->ulp_err.value : 0.0, mu);
+        num_cell(b, row.mismatch.value, row.mismatch.text);
+        num_cell(b, row.max_abs.value, row.max_abs.text);
+        num_cell(b, row.max_rel.value, row.max_rel.text);
+        num_cell(b, row.max_ulp.value, row.max_ulp.text);
         num_cell(b, mabs, mean);
-        num_cell(b, (double)nonfinite, nf);
+        num_cell(b, row.nonfinite.value, row.nonfinite.text);
         pp_tb_str(b, "<td><pre>");
         int m = pp_close_message(&c->stats, &c->opts, c->ndim, c->shape, msg, sizeof msg);
         pp_tb_html(b, m == 1 || m < 0 ? msg : "close");

@@ -11,34 +11,19 @@
 #include "core/close.h"
 #include "core/repr.h"
 #include "core/textbuf.h"
+#include "core/utf8.h"
 
 // ---------------------------------------------------------------------------------------------
 // XML escaping
 
-// Length of the well-formed UTF-8 sequence at s that is an XML 1.0 character (RFC 3629: no
-// overlong forms, no surrogates, at most U+10FFFF; XML also excludes U+FFFE and U+FFFF), or 0.
-static size_t utf8_len(const unsigned char *s)
+// Length of the well-formed UTF-8 sequence at the n bytes at s that is an XML 1.0 character
+// (pp_utf8_len, less U+FFFE and U+FFFF, which XML excludes), or 0.
+static size_t xml_char_len(const unsigned char *s, size_t n)
 {
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80)
-            return 0;
-        if (c == 0xEF && s[1] == 0xBF && (s[2] == 0xBE || s[2] == 0xBF))
-            return 0;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
-            return 0;
-        return 4;
-    }
-    return 0;
+    size_t k = pp_utf8_len(s, n);
+    if (k == 3 && s[0] == 0xEF && s[1] == 0xBF && (s[2] == 0xBE || s[2] == 0xBF))
+        return 0;
+    return k;
 }
 
 // Appends s escaped for element text (attr 0) or a double-quoted attribute value (attr 1).
@@ -47,7 +32,7 @@ static size_t utf8_len(const unsigned char *s)
 // return does, which line-end normalisation would otherwise drop.
 static void sb_xml(pp_textbuf *b, const char *str, int attr)
 {
-    const unsigned char *s = (const unsigned char *)str;
+    const unsigned char *s = (const unsigned char *)str, *end = s + strlen(str);
     while (*s) {
         unsigned c = *s;
         const char *rep = NULL;
@@ -73,7 +58,7 @@ static void sb_xml(pp_textbuf *b, const char *str, int attr)
             s++;
             continue;
         }
-        size_t n = utf8_len(s);
+        size_t n = xml_char_len(s, (size_t)(end - s));
         if (n == 0) {
             pp_tb_str(b, "\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
             s++;

@@ -1,14 +1,16 @@
-// attention_ref_impl.h — what the attention reference's files share (not a public interface): the
-// job, its task split, the bound constants of each path, and the final rounding's bookkeeping.
-#ifndef PP_ATTENTION_REF_IMPL_H
-#define PP_ATTENTION_REF_IMPL_H
+// attention_ref_job.h — what the attention reference's files share (not a public interface): the
+// job, its task split, the bound constants of each path, the final rounding's bookkeeping and
+// progress. Below both paths (attention_ref_fast.h, attention_ref_plain.h) and the entry point
+// (attention_ref.c) that runs them.
+#ifndef PP_ATTENTION_REF_JOB_H
+#define PP_ATTENTION_REF_JOB_H
 
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>  // before mpfr.h: declares mpfr_fprintf
 #include <mpfr.h>
 
-#include "attention_ref.h"
+#include "attention_ref_types.h"
 
 // Every bound is evaluated in binary64, round to nearest, on nonnegative values with + and ×
 // only, at most 2^32 operations deep: the computed value is at least (1 − 2^−20) times the real
@@ -121,25 +123,10 @@ static inline void pp_attn_put_(double *val, double *elem, int64_t idx, double v
         *tmax = bnd;
 }
 
-// exp((Sh − M) + Sl) as a double-double within 2^−81 relative, for |Sh|, |M| < 2^40,
-// |Sl| ≤ 2^−53|Sh|, Sh − M ∈ [−500, 0]; J->exp_tab and J->exp_L set by pp_attn_exp_init_.
-void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el);
-void pp_attn_exp_init_(pp_attn_job_ *J);
-
-// The fast path's building blocks, exported for their tests (PROOFS.md#attention): dd_mul
-// (±9.1u²|xh·yh|), dd_add (±3.02u²(|xh| + |yh|)), the split accumulation and its coefficient acc(n).
-void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl);
-void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl);
-void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl);
-double pp_attn_acc_split_coef_(int64_t n);
+// Starts the progress clock: the first report comes 0.1 s after this.
+void pp_attn_progress_start_(pp_attn_job_ *J);
 
 // One row done: counts it, and reports progress from worker 0 at most every 0.1 s.
 void pp_attn_row_done_(pp_attn_job_ *J, int worker);
-
-// The two paths. fast returns nonzero when a precondition of its proof fails for the task (a
-// non-finite input, |S| ≥ 2^40, a score bound above 2^−40, σ out of range): the caller reruns the
-// task with plain, which overwrites everything the task owns. Both return -1 when out of memory.
-int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker);
-int pp_attn_plain_task_(pp_attn_job_ *J, int64_t task, int worker);
 
 #endif

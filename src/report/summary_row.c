@@ -1,0 +1,37 @@
+// summary_row.c — a comparison's summary cells (see summary_row.h).
+#include "report/summary_row.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+// A largest difference as its repr, or "0.0" when no pair set it (index < 0).
+static pp_summary_cell max_cell(const pp_close_max *m)
+{
+    pp_summary_cell c = {"0.0", 0.0};
+    if (m->index >= 0) {
+        pp_repr_double(m->value, c.text, sizeof c.text);
+        c.value = m->value;
+    }
+    return c;
+}
+
+pp_summary_row pp_summary_row_of(const pp_close_stats *s)
+{
+    pp_summary_row r;
+    memset(&r, 0, sizeof r);
+    if (pp_format_percent((double)s->mismatched, (double)s->numel, r.mismatch.text, sizeof r.mismatch.text) < 0)
+        snprintf(r.mismatch.text, sizeof r.mismatch.text, "-");
+    r.mismatch.value = s->numel ? (double)s->mismatched / (double)s->numel : NAN;
+    r.max_abs = max_cell(&s->abs_diff);
+    r.max_rel = max_cell(&s->rel_diff);
+    snprintf(r.max_ulp.text, sizeof r.max_ulp.text, "0");
+    if (s->ulp_err.index >= 0) {
+        snprintf(r.max_ulp.text, sizeof r.max_ulp.text, "%.4g", s->ulp_err.value);
+        r.max_ulp.value = s->ulp_err.value;
+    }
+    int64_t nonfinite = s->nan_actual + s->inf_actual;
+    snprintf(r.nonfinite.text, sizeof r.nonfinite.text, "%lld", (long long)nonfinite);
+    r.nonfinite.value = (double)nonfinite;
+    return r;
+}

@@ -1,0 +1,26 @@
+// summary_row.h — the numbers of one comparison's summary row (mismatch, max abs, max rel, max
+// ulp, NaN/Inf), each as the text shown and the value it sorts by: written once, so the text
+// report's summary and the HTML report's comparison table show the same cells.
+#ifndef PP_SUMMARY_ROW_H
+#define PP_SUMMARY_ROW_H
+
+#include "core/close.h"
+#include "core/repr.h"
+
+typedef struct pp_summary_cell {
+    char text[PP_REPR_MAX];
+    double value;  // what a table sorts the column by
+} pp_summary_cell;
+
+typedef struct pp_summary_row {
+    pp_summary_cell mismatch;   // Python's {:.1%} of mismatched/numel; "-" (NaN) with no elements
+    pp_summary_cell max_abs;    // shortest round-trip repr; "0.0" (0) when no pair was compared
+    pp_summary_cell max_rel;    // likewise
+    pp_summary_cell max_ulp;    // %.4g; "0" (0) when no pair was compared
+    pp_summary_cell nonfinite;  // NaN and Inf in the actual tensor, a count
+} pp_summary_row;
+
+// The summary row of a comparison's statistics.
+pp_summary_row pp_summary_row_of(const pp_close_stats *s);
+
+#endif
