@@ -401,6 +401,7 @@ static int add_variant(const ctx *x, const pp_toml_value *at, pp_case *c, const 
     memset(v, 0, sizeof *v);
     snprintf(v->name, sizeof v->name, "%s", name);
     v->knobs = *k;
+    v->line = pp_toml_line(at);
     return 0;
 }
 
@@ -519,14 +520,17 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
             }
             if ((rc = add_variant(x, mt, c, name, &k)))
                 return rc;
+            c->variants[c->n_variants - 1].from_matrix = 1;
         }
     }
     // Knob combinations the operation cannot run ([variants] and [matrix] alike; an external
     // variant's knobs only describe it).
     for (int i = 0; op->check_knobs && i < c->n_variants; i++) {
+        const pp_variant_spec *vs = &c->variants[i];
         char msg[256];
-        if (!c->variants[i].external && op->check_knobs(&c->params, &c->variants[i].knobs, msg, sizeof msg))
-            return pp_fail(x->err, PP_ERR_INPUT, "%s: variant '%s': %s", x->file, c->variants[i].name, msg);
+        if (!vs->external && op->check_knobs(&c->params, &vs->knobs, msg, sizeof msg))
+            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s'%s: %s", x->file, vs->line, vs->name,
+                           vs->from_matrix ? " (from [matrix])" : "", msg);
     }
     if (c->n_variants == 0)
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: the case has no variants: add [variants.NAME] tables or a [matrix]",
@@ -629,18 +633,21 @@ static int read_pair(const ctx *x, const pp_toml_value *p, pp_case *c, pp_pair_s
         if (pp_view_parse(s, &view, msg, sizeof msg))
             return fail_at(x, v, "%s", msg, NULL, NULL);
         if (view.kind == PP_VIEW_TE_CP_RANK && !view.world) {
-            // the world is the larger cp_world of the two variants
-            int k = pp_op_knob_index(c->op, "cp_world");
-            for (int i = 0; k >= 0 && i < 2; i++) {
-                int w = (int)pp_knob_int(c->op, &c->variants[i ? ps->expected : ps->actual].knobs, "cp_world", 0);
-                view.world = w > view.world ? w : view.world;
-            }
+            // the world is the larger of the two variants' (the op row knows where it lives)
+            view.world = pp_op_view_world(c->op, &c->params, &c->variants[ps->actual].knobs,
+                                          &c->variants[ps->expected].knobs);
+            if (view.rank >= view.world && c->op->view_world_knob)
+                return pp_fail(x->err, PP_ERR_INPUT,
+                               "%s:%d: view '%s' needs rank < world, and neither variant has %s > %d "
+                               "(write te-cp-rank:R/W to name the world)",
+                               x->file, pp_toml_line(v), s, c->op->view_world_knob, view.rank);
             if (view.rank >= view.world)
                 return pp_fail(x->err, PP_ERR_INPUT,
-                               "%s:%d: view '%s' needs rank < world, and neither variant has cp_world > %d "
-                               "(write te-cp-rank:R/W to name the world)",
-                               x->file, pp_toml_line(v), s, view.rank);
+                               "%s:%d: view '%s' needs rank < world, and the variants of op '%s' have no world "
+                               "(write te-cp-rank:R/W to name it)",
+                               x->file, pp_toml_line(v), s, c->op->name);
         }
+        ps->view_world = view.world;
         snprintf(ps->view, sizeof ps->view, "%s", s);
     }
     const pp_toml_value *t = pp_toml_get(p, "tensors");

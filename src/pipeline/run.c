@@ -197,20 +197,6 @@ static void compare_into(pp_comparison *cmp, const pp_case *c, const char *varia
         pp_axis_stats_compute(&cmp->axes, a->ndim, a->shape, pos_dim, head_dim, a->data, e->data);
 }
 
-// The world size a te-cp-rank view uses: its own, else the larger cp_world of the pair's variants.
-static int view_world(const pp_case *c, const pp_pair_spec *ps, const pp_view *view)
-{
-    if (view->world)
-        return view->world;
-    int w = 0;
-    for (int i = 0; i < 2; i++) {
-        int wi = (int)pp_knob_int(c->op, &c->variants[i ? ps->expected : ps->actual].knobs, "cp_world", 0);
-        if (wi > w)
-            w = wi;
-    }
-    return w;
-}
-
 // The comparisons of one pair with a view or tensor groups: each group gathered on both sides
 // (src/core/view.h) and compared under the name GROUP@VIEW.
 static int compare_pair_view(const pp_case *c, const pp_pair_spec *ps, int (*has)[PP_MAX_OP_TENSORS],
@@ -223,14 +209,7 @@ static int compare_pair_view(const pp_case *c, const pp_pair_spec *ps, int (*has
     pp_view view;
     if (pp_view_parse(ps->view, &view, msg, sizeof msg))
         return pp_fail(err, PP_ERR_INPUT, "%s: %s", what, msg);
-    if (view.kind == PP_VIEW_TE_CP_RANK) {
-        view.world = view_world(c, ps, &view);
-        if (view.world < 1 || view.rank >= view.world)
-            return pp_fail(err, PP_ERR_INPUT,
-                           "%s: view %s needs rank < world (world %d: write te-cp-rank:R/W or compare a variant "
-                           "with cp_world > 1)",
-                           what, ps->view, view.world);
-    }
+    view.world = ps->view_world;  // resolved and checked when the case was read
     int n_groups = ps->n_groups;
     for (int g = 0; g < (n_groups ? n_groups : op->n_outputs); g++) {
         int len = n_groups ? ps->group_len[g] : 1, ok = 1;

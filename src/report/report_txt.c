@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/repr.h"
+#include "ops/op.h"
 
 typedef struct strbuf {
     char *s;
@@ -80,7 +81,7 @@ static void header(strbuf *b, const pp_run_result *r)
         sb_printf(b, "variant:   %-24s", vr->name);
         for (int k = 0; k < vr->n_knobs; k++)
             sb_printf(b, " %s=%s", vr->knobs[k].name, vr->knobs[k].value);
-        const char *note = pp_variant_vendor_note(vr);
+        const char *note = pp_op_vendor_note(pp_op_find(r->op), vr);
         sb_printf(b, "%s%s%s\n", vr->external ? " (external: outputs read from files)" : "", note ? " " : "",
                   note ? note : "");
     }
