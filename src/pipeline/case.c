@@ -10,19 +10,10 @@
 #include <string.h>
 
 #include "core/nearest.h"
+#include "core/statistic.h"
 #include "io/tensor_io.h"
 #include "io/toml.h"
 #include "core/view.h"
-
-const char *const pp_gate_stats[] = {
-    "mismatch_fraction", "mismatched", "max_abs_diff", "max_rel_diff", "max_ulp",
-    "mean_abs", "rms", "worst_tolerance_ratio", "nan_count", "inf_count",
-};
-
-int pp_gate_stat_count(void)
-{
-    return (int)(sizeof pp_gate_stats / sizeof pp_gate_stats[0]);
-}
 
 // ---- small helpers ---------------------------------------------------------------------------
 
@@ -107,6 +98,22 @@ static int unknown(const ctx *x, const pp_toml_value *v, const char *what, const
         snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
     return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown %s '%s' in %s%s", x->file, pp_toml_line(v), what, word,
                    where, hint);
+}
+
+// An unknown statistic in a gate rule: the nearest name, and every name a rule may use.
+static int unknown_statistic(const ctx *x, const pp_toml_value *v, const char *word)
+{
+    const char *names[64];
+    int n = pp_statistic_count();
+    for (int i = 0; i < n && i < 64; i++)
+        names[i] = pp_statistic_at(i)->name;
+    const char *near = pp_nearest_name(word, names, n);
+    char hint[160] = "", known[1024];
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    pp_statistic_names(known, sizeof known);
+    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown statistic '%s' in [gate] (%sknown: %s)", x->file,
+                   pp_toml_line(v), word, hint, known);
 }
 
 // ---- sections --------------------------------------------------------------------------------
@@ -788,11 +795,8 @@ static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
         snprintf(r->tensor, sizeof r->tensor, "%s", parts[1]);
         snprintf(r->against, sizeof r->against, "%s", np == 4 ? parts[2] : "reference");
         snprintf(r->stat, sizeof r->stat, "%s", parts[np - 1]);
-        int known = 0;
-        for (int j = 0; j < pp_gate_stat_count(); j++)
-            known |= !strcmp(r->stat, pp_gate_stats[j]);
-        if (!known)
-            return unknown(x, v, "statistic", r->stat, "[gate]", pp_gate_stats, pp_gate_stat_count());
+        if (!pp_statistic_find(r->stat))
+            return unknown_statistic(x, v, r->stat);
         if (!strchr(r->variant, '*') && pp_case_variant_index(c, r->variant) < 0) {
             const char *names[PP_MAX_VARIANTS];
             for (int k = 0; k < c->n_variants; k++)

@@ -104,8 +104,4 @@ void pp_case_free(pp_case *c);
 // Index of the variant named name, or -1.
 int pp_case_variant_index(const pp_case *c, const char *name);
 
-// The statistic names a gate rule may use.
-extern const char *const pp_gate_stats[];
-int pp_gate_stat_count(void);
-
 #endif

@@ -562,9 +562,6 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
             }
         }
     }
-    if (pp_gate_evaluate(c, r) < 0)
-        rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
-
 done:
     progress(o, "%s%s", "", "");
     if (groups)

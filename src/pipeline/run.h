@@ -1,5 +1,6 @@
 // run.h — running a case: inputs, every variant on a backend, the reference once per input
-// format, every comparison (against the reference and the case's pairs), the gate's rules.
+// format, every comparison (against the reference and the case's pairs). The gate's rules are
+// not the run's: the caller evaluates them once on the result (pipeline/gate.h).
 #ifndef PP_RUN_H
 #define PP_RUN_H
 
@@ -27,15 +28,5 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
 // Returns PP_OK, PP_ERR_INPUT or PP_ERR_RUNTIME.
 int pp_run_reference(const pp_case *c, const pp_run_opts *o, pp_format_id format, pp_tensor *inputs,
                      pp_tensor *refs, pp_reference_info *info, pp_error *err);
-
-// The value of statistic stat (one of pp_gate_stats) of comparison cmp.
-double pp_comparison_stat(const pp_comparison *cmp, const char *stat);
-
-// Evaluates the case's absolute gate rules on r's comparisons, appending one verdict per rule
-// to r. Returns the number of failed rules, or -1 when out of memory.
-int pp_gate_evaluate(const pp_case *c, pp_run_result *r);
-
-// Shell-style match of name against pattern, where '*' matches any run of characters.
-int pp_glob_match(const char *pattern, const char *name);
 
 #endif

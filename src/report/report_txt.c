@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/repr.h"
+#include "core/statistic.h"
 #include "ops/op.h"
 
 typedef struct strbuf {
@@ -105,6 +106,12 @@ static void comparisons(strbuf *b, const pp_run_result *r)
     }
 }
 
+// A statistic's column heading, as the statistic table (src/core/statistic.h) names it.
+static const char *heading(const char *statistic)
+{
+    return pp_statistic_find(statistic)->label;
+}
+
 static void summary(strbuf *b, const pp_run_result *r)
 {
     sb_printf(b, "\n== summary ==\n");
@@ -113,8 +120,9 @@ static void summary(strbuf *b, const pp_run_result *r)
     for (int i = 0; i < r->n_comparisons; i++)
         if ((int)strlen(r->comparisons[i].tensor) > tw)
             tw = (int)strlen(r->comparisons[i].tensor);
-    sb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", "variant", tw, "tensor", "against", "mismatch",
-              "max abs", "max rel", "max ulp", "NaN/Inf");
+    sb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", "variant", tw, "tensor", "against",
+              heading("mismatch_fraction"), heading("max_abs_diff"), heading("max_rel_diff"), heading("max_ulp"),
+              "NaN/Inf");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
         const pp_close_stats *s = &c->stats;
