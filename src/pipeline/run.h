@@ -4,20 +4,12 @@
 #ifndef PP_RUN_H
 #define PP_RUN_H
 
-#include "pipeline/case.h"
 #include "core/results.h"
+#include "pipeline/case.h"
+#include "pipeline/run_opts.h"
 
-typedef struct pp_run_opts {
-    const char *device;    // "cpu", "cuda" or "auto"
-    int threads;           // < 1: one per online CPU
-    int save_tensors;      // keep inputs, outputs and references in the result (for report.h5)
-    int progress;          // print progress on stderr (the caller checks that it is a terminal)
-    const char *reference_method;  // NULL: the case's; else one of the op's ref_methods
-    const char *cache_dir;         // reference cache folder (src/pipeline/ref_cache.h); NULL or "": none
-    int cross_check;               // on cuda, also run the CPU emulation: "cpu-emulation" comparisons
-} pp_run_opts;
-
-// Runs case c. On success r holds everything the reports show (free with pp_run_result_free).
+// Runs case c: its plan, executed, compared and assembled (pipeline/plan.h). On success r holds
+// everything the reports show but the gate's verdicts (free with pp_run_result_free).
 // Returns PP_OK, PP_ERR_INPUT (bad input files, shapes, unusable device request) or
 // PP_ERR_RUNTIME (out of memory, CUDA failure).
 int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_error *err);
