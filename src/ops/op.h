@@ -196,9 +196,6 @@ void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
 int pp_knob_id(const pp_knob_def *knob, int v);
 // The text of stored value v ("fp32", "64").
 void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n);
-// The value of the knob named name in k as an integer (an integer knob's value, else atoi of its
-// text), or def when op has no such knob.
-int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def);
 
 // Parameter i's value (its default when not given); for PP_PARAM_CHOICE the choice's index.
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);

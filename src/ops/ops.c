@@ -110,15 +110,6 @@ void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n)
         snprintf(buf, n, "%d", v);
 }
 
-int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def)
-{
-    int i = pp_op_knob_index(op, name);
-    if (i < 0)
-        return def;
-    const pp_knob_def *knob = &op->knobs[i];
-    return knob->values ? atoi(knob->values[k->v[i]]) : k->v[i];
-}
-
 pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)
 {
     return op->output_format ? op->output_format(k, i) : op->format(k);

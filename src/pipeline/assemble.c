@@ -60,7 +60,8 @@ static int comparisons(pp_run_products *p, pp_comparison *cmps, int n, pp_run_re
         pp_comparisons_free(cmps, n);
         return -1;
     }
-    memcpy(all + n, p->cross, (size_t)p->n_cross * sizeof *all);
+    if (p->n_cross)
+        memcpy(all + n, p->cross, (size_t)p->n_cross * sizeof *all);
     r->comparisons = all;
     r->n_comparisons = n + p->n_cross;
     p->n_cross = 0;  // moved (their axes are r's now)
