@@ -137,6 +137,28 @@ static void test_knob_check_names_file_line(void **state)
     pp_case_free(&c);
 }
 
+// A te-cp-rank view without a world takes the larger world of the pair from the row; when neither
+// variant splits the sequence, the error names the knob the row reads it from.
+static void test_view_world_from_the_row(void **state)
+{
+    (void)state;
+    const char *head = "[case]\nname = \"x\"\nop = \"attention\"\n[op]\ns = 16\nh = 2\nd = 4\n"
+                       "[variants.cp]\ncp_world = \"%s\"\n[variants.ref]\n"
+                       "[compare]\npairs = [{ actual = \"cp\", expected = \"ref\", view = \"te-cp-rank:1\" }]\n";
+    char text[512];
+    pp_case c;
+    pp_error err = {0};
+    snprintf(text, sizeof text, head, "2");
+    assert_int_equal(pp_case_parse(text, strlen(text), "v.toml", &c, &err), PP_OK);
+    assert_int_equal(c.pairs[0].view_world, 2);
+    pp_case_free(&c);
+    snprintf(text, sizeof text, head, "1");
+    assert_int_equal(pp_case_parse(text, strlen(text), "v.toml", &c, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "v.toml:12: view 'te-cp-rank:1' needs rank < world, and neither variant has "
+                                    "cp_world > 1"));
+    pp_case_free(&c);
+}
+
 // ---- no generic file names a knob -----------------------------------------------------------
 
 // The words that are an op's knob names or values and also the generic program's own words:
@@ -288,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_reordered_values_keep_their_meaning),
         cmocka_unit_test(test_row_hooks),
         cmocka_unit_test(test_knob_check_names_file_line),
+        cmocka_unit_test(test_view_world_from_the_row),
         cmocka_unit_test(test_no_generic_file_names_a_knob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
