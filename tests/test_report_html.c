@@ -49,7 +49,7 @@ static void build_run(pp_run_result *r, double *e, double *a0, double *a1, doubl
     memset(r, 0, sizeof *r);
     snprintf(r->precprobe_version, sizeof r->precprobe_version, "0.1.0");
     set_name(r->case_name, "html & <case>");
-    set_name(r->op, "attention_fwd");
+    set_name(r->op, "attention");
     snprintf(r->device, sizeof r->device, "cpu");
     snprintf(r->created_utc, sizeof r->created_utc, "2026-11-23T15:00:00Z");
     r->seed = 7;

@@ -7,6 +7,7 @@
 #include "pipeline/case.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "core/statistic.h"
 #include "ops/op.h"
 #include "report/report_h5.h"
 #include "report/report_html.h"
@@ -19,7 +20,7 @@ int pp_cmd_list(int argc, char **argv)
     int rc = pp_cli_parse("list", argc, argv, NULL, 0, pos, 0, &n_pos);
     if (rc == 1) {
         printf("usage: precprobe list\n\nLists the operations, their parameters and knobs with allowed values and\n"
-               "defaults, and the case files shipped in cases/.\n");
+               "defaults, the statistics a [gate] rule can name, and the case files shipped in cases/.\n");
         return 0;
     }
     if (rc)
@@ -57,6 +58,9 @@ int pp_cmd_list(int argc, char **argv)
             printf(" %s%s", op->ref_methods[m], m ? "" : " (default)");
         printf("\n");
     }
+    printf("\ngate statistics ([gate] \"VARIANT.TENSOR.STAT\" = { min = ..., max = ... }):\n");
+    for (int i = 0; i < pp_statistic_count(); i++)
+        printf("  %-24s %s\n", pp_statistic_at(i)->name, pp_statistic_at(i)->doc);
     glob_t g;
     if (glob("cases/*.toml", 0, NULL, &g) == 0) {
         printf("\nshipped cases:\n");

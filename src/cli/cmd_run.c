@@ -101,12 +101,18 @@ static int parse_threads(const char *s, int *out)
     return 0;
 }
 
-// Loads and runs one case; prints errors. Returns an exit status (0 or the error's).
-static int load_and_run(const char *path, const run_cli *cli, int save, pp_case *c, pp_run_result *r)
+// The result of case path, judged: the case run (or, with report, the run stored in that
+// report.h5 read back), then the case's gate rules evaluated on it, once, here. Prints errors.
+// Returns an exit status (0 or the error's).
+static int judged_result(const char *path, const run_cli *cli, int save, const char *report, pp_case *c,
+                         pp_run_result *r)
 {
     pp_error err = {0};
+    memset(r, 0, sizeof *r);
     int rc = pp_case_load(path, c, &err);
-    if (!rc) {
+    if (!rc && report) {
+        rc = pp_report_h5_read(report, r, &err);
+    } else if (!rc) {
         char cache[PP_PATH_MAX] = "";
         if (!cli->no_cache)
             cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
@@ -114,6 +120,10 @@ static int load_and_run(const char *path, const run_cli *cli, int save, pp_case 
         pp_run_opts o = {cli->device, cli->threads,   save, isatty(2) && !cli->quiet, cli->reference,
                          cache,       cli->cross_check};
         rc = pp_run_case(c, &o, r, &err);
+    }
+    if (!rc && pp_gate_evaluate(c, r) < 0) {
+        pp_run_result_free(r);
+        rc = pp_fail(&err, PP_ERR_RUNTIME, "out of memory");
     }
     if (rc)
         fprintf(stderr, "precprobe: %s\n", err.msg);
@@ -191,7 +201,7 @@ int pp_cmd_run(int argc, char **argv)
     for (int i = 0; i < n_cases; i++) {
         pp_case c;
         pp_run_result r;
-        rc = load_and_run(cases[i], &cli, save, &c, &r);
+        rc = judged_result(cases[i], &cli, save, NULL, &c, &r);
         if (!rc) {
             char dir[PP_PATH_MAX];
             if (out && n_cases == 1)
@@ -240,7 +250,7 @@ int pp_cmd_baseline(int argc, char **argv)
     }
     pp_case c;
     pp_run_result r;
-    rc = load_and_run(pos[0], &cli, 0, &c, &r);
+    rc = judged_result(pos[0], &cli, 0, NULL, &c, &r);
     if (!rc) {
         pp_error err = {0};
         if ((rc = pp_report_h5_write(output, &r, &err)))
@@ -276,21 +286,7 @@ int pp_cmd_check(int argc, char **argv)
     pp_case c;
     pp_run_result now, base;
     memset(&base, 0, sizeof base);
-    if (report) {
-        rc = pp_case_load(pos[0], &c, &err);
-        if (!rc && !(rc = pp_report_h5_read(report, &now, &err))) {
-            // verdicts of the stored run are recomputed from this case's rules
-            free(now.verdicts);
-            now.verdicts = NULL;
-            now.n_verdicts = 0;
-            if (pp_gate_evaluate(&c, &now) < 0)
-                rc = pp_fail(&err, PP_ERR_RUNTIME, "out of memory");
-        }
-        if (rc)
-            fprintf(stderr, "precprobe: %s\n", err.msg);
-    } else {
-        rc = load_and_run(pos[0], &cli, 0, &c, &now);
-    }
+    rc = judged_result(pos[0], &cli, 0, report, &c, &now);
     if (rc) {
         pp_case_free(&c);
         return rc;

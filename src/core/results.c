@@ -65,12 +65,3 @@ const pp_comparison *pp_run_result_find(const pp_run_result *r, const char *vari
     }
     return NULL;
 }
-
-const char *pp_variant_vendor_note(const pp_variant_result *vr)
-{
-    for (int k = 0; k < vr->n_knobs; k++)
-        if (!strcmp(vr->knobs[k].name, "engine") && !strcmp(vr->knobs[k].value, "cublas"))
-            return "(GEMMs in cuBLAS: its reduction order and tensor cores, not the emulation's; "
-                   "--cross-check measures the difference)";
-    return NULL;
-}

@@ -95,10 +95,6 @@ typedef struct pp_run_result {
 // Frees everything the result owns and zeroes it.
 void pp_run_result_free(pp_run_result *r);
 
-// What a report says beside a variant whose arithmetic is not ours to order (engine = "cublas":
-// cuBLAS's reduction order, tensor cores), or NULL. One definition for the text and HTML reports.
-const char *pp_variant_vendor_note(const pp_variant_result *vr);
-
 // The comparison (variant, tensor, against) or NULL.
 const pp_comparison *pp_run_result_find(const pp_run_result *r, const char *variant, const char *tensor,
                                         const char *against);

@@ -28,15 +28,28 @@ typedef struct pp_param_def {
     const char *const *choices;  // PP_PARAM_CHOICE: the allowed names, NULL-terminated
 } pp_param_def;
 
-// A knob: one orthogonal choice, with its allowed values (NULL-terminated) and default; or, when
-// values is NULL, an integer in [int_min, int_max] (tile sizes, world sizes, scaling factors).
+// What one value of a choice knob means to the kernels: the enum value its text stands for.
+// A row maps knob values to enums through these tables, by name, so that reordering a values
+// list cannot silently change what a stored index means.
+typedef struct pp_knob_meaning {
+    const char *value;  // NULL ends a table
+    int id;
+} pp_knob_meaning;
+
+// A knob: one orthogonal choice, with its allowed values (NULL-terminated), their meanings (every
+// value has one; tests/test_op_knobs.c checks) and default; or, when values is NULL, an integer
+// in [int_min, int_max] (tile sizes, world sizes, scaling factors).
 typedef struct pp_knob_def {
     const char *name;
     const char *const *values;
     const char *def;
     const char *doc;
     int64_t int_min, int_max;  // integer knob (values NULL): the allowed range
+    const pp_knob_meaning *meanings;  // choice knob: the enum value of each value, by name
 } pp_knob_def;
+
+// The meanings of a storage-format knob: "fp16", "bf16", "fp32" to their pp_format_id.
+extern const pp_knob_meaning pp_knob_formats[];
 
 // How a reference is computed: the method (NULL: the op's default, else one of ref_methods),
 // worker threads, and a progress callback the reference calls from one thread with the work
@@ -88,6 +101,22 @@ typedef struct pp_op_series_hooks {
 #define PP_CUDA_FN(f) NULL
 #endif
 
+// The sequence-chunk map of the HTML report's chunk chart: a variant's sequence axis cut into
+// equal chunks, each held by an owner (context parallelism: ring chunks and the ranks holding
+// them). The chart's words come with it, so the report names no operation's concepts.
+typedef struct pp_seq_chunking {
+    const char *title;      // the chart's heading
+    const char *svg_title;  // the chart's accessible title
+    const char *x_label;    // the chunk axis
+    const char *owner;      // what holds a chunk, in each bar's tooltip ("rank")
+    const char *caption;
+    // The number of chunks a variant cuts the sequence into, from its knob settings as text (so
+    // a report read back from report.h5 draws the same chart); < 2: not cut.
+    int (*n_chunks)(const pp_knob_setting *knobs, int n_knobs);
+    // The owner of chunk k of n.
+    int (*owner_of)(int k, int n);
+} pp_seq_chunking;
+
 typedef struct pp_op pp_op;
 struct pp_op {
     const char *name;
@@ -134,6 +163,18 @@ struct pp_op {
     // neither. NULL: no output has. Attention, say: out [b, s, h, d] -> 1, 2; lse [b, h, s] -> 2, 1.
     int (*axes)(const pp_op_params *p, int output, int *pos_dim, int *head_dim);
     const pp_op_series_hooks *traced; // NULL for operations without per-step series
+
+    // What generic code asks the row instead of naming a knob.
+    // The world size W of a te-cp-rank view (src/core/view.h) over a variant's outputs when the
+    // pair names none: its context-parallel ring size, 0 when the variant does not split the
+    // sequence. NULL: no variant does. view_world_knob names the knob it reads, for messages.
+    int (*view_world)(const pp_op_params *p, const pp_op_knobs *k);
+    const char *view_world_knob;
+    // The sequence-chunk map for the HTML report's chunk chart; NULL: none.
+    const pp_seq_chunking *chunking;
+    // What a report says beside a variant whose arithmetic is not ours to order (e.g. a vendor
+    // library's reduction order), from its knob settings as text; NULL (or returning NULL): none.
+    const char *(*vendor_note)(const pp_knob_setting *knobs, int n_knobs);
 };
 
 // The operation named name, or NULL.
@@ -150,11 +191,11 @@ int pp_op_knob_index(const pp_op *op, const char *name);
 int pp_knob_value_index(const pp_knob_def *knob, const char *value);
 // The knob's allowed values joined with ", " into buf, or "an integer from A to B".
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
+// The enum value a choice knob's stored value v stands for, looked up by the value's text in the
+// knob's meanings; -1 when it has none (tests/test_op_knobs.c checks every value has one).
+int pp_knob_id(const pp_knob_def *knob, int v);
 // The text of stored value v ("fp32", "64").
 void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n);
-// The value of the knob named name in k as an integer (an integer knob's value, else atoi of its
-// text), or def when op has no such knob.
-int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def);
 
 // Parameter i's value (its default when not given); for PP_PARAM_CHOICE the choice's index.
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);
@@ -162,6 +203,17 @@ double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);
 // Index of name among a NULL-terminated list of choices, or -1; the list joined with ", ".
 int pp_choice_index(const char *const *choices, const char *name);
 void pp_choices_str(const char *const *choices, char *buf, size_t n);
+
+// The value text of the knob named name among a variant's settings (a run's or a stored report's),
+// or NULL.
+const char *pp_knob_setting_value(const pp_knob_setting *knobs, int n_knobs, const char *name);
+
+// The row's hooks with their defaults: the world of a te-cp-rank view over the pair of variants a
+// and e (the larger of the two; 0 when the op's variants are not split), the vendor note of a
+// variant (NULL: none), the chunk map of the operation named op_name (NULL: none).
+int pp_op_view_world(const pp_op *op, const pp_op_params *p, const pp_op_knobs *a, const pp_op_knobs *e);
+const char *pp_op_vendor_note(const pp_op *op, const pp_variant_result *vr);
+const pp_seq_chunking *pp_op_chunking(const char *op_name);
 
 // Format of output i under knobs k (output_format, else format).
 pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i);

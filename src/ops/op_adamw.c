@@ -45,20 +45,29 @@ static const pp_param_def params[] = {
 };
 
 static const char *const formats[] = {"fp32", "bf16", "fp16", NULL};
-static const pp_format_id format_ids[] = {PP_FMT_FP32, PP_FMT_BF16, PP_FMT_FP16};
 static const char *const onoff[] = {"off", "on", NULL};
 static const char *const roundings[] = {"nearest", "stochastic", NULL};
 static const char *const updates[] = {"anyprecision", "torch", NULL};
+// What each choice means to the kernels (kernels/adamw.h), by name (op.h).
+static const pp_knob_meaning onoff_ids[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
+static const pp_knob_meaning stochastic_ids[] = {{"nearest", 0}, {"stochastic", 1}, {NULL, 0}};
+static const pp_knob_meaning update_ids[] = {
+    {"anyprecision", PP_ADAMW_ANYPRECISION}, {"torch", PP_ADAMW_TORCH}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
-    [K_PARAM] = {"param_format", formats, "fp32", "dtype of θ (and of the gradient)"},
-    [K_MOMENTUM] = {"momentum_format", formats, "fp32", "dtype of m (exp_avg)"},
-    [K_VARIANCE] = {"variance_format", formats, "fp32", "dtype of v (exp_avg_sq) and of the denominator"},
-    [K_KAHAN] = {"kahan", onoff, "off", "Kahan-compensated θ store (AnyPrecisionAdamW's use_kahan_summation)"},
-    [K_COMP] = {"compensation_format", formats, "bf16", "dtype of the Kahan compensation buffer"},
-    [K_ROUNDING] = {"rounding", roundings, "nearest", "θ stores: round to nearest even, or stochastic (Philox)"},
+    [K_PARAM] = {"param_format", formats, "fp32", "dtype of θ (and of the gradient)", .meanings = pp_knob_formats},
+    [K_MOMENTUM] = {"momentum_format", formats, "fp32", "dtype of m (exp_avg)", .meanings = pp_knob_formats},
+    [K_VARIANCE] = {"variance_format", formats, "fp32", "dtype of v (exp_avg_sq) and of the denominator",
+                    .meanings = pp_knob_formats},
+    [K_KAHAN] = {"kahan", onoff, "off", "Kahan-compensated θ store (AnyPrecisionAdamW's use_kahan_summation)",
+                 .meanings = onoff_ids},
+    [K_COMP] = {"compensation_format", formats, "bf16", "dtype of the Kahan compensation buffer",
+                .meanings = pp_knob_formats},
+    [K_ROUNDING] = {"rounding", roundings, "nearest", "θ stores: round to nearest even, or stochastic (Philox)",
+                    .meanings = stochastic_ids},
     [K_UPDATE] = {"update", updates, "anyprecision",
                   "anyprecision: AnyPrecisionAdamW's order, fp32 0-d step tensor; torch: torch.optim.AdamW "
-                  "single-tensor order, binary64 bias corrections"},
+                  "single-tensor order, binary64 bias corrections",
+                  .meanings = update_ids},
 };
 static const char *const inputs[] = {"theta0"};
 static const char *const outputs[] = {"theta", "m", "v"};
@@ -87,11 +96,17 @@ static pp_adamw_problem problem(const pp_op_params *p)
     return pr;
 }
 
+// A knob's value as the enum it stands for (by name: op.h).
+static int id(const pp_op_knobs *k, int knob)
+{
+    return pp_knob_id(&knobs[knob], k->v[knob]);
+}
+
 static pp_adamw_variant variant(const pp_op_knobs *k)
 {
-    pp_adamw_variant v = {format_ids[k->v[K_PARAM]], format_ids[k->v[K_MOMENTUM]], format_ids[k->v[K_VARIANCE]],
-                          format_ids[k->v[K_COMP]], k->v[K_KAHAN] == 1, k->v[K_ROUNDING] == 1,
-                          k->v[K_UPDATE] == 1 ? PP_ADAMW_TORCH : PP_ADAMW_ANYPRECISION};
+    pp_adamw_variant v = {(pp_format_id)id(k, K_PARAM), (pp_format_id)id(k, K_MOMENTUM),
+                          (pp_format_id)id(k, K_VARIANCE), (pp_format_id)id(k, K_COMP), id(k, K_KAHAN),
+                          id(k, K_ROUNDING), (pp_adamw_update)id(k, K_UPDATE)};
     return v;
 }
 
@@ -116,13 +131,13 @@ static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_
 
 static pp_format_id format(const pp_op_knobs *k)
 {
-    return format_ids[k->v[K_PARAM]];
+    return (pp_format_id)id(k, K_PARAM);
 }
 
 // θ in param_format, m in momentum_format, v in variance_format.
 static pp_format_id output_format(const pp_op_knobs *k, int i)
 {
-    return format_ids[k->v[i == 0 ? K_PARAM : i == 1 ? K_MOMENTUM : K_VARIANCE]];
+    return (pp_format_id)id(k, i == 0 ? K_PARAM : i == 1 ? K_MOMENTUM : K_VARIANCE);
 }
 
 static void describe(const pp_op_params *p, char *buf, size_t n)

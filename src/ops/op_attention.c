@@ -3,6 +3,7 @@
 // its loops, reference/attention_ref.c the truth).
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attention_ref.h"
@@ -10,6 +11,7 @@
 #ifdef PP_HAVE_CUDA
 #include "cuda/attention_cuda.h"
 #endif
+#include "ops/engine_knob.h"
 #include "ops/op.h"
 
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
@@ -43,18 +45,36 @@ static const char *const scales[] = {"post", "pre", "pre-q", NULL};
 static const char *const softmaxes[] = {"fp32", "storage", "naive", NULL};
 static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
 static const char *const cp_accums[] = {"storage", "fp32", NULL};
-static const char *const engines[] = {"ours", "cublas", NULL};
+
+// What each choice means to the kernels (kernels/attention.h), by name (op.h).
+static const pp_knob_meaning kernel_ids[] = {{"flash", PP_ATTN_FLASH}, {"unfused", PP_ATTN_UNFUSED}, {NULL, 0}};
+static const pp_knob_meaning accumulate_ids[] = {
+    {"fp32", PP_ATTN_ACC_FP32}, {"storage", PP_ATTN_ACC_STORAGE}, {NULL, 0}};
+static const pp_knob_meaning scale_ids[] = {
+    {"post", PP_ATTN_SCALE_POST}, {"pre", PP_ATTN_SCALE_PRE}, {"pre-q", PP_ATTN_SCALE_PRE_Q}, {NULL, 0}};
+static const pp_knob_meaning softmax_ids[] = {
+    {"fp32", PP_ATTN_SOFTMAX_FP32}, {"storage", PP_ATTN_SOFTMAX_STORAGE}, {"naive", PP_ATTN_SOFTMAX_NAIVE}, {NULL, 0}};
+static const pp_knob_meaning max_subtract_ids[] = {
+    {"row", PP_ATTN_MAX_ROW}, {"pb-relax", PP_ATTN_MAX_PB_RELAX}, {"none", PP_ATTN_MAX_NONE}, {NULL, 0}};
+// CP accumulation: in the storage format (the variant's format), or fp32.
+enum { CP_ACC_STORAGE, CP_ACC_FP32 };
+static const pp_knob_meaning cp_accum_ids[] = {{"storage", CP_ACC_STORAGE}, {"fp32", CP_ACC_FP32}, {NULL, 0}};
+
 static const pp_knob_def knobs[] = {
-    [K_FORMAT] = {"format", formats, "bf16", "storage of q, k, v, dout, out, dq, dk, dv and every stored intermediate"},
+    [K_FORMAT] = {"format", formats, "bf16", "storage of q, k, v, dout, out, dq, dk, dv and every stored intermediate",
+                  .meanings = pp_knob_formats},
     [K_KERNEL] = {"kernel", kernels, "flash",
                   "flash: FlashAttention-2 tiles with online softmax; unfused: Megatron-style, every intermediate "
-                  "tensor materialised in its storage format"},
+                  "tensor materialised in its storage format",
+                  .meanings = kernel_ids},
     [K_BLOCK_M] = {"block_m", NULL, "64", "flash: query rows per tile", 1, 4096},
     [K_BLOCK_N] = {"block_n", NULL, "64", "flash: keys per tile", 1, 4096},
-    [K_ACCUMULATE] = {"accumulate", accumulates, "fp32", "GEMM accumulation: fp32, or the storage format"},
+    [K_ACCUMULATE] = {"accumulate", accumulates, "fp32", "GEMM accumulation: fp32, or the storage format",
+                      .meanings = accumulate_ids},
     [K_SCALE] = {"scale", scales, "post",
                  "post: 1/sqrt(d) applied to the GEMM result (baddbmm's alpha); pre: d^(-1/4) into Q and K, rounded, "
-                 "before the GEMM (BLOOM-104B); pre-q: 1/sqrt(d) into Q"},
+                 "before the GEMM (BLOOM-104B); pre-q: 1/sqrt(d) into Q",
+                 .meanings = scale_ids},
     [K_QK_LAYER_SCALING] = {"qk_layer_scaling", NULL, "1",
                             "Megatron's apply_query_key_layer_scaling: scores divided by L in the GEMM's alpha, "
                             "multiplied back by L in the softmax",
@@ -62,19 +82,24 @@ static const pp_knob_def knobs[] = {
     [K_SOFTMAX] = {"softmax", softmaxes, "fp32",
                    "fp32: scores upcast, softmax in fp32 (softmax_in_fp32); storage: element-wise ops before the "
                    "softmax round to storage, softmax computes in fp32 internally; naive: every step rounded to "
-                   "storage (no framework does this; an illustration)"},
+                   "storage (no framework does this; an illustration)",
+                   .meanings = softmax_ids},
     [K_MAX_SUBTRACT] = {"max_subtract", max_subtracts, "row",
-                        "row: safe softmax; pb-relax: CogView's per-head max of |scores|; none"},
+                        "row: safe softmax; pb-relax: CogView's per-head max of |scores|; none",
+                        .meanings = max_subtract_ids},
     [K_CP_WORLD] = {"cp_world", NULL, "1", "context-parallel ring size (1: off), simulated on one machine", 1, 1024},
     [K_CP_ACCUM] = {"cp_accum", cp_accums, "storage",
-                    "CP forward: accumulation of partial outputs (storage: before TE PR 821; fp32: after)"},
-    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage", "CP backward: accumulation of dq, dk, dv"},
+                    "CP forward: accumulation of partial outputs (storage: before TE PR 821; fp32: after)",
+                    .meanings = cp_accum_ids},
+    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage", "CP backward: accumulation of dq, dk, dv",
+                         .meanings = cp_accum_ids},
     // Last, so the knobs before it keep their indices and existing reports their order.
-    [K_ENGINE] = {"engine", engines, "ours",
+    [K_ENGINE] = {"engine", pp_engine_values, "ours",
                   "ours: precprobe's kernels (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
                   "the unfused kernel's GEMMs through cublasGemmStridedBatchedEx as torch's baddbmm/bmm and their "
                   "backward call it (cuda only; kernel unfused, cp_world 1; compute type 32F for accumulate fp32, "
-                  "16F for fp16 with accumulate storage)"},
+                  "16F for fp16 with accumulate storage)",
+                  .meanings = pp_engine_meanings},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -125,11 +150,15 @@ static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_
     s[0] = b, s[1] = kv ? skv : sq, s[2] = kv ? hkv : h, s[3] = d;
 }
 
-static const pp_format_id format_ids[] = {PP_FMT_BF16, PP_FMT_FP16, PP_FMT_FP32};
+// A knob's value as the enum it stands for (by name: op.h).
+static int id(const pp_op_knobs *k, int knob)
+{
+    return pp_knob_id(&knobs[knob], k->v[knob]);
+}
 
 static pp_format_id format(const pp_op_knobs *k)
 {
-    return format_ids[k->v[K_FORMAT]];
+    return (pp_format_id)id(k, K_FORMAT);
 }
 
 static pp_format_id output_format(const pp_op_knobs *k, int i)
@@ -163,27 +192,23 @@ static pp_attn_dims dims_of(const pp_op_params *p)
 
 static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
-    static const pp_attn_scale scale_ids[] = {PP_ATTN_SCALE_POST, PP_ATTN_SCALE_PRE, PP_ATTN_SCALE_PRE_Q};
-    static const pp_attn_softmax softmax_ids[] = {PP_ATTN_SOFTMAX_FP32, PP_ATTN_SOFTMAX_STORAGE,
-                                                  PP_ATTN_SOFTMAX_NAIVE};
-    static const pp_attn_max max_ids[] = {PP_ATTN_MAX_ROW, PP_ATTN_MAX_PB_RELAX, PP_ATTN_MAX_NONE};
     pp_attn_variant v;
     memset(&v, 0, sizeof v);
     v.format = format(k);
-    v.kernel = k->v[K_KERNEL] == 0 ? PP_ATTN_FLASH : PP_ATTN_UNFUSED;
+    v.kernel = (pp_attn_kernel)id(k, K_KERNEL);
     v.block_m = k->v[K_BLOCK_M];
     v.block_n = k->v[K_BLOCK_N];
-    v.accum = k->v[K_ACCUMULATE] == 0 ? PP_ATTN_ACC_FP32 : PP_ATTN_ACC_STORAGE;
-    v.scale = scale_ids[k->v[K_SCALE]];
+    v.accum = (pp_attn_accum)id(k, K_ACCUMULATE);
+    v.scale = (pp_attn_scale)id(k, K_SCALE);
     v.qk_layer_scaling = k->v[K_QK_LAYER_SCALING];
-    v.softmax = softmax_ids[k->v[K_SOFTMAX]];
-    v.max_subtract = max_ids[k->v[K_MAX_SUBTRACT]];
+    v.softmax = (pp_attn_softmax)id(k, K_SOFTMAX);
+    v.max_subtract = (pp_attn_max)id(k, K_MAX_SUBTRACT);
     v.cp_world = k->v[K_CP_WORLD];
-    v.cp_accum = k->v[K_CP_ACCUM] == 0 ? v.format : PP_FMT_FP32;
-    v.cp_grad_accum = k->v[K_CP_GRAD_ACCUM] == 0 ? v.format : PP_FMT_FP32;
+    v.cp_accum = id(k, K_CP_ACCUM) == CP_ACC_STORAGE ? v.format : PP_FMT_FP32;
+    v.cp_grad_accum = id(k, K_CP_GRAD_ACCUM) == CP_ACC_STORAGE ? v.format : PP_FMT_FP32;
     v.sigma_given = p->given[P_SIGMA];
     v.sigma = p->v[P_SIGMA];
-    v.engine = k->v[K_ENGINE] == 0 ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
+    v.engine = id(k, K_ENGINE) == PP_ENGINE_OURS ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
     return v;
 }
 
@@ -264,6 +289,37 @@ static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
     return 1;
 }
 
+// Context parallelism, as the generic code sees it: a te-cp-rank view takes the ring size as its
+// world, and the HTML report charts the error per ring chunk (2·cp_world chunks; with load-balanced
+// causal chunking rank r holds chunks r and 2·cp_world − 1 − r).
+static int view_world(const pp_op_params *p, const pp_op_knobs *k)
+{
+    (void)p;
+    return k->v[K_CP_WORLD];
+}
+
+static int cp_chunks(const pp_knob_setting *knobs_set, int n)
+{
+    const char *w = pp_knob_setting_value(knobs_set, n, "cp_world");
+    return w && atoi(w) > 1 ? 2 * atoi(w) : 0;
+}
+
+static int cp_rank_of_chunk(int k, int n)
+{
+    return k < n / 2 ? k : n - 1 - k;
+}
+
+static const pp_seq_chunking cp_chunking = {
+    .title = "max |error| per context-parallel ring chunk",
+    .svg_title = "max error per ring chunk",
+    .x_label = "ring chunk (the rank holding it)",
+    .owner = "rank",
+    .caption = "The sequence in 2 x cp_world chunks; with load-balanced causal chunking rank r holds chunks r "
+               "and 2 x cp_world - 1 - r (hover a bar for its rank).",
+    .n_chunks = cp_chunks,
+    .owner_of = cp_rank_of_chunk,
+};
+
 const pp_op pp_op_attention = {
     .name = "attention",
     .doc = "attention forward (out, lse) and backward (dq, dk, dv), with GQA, causal mask and context parallelism; "
@@ -288,4 +344,8 @@ const pp_op pp_op_attention = {
     .reference = reference,
     .ref_methods = ref_methods,
     .axes = axes,
+    .view_world = view_world,
+    .view_world_knob = "cp_world",
+    .chunking = &cp_chunking,
+    .vendor_note = pp_engine_vendor_note,
 };

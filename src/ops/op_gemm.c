@@ -9,6 +9,7 @@
 #include "cuda/gemm_cuda.h"
 #endif
 #include "gemm_ref.h"
+#include "ops/engine_knob.h"
 #include "ops/op.h"
 
 enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
@@ -26,18 +27,25 @@ static const pp_param_def params[] = {
 static const char *const formats[] = {"fp16", "bf16", "fp32", NULL};
 static const char *const accumulates[] = {"fp32", "storage", NULL};
 static const char *const scales[] = {"post", "pre", "pre-a", NULL};
-static const char *const engines[] = {"ours", "cublas", NULL};
+static const pp_knob_meaning accumulate_ids[] = {
+    {"fp32", PP_GEMM_ACC_FP32}, {"storage", PP_GEMM_ACC_STORAGE}, {NULL, 0}};
+static const pp_knob_meaning scale_ids[] = {
+    {"post", PP_GEMM_SCALE_POST}, {"pre", PP_GEMM_SCALE_PRE}, {"pre-a", PP_GEMM_SCALE_PRE_A}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
-    [K_FORMAT] = {"format", formats, "fp16", "storage format of A, B, the rescaled inputs and C"},
+    [K_FORMAT] = {"format", formats, "fp16", "storage format of A, B, the rescaled inputs and C",
+                   .meanings = pp_knob_formats},
     [K_ACCUMULATE] = {"accumulate", accumulates, "fp32",
                       "fp32: binary32 FMA accumulator; storage: the storage format, rounded after "
-                      "every addition (reduced-precision reduction), left to right over k"},
+                      "every addition (reduced-precision reduction), left to right over k",
+                       .meanings = accumulate_ids},
     [K_SCALE] = {"scale", scales, "post",
                  "post: α applied to the accumulator (BLAS epilogue); pre: sqrt(α) into A and B "
-                 "before the product (BLOOM-104B); pre-a: α into A only"},
-    [K_ENGINE] = {"engine", engines, "ours",
+                 "before the product (BLOOM-104B); pre-a: α into A only",
+                  .meanings = scale_ids},
+    [K_ENGINE] = {"engine", pp_engine_values, "ours",
                   "ours: precprobe's kernel (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
-                  "cublasGemmStridedBatchedEx as torch.baddbmm calls it (cuda only; its order is cuBLAS's)"},
+                  "cublasGemmStridedBatchedEx as torch.baddbmm calls it (cuda only; its order is cuBLAS's)",
+                   .meanings = pp_engine_meanings},
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
@@ -79,11 +87,15 @@ static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_
     }
 }
 
-static const pp_format_id format_ids[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
+// A knob's value as the enum it stands for (by name: op.h).
+static int id(const pp_op_knobs *k, int knob)
+{
+    return pp_knob_id(&knobs[knob], k->v[knob]);
+}
 
 static pp_format_id format(const pp_op_knobs *k)
 {
-    return format_ids[k->v[K_FORMAT]];
+    return (pp_format_id)id(k, K_FORMAT);
 }
 
 static void describe(const pp_op_params *p, char *buf, size_t n)
@@ -101,9 +113,8 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_gemm_variant v = {
         .format = format(k),
-        .accum = k->v[K_ACCUMULATE] == 0 ? PP_GEMM_ACC_FP32 : PP_GEMM_ACC_STORAGE,
-        .scale = k->v[K_SCALE] == 0 ? PP_GEMM_SCALE_POST
-               : k->v[K_SCALE] == 1 ? PP_GEMM_SCALE_PRE : PP_GEMM_SCALE_PRE_A,
+        .accum = (pp_gemm_accum)id(k, K_ACCUMULATE),
+        .scale = (pp_gemm_scale)id(k, K_SCALE),
         .alpha_given = p->given[P_ALPHA],
         .alpha = p->v[P_ALPHA],
     };
@@ -113,9 +124,9 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                    int threads, pp_error *err)
 {
-    if (k->v[K_ENGINE] != 0)
+    if (id(k, K_ENGINE) != PP_ENGINE_OURS)
         return pp_fail(err, PP_ERR_RUNTIME, "gemm: engine '%s' runs only on the GPU (--device cuda)",
-                       engines[k->v[K_ENGINE]]);
+                       knobs[K_ENGINE].values[k->v[K_ENGINE]]);
     pp_gemm_variant v = variant_of(p, k);
     return pp_gemm_cpu(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
                        in[1].data, out[0].data, threads, err);
@@ -127,7 +138,7 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
 {
     pp_gemm_variant v = variant_of(p, k);
     char msg[400] = "";
-    int rc = (k->v[K_ENGINE] == 0 ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
+    int rc = (id(k, K_ENGINE) == PP_ENGINE_OURS ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
                                                                    param(p, P_N), param(p, P_K), in[0].data,
                                                                    in[1].data, out[0].data, msg, sizeof msg);
     return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
@@ -196,4 +207,5 @@ const pp_op pp_op_gemm = {
     .reference = reference,
     .ref_methods = ref_methods,
     .axes = axes,
+    .vendor_note = pp_engine_vendor_note,
 };

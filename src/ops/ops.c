@@ -9,6 +9,10 @@ extern const pp_op pp_op_adamw;
 extern const pp_op pp_op_gemm;
 extern const pp_op pp_op_attention;
 
+const pp_knob_meaning pp_knob_formats[] = {
+    {"fp16", PP_FMT_FP16}, {"bf16", PP_FMT_BF16}, {"fp32", PP_FMT_FP32}, {NULL, 0},
+};
+
 static const pp_op *const ops[] = {
     &pp_op_gemm,
     &pp_op_attention,
@@ -88,21 +92,22 @@ void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
         snprintf(buf, n, "an integer from %lld to %lld", (long long)knob->int_min, (long long)knob->int_max);
 }
 
+int pp_knob_id(const pp_knob_def *knob, int v)
+{
+    if (!knob->values || !knob->meanings || v < 0)
+        return -1;
+    for (int i = 0; knob->meanings[i].value; i++)
+        if (!strcmp(knob->meanings[i].value, knob->values[v]))
+            return knob->meanings[i].id;
+    return -1;
+}
+
 void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n)
 {
     if (knob->values)
         snprintf(buf, n, "%s", knob->values[v]);
     else
         snprintf(buf, n, "%d", v);
-}
-
-int64_t pp_knob_int(const pp_op *op, const pp_op_knobs *k, const char *name, int64_t def)
-{
-    int i = pp_op_knob_index(op, name);
-    if (i < 0)
-        return def;
-    const pp_knob_def *knob = &op->knobs[i];
-    return knob->values ? atoi(knob->values[k->v[i]]) : k->v[i];
 }
 
 pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)
@@ -121,4 +126,31 @@ double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name)
     if (i < 0)
         return 0.0;
     return p->given[i] ? p->v[i] : op->params[i].def;
+}
+
+const char *pp_knob_setting_value(const pp_knob_setting *knobs, int n_knobs, const char *name)
+{
+    for (int k = 0; k < n_knobs; k++)
+        if (!strcmp(knobs[k].name, name))
+            return knobs[k].value;
+    return NULL;
+}
+
+int pp_op_view_world(const pp_op *op, const pp_op_params *p, const pp_op_knobs *a, const pp_op_knobs *e)
+{
+    if (!op->view_world)
+        return 0;
+    int wa = op->view_world(p, a), we = op->view_world(p, e);
+    return wa > we ? wa : we;
+}
+
+const char *pp_op_vendor_note(const pp_op *op, const pp_variant_result *vr)
+{
+    return op && op->vendor_note ? op->vendor_note(vr->knobs, vr->n_knobs) : NULL;
+}
+
+const pp_seq_chunking *pp_op_chunking(const char *op_name)
+{
+    const pp_op *op = pp_op_find(op_name);
+    return op ? op->chunking : NULL;
 }

@@ -10,19 +10,10 @@
 #include <string.h>
 
 #include "core/nearest.h"
+#include "core/statistic.h"
 #include "io/tensor_io.h"
 #include "io/toml.h"
 #include "core/view.h"
-
-const char *const pp_gate_stats[] = {
-    "mismatch_fraction", "mismatched", "max_abs_diff", "max_rel_diff", "max_ulp",
-    "mean_abs", "rms", "worst_tolerance_ratio", "nan_count", "inf_count",
-};
-
-int pp_gate_stat_count(void)
-{
-    return (int)(sizeof pp_gate_stats / sizeof pp_gate_stats[0]);
-}
 
 // ---- small helpers ---------------------------------------------------------------------------
 
@@ -107,6 +98,22 @@ static int unknown(const ctx *x, const pp_toml_value *v, const char *what, const
         snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
     return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown %s '%s' in %s%s", x->file, pp_toml_line(v), what, word,
                    where, hint);
+}
+
+// An unknown statistic in a gate rule: the nearest name, and every name a rule may use.
+static int unknown_statistic(const ctx *x, const pp_toml_value *v, const char *word)
+{
+    const char *names[64];
+    int n = pp_statistic_count();
+    for (int i = 0; i < n && i < 64; i++)
+        names[i] = pp_statistic_at(i)->name;
+    const char *near = pp_nearest_name(word, names, n);
+    char hint[160] = "", known[1024];
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    pp_statistic_names(known, sizeof known);
+    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown statistic '%s' in [gate] (%sknown: %s)", x->file,
+                   pp_toml_line(v), word, hint, known);
 }
 
 // ---- sections --------------------------------------------------------------------------------
@@ -401,6 +408,7 @@ static int add_variant(const ctx *x, const pp_toml_value *at, pp_case *c, const 
     memset(v, 0, sizeof *v);
     snprintf(v->name, sizeof v->name, "%s", name);
     v->knobs = *k;
+    v->line = pp_toml_line(at);
     return 0;
 }
 
@@ -519,14 +527,17 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
             }
             if ((rc = add_variant(x, mt, c, name, &k)))
                 return rc;
+            c->variants[c->n_variants - 1].from_matrix = 1;
         }
     }
     // Knob combinations the operation cannot run ([variants] and [matrix] alike; an external
     // variant's knobs only describe it).
     for (int i = 0; op->check_knobs && i < c->n_variants; i++) {
+        const pp_variant_spec *vs = &c->variants[i];
         char msg[256];
-        if (!c->variants[i].external && op->check_knobs(&c->params, &c->variants[i].knobs, msg, sizeof msg))
-            return pp_fail(x->err, PP_ERR_INPUT, "%s: variant '%s': %s", x->file, c->variants[i].name, msg);
+        if (!vs->external && op->check_knobs(&c->params, &vs->knobs, msg, sizeof msg))
+            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s'%s: %s", x->file, vs->line, vs->name,
+                           vs->from_matrix ? " (from [matrix])" : "", msg);
     }
     if (c->n_variants == 0)
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: the case has no variants: add [variants.NAME] tables or a [matrix]",
@@ -629,18 +640,21 @@ static int read_pair(const ctx *x, const pp_toml_value *p, pp_case *c, pp_pair_s
         if (pp_view_parse(s, &view, msg, sizeof msg))
             return fail_at(x, v, "%s", msg, NULL, NULL);
         if (view.kind == PP_VIEW_TE_CP_RANK && !view.world) {
-            // the world is the larger cp_world of the two variants
-            int k = pp_op_knob_index(c->op, "cp_world");
-            for (int i = 0; k >= 0 && i < 2; i++) {
-                int w = (int)pp_knob_int(c->op, &c->variants[i ? ps->expected : ps->actual].knobs, "cp_world", 0);
-                view.world = w > view.world ? w : view.world;
-            }
+            // the world is the larger of the two variants' (the op row knows where it lives)
+            view.world = pp_op_view_world(c->op, &c->params, &c->variants[ps->actual].knobs,
+                                          &c->variants[ps->expected].knobs);
+            if (view.rank >= view.world && c->op->view_world_knob)
+                return pp_fail(x->err, PP_ERR_INPUT,
+                               "%s:%d: view '%s' needs rank < world, and neither variant has %s > %d "
+                               "(write te-cp-rank:R/W to name the world)",
+                               x->file, pp_toml_line(v), s, c->op->view_world_knob, view.rank);
             if (view.rank >= view.world)
                 return pp_fail(x->err, PP_ERR_INPUT,
-                               "%s:%d: view '%s' needs rank < world, and neither variant has cp_world > %d "
-                               "(write te-cp-rank:R/W to name the world)",
-                               x->file, pp_toml_line(v), s, view.rank);
+                               "%s:%d: view '%s' needs rank < world, and the variants of op '%s' have no world "
+                               "(write te-cp-rank:R/W to name it)",
+                               x->file, pp_toml_line(v), s, c->op->name);
         }
+        ps->view_world = view.world;
         snprintf(ps->view, sizeof ps->view, "%s", s);
     }
     const pp_toml_value *t = pp_toml_get(p, "tensors");
@@ -781,11 +795,8 @@ static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
         snprintf(r->tensor, sizeof r->tensor, "%s", parts[1]);
         snprintf(r->against, sizeof r->against, "%s", np == 4 ? parts[2] : "reference");
         snprintf(r->stat, sizeof r->stat, "%s", parts[np - 1]);
-        int known = 0;
-        for (int j = 0; j < pp_gate_stat_count(); j++)
-            known |= !strcmp(r->stat, pp_gate_stats[j]);
-        if (!known)
-            return unknown(x, v, "statistic", r->stat, "[gate]", pp_gate_stats, pp_gate_stat_count());
+        if (!pp_statistic_find(r->stat))
+            return unknown_statistic(x, v, r->stat);
         if (!strchr(r->variant, '*') && pp_case_variant_index(c, r->variant) < 0) {
             const char *names[PP_MAX_VARIANTS];
             for (int k = 0; k < c->n_variants; k++)

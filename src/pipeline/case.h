@@ -31,6 +31,7 @@ typedef struct pp_input_spec {
 typedef struct pp_pair_spec {
     int actual, expected;                              // variant indices
     char view[PP_NAME_MAX];                            // "" = whole tensors
+    int view_world;                                    // a te-cp-rank view's world W, resolved when read
     int n_groups;                                      // 0 = every output the pair has, one by one
     int group_len[PP_MAX_PAIR_GROUPS];
     int group[PP_MAX_PAIR_GROUPS][PP_MAX_OP_TENSORS];  // output indices
@@ -40,6 +41,8 @@ typedef struct pp_pair_spec {
 typedef struct pp_variant_spec {
     char name[PP_NAME_MAX];
     pp_op_knobs knobs;
+    int line;                                // where it was defined: its [variants.NAME] or the [matrix]
+    int from_matrix;
     int external;                            // outputs read from files
     char external_files[PP_MAX_OP_TENSORS][PP_PATH_MAX];
 } pp_variant_spec;
@@ -100,9 +103,5 @@ void pp_case_free(pp_case *c);
 
 // Index of the variant named name, or -1.
 int pp_case_variant_index(const pp_case *c, const char *name);
-
-// The statistic names a gate rule may use.
-extern const char *const pp_gate_stats[];
-int pp_gate_stat_count(void);
 
 #endif

@@ -1,4 +1,4 @@
-// gate.c — statistics by name, the case's absolute gate rules, and the baseline comparison.
+// gate.c — the case's absolute gate rules, and the baseline comparison.
 #include "pipeline/gate.h"
 
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/repr.h"
-#include "pipeline/run.h"
+#include "core/statistic.h"
 
 int pp_glob_match(const char *pattern, const char *name)
 {
@@ -16,32 +16,6 @@ int pp_glob_match(const char *pattern, const char *name)
     if (*pattern == '*')
         return pp_glob_match(pattern + 1, name) || (*name && pp_glob_match(pattern, name + 1));
     return *pattern == *name && pp_glob_match(pattern + 1, name + 1);
-}
-
-double pp_comparison_stat(const pp_comparison *cmp, const char *stat)
-{
-    const pp_close_stats *s = &cmp->stats;
-    if (!strcmp(stat, "mismatch_fraction"))
-        return s->numel ? (double)s->mismatched / (double)s->numel : 0.0;
-    if (!strcmp(stat, "mismatched"))
-        return (double)s->mismatched;
-    if (!strcmp(stat, "max_abs_diff"))
-        return s->abs_diff.index < 0 ? 0.0 : s->abs_diff.value;
-    if (!strcmp(stat, "max_rel_diff"))
-        return s->rel_diff.index < 0 ? 0.0 : s->rel_diff.value;
-    if (!strcmp(stat, "max_ulp"))
-        return s->ulp_err.index < 0 ? 0.0 : s->ulp_err.value;
-    if (!strcmp(stat, "mean_abs"))
-        return pp_close_stats_mean_abs(s);
-    if (!strcmp(stat, "rms"))
-        return pp_close_stats_rms(s);
-    if (!strcmp(stat, "worst_tolerance_ratio"))
-        return s->tol_ratio.index < 0 ? 0.0 : s->tol_ratio.value;
-    if (!strcmp(stat, "nan_count"))
-        return (double)s->nan_actual;
-    if (!strcmp(stat, "inf_count"))
-        return (double)s->inf_actual;
-    return NAN;
 }
 
 int pp_add_verdict(pp_run_result *r, const char *rule, int passed, const char *detail)
@@ -68,6 +42,9 @@ static int within(const pp_gate_rule *rule, double x)
 
 int pp_gate_evaluate(const pp_case *c, pp_run_result *r)
 {
+    free(r->verdicts);
+    r->verdicts = NULL;
+    r->n_verdicts = 0;
     int failed = 0;
     for (int i = 0; i < c->n_rules; i++) {
         const pp_gate_rule *rule = &c->rules[i];
@@ -89,7 +66,7 @@ int pp_gate_evaluate(const pp_case *c, pp_run_result *r)
                 !pp_glob_match(rule->against, cmp->against))
                 continue;
             matched++;
-            double x = pp_comparison_stat(cmp, rule->stat);
+            double x = pp_statistic_value(rule->stat, &cmp->stats);
             if (!within(rule, x) && !bad++) {
                 char xs[PP_REPR_MAX];
                 pp_repr_double(x, xs, sizeof xs);
@@ -129,7 +106,7 @@ int pp_gate_baseline(const pp_slack *slack, pp_run_result *now, const pp_run_res
         }
         static const char *const stats[] = {"mismatch_fraction", "max_abs_diff", "max_rel_diff", "max_ulp"};
         for (int s = 0; s < 4; s++) {
-            double was = pp_comparison_stat(b, stats[s]), is = pp_comparison_stat(n, stats[s]);
+            double was = pp_statistic_value(stats[s], &b->stats), is = pp_statistic_value(stats[s], &n->stats);
             double allowed = s == 0 ? was + slack->mismatch_fraction
                            : s == 1 ? was * slack->max_abs_diff
                            : s == 2 ? was * slack->max_rel_diff

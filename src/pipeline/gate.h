@@ -1,10 +1,20 @@
-// gate.h — `precprobe check`: a run compared with a committed baseline report, statistic by
-// statistic, with the case's slack; every regression is one verdict line.
+// gate.h — the gate: the case's absolute rules on a run's comparisons, and `precprobe check`'s
+// comparison with a committed baseline report, statistic by statistic, with the case's slack.
+// Every rule and every regression is one verdict line. Statistics are named as in
+// src/core/statistic.h.
 #ifndef PP_GATE_H
 #define PP_GATE_H
 
 #include "pipeline/case.h"
 #include "core/results.h"
+
+// Evaluates the case's absolute gate rules on r's comparisons, replacing r's verdicts with one
+// per rule (a stored report's verdicts are recomputed from the case's rules, not trusted).
+// Returns the number of failed rules, or -1 when out of memory.
+int pp_gate_evaluate(const pp_case *c, pp_run_result *r);
+
+// Shell-style match of name against pattern, where '*' matches any run of characters.
+int pp_glob_match(const char *pattern, const char *name);
 
 // Appends to now's verdicts one verdict per comparison and statistic checked against base
 // (mismatch_fraction + slack, max_abs_diff and max_rel_diff × slack, max_ulp + slack; a

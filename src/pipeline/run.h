@@ -1,22 +1,15 @@
 // run.h — running a case: inputs, every variant on a backend, the reference once per input
-// format, every comparison (against the reference and the case's pairs), the gate's rules.
+// format, every comparison (against the reference and the case's pairs). The gate's rules are
+// not the run's: the caller evaluates them once on the result (pipeline/gate.h).
 #ifndef PP_RUN_H
 #define PP_RUN_H
 
-#include "pipeline/case.h"
 #include "core/results.h"
+#include "pipeline/case.h"
+#include "pipeline/run_opts.h"
 
-typedef struct pp_run_opts {
-    const char *device;    // "cpu", "cuda" or "auto"
-    int threads;           // < 1: one per online CPU
-    int save_tensors;      // keep inputs, outputs and references in the result (for report.h5)
-    int progress;          // print progress on stderr (the caller checks that it is a terminal)
-    const char *reference_method;  // NULL: the case's; else one of the op's ref_methods
-    const char *cache_dir;         // reference cache folder (src/pipeline/ref_cache.h); NULL or "": none
-    int cross_check;               // on cuda, also run the CPU emulation: "cpu-emulation" comparisons
-} pp_run_opts;
-
-// Runs case c. On success r holds everything the reports show (free with pp_run_result_free).
+// Runs case c: its plan, executed, compared and assembled (pipeline/plan.h). On success r holds
+// everything the reports show but the gate's verdicts (free with pp_run_result_free).
 // Returns PP_OK, PP_ERR_INPUT (bad input files, shapes, unusable device request) or
 // PP_ERR_RUNTIME (out of memory, CUDA failure).
 int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_error *err);
@@ -27,15 +20,5 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
 // Returns PP_OK, PP_ERR_INPUT or PP_ERR_RUNTIME.
 int pp_run_reference(const pp_case *c, const pp_run_opts *o, pp_format_id format, pp_tensor *inputs,
                      pp_tensor *refs, pp_reference_info *info, pp_error *err);
-
-// The value of statistic stat (one of pp_gate_stats) of comparison cmp.
-double pp_comparison_stat(const pp_comparison *cmp, const char *stat);
-
-// Evaluates the case's absolute gate rules on r's comparisons, appending one verdict per rule
-// to r. Returns the number of failed rules, or -1 when out of memory.
-int pp_gate_evaluate(const pp_case *c, pp_run_result *r);
-
-// Shell-style match of name against pattern, where '*' matches any run of characters.
-int pp_glob_match(const char *pattern, const char *name);
 
 #endif

@@ -14,6 +14,7 @@
 #include "report/summary_row.h"
 #include "report/svg.h"
 #include "core/textbuf.h"
+#include "ops/op.h"
 
 // Chart geometry (pixels): the plot area leaves room for tick labels and axis titles on the left
 // and below, and for the legend on the right.
@@ -178,7 +179,7 @@ static void variants(pp_textbuf *b, const pp_run_result *r)
         }
         if (vr->external)
             pp_tb_str(b, " (external: outputs read from files)");
-        const char *note = pp_variant_vendor_note(vr);
+        const char *note = pp_op_vendor_note(pp_op_find(r->op), vr);
         if (note) {
             pp_tb_str(b, " ");
             pp_tb_html(b, note);
@@ -628,31 +629,29 @@ static void head_strips(pp_textbuf *b, const pp_run_result *r, const char *tenso
                    "(log scale, shared by the strips above).");
 }
 
-// The cp_world knob of a variant, 0 when it has none.
-static int cp_world(const pp_run_result *r, const char *variant)
+// The number of chunks the sequence of variant's outputs is cut into (pp_seq_chunking), 0 when
+// it is not cut.
+static int n_chunks(const pp_run_result *r, const pp_seq_chunking *ch, const char *variant)
 {
     int v = variant_index(r, variant);
-    if (v < 0)
-        return 0;
-    for (int k = 0; k < r->variants[v].n_knobs; k++)
-        if (!strcmp(r->variants[v].knobs[k].name, "cp_world"))
-            return atoi(r->variants[v].knobs[k].value);
-    return 0;
+    return v < 0 ? 0 : ch->n_chunks(r->variants[v].knobs, r->variants[v].n_knobs);
 }
 
-// Context parallelism: the max |error| per ring chunk for variants with cp_world > 1. The
-// sequence splits into 2·world chunks (chunk = position / (s / (2·world))); with load-balanced
-// causal chunking rank r holds chunks r and 2·world − 1 − r.
-static void cp_chunks(pp_textbuf *b, const pp_run_result *r, const char *tensor, const int *idx, int n)
+// The max |error| per chunk of the sequence for variants that cut it (the operation's chunk map,
+// e.g. attention's context-parallel ring chunks, each held by a rank): chunk = position / (s / n).
+static void seq_chunks(pp_textbuf *b, const pp_run_result *r, const char *tensor, const int *idx, int n)
 {
+    const pp_seq_chunking *ch = pp_op_chunking(r->op);
+    if (!ch)
+        return;
     int sel[64], ns = 0, max_chunks = 0;
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < n && ns < 64; i++) {
         const pp_comparison *c = &r->comparisons[idx[i]];
-        int w = cp_world(r, c->variant);
-        if (w > 1 && c->axes.n_pos >= 2 * w) {
+        int chunks = n_chunks(r, ch, c->variant);
+        if (chunks > 1 && c->axes.n_pos >= chunks) {
             sel[ns++] = idx[i];
-            max_chunks = 2 * w > max_chunks ? 2 * w : max_chunks;
+            max_chunks = chunks > max_chunks ? chunks : max_chunks;
             for (int64_t p = 0; p < c->axes.n_pos; p++) {
                 double v = c->axes.pos_max[p];
                 if (v > 0 && isfinite(v)) {
@@ -665,15 +664,15 @@ static void cp_chunks(pp_textbuf *b, const pp_run_result *r, const char *tensor,
     if (!ns)
         return;
     log_range(&lo, &hi);
-    chart_begin(b, "max |error| per context-parallel ring chunk", tensor);
-    pp_svg_begin(b, CW, CH, "max error per ring chunk");
+    chart_begin(b, ch->title, tensor);
+    pp_svg_begin(b, CW, CH, ch->svg_title);
     pp_chart c = plot_area(CH);
     c.ylog = 1;
     c.ymin = lo;
     c.ymax = hi;
     c.xmin = 0;
     c.xmax = max_chunks;
-    pp_svg_axes(b, &c, 0, "ring chunk (the rank holding it)", "max |error| (log)");
+    pp_svg_axes(b, &c, 0, ch->x_label, "max |error| (log)");
     double slot = c.pw / max_chunks, bw = slot * 0.8 / ns;
     for (int k = 0; k < max_chunks; k++) {
         char lab[32];
@@ -682,24 +681,23 @@ static void cp_chunks(pp_textbuf *b, const pp_run_result *r, const char *tensor,
     }
     for (int i = 0; i < ns; i++) {
         const pp_comparison *cmp = &r->comparisons[sel[i]];
-        int w = cp_world(r, cmp->variant), chunks = 2 * w;
+        int chunks = n_chunks(r, ch, cmp->variant);
         int64_t P = cmp->axes.n_pos, len = P / chunks;
         for (int k = 0; k < chunks; k++) {
             double m = 0;
             for (int64_t p = k * len; p < (k == chunks - 1 ? P : (k + 1) * len); p++)
                 if (cmp->axes.pos_max[p] > m || isnan(cmp->axes.pos_max[p]))
                     m = isnan(cmp->axes.pos_max[p]) ? INFINITY : cmp->axes.pos_max[p];
-            int rank = k < w ? k : chunks - 1 - k;
-            char tip[PP_NAME_MAX + 64];
-            snprintf(tip, sizeof tip, "%s: chunk %d (rank %d): %.4g", cmp->variant, k, rank, m);
+            char tip[PP_NAME_MAX + 96];
+            snprintf(tip, sizeof tip, "%s: chunk %d (%s %d): %.4g", cmp->variant, k, ch->owner, ch->owner_of(k, chunks),
+                     m);
             double y = pp_chart_y(&c, m);
             pp_svg_rect(b, c.px + slot * (k + 0.1) + bw * i, y, bw, c.py + c.ph - y, color_of(r, cmp->variant), tip);
         }
     }
     legend_of(b, r, sel, ns, CW - LEGEND_W + 16, PAD_T);
     pp_svg_end(b);
-    caption_end(b, "The sequence in 2 x cp_world chunks; with load-balanced causal chunking rank r holds chunks r "
-                   "and 2 x cp_world - 1 - r (hover a bar for its rank).");
+    caption_end(b, ch->caption);
 }
 
 // ---- AdamW: per-step series ------------------------------------------------------------------
@@ -782,7 +780,7 @@ static void charts(pp_textbuf *b, const pp_run_result *r)
                          "no such axes for it, or the report predates them.</p>\n");
         by_position(b, r, t, idx, n);
         head_strips(b, r, t, idx, n);
-        cp_chunks(b, r, t, idx, n);
+        seq_chunks(b, r, t, idx, n);
     }
     free(idx);
     series_charts(b, r);

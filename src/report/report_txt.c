@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "core/repr.h"
+#include "core/statistic.h"
 #include "core/textbuf.h"
+#include "ops/op.h"
 #include "report/summary_row.h"
 
 static void header(pp_textbuf *b, const pp_run_result *r)
@@ -33,7 +35,7 @@ static void header(pp_textbuf *b, const pp_run_result *r)
         pp_tb_printf(b, "variant:   %-24s", vr->name);
         for (int k = 0; k < vr->n_knobs; k++)
             pp_tb_printf(b, " %s=%s", vr->knobs[k].name, vr->knobs[k].value);
-        const char *note = pp_variant_vendor_note(vr);
+        const char *note = pp_op_vendor_note(pp_op_find(r->op), vr);
         pp_tb_printf(b, "%s%s%s\n", vr->external ? " (external: outputs read from files)" : "", note ? " " : "",
                   note ? note : "");
     }
@@ -57,6 +59,12 @@ static void comparisons(pp_textbuf *b, const pp_run_result *r)
     }
 }
 
+// A statistic's column heading, as the statistic table (src/core/statistic.h) names it.
+static const char *heading(const char *statistic)
+{
+    return pp_statistic_find(statistic)->label;
+}
+
 static void summary(pp_textbuf *b, const pp_run_result *r)
 {
     pp_tb_printf(b, "\n== summary ==\n");
@@ -65,8 +73,9 @@ static void summary(pp_textbuf *b, const pp_run_result *r)
     for (int i = 0; i < r->n_comparisons; i++)
         if ((int)strlen(r->comparisons[i].tensor) > tw)
             tw = (int)strlen(r->comparisons[i].tensor);
-    pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", "variant", tw, "tensor", "against", "mismatch",
-              "max abs", "max rel", "max ulp", "NaN/Inf");
+    pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", "variant", tw, "tensor", "against",
+                 heading("mismatch_fraction"), heading("max_abs_diff"), heading("max_rel_diff"), heading("max_ulp"),
+                 "NaN/Inf");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
         pp_summary_row row = pp_summary_row_of(&c->stats);

@@ -1,0 +1,105 @@
+// statistic.c — the table of comparison statistics (statistic.h).
+#include "core/statistic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+// A maximum's value, 0 while no element attains it (an empty tensor, or no finite pair).
+static double max_of(const pp_close_max *m)
+{
+    return m->index < 0 ? 0.0 : m->value;
+}
+
+static double mismatch_fraction(const pp_close_stats *s)
+{
+    return s->numel ? (double)s->mismatched / (double)s->numel : 0.0;
+}
+
+static double mismatched(const pp_close_stats *s)
+{
+    return (double)s->mismatched;
+}
+
+static double max_abs_diff(const pp_close_stats *s)
+{
+    return max_of(&s->abs_diff);
+}
+
+static double max_rel_diff(const pp_close_stats *s)
+{
+    return max_of(&s->rel_diff);
+}
+
+static double max_ulp(const pp_close_stats *s)
+{
+    return max_of(&s->ulp_err);
+}
+
+static double worst_tolerance_ratio(const pp_close_stats *s)
+{
+    return max_of(&s->tol_ratio);
+}
+
+static double max_abs_error(const pp_close_stats *s)
+{
+    return max_of(&s->abs_err);
+}
+
+static double nan_count(const pp_close_stats *s)
+{
+    return (double)s->nan_actual;
+}
+
+static double inf_count(const pp_close_stats *s)
+{
+    return (double)s->inf_actual;
+}
+
+// Gate rules and reports name these; the order is the one error messages list them in.
+static const pp_statistic statistics[] = {
+    {"mismatch_fraction", "mismatch", "the fraction of elements torch's isclose calls not close", mismatch_fraction},
+    {"mismatched", NULL, "the number of elements torch's isclose calls not close", mismatched},
+    {"max_abs_diff", "max abs", "torch's greatest absolute difference (close elements count as 0)", max_abs_diff},
+    {"max_rel_diff", "max rel", "torch's greatest relative difference (close elements count as 0)", max_rel_diff},
+    {"max_ulp", "max ulp", "the greatest |a - e| in ulps of the actual's format", max_ulp},
+    {"mean_abs", "mean abs", "the mean |a - e| over the pairs with both operands finite", pp_close_stats_mean_abs},
+    {"rms", NULL, "the root mean square of a - e over the pairs with both operands finite", pp_close_stats_rms},
+    {"worst_tolerance_ratio", NULL, "the greatest |a - e| / (atol + rtol |e|)", worst_tolerance_ratio},
+    {"nan_count", NULL, "NaN values in the actual tensor", nan_count},
+    {"inf_count", NULL, "infinite values in the actual tensor", inf_count},
+    {"max_abs_error", NULL, "the greatest |a - e| over every pair with both operands finite, close or not",
+     max_abs_error},
+};
+
+int pp_statistic_count(void)
+{
+    return (int)(sizeof statistics / sizeof statistics[0]);
+}
+
+const pp_statistic *pp_statistic_at(int i)
+{
+    return i >= 0 && i < pp_statistic_count() ? &statistics[i] : NULL;
+}
+
+const pp_statistic *pp_statistic_find(const char *name)
+{
+    for (int i = 0; i < pp_statistic_count(); i++)
+        if (!strcmp(statistics[i].name, name))
+            return &statistics[i];
+    return NULL;
+}
+
+void pp_statistic_names(char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < pp_statistic_count() && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, i ? ", %s" : "%s", statistics[i].name);
+}
+
+double pp_statistic_value(const char *name, const pp_close_stats *s)
+{
+    const pp_statistic *st = pp_statistic_find(name);
+    return st ? st->value(s) : NAN;
+}

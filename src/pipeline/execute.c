@@ -1,0 +1,316 @@
+// execute.c — the execute stage (execute.h): inputs, references, variants, cross-checks.
+#include "pipeline/execute.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/progress.h"
+#include "io/tensor_io.h"
+#include "pipeline/comparison.h"
+#include "pipeline/ref_cache.h"
+
+void pp_run_group_free(const pp_op *op, pp_format_group *g)
+{
+    for (int i = 0; i < op->n_inputs; i++)
+        pp_tensor_free(&g->inputs[i]);
+    for (int i = 0; i < op->n_outputs; i++)
+        pp_tensor_free(&g->refs[i]);
+    if (g->trace && op->traced)
+        op->traced->trace_free(g->trace);
+    g->trace = NULL;
+}
+
+// A variant on the GPU through the op's traced CUDA form, as run_cpu_traced below; without one,
+// its plain run_cuda (and no series).
+static int run_cuda_traced(const pp_op *op, const pp_case *c, const pp_variant_spec *vs, pp_format_group *g,
+                           pp_tensor *out, pp_variant_products *vp, pp_error *err)
+{
+    if (!op->traced || !op->traced->run_cuda)
+        return op->run_cuda(&c->params, &vs->knobs, g->inputs, out, err);
+    void *trace = NULL;
+    int rc = op->traced->run_cuda(&c->params, &vs->knobs, g->inputs, out, &trace, err);
+    if (!rc)
+        rc = op->traced->series(&c->params, &vs->knobs, trace, g->trace, &vp->series, &vp->n_series, err);
+    if (trace)
+        op->traced->trace_free(trace);
+    return rc;
+}
+
+// A variant on the CPU through the op's traced form: its series against the reference's trace
+// are computed at once and its own trace freed, so memory stays one trajectory per variant.
+static int run_cpu_traced(const pp_op *op, const pp_case *c, const pp_variant_spec *vs, pp_format_group *g,
+                          pp_tensor *out, int threads, pp_variant_products *vp, pp_error *err)
+{
+    void *trace = NULL;
+    int rc = op->traced->run_cpu(&c->params, &vs->knobs, g->inputs, out, threads, &trace, err);
+    if (!rc)
+        rc = op->traced->series(&c->params, &vs->knobs, trace, g->trace, &vp->series, &vp->n_series, err);
+    if (trace)
+        op->traced->trace_free(trace);
+    return rc;
+}
+
+static int shape_error(const char *what, const pp_tensor *t, int ndim, const int64_t *shape, pp_error *err)
+{
+    char have[200], want[200];
+    pp_shape_str(t->ndim, t->shape, have, sizeof have);
+    pp_shape_str(ndim, shape, want, sizeof want);
+    return pp_fail(err, PP_ERR_INPUT, "%s has shape %s, but the case's [op] needs %s", what, have, want);
+}
+
+static void progress(const pp_run_opts *o, const char *fmt, const char *a, const char *b)
+{
+    if (!o->progress)
+        return;
+    fprintf(stderr, "\r\033[K");
+    fprintf(stderr, fmt, a, b);
+    fflush(stderr);
+}
+
+int pp_run_group_inputs(const pp_case *c, pp_format_group *g, pp_error *err)
+{
+    const pp_op *op = c->op;
+    for (int i = 0; i < op->n_inputs; i++) {
+        int ndim;
+        int64_t shape[PP_MAX_DIMS];
+        op->shape(&c->params, 0, i, &ndim, shape);
+        const pp_input_spec *in = &c->inputs[i];
+        pp_tensor *t = &g->inputs[i];
+        int rc;
+        if (in->file[0]) {
+            char what[PP_PATH_MAX + 64];
+            snprintf(what, sizeof what, "%s: input '%s' (%s)", c->path, op->inputs[i], in->file);
+            if ((rc = pp_tensor_load(in->file, t, err)))
+                return rc;
+            if (!pp_tensor_has_shape(t, ndim, shape))
+                return shape_error(what, t, ndim, shape, err);
+            if (in->has_format && (rc = pp_tensor_check_format(t, in->format, what, err)))
+                return rc;
+            // The variant computes in its storage format: the file's values must be values of it.
+            if ((rc = pp_tensor_check_format(t, g->format, what, err)))
+                return rc;
+            t->format = g->format;
+        } else {
+            if ((rc = pp_tensor_alloc(t, ndim, shape, g->format, err)) ||
+                (rc = pp_inputs_fill(t, &in->dist, c->seed, (uint32_t)i, err)))
+                return rc;
+        }
+    }
+    return PP_OK;
+}
+
+// Allocates output o for every o with want[o]; f < 0: each in its format under knobs k, else f.
+static int alloc_outputs(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int f, const int *want,
+                         pp_tensor *out, pp_error *err)
+{
+    for (int o = 0; o < op->n_outputs; o++) {
+        if (!want[o])
+            continue;
+        int ndim;
+        int64_t shape[PP_MAX_DIMS];
+        op->shape(p, 1, o, &ndim, shape);
+        pp_format_id fo = f >= 0 ? (pp_format_id)f : pp_op_output_format(op, k, o);
+        int rc = pp_tensor_alloc(&out[o], ndim, shape, fo, err);
+        if (rc)
+            return rc;
+    }
+    return PP_OK;
+}
+
+static int load_external(const pp_case *c, const pp_variant_spec *v, pp_tensor *out, pp_error *err)
+{
+    const pp_op *op = c->op;
+    for (int o = 0; o < op->n_outputs; o++) {
+        if (!v->external_files[o][0])
+            continue;  // not given: not compared
+        int ndim;
+        int64_t shape[PP_MAX_DIMS];
+        op->shape(&c->params, 1, o, &ndim, shape);
+        char what[PP_PATH_MAX + 128];
+        snprintf(what, sizeof what, "%s: external variant '%s' output '%s' (%s)", c->path, v->name, op->outputs[o],
+                 v->external_files[o]);
+        int rc = pp_tensor_load(v->external_files[o], &out[o], err);
+        if (rc)
+            return rc;
+        if (!pp_tensor_has_shape(&out[o], ndim, shape))
+            return shape_error(what, &out[o], ndim, shape, err);
+    }
+    return PP_OK;
+}
+
+// The reference of one format group, with a progress bar on stderr when asked for.
+int pp_run_group_reference(const pp_case *c, const pp_run_opts *o, pp_format_group *g, int threads, pp_error *err)
+{
+    int rc = alloc_outputs(c->op, &c->params, NULL, PP_FMT_FP64, g->want, g->refs, err);
+    if (rc)
+        return rc;
+    const char *method = c->reference_method;
+    if (o->reference_method) {
+        method = NULL;
+        for (int m = 0; c->op->ref_methods[m]; m++)
+            if (!strcmp(c->op->ref_methods[m], o->reference_method))
+                method = c->op->ref_methods[m];
+        if (!method) {
+            char list[256];
+            pp_choices_str(c->op->ref_methods, list, sizeof list);
+            return pp_fail(err, PP_ERR_INPUT, "--reference: op '%s' has no reference method '%s' (known: %s)",
+                           c->op->name, o->reference_method, list);
+        }
+    }
+    // the cache: a hit replaces the computation; a corrupt entry is recomputed and overwritten
+    const pp_op *op = c->op;
+    // ops with per-step series need the reference's trajectory, which the cache does not keep
+    int cache = o->cache_dir && o->cache_dir[0] && !op->traced;
+    char key[PP_REF_KEY_HEX];
+    if (cache) {
+        pp_ref_cache_key(op, &c->params, g->format, method ? method : op->ref_methods[0], g->want, g->inputs, key);
+        pp_tensor hit[PP_MAX_OP_TENSORS];
+        pp_reference_info hit_info[PP_MAX_OP_TENSORS];
+        char why[600];
+        memset(hit, 0, sizeof hit);
+        memset(hit_info, 0, sizeof hit_info);
+        if (pp_ref_cache_load(o->cache_dir, key, op, &c->params, g->want, hit, hit_info, why, sizeof why)) {
+            for (int t = 0; t < op->n_outputs; t++)
+                if (g->want[t]) {
+                    pp_tensor_free(&g->refs[t]);
+                    g->refs[t] = hit[t];
+                    g->info[t] = hit_info[t];
+                }
+            return PP_OK;
+        }
+        if (why[0])
+            fprintf(stderr, "precprobe: reference cache entry ignored (%s); recomputing\n", why);
+    }
+    char label[PP_NAME_MAX + 64];
+    snprintf(label, sizeof label, "%s: reference (%s)", c->name, pp_format_get(g->format).name);
+    pp_progress bar;
+    pp_progress_start(&bar, label, o->progress);
+    pp_ref_ctx ctx = {method, threads, pp_progress_update, &bar};
+    rc = op->traced ? op->traced->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, &g->trace,
+                                            err)
+                    : op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
+    pp_progress_end(&bar);
+    if (!rc && cache) {
+        pp_error store_err = {0};
+        if (pp_ref_cache_store(o->cache_dir, key, op, g->want, g->refs, g->info, &store_err))
+            fprintf(stderr, "precprobe: reference cache not written: %s\n", store_err.msg);
+    }
+    return rc;
+}
+
+// --cross-check: runs variant v on the CPU emulation too and appends one comparison per output,
+// the CUDA result (actual) against the emulation (expected), named "cpu-emulation". Our kernels
+// are expected identical; vendor engines (cuBLAS) are measured, not expected to match.
+static int cross_check(const pp_case *c, int v, const int *has, const pp_tensor *inputs, const pp_tensor *cuda_out,
+                       int threads, pp_comparison *cross, int *n_cross, pp_error *err)
+{
+    const pp_op *op = c->op;
+    const pp_variant_spec *vs = &c->variants[v];
+    pp_tensor cpu[PP_MAX_OP_TENSORS];
+    memset(cpu, 0, sizeof cpu);
+    int rc = alloc_outputs(op, &c->params, &vs->knobs, -1, has, cpu, err);
+    if (!rc)
+        rc = op->run_cpu(&c->params, &vs->knobs, inputs, cpu, threads, err);
+    if (rc == PP_ERR_RUNTIME && strstr(err->msg, "only on the GPU"))
+        rc = PP_OK;  // a vendor engine has no emulation to cross-check against
+    else
+        for (int t = 0; !rc && t < op->n_outputs; t++)
+            if (has[t])
+                pp_compare_tensors(&cross[(*n_cross)++], c, vs->name, op->outputs[t], "cpu-emulation", &cuda_out[t],
+                                   &cpu[t], 1);
+    for (int t = 0; t < op->n_outputs; t++)
+        pp_tensor_free(&cpu[t]);
+    return rc;
+}
+
+int pp_run_products_make(const pp_run_plan *plan, pp_run_products *p, pp_error *err)
+{
+    const pp_case *c = plan->c;
+    memset(p, 0, sizeof *p);
+    for (int g = 0; g < plan->n_groups; g++) {
+        p->groups[g].format = plan->group_format[g];
+        memcpy(p->groups[g].want, plan->group_want[g], sizeof p->groups[g].want);
+    }
+    int n_cross = 0;
+    for (int i = 0; i < plan->n_tasks; i++)
+        n_cross += plan->tasks[i].kind == PP_TASK_CROSS_CHECK;
+    p->variants = calloc((size_t)c->n_variants, sizeof *p->variants);
+    p->cross = n_cross ? calloc((size_t)n_cross * (size_t)c->op->n_outputs, sizeof *p->cross) : NULL;
+    if (!p->variants || (n_cross && !p->cross))
+        return pp_fail(err, PP_ERR_RUNTIME, "out of memory");
+    return PP_OK;
+}
+
+void pp_run_products_free(const pp_run_plan *plan, pp_run_products *p)
+{
+    const pp_op *op = plan->c->op;
+    for (int g = 0; g < PP_FMT_COUNT; g++)
+        pp_run_group_free(op, &p->groups[g]);
+    for (int v = 0; p->variants && v < plan->c->n_variants; v++) {
+        pp_variant_products *vp = &p->variants[v];
+        for (int t = 0; t < op->n_outputs; t++)
+            pp_tensor_free(&vp->outs[t]);
+        for (int i = 0; i < vp->n_series; i++)
+            free(vp->series[i].step), free(vp->series[i].value);
+        free(vp->series);
+    }
+    free(p->variants);
+    for (int i = 0; i < p->n_cross; i++)
+        pp_axis_stats_free(&p->cross[i].axes);
+    free(p->cross);
+    memset(p, 0, sizeof *p);
+}
+
+// A variant: its external files read, or its run on the plan's backend (traced for series).
+static int run_variant(const pp_run_plan *plan, int v, pp_run_products *p, pp_error *err)
+{
+    const pp_case *c = plan->c;
+    const pp_op *op = c->op;
+    const pp_variant_spec *vs = &c->variants[v];
+    pp_variant_products *vp = &p->variants[v];
+    pp_format_group *g = &p->groups[plan->group_of[v]];
+    if (vs->external)
+        return load_external(c, vs, vp->outs, err);
+    int rc = alloc_outputs(op, &c->params, &vs->knobs, -1, plan->has[v], vp->outs, err);
+    if (rc)
+        return rc;
+    return plan->on_cuda  ? run_cuda_traced(op, c, vs, g, vp->outs, vp, err)
+         : op->traced     ? run_cpu_traced(op, c, vs, g, vp->outs, plan->threads, vp, err)
+                          : op->run_cpu(&c->params, &vs->knobs, g->inputs, vp->outs, plan->threads, err);
+}
+
+int pp_run_execute(const pp_run_plan *plan, const pp_run_opts *o, const unsigned char *selected,
+                   pp_run_products *p, pp_error *err)
+{
+    const pp_case *c = plan->c;
+    int rc = PP_OK;
+    for (int i = 0; i < plan->n_tasks && !rc; i++) {
+        const pp_task *t = &plan->tasks[i];
+        if (selected && !selected[i])
+            continue;
+        pp_format_group *g = t->group >= 0 ? &p->groups[t->group] : NULL;
+        switch (t->kind) {
+        case PP_TASK_INPUTS:
+            progress(o, "precprobe: %s: inputs and reference (%s)", c->name, pp_format_get(g->format).name);
+            rc = pp_run_group_inputs(c, g, err);
+            break;
+        case PP_TASK_REFERENCE:
+            rc = pp_run_group_reference(c, o, g, plan->threads, err);
+            break;
+        case PP_TASK_VARIANT:
+            progress(o, "precprobe: %s: variant %s", c->name, c->variants[t->variant].name);
+            rc = run_variant(plan, t->variant, p, err);
+            break;
+        case PP_TASK_CROSS_CHECK:
+            rc = cross_check(c, t->variant, plan->has[t->variant], g->inputs, p->variants[t->variant].outs,
+                             plan->threads, p->cross, &p->n_cross, err);
+            break;
+        case PP_TASK_COMPARE:
+        case PP_TASK_COMPARE_PAIR:
+            break;  // the compare stage's
+        }
+    }
+    progress(o, "%s%s", "", "");
+    return rc;
+}
