@@ -12,15 +12,10 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-static double rng_unit(pp_test_rng *r)
-{
-    return (double)(pp_test_rng_next(r) >> 11) * 0x1p-53;
-}
-
 // A value of f near ±scale·[0, 2) (random sign), rounded with pp_round.
 static double rnd_val(pp_test_rng *r, pp_format_id f, double scale)
 {
-    double x = scale * 2.0 * (rng_unit(r) - 0.5) * 2.0;
+    double x = scale * 2.0 * (pp_test_rng_unit(r) - 0.5) * 2.0;
     return pp_round(f, x, PP_RND_NE, 0);
 }
 
@@ -422,14 +417,14 @@ static void attention_ref_fast_exp_accuracy(void **state)
     int fails = 0;
     double worst = 0.0;
     for (uint64_t it = 0; it < n && fails < 10; it++) {
-        double M = ldexp(rng_unit(&r) - 0.5, (int)(pp_test_rng_next(&r) % 40));
-        double xs = it % 7 == 0 ? 0.0 : it % 7 == 1 ? -500.0 * rng_unit(&r) * 1e-3 : -500.0 * rng_unit(&r);
+        double M = ldexp(pp_test_rng_unit(&r) - 0.5, (int)(pp_test_rng_next(&r) % 40));
+        double xs = it % 7 == 0 ? 0.0 : it % 7 == 1 ? -500.0 * pp_test_rng_unit(&r) * 1e-3 : -500.0 * pp_test_rng_unit(&r);
         if (it % 11 == 0)  // next to a multiple of ln2/256
-            xs = -(double)(pp_test_rng_next(&r) % 184000) * 0.0027076061740622863 - ldexp(rng_unit(&r), -40);
+            xs = -(double)(pp_test_rng_next(&r) % 184000) * 0.0027076061740622863 - ldexp(pp_test_rng_unit(&r), -40);
         double Sh = M + xs;  // rounded: Sh − M is whatever it is, in [−500, 0] after the check
         if (Sh - M > 0.0 || Sh - M < -500.0)
             continue;
-        double Sl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(Sh);  // |Sl| ≤ u|Sh|
+        double Sl = ldexp(pp_test_rng_unit(&r) - 0.5, -53) * fabs(Sh);  // |Sl| ≤ u|Sh|
         double eh, el;
         pp_attn_fast_exp_(J, Sh, M, Sl, &eh, &el);
         mpfr_set_d(x, Sh, MPFR_RNDN);
@@ -463,8 +458,8 @@ static void attention_ref_fast_exp_accuracy(void **state)
 // A double-double (hi, lo) with |lo| ≤ u|hi|, hi of magnitude ~2^e.
 static void rnd_dd(pp_test_rng *r, int e, double *hi, double *lo)
 {
-    *hi = ldexp(1.0 + rng_unit(r), e) * (pp_test_rng_next(r) & 1 ? -1.0 : 1.0);
-    double l = ldexp(rng_unit(r) - 0.5, e - 53);
+    *hi = ldexp(1.0 + pp_test_rng_unit(r), e) * (pp_test_rng_next(r) & 1 ? -1.0 : 1.0);
+    double l = ldexp(pp_test_rng_unit(r) - 0.5, e - 53);
     *lo = pp_test_rng_next(r) % 4 == 0 ? 0.0 : l;
     double s = *hi + *lo;  // renormalise (exact: TwoSum)
     double z = s - *hi;
@@ -488,8 +483,8 @@ static void attention_ref_building_blocks(void **state)
         rnd_dd(&r, (int)(pp_test_rng_next(&r) % 200) - 100, &xh, &xl);
         rnd_dd(&r, (int)(pp_test_rng_next(&r) % 200) - 100, &yh, &yl);
         if (it % 3 == 0) {  // near-cancellation for dd_add
-            yh = -xh * (1.0 + ldexp(rng_unit(&r), -30 - (int)(pp_test_rng_next(&r) % 20)));
-            yl = ldexp(rng_unit(&r) - 0.5, -53) * fabs(yh);
+            yh = -xh * (1.0 + ldexp(pp_test_rng_unit(&r), -30 - (int)(pp_test_rng_next(&r) % 20)));
+            yl = ldexp(pp_test_rng_unit(&r) - 0.5, -53) * fabs(yh);
         }
         for (int op = 0; op < 2; op++) {
             mpfr_set_d(a, xh, MPFR_RNDN);
@@ -530,7 +525,7 @@ static void attention_ref_building_blocks(void **state)
             rnd_dd(&r, -(int)(pp_test_rng_next(&r) % 40), &xh, &xl);
             if (rep % 3 == 1)
                 xl = ldexp(xl, -(int)(pp_test_rng_next(&r) % 900));  // tiny low parts
-            double y = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + rng_unit(&r)) *
+            double y = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + pp_test_rng_unit(&r)) *
                                                   ldexp(1.0, (int)(pp_test_rng_next(&r) % 20) - 10), PP_RND_NE, 0);
             pp_attn_acc_split_(&h, &lo, &y, 1, xh, xl);
             W += fabs(xh * y);

@@ -19,16 +19,6 @@
 
 #define FIX "tests/fixtures/tensorio/"
 
-// The helpers shared with the other format tests (test_util.h), under this file's names.
-#define same_value pp_test_same_value
-#define check_value pp_test_check_value
-#define check_tensor pp_test_check_tensor
-#define special_values pp_test_special_values
-#define tmp_path pp_test_tmp_path
-#define group_setup pp_test_tmpdir_setup
-#define group_teardown pp_test_tmpdir_teardown
-#define has_temp_file pp_test_has_temp_file
-
 // Fills t (allocated here) with v repeated.
 static void fill(pp_tensor *t, int ndim, const int64_t *shape, pp_format_id f, const double *v, int n)
 {
@@ -59,12 +49,12 @@ static void stored_type(const char *path, const char *ds, size_t *size, int *has
 static void h5_roundtrip_every_format(void **state)
 {
     char pbuf[512];
-    const char *path = tmp_path(state, "rt.h5", pbuf);
+    const char *path = pp_test_tmp_path(state, "rt.h5", pbuf);
     static const size_t stored_size[PP_FMT_COUNT] = {8, 4, 4, 2, 4, 4, 4};
     for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
         pp_format_id f = (pp_format_id)fi;
         double v[16];
-        int n = special_values(f, v);
+        int n = pp_test_special_values(f, v);
         const int64_t shapes[3][2] = {{0, 0}, {2, n}, {0, 5}};
         const int ndims[3] = {0, 2, 2};
         for (int s = 0; s < 3; s++) {
@@ -79,7 +69,7 @@ static void h5_roundtrip_every_format(void **state)
                 fprintf(stderr, "FAIL %s: %s\n", ds, err.msg);
             assert_int_equal(rc, PP_OK);
             assert_int_equal(r.format, f);
-            check_tensor(ds, &r, t.ndim, t.shape, t.data);
+            pp_test_check_tensor(ds, &r, t.ndim, t.shape, t.data);
             size_t size;
             int has_attr;
             stored_type(path, ds, &size, &has_attr);
@@ -89,7 +79,7 @@ static void h5_roundtrip_every_format(void **state)
             pp_tensor_free(&r);
         }
     }
-    assert_false(has_temp_file(*state));
+    assert_false(pp_test_has_temp_file(*state));
 }
 
 // Writes raw 16-bit patterns 0..65535 as a dataset of a 16-bit float type with the given
@@ -133,7 +123,7 @@ static void h5_all_16bit_patterns(void **state)
                  {5, 15, H5T_ORDER_BE, PP_FMT_FP16},
                  {8, 127, H5T_ORDER_LE, PP_FMT_BF16},
                  {8, 127, H5T_ORDER_BE, PP_FMT_BF16}};
-    const char *path = tmp_path(state, "raw16.h5", pbuf);
+    const char *path = pp_test_tmp_path(state, "raw16.h5", pbuf);
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         write_raw16(path, "/x", kinds[k].esize, kinds[k].ebias, kinds[k].order);
         pp_tensor r;
@@ -142,7 +132,7 @@ static void h5_all_16bit_patterns(void **state)
         assert_int_equal(r.format, kinds[k].f);
         int count = 0;
         for (uint32_t i = 0; i < 65536; i++)
-            check_value(pp_format_get(kinds[k].f).name, i, r.data[i], pp_decode(kinds[k].f, i), &count);
+            pp_test_check_value(pp_format_get(kinds[k].f).name, i, r.data[i], pp_decode(kinds[k].f, i), &count);
         assert_int_equal(count, 0);
         pp_tensor_free(&r);
     }
@@ -186,7 +176,7 @@ static void h5_reads_h5py_file(void **state)
             fprintf(stderr, "FAIL %s: %s\n", cases[k].ds, err.msg);
         assert_int_equal(rc, PP_OK);
         assert_int_equal(t.format, cases[k].f);
-        check_tensor(cases[k].ds, &t, cases[k].ndim, cases[k].shape, cases[k].want);
+        pp_test_check_tensor(cases[k].ds, &t, cases[k].ndim, cases[k].shape, cases[k].want);
         pp_tensor_free(&t);
     }
 }
@@ -194,7 +184,7 @@ static void h5_reads_h5py_file(void **state)
 static void h5_read_rejects(void **state)
 {
     char pbuf[512];
-    const char *notdf5 = tmp_path(state, "text.h5", pbuf);
+    const char *notdf5 = pp_test_tmp_path(state, "text.h5", pbuf);
     FILE *f = fopen(notdf5, "w");
     assert_non_null(f);
     fputs("not hdf5\n", f);
@@ -239,7 +229,7 @@ static void h5_read_rejects(void **state)
 static void h5_update_and_truncate(void **state)
 {
     char pbuf[512];
-    const char *path = tmp_path(state, "upd.h5", pbuf);
+    const char *path = pp_test_tmp_path(state, "upd.h5", pbuf);
     static const double v[3] = {1.0, 2.0, 3.0};
     int64_t s3[1] = {3}, s2x3[2] = {2, 3};
     pp_tensor a, b, r;
@@ -253,7 +243,7 @@ static void h5_update_and_truncate(void **state)
     assert_int_equal(pp_h5_write(path, "/run/a", &b, 0, &err), PP_OK);  // replaced
     assert_int_equal(pp_h5_read(path, "/run/a", &r, &err), PP_OK);
     assert_int_equal(r.format, PP_FMT_BF16);
-    check_tensor("replaced", &r, 2, s2x3, b.data);
+    pp_test_check_tensor("replaced", &r, 2, s2x3, b.data);
     pp_tensor_free(&r);
     assert_int_equal(pp_h5_write(path, "c", &a, 1, &err), PP_OK);  // a new file: only /c
     assert_int_equal(pp_h5_read(path, "/run/b", &r, &err), PP_ERR_INPUT);
@@ -276,7 +266,7 @@ static void h5_update_and_truncate(void **state)
     assert_non_null(strstr(err.msg, "is not a bf16 value"));
     assert_int_equal(pp_h5_read(path, "/d", &r, &err), PP_ERR_INPUT);
 
-    const char *text = tmp_path(state, "text.h5", pbuf);
+    const char *text = pp_test_tmp_path(state, "text.h5", pbuf);
     FILE *f = fopen(text, "w");
     assert_non_null(f);
     fputs("precious\n", f);
@@ -289,7 +279,7 @@ static void h5_update_and_truncate(void **state)
     char nodir[600];
     snprintf(nodir, sizeof nodir, "%s/no_dir/x.h5", (const char *)*state);
     assert_int_equal(pp_h5_write(nodir, "/x", &a, 1, &err), PP_ERR_RUNTIME);
-    assert_false(has_temp_file(*state));
+    assert_false(pp_test_has_temp_file(*state));
     pp_tensor_free(&a);
     pp_tensor_free(&b);
 }
@@ -298,7 +288,7 @@ static void h5_update_and_truncate(void **state)
 static void h5_errors_are_silent(void **state)
 {
     char pbuf[512];
-    const char *log = tmp_path(state, "stderr.txt", pbuf);
+    const char *log = pp_test_tmp_path(state, "stderr.txt", pbuf);
     H5E_auto2_t before_func;
     void *before_data;
     H5Eget_auto2(H5E_DEFAULT, &before_func, &before_data);
@@ -374,5 +364,5 @@ int main(void)
         cmocka_unit_test(h5_errors_are_silent),
         cmocka_unit_test(h5_quiet_nests_and_restores),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

@@ -43,21 +43,13 @@ static int scratch_entries(const scratch *s)
     return pp_test_dir_entries(s->dir);
 }
 
-static uint64_t next_u64(uint64_t *x)  // splitmix64
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
 // A value of format f: random magnitude in [2^-8, 2^8), rounded; every 7th element special
 // (NaN, +-Inf where the format has them, -0.0, the smallest subnormal).
-static double sample(pp_format_id f, uint64_t *x, int64_t i)
+static double sample(pp_format_id f, pp_test_rng *x, int64_t i)
 {
     pp_format F = pp_format_get(f);
-    double u = (double)(next_u64(x) >> 11) * 0x1p-53;
-    double v = ldexp(1.0 + u, (int)(next_u64(x) % 16) - 8) * ((next_u64(x) & 1) ? -1 : 1);
+    double u = (double)(pp_test_rng_next(x) >> 11) * 0x1p-53;
+    double v = ldexp(1.0 + u, (int)(pp_test_rng_next(x) % 16) - 8) * ((pp_test_rng_next(x) & 1) ? -1 : 1);
     switch (i % 7 == 3 ? (i / 7) % 5 : -1) {
     case 0: return NAN;
     case 1: return F.has_inf ? INFINITY : F.max_finite;
@@ -68,7 +60,7 @@ static double sample(pp_format_id f, uint64_t *x, int64_t i)
     }
 }
 
-static void make_tensor(pp_tensor *t, int ndim, const int64_t *shape, pp_format_id f, uint64_t *x)
+static void make_tensor(pp_tensor *t, int ndim, const int64_t *shape, pp_format_id f, pp_test_rng *x)
 {
     assert_int_equal(pp_tensor_alloc(t, ndim, shape, f, NULL), PP_OK);
     for (int64_t i = 0; i < t->numel; i++)
@@ -77,13 +69,13 @@ static void make_tensor(pp_tensor *t, int ndim, const int64_t *shape, pp_format_
 
 // actual = expected rounded to fa, perturbed at some elements (and NaN at some), so that
 // comparisons mismatch, match, and meet NaN/Inf on either side.
-static void perturbed(pp_tensor *a, const pp_tensor *e, pp_format_id fa, uint64_t *x)
+static void perturbed(pp_tensor *a, const pp_tensor *e, pp_format_id fa, pp_test_rng *x)
 {
     assert_int_equal(pp_tensor_alloc(a, e->ndim, e->shape, fa, NULL), PP_OK);
     for (int64_t i = 0; i < e->numel; i++) {
         double v = pp_round(fa, e->data[i], PP_RND_NE, 0);
         if (i % 5 == 1 && isfinite(v))
-            v = pp_round(fa, v * (1.0 + 0x1p-6 * (double)(next_u64(x) % 8)), PP_RND_NE, 0);
+            v = pp_round(fa, v * (1.0 + 0x1p-6 * (double)(pp_test_rng_next(x) % 8)), PP_RND_NE, 0);
         if (i % 11 == 10)
             v = NAN;
         a->data[i] = v;
@@ -158,7 +150,7 @@ static char *dup_str(const char *s)
 // comparisons in an order that interleaves the variants, three verdicts.
 static void build_run(pp_run_result *r, int keep_tensors)
 {
-    uint64_t x = pp_test_seed();
+    pp_test_rng x = {pp_test_seed()};
     memset(r, 0, sizeof *r);
     snprintf(r->precprobe_version, sizeof r->precprobe_version, "0.1.0-test");
     set_name(r->case_name, "cp-attention \"quoted\" <case>");
