@@ -113,6 +113,15 @@ static void test_row_hooks(void **state)
     assert_null(pp_op_vendor_note(NULL, &vr));
     snprintf(vr.knobs[0].value, sizeof vr.knobs[0].value, "ours");
     assert_null(pp_op_vendor_note(gemm, &vr));
+    // whether the CPU emulation can run a variant (--cross-check asks the row, not the message)
+    pp_op_knobs gc = knobs_with(gemm, "engine", "cublas"), go = knobs_with(gemm, "engine", "ours");
+    pp_op_knobs ac = knobs_with(attn, "engine", "cublas"), ao = knobs_with(attn, "engine", "ours");
+    assert_false(pp_op_emulated(gemm, &gc));
+    assert_true(pp_op_emulated(gemm, &go));
+    assert_false(pp_op_emulated(attn, &ac));
+    assert_true(pp_op_emulated(attn, &ao));
+    pp_op_knobs a0 = knobs_with(adamw, "kahan", "on");
+    assert_true(pp_op_emulated(adamw, &a0));
 }
 
 // A knob combination the op cannot run is an error when the case is read, at the line of the

@@ -175,6 +175,9 @@ struct pp_op {
     // What a report says beside a variant whose arithmetic is not ours to order (e.g. a vendor
     // library's reduction order), from its knob settings as text; NULL (or returning NULL): none.
     const char *(*vendor_note)(const pp_knob_setting *knobs, int n_knobs);
+    // Whether the CPU emulation can run a variant with these knobs (0: a vendor path that runs
+    // only on the GPU, so --cross-check has no emulation to compare with); NULL: every variant.
+    int (*emulated)(const pp_op_knobs *k);
 };
 
 // The operation named name, or NULL.
@@ -182,6 +185,9 @@ const pp_op *pp_op_find(const char *name);
 // The number of operations and the i-th.
 int pp_op_count(void);
 const pp_op *pp_op_at(int i);
+
+// Whether the CPU emulation can run a variant with knobs k (the row's emulated, else 1).
+int pp_op_emulated(const pp_op *op, const pp_op_knobs *k);
 
 // Index of the parameter / knob named name in op, or -1.
 int pp_op_param_index(const pp_op *op, const char *name);

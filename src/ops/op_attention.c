@@ -156,6 +156,12 @@ static int id(const pp_op_knobs *k, int knob)
     return pp_knob_id(&knobs[knob], k->v[knob]);
 }
 
+// Our kernels have a CPU emulation; a vendor engine runs only on the GPU.
+static int emulated(const pp_op_knobs *k)
+{
+    return id(k, K_ENGINE) == PP_ENGINE_OURS;
+}
+
 static pp_format_id format(const pp_op_knobs *k)
 {
     return (pp_format_id)id(k, K_FORMAT);
@@ -348,4 +354,5 @@ const pp_op pp_op_attention = {
     .view_world_knob = "cp_world",
     .chunking = &cp_chunking,
     .vendor_note = pp_engine_vendor_note,
+    .emulated = emulated,
 };

@@ -144,6 +144,11 @@ int pp_op_view_world(const pp_op *op, const pp_op_params *p, const pp_op_knobs *
     return wa > we ? wa : we;
 }
 
+int pp_op_emulated(const pp_op *op, const pp_op_knobs *k)
+{
+    return !op->emulated || op->emulated(k);
+}
+
 const char *pp_op_vendor_note(const pp_op *op, const pp_variant_result *vr)
 {
     return op && op->vendor_note ? op->vendor_note(vr->knobs, vr->n_knobs) : NULL;
