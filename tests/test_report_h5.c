@@ -17,6 +17,7 @@
 #include "io/h5io.h"
 #include "report/report_h5.h"
 #include "core/results.h"
+#include "core/statistic.h"
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: a scratch directory, random values, the fixture
@@ -361,6 +362,11 @@ static void eq_comparison(const pp_comparison *a, const pp_comparison *b, int i)
     eq_str(a->variant, b->variant, "variant", i);
     eq_str(a->tensor, b->tensor, "tensor", i);
     eq_str(a->against, b->against, "against", i);
+    // every statistic the gate and the reports name (core/statistic.h) reads back the same
+    for (int k = 0; k < pp_statistic_count(); k++) {
+        const pp_statistic *st = pp_statistic_at(k);
+        eq_bits(st->value(&a->stats), st->value(&b->stats), st->name, i);
+    }
     eq_i64(a->ndim, b->ndim, "ndim", i);
     for (int d = 0; d < a->ndim; d++)
         eq_i64(a->shape[d], b->shape[d], "shape", i);
