@@ -11,6 +11,7 @@
 #include "io/atomic_file.h"
 #include "core/close.h"
 #include "core/repr.h"
+#include "core/statistic.h"
 #include "report/summary_row.h"
 #include "report/svg.h"
 #include "core/textbuf.h"
@@ -270,8 +271,12 @@ static void table(pp_textbuf *b, const pp_run_result *r)
 {
     pp_tb_str(b, "<h2>Comparisons</h2>\n<p class=\"cap\">Click a column heading to sort by it.</p>\n"
                  "<div class=\"wide\"><table class=\"sortable\" id=\"comparisons\">\n<thead><tr><th>variant</th><th>tensor</th>"
-                 "<th>against</th><th>mismatch</th><th>max abs</th><th>max rel</th><th>max ulp</th>"
-                 "<th>mean abs</th><th>NaN/Inf</th><th>torch's message</th></tr></thead>\n<tbody>\n");
+                 "<th>against</th>");
+    // the statistics' headings as the statistic table (core/statistic.h) names them
+    static const char *const columns[] = {"mismatch_fraction", "max_abs_diff", "max_rel_diff", "max_ulp", "mean_abs"};
+    for (size_t k = 0; k < sizeof columns / sizeof columns[0]; k++)
+        pp_tb_printf(b, "<th>%s</th>", pp_statistic_find(columns[k])->label);
+    pp_tb_str(b, "<th>NaN/Inf</th><th>torch's message</th></tr></thead>\n<tbody>\n");
     char msg[8192];
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
