@@ -17,7 +17,7 @@ enum {
     P_N, P_STEPS, P_LR, P_BETA1, P_BETA2, P_EPS, P_WD, P_GRADIENTS, P_SCHEDULE, P_WARMUP, P_SCALE, P_SNR,
     P_ROWS, P_NOISE
 };
-enum { K_PARAM, K_MOMENTUM, K_VARIANCE, K_KAHAN, K_COMP, K_ROUNDING, K_UPDATE };
+enum { K_PARAM, K_MOMENTUM, K_VARIANCE, K_KAHAN, K_COMP, K_ROUNDING, K_UPDATE, K_TORCH_KERNELS };
 
 static const char *const grad_names[] = {"synthetic", "quadratic", "linear-regression", NULL};
 static const char *const sched_names[] = {"constant", "warmup-linear", "cosine", NULL};
@@ -49,6 +49,7 @@ static const pp_format_id format_ids[] = {PP_FMT_FP32, PP_FMT_BF16, PP_FMT_FP16}
 static const char *const onoff[] = {"off", "on", NULL};
 static const char *const roundings[] = {"nearest", "stochastic", NULL};
 static const char *const updates[] = {"anyprecision", "torch", NULL};
+static const char *const torch_kernels[] = {"cuda", "cpu", NULL};
 static const pp_knob_def knobs[] = {
     [K_PARAM] = {"param_format", formats, "fp32", "dtype of θ (and of the gradient)"},
     [K_MOMENTUM] = {"momentum_format", formats, "fp32", "dtype of m (exp_avg)"},
@@ -59,6 +60,10 @@ static const pp_knob_def knobs[] = {
     [K_UPDATE] = {"update", updates, "anyprecision",
                   "anyprecision: AnyPrecisionAdamW's order, fp32 0-d step tensor; torch: torch.optim.AdamW "
                   "single-tensor order, binary64 bias corrections"},
+    [K_TORCH_KERNELS] = {"torch_kernels", torch_kernels, "cuda",
+                         "whose tensor kernels: cuda (PyTorch's CUDA kernels: alpha kept in fp32, fused "
+                         "addcmul/addcdiv, division by the step tensor as a reciprocal multiply) or cpu "
+                         "(PyTorch's CPU kernels, bit-equal to torch on x86-64)"},
 };
 static const char *const inputs[] = {"theta0"};
 static const char *const outputs[] = {"theta", "m", "v"};
@@ -91,7 +96,8 @@ static pp_adamw_variant variant(const pp_op_knobs *k)
 {
     pp_adamw_variant v = {format_ids[k->v[K_PARAM]], format_ids[k->v[K_MOMENTUM]], format_ids[k->v[K_VARIANCE]],
                           format_ids[k->v[K_COMP]], k->v[K_KAHAN] == 1, k->v[K_ROUNDING] == 1,
-                          k->v[K_UPDATE] == 1 ? PP_ADAMW_TORCH : PP_ADAMW_ANYPRECISION};
+                          k->v[K_UPDATE] == 1 ? PP_ADAMW_TORCH : PP_ADAMW_ANYPRECISION,
+                          k->v[K_TORCH_KERNELS] == 1 ? PP_ADAMW_KERNELS_CPU : PP_ADAMW_KERNELS_CUDA};
     return v;
 }
 
