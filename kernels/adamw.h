@@ -1,6 +1,7 @@
 // adamw.h — the element-wise arithmetic of precprobe's AdamW step, written once for the CPU
-// emulation (kernels/cpu/adamw.c) and the CUDA backend: two update flavours, Kahan-compensated
-// stores, stochastic rounding of the parameter from Philox bits. C11 and nvcc (PP_HD).
+// emulation (kernels/cpu/adamw.c) and the CUDA backend: two optimizers (update), each through
+// PyTorch's CUDA or CPU kernels (torch_kernels), Kahan-compensated stores, stochastic rounding of
+// the parameter from Philox bits. C11 and nvcc (PP_HD).
 #ifndef PP_ADAMW_H
 #define PP_ADAMW_H
 
@@ -75,7 +76,9 @@
 //     compute_ufunc_cuda_functors). PyTorch builds its CUDA code without --fmad=false, and nvcc's
 //     default --fmad=true contracts it: nvcc 13.0 compiles `a + al * b` on floats to one
 //     fma.rn.f32 (PTX checked for this note), i.e. fma(alpha, g, m), the same FMA as the CPU's
-//     vec::fmadd.
+//     vec::fmadd. (Older PyTorch, before add became a ufunc — BinaryAddSubKernel.cu at 0522296 —
+//     ran AddFunctor<scalar_t> with alpha.to<scalar_t>(): alpha in bf16 for a bf16 momentum, like
+//     the CPU; which release switched was not checked.)
 //   - addcmul_/addcdiv_: aten/src/ATen/native/cuda/PointwiseOpsKernel.cu at 058498d, lines 19 and
 //     31: a + alpha·(b·c) and a + alpha·(b / c) in accscalar_t (float for bf16/fp16/fp32; nvcc
 //     emits mul.f32 or div.rn.f32, then fma.rn.f32); current PyTorch writes the FMA out:
@@ -112,8 +115,9 @@
 //     tail momenta differ (bf16 θ, m, Kahan), 0 of the 4096 bulk.
 //   - [cpu] torch < 2.0 (Debian's 1.13): torch.optim.AdamW's momentum is mul_ then add_ (not
 //     lerp_), and bf16 mul_/add_ round their scalars (β1 too) to bf16: 159 θ and 3427 m of 4096
-//     differ for fp32 torch.optim.AdamW, 143 θ and 3435 m for bf16 AnyPrecisionAdamW; the fp32-
-//     momentum configurations are bit-identical. Not modelled (precprobe models torch ≥ 2.0).
+//     differ for fp32 torch.optim.AdamW, 143 θ and 3435 m for bf16 AnyPrecisionAdamW (0 and 0
+//     with torch 2.15); the fp32-momentum configurations are bit-identical. Not modelled
+//     (precprobe models torch ≥ 2.0).
 //   - [cuda] torch.optim.AdamW with foreach=False on CUDA (and torch 1.13's default there) divides
 //     √v by the Python float √bc2 through the CPU-scalar path above (a reciprocal multiply), where
 //     the foreach default divides; fused=True is a different kernel altogether. Neither is
@@ -134,7 +138,7 @@
 
 typedef enum pp_adamw_update {
     PP_ADAMW_ANYPRECISION = 0,  // torchdistx AnyPrecisionAdamW: fp32 0-d step tensor
-    PP_ADAMW_TORCH              // torch.optim.AdamW single-tensor: binary64 bias corrections
+    PP_ADAMW_TORCH              // torch.optim.AdamW (≥ 2.0): binary64 bias corrections
 } pp_adamw_update;
 
 // Whose tensor kernels the update runs through (see "Two kernel flavours" above).
