@@ -1,6 +1,7 @@
 // adamw.h — the element-wise arithmetic of precprobe's AdamW step, written once for the CPU
-// emulation (kernels/cpu/adamw.c) and the CUDA backend: two update flavours, Kahan-compensated
-// stores, stochastic rounding of the parameter from Philox bits. C11 and nvcc (PP_HD).
+// emulation (kernels/cpu/adamw.c) and the CUDA backend: two optimizers (update), each through
+// PyTorch's CUDA or CPU kernels (torch_kernels), Kahan-compensated stores, stochastic rounding of
+// the parameter from Philox bits. C11 and nvcc (PP_HD).
 #ifndef PP_ADAMW_H
 #define PP_ADAMW_H
 
@@ -19,42 +20,113 @@
 // framework's grad has its parameter's dtype). RN32 is binary32 round-to-nearest-even, R_X the
 // store into format X (round to nearest even; R_P is stochastic when rounding = stochastic,
 // below). Every tensor op computes in binary32 ("opmath") and rounds once into its output's
-// dtype, as PyTorch's CPU kernels do for fp32, bf16 and fp16 tensors. The per-step scalars
-// (pp_adamw_scalars) are binary32 values computed on the host, once per step.
+// dtype, as PyTorch's CPU and CUDA kernels both do for fp32, bf16 and fp16 tensors. The per-step
+// scalars (pp_adamw_scalars) are binary32 values computed on the host, once per step.
 //
-// update = anyprecision (torchdistx AnyPrecisionAdamW, notes §2; the step is a float32 0-d
-// tensor, so the bias corrections are float32 0-d tensors):
+// Two kernel flavours (knob torch_kernels): the same optimizer runs through different arithmetic
+// in PyTorch's CPU and CUDA kernels. Below, [cpu] and [cuda] mark the lines that differ; the rest
+// is the same on both. cuda is the default: the optimizers run on GPUs.
+//
+// update = anyprecision (torchdistx AnyPrecisionAdamW, notes §2; state["step"] = torch.tensor(0.0)
+// is a float32 0-d tensor on the CPU even when the parameters are on a GPU, so the bias
+// corrections are float32 0-d CPU tensors computed by the CPU kernels on both devices):
 //   s1  = powf(RN32(β1), t), s2 = powf(RN32(β2), t)        glibc powf, as torch's CPU pow (probed)
 //   bc1 = RN32(1 − s1);   step_size = RN32(RN32(1/bc1)·RN32(lr_t))   (lr / tensor = reciprocal·lr)
 //   dc  = RN32(sqrt(RN32(1 − s2)))                          (tensor ** 0.5)
 //   1. weight decay, if wd ≠ 0:  θ = R_P(RN32(θ·RN32(1 − lr_t·wd)))   (1 − lr·wd in binary64)
 //   2. m = R_M(RN32(m·RN32(β1)));  m = R_M(fmaf(g, α, m))   (add_ with alpha is an FMA), with
-//      α = R_M(RN32(1 − β1)) when M = P (alpha becomes a scalar of the common dtype), else RN32(1 − β1)
-//   3. v = R_V(RN32(v·RN32(β2)));  v = R_V(fmaf(RN32(RN32(1 − β2)·g), g, v))   (addcmul_)
-//   4. d = R_V(sqrt(v)); d = R_V(RN32(d / dc)); d = R_V(RN32(d + RN32(ε)))   (all in V's dtype)
-//   5. u = RN32(RN32(−step_size·m) / d)                      (addcdiv_: value·t1 / t2, then +)
-//      no Kahan:  θ = R_P(RN32(θ + u))
-//      Kahan:     c = R_C(RN32(c + u));  θ_old = θ;  θ = R_P(RN32(θ + c));
+//      [cpu]  α = R_M(RN32(1 − β1)) when M = P (alpha becomes a scalar of the common dtype: bf16
+//             0.1 → 0.10009765625, +0.1% in every momentum update), else RN32(1 − β1)
+//      [cuda] α = RN32(1 − β1) always (the opmath type)
+//   3. v = R_V(RN32(v·RN32(β2)));  then addcmul_(g, g, value = w), w = RN32(1 − β2):
+//      [cpu]  v = R_V(fmaf(RN32(w·g), g, v))
+//      [cuda] v = R_V(fmaf(w, RN32(g·g), v))                 (value·(t1·t2), one FMA)
+//   4. d = R_V(sqrt(v));  then √v / dc, dc the 0-d CPU tensor:
+//      [cpu]  d = R_V(RN32(d / dc))
+//      [cuda] d = R_V(RN32(d·RN32(1/dc)))                    (a CPU scalar divisor: reciprocal)
+//      d = R_V(RN32(d + RN32(ε)))                            (all in V's dtype)
+//   5. addcdiv_(m, d, value = −step_size) into x = θ (no Kahan) or x = c (Kahan):
+//      [cpu]  x' = RN32(x + RN32(RN32(−step_size·m) / d))   (value·t1 / t2, then +)
+//      [cuda] x' = fmaf(−step_size, RN32(m / d), x)          (value·(t1 / t2), one FMA)
+//      no Kahan:  θ = R_P(x')
+//      Kahan:     c = R_C(x');  θ_old = θ;  θ = R_P(RN32(θ + c));
 //                 c = R_C(RN32(c + R_P(RN32(θ_old − θ))))     (c is the residual still owed to θ:
-//                 classic Kahan with the carry's sign flipped; θ_old − θ is a clone of p in P)
+//                 classic Kahan with the carry's sign flipped; θ_old − θ is a clone of p in P;
+//                 add_ with alpha 1 is the plain sum on both devices)
 //
-// update = torch (torch.optim.AdamW, _single_tensor_adam with decoupled weight decay; step.item()
-// is a Python float, so the bias corrections are binary64 Python scalars):
+// update = torch (torch.optim.AdamW ≥ 2.0 with decoupled weight decay: [cpu] _single_tensor_adam,
+// [cuda] _multi_tensor_adam, the default foreach=True for CUDA parameters; both take step.item(),
+// a Python float, so the bias corrections are binary64 Python scalars):
 //   bc1 = 1 − β1^t, bc2 = 1 − β2^t in binary64 (pow), step_size = lr_t / bc1 (binary64),
 //   dc = RN32(√bc2) (bc2 ** 0.5 in binary64, then the scalar enters a float32 op)
 //   1. weight decay as anyprecision (torch multiplies even when wd = 0: by 1, exact; skipped here)
 //   2. m = R_M(fmaf(w, RN32(g − m), m)), w = RN32(1 − β1)        (lerp_, |w| < ½: an FMA)
-//      (|w| ≥ ½: m = R_M(fmaf(RN32(w − 1), RN32(g − m), g)), lerp's other branch)
-//   3. as anyprecision;  4. as anyprecision (d's dtype is V's);
-//   5. u = RN32(RN32(RN32(−step_size)·m) / d), θ = R_P(RN32(θ + u)); Kahan as above when on.
+//      (|w| ≥ ½: m = R_M(fmaf(RN32(w − 1), RN32(g − m), g)), lerp's other branch); both devices
+//   3. as anyprecision, [cpu] and [cuda] alike (_foreach_addcmul_ is value·(t1·t2), one FMA)
+//   4. d = R_V(sqrt(v)); d = R_V(RN32(d / dc)) on both devices (_foreach_div_ by a list of Python
+//      floats divides); d = R_V(RN32(d + RN32(ε)))
+//   5. as anyprecision with −step_size = RN32(−lr_t / bc1): [cpu] unfused, [cuda] one FMA.
 //
-// The FMAs, the unfused addcdiv and the bf16 alpha were established against torch 2.15 on x86-64
-// (tools/adamw_torch_parity.py: bit-identical θ, m, v with a correctly rounded sqrt). Known
-// divergences of that torch build, which precprobe does not copy: its CPU fp32 sqrt (and a 0-d
-// tensor's ** 0.5) is not correctly rounded on vectorised chunks (≈20% of elements 1 ulp off);
-// precprobe's sqrt is IEEE's (and CUDA's default sqrtf). Its bf16 add_(other, alpha) rounds alpha
-// to bf16 in the vectorised loop but not in the scalar tail (the last n mod 64 elements);
-// precprobe follows the vectorised loop.
+// Sources. The CPU flavour was established against torch 2.15 on x86-64
+// (tools/adamw_torch_parity.py: bit-identical θ, m, v with a correctly rounded sqrt). The CUDA
+// flavour is read from PyTorch's CUDA sources (not yet run against torch on a GPU):
+//   - add_(g, alpha): the ufunc functor computes self + alpha·other with alpha and both operands
+//     in opmath_t = float (aten/src/ATen/native/ufunc/add.h:14 at 66b5b0b; the CUDA functor that
+//     calls it with opmath_t arguments is generated by torchgen/dest/ufunc.py,
+//     compute_ufunc_cuda_functors). PyTorch builds its CUDA code without --fmad=false, and nvcc's
+//     default --fmad=true contracts it: nvcc 13.0 compiles `a + al * b` on floats to one
+//     fma.rn.f32 (PTX checked for this note), i.e. fma(alpha, g, m), the same FMA as the CPU's
+//     vec::fmadd. (Older PyTorch, before add became a ufunc — BinaryAddSubKernel.cu at 0522296 —
+//     ran AddFunctor<scalar_t> with alpha.to<scalar_t>(): alpha in bf16 for a bf16 momentum, like
+//     the CPU; which release switched was not checked.)
+//   - addcmul_/addcdiv_: aten/src/ATen/native/cuda/PointwiseOpsKernel.cu at 058498d, lines 19 and
+//     31: a + alpha·(b·c) and a + alpha·(b / c) in accscalar_t (float for bf16/fp16/fp32; nvcc
+//     emits mul.f32 or div.rn.f32, then fma.rn.f32); current PyTorch writes the FMA out:
+//     pointwise_op_impl, std::fma(alpha, op(tensor1, tensor2), input) (DeviceAddCmulCdiv.cuh:26
+//     at 6768579), dispatched on iter.common_dtype(), so mixed dtypes (a bf16 θ with an fp32 m)
+//     load into float and round once at the store. The foreach kernels (_foreach_addcmul_,
+//     _foreach_addcdiv_) call the same pointwise_op_impl.
+//   - division by a CPU scalar: aten/src/ATen/native/cuda/BinaryDivTrueKernel.cu:36-49 at
+//     0f57f05: if iter.is_cpu_scalar(2), inv_b = opmath_t(1.0) / scalar (on the host, binary32),
+//     then a · inv_b ("may lose one bit of precision compared to computing the division").
+//     AnyPrecisionAdamW's `exp_avg_sq.sqrt() / denom_correction` divides a CUDA tensor by the
+//     0-d CPU step tensor: this path. torch.optim.AdamW's foreach path instead calls
+//     _foreach_div_(list, [floats]): ForeachBinaryOpScalarList.cu at 035290b, std::divides<opmath_t>
+//     on RN32 of each scalar, a true division.
+//   - torch/optim/adam.py of torch 2.15.0, _multi_tensor_adam: _foreach_lerp_ (line 705),
+//     _foreach_mul_ then _foreach_addcmul_(…, 1 − β2) (709, 722), bias corrections from
+//     _get_value(step) (779-781), _foreach_sqrt, _foreach_div_, _foreach_add_(eps),
+//     _foreach_addcdiv_(params, exp_avgs, denom, step_size) (791-799); optimizer.py
+//     _default_to_fused_or_foreach (line 170) picks foreach for CUDA parameters.
+//   - AnyPrecisionAdamW.step, pytorch/torchdistx src/python/torchdistx/optimizers/
+//     anyprecision_optimizer.py at 0552f1b: state["step"] = torch.tensor(0.0), then per tensor
+//     mul_/add_(grad, alpha), mul_/addcmul_, `(1 - beta2**step) ** 0.5`, sqrt() / that, add_(eps),
+//     addcdiv_(value=-step_size), the Kahan add_/sub_.
+//
+// Deviations from torch still left, each with its measured effect (θ, m, v elements whose bits
+// differ, of 4096 vectorised + 3 tail elements, 25 steps of tools/adamw_torch_parity.py, run with
+// the deviation and with torch patched to remove it, unless noted):
+//   - [cpu] torch's fp32 CPU sqrt (and a 0-d tensor's ** 0.5) is not correctly rounded on
+//     vectorised chunks; precprobe's is IEEE's (and CUDA's default sqrtf). torch 2.15.0+cu132
+//     (AVX512): 1 θ of 4096 differs with torch's sqrt, 0 with a correctly rounded one
+//     (torch.optim.AdamW fp32; the AnyPrecisionAdamW configurations: 0 either way).
+//   - [cpu] torch's bf16 add_(other, alpha) rounds alpha to bf16 in the vectorised loop but not in
+//     the scalar tail (the last n mod 64 elements); precprobe follows the vectorised loop: 3 of 3
+//     tail momenta differ (bf16 θ, m, Kahan), 0 of the 4096 bulk.
+//   - [cpu] torch < 2.0 (Debian's 1.13): torch.optim.AdamW's momentum is mul_ then add_ (not
+//     lerp_), and bf16 mul_/add_ round their scalars (β1 too) to bf16: 159 θ and 3427 m of 4096
+//     differ for fp32 torch.optim.AdamW, 143 θ and 3435 m for bf16 AnyPrecisionAdamW (0 and 0
+//     with torch 2.15); the fp32-momentum configurations are bit-identical. Not modelled
+//     (precprobe models torch ≥ 2.0).
+//   - [cuda] torch.optim.AdamW with foreach=False on CUDA (and torch 1.13's default there) divides
+//     √v by the Python float √bc2 through the CPU-scalar path above (a reciprocal multiply), where
+//     the foreach default divides; fused=True is a different kernel altogether. Neither is
+//     modelled. The first's effect, emulated (precprobe's arithmetic both ways) on adamw-small's
+//     fp32-torch variant (4096 elements, 300 steps): 70 θ differ, mean |Δθ| 3.2e-10 (the
+//     variant's own mean |θ error| against exact AdamW: 2.8e-7).
+//   - [cuda] nothing here was run against torch on a GPU yet (no GPU in the session that wrote
+//     it): the flavour is the sources above, checked by tests/test_adamw_torch_kernels.c's
+//     hand-computed cases, not by a bit-for-bit run.
 //
 // Stochastic rounding (rounding = stochastic) replaces every R_P store by pp_round's PP_RND_SR
 // with 32 Philox bits per store: away from zero with probability floor(frac·2^32)/2^32 where
@@ -66,8 +138,14 @@
 
 typedef enum pp_adamw_update {
     PP_ADAMW_ANYPRECISION = 0,  // torchdistx AnyPrecisionAdamW: fp32 0-d step tensor
-    PP_ADAMW_TORCH              // torch.optim.AdamW single-tensor: binary64 bias corrections
+    PP_ADAMW_TORCH              // torch.optim.AdamW (≥ 2.0): binary64 bias corrections
 } pp_adamw_update;
+
+// Whose tensor kernels the update runs through (see "Two kernel flavours" above).
+typedef enum pp_adamw_kernels {
+    PP_ADAMW_KERNELS_CUDA = 0,  // PyTorch's CUDA kernels: where people train (the default)
+    PP_ADAMW_KERNELS_CPU        // PyTorch's x86-64 CPU kernels (tools/adamw_torch_parity.py)
+} pp_adamw_kernels;
 
 #define PP_ADAMW_TID_SR 0x53520000u    // Philox tensor id of the stochastic-rounding bits
 
@@ -76,6 +154,7 @@ typedef struct pp_adamw_variant {
     int kahan;                                             // 1: compensated θ store
     int stochastic;                                        // 1: θ stores use PP_RND_SR
     pp_adamw_update update;
+    pp_adamw_kernels kernels;                              // zero (the default): CUDA's
 } pp_adamw_variant;
 
 // Hyper-parameters (binary64, as a Python script passes them).
@@ -89,6 +168,7 @@ typedef struct pp_adamw_scalars {
     int use_decay;      // wd ≠ 0
     float beta1, one_minus_beta1, beta2, one_minus_beta2;
     float dc;           // the bias-correction divisor of √v
+    float inv_dc;       // RN32(1/dc): CUDA's division by a CPU scalar multiplies by it
     float eps;
     float neg_step;     // −step_size as the binary32 the addcdiv uses
 } pp_adamw_scalars;
@@ -111,11 +191,67 @@ PP_HD static inline float pp_adamw_store_param(pp_format_id f, float x, int stoc
 }
 
 // ---------------------------------------------------------------------------------------------
-// The element update
+// The element update, one tensor op at a time (each helper is one line of the top comment)
 
 typedef struct pp_adamw_elem {
     float theta, m, v, c;  // values of P, M, V, C
 } pp_adamw_elem;
+
+// Step 2, the momentum: m ← β1·m + (1 − β1)·g in the variant's order.
+PP_HD static inline float pp_adamw_momentum(const pp_adamw_variant *va, const pp_adamw_scalars *s, float m, float g)
+{
+    pp_format_id M = va->momentum;
+    if (va->update == PP_ADAMW_TORCH) {
+        // lerp_(g, w): the same FMA on both devices (ATen's lerp, contracted by nvcc)
+        float w = s->one_minus_beta1, d = g - m;
+        if (fabsf(w) < 0.5f)
+            return pp_adamw_store(M, fmaf(w, d, m));
+        return pp_adamw_store(M, fmaf(w - 1.0f, d, g));
+    }
+    // mul_(β1).add_(g, alpha): alpha is an FMA operand on both devices; torch's CPU bf16/fp16
+    // loop rounds alpha to the common dtype when g and m share it (probed: bf16 0.1 →
+    // 0.10009765625), CUDA keeps it in the opmath type binary32
+    float a1 = s->one_minus_beta1;
+    if (va->kernels == PP_ADAMW_KERNELS_CPU && M == va->param)
+        a1 = pp_adamw_store(M, a1);
+    m = pp_adamw_store(M, m * s->beta1);
+    return pp_adamw_store(M, fmaf(g, a1, m));
+}
+
+// Step 3, the variance: v ← β2·v + (1 − β2)·g·g; addcmul_ is fma(RN32(w·g), g, v) on the CPU and
+// fma(w, RN32(g·g), v) on CUDA (value·(t1·t2), one FMA).
+PP_HD static inline float pp_adamw_variance(const pp_adamw_variant *va, const pp_adamw_scalars *s, float v, float g)
+{
+    pp_format_id V = va->variance;
+    v = pp_adamw_store(V, v * s->beta2);
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA)
+        return pp_adamw_store(V, fmaf(s->one_minus_beta2, g * g, v));
+    return pp_adamw_store(V, fmaf(s->one_minus_beta2 * g, g, v));
+}
+
+// Step 4, the denominator: d = √v / dc + ε, each op rounded to V. AnyPrecisionAdamW on CUDA
+// divides by the 0-d CPU step tensor, which CUDA does as a multiply by its binary32 reciprocal;
+// torch.optim.AdamW's _foreach_div_ by a Python float divides on both devices.
+PP_HD static inline float pp_adamw_denom(const pp_adamw_variant *va, const pp_adamw_scalars *s, float v)
+{
+    pp_format_id V = va->variance;
+    float d = pp_adamw_store(V, sqrtf(v));
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA && va->update == PP_ADAMW_ANYPRECISION)
+        d = pp_adamw_store(V, d * s->inv_dc);
+    else
+        d = pp_adamw_store(V, d / s->dc);
+    return pp_adamw_store(V, d + s->eps);
+}
+
+// Step 5's addcdiv_(m, d, value = −step_size) into x (θ, or c with Kahan), before the store:
+// the CPU computes RN32(x + RN32(RN32(value·m) / d)), CUDA fma(value, RN32(m / d), x).
+PP_HD static inline float pp_adamw_addcdiv(const pp_adamw_variant *va, const pp_adamw_scalars *s, float x, float m,
+                                           float d)
+{
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA)
+        return fmaf(s->neg_step, m / d, x);
+    return x + (s->neg_step * m) / d;
+}
 
 // One step of one element: e ← step(e, g) for variant va with this step's scalars s.
 // @param [in,out] e      the element's state; every field a value of its format.
@@ -125,37 +261,22 @@ typedef struct pp_adamw_elem {
 PP_HD static inline void pp_adamw_elem_step(const pp_adamw_variant *va, const pp_adamw_scalars *s,
                                             pp_adamw_elem *e, float g, const uint32_t rbits[2])
 {
-    pp_format_id P = va->param, M = va->momentum, V = va->variance, C = va->compensation;
-    float th = e->theta, m = e->m, v = e->v;
+    pp_format_id P = va->param, C = va->compensation;
+    float th = e->theta;
     if (s->use_decay)
         th = pp_adamw_store_param(P, th * s->decay, va->stochastic, rbits[0]);
-    if (va->update == PP_ADAMW_TORCH) {
-        float w = s->one_minus_beta1, d = g - m;
-        if (fabsf(w) < 0.5f)
-            m = pp_adamw_store(M, fmaf(w, d, m));
-        else
-            m = pp_adamw_store(M, fmaf(w - 1.0f, d, g));
-    } else {
-        // add_(grad, alpha): alpha enters as a scalar of the op's common dtype, so it is rounded to
-        // M when grad and exp_avg share a reduced format (probed: bf16 0.1 → 0.10009765625)
-        float a1 = M == P ? pp_adamw_store(M, s->one_minus_beta1) : s->one_minus_beta1;
-        m = pp_adamw_store(M, m * s->beta1);
-        m = pp_adamw_store(M, fmaf(g, a1, m));
-    }
-    v = pp_adamw_store(V, v * s->beta2);
-    v = pp_adamw_store(V, fmaf(s->one_minus_beta2 * g, g, v));
-    float d = pp_adamw_store(V, sqrtf(v));
-    d = pp_adamw_store(V, d / s->dc);
-    d = pp_adamw_store(V, d + s->eps);
-    float u = (s->neg_step * m) / d;
+    float m = pp_adamw_momentum(va, s, e->m, g);
+    float v = pp_adamw_variance(va, s, e->v, g);
+    float d = pp_adamw_denom(va, s, v);
     if (va->kahan) {
-        float c = pp_adamw_store(C, e->c + u);
+        // p.add_(c) and c.add_(θ_old − θ) are plain additions on both devices (alpha 1)
+        float c = pp_adamw_store(C, pp_adamw_addcdiv(va, s, e->c, m, d));
         float old = th;
         th = pp_adamw_store_param(P, th + c, va->stochastic, rbits[1]);
         c = pp_adamw_store(C, c + pp_adamw_store(P, old - th));
         e->c = c;
     } else {
-        th = pp_adamw_store_param(P, th + u, va->stochastic, rbits[1]);
+        th = pp_adamw_store_param(P, pp_adamw_addcdiv(va, s, th, m, d), va->stochastic, rbits[1]);
     }
     e->theta = th;
     e->m = m;

@@ -121,6 +121,7 @@ static inline pp_adamw_scalars pp_adamw_scalars_make(pp_adamw_update u, const pp
         s.dc = (float)sqrt(bc2);
         s.neg_step = (float)(-(lr_t / bc1));
     }
+    s.inv_dc = 1.0f / s.dc;
     return s;
 }
 

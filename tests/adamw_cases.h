@@ -17,7 +17,8 @@ typedef int (*adamw_backend_fn)(const pp_adamw_variant *va, const pp_adamw_probl
 
 // Variant number vi of the full cross product: param × momentum × variance formats (27) ×
 // {no Kahan, Kahan into fp32, bf16, fp16} (4) × {nearest, stochastic} (2) × {anyprecision,
-// torch} (2) = 432.
+// torch} (2) = 432; each with one of the two torch_kernels flavours (alternating every two
+// variants, so every format, Kahan, rounding and update meets both).
 #define ADAMW_N_VARIANTS 432
 static inline pp_adamw_variant adamw_case_variant(int vi)
 {
@@ -31,6 +32,7 @@ static inline pp_adamw_variant adamw_case_variant(int vi)
     va.compensation = k > 0 ? f[k - 1] : PP_FMT_BF16;
     va.stochastic = vi / 108 % 2;
     va.update = vi / 216 % 2 ? PP_ADAMW_TORCH : PP_ADAMW_ANYPRECISION;
+    va.kernels = vi / 2 % 2 ? PP_ADAMW_KERNELS_CPU : PP_ADAMW_KERNELS_CUDA;
     return va;
 }
 
@@ -113,10 +115,11 @@ static inline int adamw_case_run(adamw_backend_fn fn, const char *name, int vi, 
         fprintf(stderr, "%s: %s\n", name, err);
     assert_int_equal(rc, 0);
     char what[200];
-    snprintf(what, sizeof what, "%s, variant %d: P %s M %s V %s kahan %d C %s sr %d %s; source %d n %lld T %d "
+    snprintf(what, sizeof what, "%s, variant %d: P %s M %s V %s kahan %d C %s sr %d %s %s; source %d n %lld T %d "
              "rows %lld chunk %d", name, vi, pp_format_get(va.param).name, pp_format_get(va.momentum).name,
              pp_format_get(va.variance).name, va.kahan, pp_format_get(va.compensation).name, va.stochastic,
-             va.update == PP_ADAMW_TORCH ? "torch" : "anyprecision", (int)pr->kind, (long long)n, pr->steps,
+             va.update == PP_ADAMW_TORCH ? "torch" : "anyprecision",
+             va.kernels == PP_ADAMW_KERNELS_CPU ? "cpu-kernels" : "cuda-kernels", (int)pr->kind, (long long)n, pr->steps,
              (long long)pr->rows, chunk_steps);
     int fails = 0;
     static const char *const names[4] = {"theta", "m", "v", "c"};

@@ -1,17 +1,27 @@
 #!/usr/bin/env python3
-"""adamw_torch_parity.py — precprobe's AdamW emulation against real torch, bit for bit.
+"""adamw_torch_parity.py — precprobe's AdamW emulation (torch_kernels = "cpu") against real torch
+on the CPU, bit for bit.
 
 Runs torch.optim.AdamW (CPU, fp32) and AnyPrecisionAdamW (the torchdistx algorithm, transcribed
 from pytorch/torchdistx src/python/torchdistx/optimizers/anyprecision_optimizer.py, whose step is
 the same in every revision, on torch tensors) on the same θ₀ and gradients, and
-build/rel/tools/adamw_emulate on the same data; prints the number of elements whose bits differ.
+build/rel/tools/adamw_emulate with the CPU kernel flavour on the same data; prints the number of
+elements whose bits differ. (The default flavour, torch_kernels = "cuda", models PyTorch's CUDA
+kernels; where torch sees a CUDA device the tool also runs every configuration there against
+that flavour, every element, torch's own sqrt.)
 Also reruns torch with Tensor.sqrt (and AnyPrecisionAdamW's `** 0.5` of its 0-d step tensor, which
 takes the same path) replaced by a correctly rounded one (binary64 sqrt, rounded once), to
 separate the known differences: this torch build's fp32 CPU sqrt is not correctly rounded on
 vectorised chunks; and bf16 add_(other, alpha) rounds alpha to bf16 in the vectorised loop but
 not in the scalar tail (n mod 64 elements), which precprobe follows for the bulk. Exits 1 when any
-configuration differs in any bit with the correctly rounded sqrt; 0 with "skipped" when torch is
-absent (make test runs it with $PRECPROBE_PYTHON, default python3).
+judged configuration differs in any bit (on the CPU: with the correctly rounded sqrt); 0 with
+"skipped" when torch is
+absent (make test runs it with $PRECPROBE_PYTHON, default python3). Works with torch >= 1.13; before
+2.0 torch.optim.AdamW's momentum is mul_(b1).add_(g, alpha=1 - b1), not the lerp_ precprobe models,
+and a bf16 mul_/add_ rounds its scalar (b1 as well as alpha) to bf16 (Debian's 1.13: all 4096
+bulk momenta explained), so on those versions the torch.optim.AdamW configuration and those with a
+bf16 momentum are printed but not judged; a configuration that torch itself cannot run (1.13's CPU
+addcdiv_ asserts on mixed dtypes) is reported and skipped.
 Run: PYTHON tools/adamw_torch_parity.py   (from the repository root; PYTHON one that imports torch)
 """
 import os
@@ -51,30 +61,34 @@ def anyprecision_step(p, g, st, lr, b1, b2, eps, wd, kahan):
         st["c"].add_(tmp.sub_(p))
 
 
-def run_torch(update, fmts, kahan, th0, grads, hyper):
+def run_torch(update, fmts, kahan, th0, grads, hyper, device="cpu"):
+    """θ, m, v after the steps, on the CPU. On "cuda", torch.optim.AdamW takes its default (foreach
+    for CUDA parameters in torch >= 2.0) and AnyPrecisionAdamW's step tensor stays on the CPU, as
+    torchdistx creates it."""
     lr, b1, b2, eps, wd = hyper
     P, M, V, C = (DT[f] for f in fmts)
     if update == "torch":
-        p = torch.nn.Parameter(th0.to(P).clone())
-        opt = torch.optim.AdamW([p], lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, foreach=False)
+        p = torch.nn.Parameter(th0.to(P).to(device).clone())
+        kw = {"foreach": False} if device == "cpu" else {}
+        opt = torch.optim.AdamW([p], lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, **kw)
         for g in grads:
-            p.grad = g.to(P).clone()
+            p.grad = g.to(P).to(device).clone()
             opt.step()
         s = opt.state[p]
-        return p.data, s["exp_avg"], s["exp_avg_sq"]
-    p = th0.to(P).clone()
+        return p.data.cpu(), s["exp_avg"].cpu(), s["exp_avg_sq"].cpu()
+    p = th0.to(P).to(device).clone()
     st = {"step": torch.tensor(0.0), "m": torch.zeros_like(p, dtype=M), "v": torch.zeros_like(p, dtype=V),
           "c": torch.zeros_like(p, dtype=C)}
     for g in grads:
-        anyprecision_step(p, g.to(P), st, lr, b1, b2, eps, wd, kahan)
-    return p, st["m"], st["v"]
+        anyprecision_step(p, g.to(P).to(device), st, lr, b1, b2, eps, wd, kahan)
+    return p.cpu(), st["m"].cpu(), st["v"].cpu()
 
 
-def run_emu(update, fmts, kahan, th0, grads, hyper):
+def run_emu(update, fmts, kahan, th0, grads, hyper, kernels="cpu"):
     n, T = th0.numel(), len(grads)
     P = DT[fmts[0]]
     data = th0.to(P).float().numpy().tobytes() + b"".join(g.to(P).float().numpy().tobytes() for g in grads)
-    args = [EMU, update, fmts[0], fmts[1], fmts[2], str(int(kahan)), fmts[3]] + [repr(x) for x in hyper] + [str(n), str(T)]
+    args = [EMU, update, kernels, fmts[0], fmts[1], fmts[2], str(int(kahan)), fmts[3]] + [repr(x) for x in hyper] + [str(n), str(T)]
     out = subprocess.run(args, input=data, capture_output=True, check=True).stdout
     a = np.frombuffer(out, dtype=np.float32)
     return a[:n], a[n:2 * n], a[2 * n:]
@@ -83,7 +97,12 @@ def run_emu(update, fmts, kahan, th0, grads, hyper):
 def main():
     if not os.path.exists(EMU):
         subprocess.run(["make", "-C", ROOT, "build/rel/tools/adamw_emulate"], check=True, capture_output=True)
-    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}")
+    cpu = getattr(torch.backends, "cpu", None)  # torch.backends.cpu is new in torch 2.0
+    capability = cpu.get_cpu_capability() if cpu else "unknown (torch.backends.cpu absent)"
+    print(f"torch {torch.__version__}, CPU capability {capability}")
+    # precprobe's CPU flavour is torch 2's CPU kernels: before 2.0, AdamW's momentum was mul_ then
+    # add_ (not lerp_), and reduced-precision mul_/add_ rounded their scalars (see the docstring)
+    torch2 = int(torch.__version__.split(".")[0]) >= 2
     gen = torch.Generator().manual_seed(0)
     n, T = 4099, 25  # not a multiple of any vector width: vectorised chunks and the scalar tail
     th0 = torch.randn(n, generator=gen)
@@ -94,13 +113,18 @@ def main():
                ("anyprecision", ("bf16", "bf16", "bf16", "bf16"), True),
                ("anyprecision", ("bf16", "fp32", "fp32", "fp32"), True)]
     real_sqrt = torch.Tensor.sqrt
-    failures = 0
+    failures = judged_runs = runs = 0
     for sqrt_mode in ("torch sqrt", "correctly rounded sqrt"):
         if sqrt_mode != "torch sqrt":
             torch.Tensor.sqrt = lambda self: real_sqrt(self.double()).to(self.dtype)
             CR_SQRT[0] = True
         for update, fmts, kahan in configs:
-            t = run_torch(update, fmts, kahan, th0, grads, hyper)
+            try:
+                t = run_torch(update, fmts, kahan, th0, grads, hyper)
+            except RuntimeError as exc:  # torch 1.13's CPU addcdiv_ asserts on mixed dtypes
+                print(f"{sqrt_mode:24s} {update:13s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: "
+                      f"not run: this torch fails on it ({str(exc).splitlines()[0][:90]})")
+                continue
             e = run_emu(update, fmts, kahan, th0, grads, hyper)
             bulk = n - n % 64  # torch's vectorised loops; the rest is its scalar tail
             neq = [t[k].float().numpy().view(np.uint32) != e[k].view(np.uint32) for k in range(3)]
@@ -112,14 +136,38 @@ def main():
             # with a correctly rounded one every bit of the bulk must agree, and the tail may
             # differ only in a bf16 momentum (torch's unrounded alpha there).
             tail_ok = tail[0] == 0 and tail[2] == 0 and (tail[1] == 0 or fmts[1] == "bf16")
-            if CR_SQRT[0] and (any(diffs) or not tail_ok):
+            judged = torch2 or (update != "torch" and fmts[1] == "fp32")
+            runs += 1
+            judged_runs += judged
+            if not judged:
+                print("    (not judged: torch < 2.0's momentum arithmetic, see the docstring)")
+            if CR_SQRT[0] and judged and (any(diffs) or not tail_ok):
                 failures += 1
         torch.Tensor.sqrt = real_sqrt
+    CR_SQRT[0] = False
+    # The default flavour against torch on a GPU: every element, torch's own arithmetic (CUDA's
+    # sqrtf is correctly rounded), judged on torch >= 2.0 (whose kernels kernels/adamw.h cites).
+    if torch.cuda.is_available():
+        name = "cuda " + torch.cuda.get_device_name(0)
+        for update, fmts, kahan in configs:
+            t = run_torch(update, fmts, kahan, th0, grads, hyper, device="cuda")
+            e = run_emu(update, fmts, kahan, th0, grads, hyper, kernels="cuda")
+            diffs = [int((t[k].float().numpy().view(np.uint32) != e[k].view(np.uint32)).sum()) for k in range(3)]
+            print(f"{name[:24]:24s} {update:13s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: "
+                  f"elements differing in bits (theta, m, v): {diffs} of {n} (torch_kernels = cuda)")
+            runs += 1
+            judged_runs += torch2
+            if torch2 and any(diffs):
+                failures += 1
+    else:
+        print("torch_kernels = cuda: not checked here (torch.cuda.is_available() is False)")
     if failures:
-        print(f"adamw_torch_parity: FAILED: {failures} configuration(s) differ from torch with a correctly rounded sqrt")
+        print(f"adamw_torch_parity: FAILED: {failures} configuration(s) differ from torch (CPU: with a correctly "
+              "rounded sqrt)")
         sys.exit(1)
-    print("adamw_torch_parity: every configuration bit-identical to torch with a correctly rounded sqrt "
-          "(the scalar tail differing only in a bf16 momentum, as documented above)")
+    print(f"adamw_torch_parity: every judged configuration ({judged_runs} of {runs} runs) bit-identical to torch "
+          "(CPU: with a correctly rounded sqrt, the scalar tail differing only in a bf16 momentum, as documented "
+          "above)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ enum {
     P_N, P_STEPS, P_LR, P_BETA1, P_BETA2, P_EPS, P_WD, P_GRADIENTS, P_SCHEDULE, P_WARMUP, P_SCALE, P_SNR,
     P_ROWS, P_NOISE
 };
-enum { K_PARAM, K_MOMENTUM, K_VARIANCE, K_KAHAN, K_COMP, K_ROUNDING, K_UPDATE };
+enum { K_PARAM, K_MOMENTUM, K_VARIANCE, K_KAHAN, K_COMP, K_ROUNDING, K_UPDATE, K_TORCH_KERNELS };
 
 static const char *const grad_names[] = {"synthetic", "quadratic", "linear-regression", NULL};
 static const char *const sched_names[] = {"constant", "warmup-linear", "cosine", NULL};
@@ -48,11 +48,14 @@ static const char *const formats[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const onoff[] = {"off", "on", NULL};
 static const char *const roundings[] = {"nearest", "stochastic", NULL};
 static const char *const updates[] = {"anyprecision", "torch", NULL};
+static const char *const torch_kernels[] = {"cuda", "cpu", NULL};
 // What each choice means to the kernels (kernels/adamw.h), by name (op.h).
 static const pp_knob_meaning onoff_ids[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
 static const pp_knob_meaning stochastic_ids[] = {{"nearest", 0}, {"stochastic", 1}, {NULL, 0}};
 static const pp_knob_meaning update_ids[] = {
     {"anyprecision", PP_ADAMW_ANYPRECISION}, {"torch", PP_ADAMW_TORCH}, {NULL, 0}};
+static const pp_knob_meaning torch_kernels_ids[] = {
+    {"cuda", PP_ADAMW_KERNELS_CUDA}, {"cpu", PP_ADAMW_KERNELS_CPU}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
     [K_PARAM] = {"param_format", formats, "fp32", "dtype of θ (and of the gradient)", .meanings = pp_knob_formats},
     [K_MOMENTUM] = {"momentum_format", formats, "fp32", "dtype of m (exp_avg)", .meanings = pp_knob_formats},
@@ -66,8 +69,13 @@ static const pp_knob_def knobs[] = {
                     .meanings = stochastic_ids},
     [K_UPDATE] = {"update", updates, "anyprecision",
                   "anyprecision: AnyPrecisionAdamW's order, fp32 0-d step tensor; torch: torch.optim.AdamW "
-                  "single-tensor order, binary64 bias corrections",
+                  "order, binary64 bias corrections",
                   .meanings = update_ids},
+    [K_TORCH_KERNELS] = {"torch_kernels", torch_kernels, "cuda",
+                         "whose tensor kernels: cuda (PyTorch's CUDA kernels: alpha kept in fp32, fused "
+                         "addcmul/addcdiv, division by the step tensor as a reciprocal multiply) or cpu "
+                         "(PyTorch's CPU kernels, bit-equal to torch on x86-64)",
+                         .meanings = torch_kernels_ids},
 };
 static const char *const inputs[] = {"theta0"};
 static const char *const outputs[] = {"theta", "m", "v"};
@@ -106,7 +114,8 @@ static pp_adamw_variant variant(const pp_op_knobs *k)
 {
     pp_adamw_variant v = {(pp_format_id)id(k, K_PARAM), (pp_format_id)id(k, K_MOMENTUM),
                           (pp_format_id)id(k, K_VARIANCE), (pp_format_id)id(k, K_COMP), id(k, K_KAHAN),
-                          id(k, K_ROUNDING), (pp_adamw_update)id(k, K_UPDATE)};
+                          id(k, K_ROUNDING), (pp_adamw_update)id(k, K_UPDATE),
+                          (pp_adamw_kernels)id(k, K_TORCH_KERNELS)};
     return v;
 }
 
