@@ -179,6 +179,7 @@ static const char *const generic_words[] = {
     "storage",  // "their storage format"
     "pre", "post", "row", "none", "on", "off", "nearest", "rounding", "update", "torch",  // English, HTML, torch
     "fp32", "bf16", "fp16",  // format names
+    "cpu", "cuda",           // the devices a run chooses (--device), also adamw's torch_kernels values
 };
 
 static int generic(const char *w)
