@@ -184,6 +184,18 @@ class TestJudge(TmpTestCase):
         self.assertTrue(any(ln.startswith("k c vs reference: max_ulp 0.4") for ln in j3.regressions), j3.check_output)
         self.assertNotIn("check k: FAILED", "\n".join(j3.regressions))
 
+    def test_to_pandas(self):
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            self.skipTest("pandas not importable: to_pandas untested here")
+        r = rng(6)
+        a, b = r.standard_normal((1, 4, 8)).astype(np.float32), r.standard_normal((1, 8, 4)).astype(np.float32)
+        df = judge(capture("pd", lambda a, b: (a.astype(np.float64) @ b).astype(np.float32), [a, b], self.tmp,
+                           op="gemm")).to_pandas()
+        self.assertEqual(list(df["variant"])[:3], ["pd", "fp32-acc", "storage-acc"])
+        self.assertIn("max_ulp", df.columns)
+
     def test_binary_lookup(self):
         old = os.environ.get("PRECPROBE_BIN")
         try:
