@@ -52,6 +52,16 @@ class TestReaders(TmpTestCase):
                 for key in x:
                     self.assertTrue(same(x[key], y[key]), key)
 
+    def test_no_reader_says_what_to_install(self):
+        from precprobe import PrecprobeError
+        old = os.environ["PATH"]
+        os.environ["PATH"] = self.tmp   # no h5dump there
+        try:
+            with self.assertRaisesRegex(PrecprobeError, r"install h5py \(pip install h5py, Debian python3-h5py\) or hdf5-tools"):
+                read_report(os.path.join(REPO, "reports", "baselines", "quickstart.h5"), "h5dump")
+        finally:
+            os.environ["PATH"] = old
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -6,7 +6,7 @@ import unittest
 from util import np, rng
 
 import precprobe
-from precprobe._tensors import dtype_format, load_safetensors, save_safetensors, to_tensor, Tensor
+from precprobe._tensors import Tensor, dtype_format, from_tensor, load_safetensors, save_safetensors, to_tensor
 
 
 class TestTensors(unittest.TestCase):
@@ -20,6 +20,26 @@ class TestTensors(unittest.TestCase):
             dtype_format(np.float64)
         with self.assertRaisesRegex(ValueError, "float32"):
             to_tensor(np.zeros(3, dtype=np.int32))
+
+    def test_ml_dtypes_bfloat16(self):
+        try:
+            import ml_dtypes
+        except ImportError:
+            self.skipTest("ml_dtypes not importable: its bfloat16 untested here")
+        x = np.array([1.0, -2.0, 3.0e38], dtype=ml_dtypes.bfloat16)
+        t = to_tensor(x)
+        self.assertEqual(t.fmt, "bf16")
+        self.assertEqual(t.data.tolist(), [0x3F80, 0xC000, x.view(np.uint16)[2]])
+        self.assertEqual(from_tensor(t).dtype, x.dtype)
+        # a bf16 GEMM in ml_dtypes, judged by the CLI: computed in binary64, rounded once
+        import tempfile
+        r = np.random.default_rng(7)
+        a = r.standard_normal((1, 4, 32)).astype(ml_dtypes.bfloat16)
+        b = r.standard_normal((1, 32, 4)).astype(ml_dtypes.bfloat16)
+        fn = lambda a, b: (a.astype(np.float64) @ b.astype(np.float64)).astype(ml_dtypes.bfloat16)  # noqa: E731
+        j = precprobe.judge(precprobe.capture("mlbf16", fn, {"a": a, "b": b}, tempfile.mkdtemp()))
+        self.assertEqual(j.get("mlbf16", "c")["actual_format"], "bf16")
+        self.assertLessEqual(j.get("mlbf16", "c")["max_ulp"], 0.5 + 1e-9)
 
     def test_bf16_values(self):
         bits = np.array([0x3F80, 0xC000, 0x7F80, 0x0001], dtype=np.uint16)  # 1, -2, inf, tiny subnormal

@@ -1,9 +1,8 @@
 """Against real torch: scaled_dot_product_attention on the CPU in bf16/fp16 (skips without torch)."""
 import unittest
 
-from util import HAVE_TORCH, TmpTestCase, np
+from util import HAVE_TORCH, TmpTestCase
 
-import precprobe
 from precprobe import PrecisionError, assert_precision, capture, judge, load_safetensors
 from precprobe._tensors import from_tensor, to_tensor
 
