@@ -7,8 +7,9 @@ set -euo pipefail
 pkgs=(build-essential pkg-config libmpfr-dev libgmp-dev libhdf5-dev hdf5-tools libcmocka-dev
       libcjson-dev nettle-dev clang libxml2-utils)
 # chromium: the HTML report's browser check in make test (measured 22 s to install on a fresh
-# machine). Optional: if it cannot be installed, the check skips with a message and nothing fails.
-optional=(chromium)
+# machine); python3-numpy, -h5py, -pytest: the Python bridge's tests (python/; about 2 MB besides
+# numpy). Optional: if they cannot be installed, those checks skip with a message and nothing fails.
+optional=(chromium python3-numpy python3-h5py python3-pytest)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -41,7 +42,7 @@ if [ ${#missing_opt[@]} -gt 0 ]; then
     echo "install-deps: installing ${missing_opt[*]} (optional)"
     if ! { [ $updated = 1 ] || $sudo apt-get update -qq; } ||
        ! $sudo apt-get install -y -qq --no-install-recommends "${missing_opt[@]}" >/dev/null; then
-        echo "install-deps: could not install ${missing_opt[*]}: the browser check will skip" >&2
+        echo "install-deps: could not install ${missing_opt[*]}: the checks that need them will skip" >&2
     fi
 fi
 echo "install-deps: done"

@@ -38,6 +38,8 @@ if [ $e2e = 1 ]; then run_one "tools/test-browser.sh (HTML in headless Chromium)
 if [ $e2e = 1 ] && [ -x build/rel/tools/adamw_emulate ]; then
     run_one "tools/adamw_torch_parity.py" "${PRECPROBE_PYTHON:-python3}" tools/adamw_torch_parity.py
 fi
+# The Python bridge (python/): numpy-only tests, torch ones where importable; skips without numpy.
+if [ $e2e = 1 ]; then run_one "python/tests/run.sh (the Python bridge)" bash python/tests/run.sh; fi
 for t in "${san[@]}"; do
     run_one "$t (ASan+UBSan)" env PRECPROBE_TEST_MULTIPLIER=0.1 \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$t"
