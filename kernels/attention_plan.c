@@ -37,7 +37,7 @@ static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...
 // ---------------------------------------------------------------------------------------------
 // Device buffers: every one the plan allocates is listed, so one loop frees them.
 
-enum { B_STAGE, B_Q, B_K, B_V, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
+enum { B_STAGE, B_Q, B_K, B_V, B_KT, B_VT, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
        B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_COUNT };
 
 typedef struct plan {
@@ -51,7 +51,7 @@ typedef struct plan {
 static int plan_alloc(plan *P, int which, int64_t count)
 {
     if (count < 0 || (uint64_t)count > ((uint64_t)1 << 60) / sizeof(float))
-        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: a work buffer of %lld floats is too large",
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: a work buffer of %lld floats is too large",
                          (long long)count);
     void *p = NULL;
     int rc = P->dev->alloc(P->dev->ctx, &p, (size_t)(count ? count : 1) * sizeof(float));
@@ -116,7 +116,7 @@ static int plan_input(plan *P, pp_attn_launch *L, const double *x, int64_t S, in
     int64_t n = L->b * S * H * L->d;
     float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
     if (!h)
-        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: out of host memory");
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
     for (int64_t i = 0; i < n; i++)
         h[i] = (float)x[i];
     int rc = n ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)n * sizeof *h) : 0;
@@ -141,7 +141,7 @@ static int plan_output(plan *P, const float *src, int64_t b, int64_t S, int64_t 
         return PLAN_OK;
     float *h = malloc((size_t)n * sizeof *h);
     if (!h)
-        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: out of host memory");
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
     int rc = P->dev->download(P->dev->ctx, h, src, (size_t)n * sizeof *h);
     if (!rc)
         for (int64_t bi = 0; bi < b; bi++)
@@ -227,9 +227,63 @@ static int plan_bwd_block(plan *P, pp_attn_launch *L)
     return rc;
 }
 
-static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
-                     const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
-                     double *dk, double *dv)
+// p + n, or NULL for NULL (a pointer the stage does not use).
+static const float *plan_at(const float *p, int64_t n)
+{
+    return p ? p + n : p;
+}
+static float *plan_at_w(float *p, int64_t n)
+{
+    return p ? p + n : p;
+}
+
+// L seen on the units [u0, u0 + n) (unit: one batch's kv head and its grp q heads) as n batches
+// of one kv head: every layout is head-major, so the slice is a pointer offset; the block
+// scratch starts afresh at each slice.
+static pp_attn_launch plan_slice(const pp_attn_launch *L, int64_t u0, int64_t n)
+{
+    pp_attn_launch S = *L;
+    int64_t qr = u0 * L->grp * L->sq, kr = u0 * L->skv, d = L->d;  // q rows, kv rows before the slice
+    S.b = n, S.h = L->grp, S.h_kv = 1;
+    S.q = plan_at(L->q, qr * d), S.go = plan_at(L->go, qr * d), S.out_f = plan_at(L->out_f, qr * d);
+    S.lse_f = plan_at(L->lse_f, qr), S.O = plan_at_w(L->O, qr * d), S.Lse = plan_at_w(L->Lse, qr);
+    S.dqb = plan_at_w(L->dqb, qr * d);
+    S.k = plan_at(L->k, kr * d), S.v = plan_at(L->v, kr * d), S.kT = plan_at(L->kT, kr * d);
+    S.vT = plan_at(L->vT, kr * d), S.dk = plan_at_w(L->dk, kr * d), S.dv = plan_at_w(L->dv, kr * d);
+    S.acc_dk = plan_at_w(L->acc_dk, kr * d), S.acc_dv = plan_at_w(L->acc_dv, kr * d);
+    return S;
+}
+
+// The slices' forward blocks of L's step.
+static int plan_fwd_slices(plan *P, const pp_attn_launch *L, int64_t units, int64_t per)
+{
+    int rc = PLAN_OK;
+    for (int64_t u = 0; !rc && u < units; u += per) {
+        pp_attn_launch S = plan_slice(L, u, units - u < per ? units - u : per);
+        rc = plan_fwd_block(P, &S);
+    }
+    return rc;
+}
+
+// The slices' backward blocks of L's step, each followed by its dk/dv stage (plain: the GQA sum
+// and roundings; CP: the step's accumulation), which reads the slice's scratch.
+static int plan_bwd_slices(plan *P, const pp_attn_launch *L, int64_t units, int64_t per)
+{
+    int rc = PLAN_OK;
+    for (int64_t u = 0; !rc && u < units; u += per) {
+        pp_attn_launch S = plan_slice(L, u, units - u < per ? units - u : per);
+        rc = plan_bwd_block(P, &S);
+        if (!rc && !L->cp)
+            rc = plan_launch(P, &S, PP_AT_PLAIN_DKV, S.b * S.skv * S.d);
+        else if (!rc)
+            rc = plan_launch(P, &S, PP_AT_CP_DKV, S.b * S.R * S.BK * S.d);
+    }
+    return rc;
+}
+
+static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int force_cp,
+                     const double *q, const double *k, const double *vv, const double *dout, double *out, double *lse,
+                     double *dq, double *dk, double *dv)
 {
     pp_attn_launch L;
     memset(&L, 0, sizeof L);
@@ -246,16 +300,22 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
     L.d = dm->d, L.causal = dm->causal;
     int W = v->cp_world > 0 ? v->cp_world : 1;
-    L.cp = W > 1;
+    L.cp = W > 1 || force_cp;
     L.W = W;
     L.c = L.cp ? dm->s_q / (2 * W) : 0;
     L.R = L.cp ? W : 1;
     L.BQ = L.cp ? 2 * L.c : dm->s_q;
     L.BK = L.cp ? 2 * L.c : dm->s_kv;
-    int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d;
+    int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d, grp = L.grp;
     int64_t nq = b * h * sq * d, nkv = b * hkv * skv * d, nrow = b * h * sq;
-    int64_t nblk = b * h * L.R * L.BQ * L.BK;
     int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX;
+    // slices: as many (batch, kv head) units as the device's scratch budget holds
+    int64_t units = b * hkv, blk = grp * L.R * L.BQ * L.BK, kvh = grp * L.R * L.BK * d;
+    int64_t per_unit = (unf || backward ? blk : 0) + (backward ? blk + 2 * kvh : 0), per = units;
+    if (P->dev->scratch_floats > 0 && per_unit > 0) {
+        per = P->dev->scratch_floats / per_unit;
+        per = per < 1 ? 1 : per > units ? units : per;
+    }
     int rc = plan_alloc(P, B_STAGE, nq > nkv ? nq : nkv);
     if (!rc)
         rc = plan_alloc(P, B_Q, nq);
@@ -263,19 +323,23 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         rc = plan_alloc(P, B_K, nkv);
     if (!rc)
         rc = plan_alloc(P, B_V, nkv);
+    if (!rc && !P->cublas)
+        rc = plan_alloc(P, B_KT, nkv);
+    if (!rc && !P->cublas)
+        rc = plan_alloc(P, B_VT, nkv);
     if (!rc)
         rc = plan_alloc(P, B_OUT, nq);
     if (!rc)
         rc = plan_alloc(P, B_LSE, nrow);
     if (!rc && (unf || backward))
-        rc = plan_alloc(P, B_SP, nblk);
+        rc = plan_alloc(P, B_SP, per * blk);
     if (!rc && unf && pb)
-        rc = plan_alloc(P, B_MROW, b * h * L.R * L.BQ);
+        rc = plan_alloc(P, B_MROW, per * grp * L.R * L.BQ);
     if (!rc && unf && pb)
-        rc = plan_alloc(P, B_MBLK, b * h * L.R);
+        rc = plan_alloc(P, B_MBLK, per * grp * L.R);
     if (!rc && backward) {
         int which[] = {B_GO, B_DS, B_DQB, B_DKH, B_DVH, B_DQ, B_DK, B_DV};
-        int64_t count[] = {nq, nblk, nq, b * h * L.R * L.BK * d, b * h * L.R * L.BK * d, nq, nkv, nkv};
+        int64_t count[] = {nq, per * blk, nq, per * kvh, per * kvh, nq, nkv, nkv};
         for (int i = 0; !rc && i < 8; i++)
             rc = plan_alloc(P, which[i], count[i]);
     }
@@ -294,30 +358,35 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     if (rc)
         return rc;
     float **B = P->buf;
-    L.q = B[B_Q], L.k = B[B_K], L.v = B[B_V], L.go = B[B_GO];
+    L.q = B[B_Q], L.k = B[B_K], L.v = B[B_V], L.go = B[B_GO], L.kT = B[B_KT], L.vT = B[B_VT];
     L.SP = B[B_SP], L.DS = B[B_DS], L.Mrow = B[B_MROW], L.Mblk = B[B_MBLK];
     L.dqb = B[B_DQB], L.dkh = B[B_DKH], L.dvh = B[B_DVH];
     L.out = B[B_OUT], L.dq = B[B_DQ], L.dk = B[B_DK], L.dv = B[B_DV];
     L.out_f = B[B_OUT], L.lse_f = B[B_LSE];
     L.Oall = B[B_OALL], L.Lall = B[B_LALL];
     L.run_lse = B[B_LSE], L.acc_dq = B[B_ADQ], L.acc_dk = B[B_ADK], L.acc_dv = B[B_ADV];
-    // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are
+    // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
     if ((rc = plan_input(P, &L, q, sq, h, L.sc.s_q, B[B_Q])) || (rc = plan_input(P, &L, k, skv, hkv, L.sc.s_k, B[B_K])) ||
         (rc = plan_input(P, &L, vv, skv, hkv, 1.0f, B[B_V])) ||
         (backward && (rc = plan_input(P, &L, dout, sq, h, 1.0f, B[B_GO]))))
         return rc;
+    for (int i = 0; !P->cublas && i < 2; i++) {
+        pp_attn_launch T = L;
+        T.src = B[i ? B_V : B_K], T.dst = B[i ? B_VT : B_KT], T.gS = skv;
+        if ((rc = plan_launch(P, &T, PP_AT_TRANSPOSE, nkv)))
+            return rc;
+    }
     if (!L.cp) {
         L.O = B[B_OUT], L.Lse = B[B_LSE];
-        if ((rc = plan_fwd_block(P, &L)))
+        if ((rc = plan_fwd_slices(P, &L, units, per)))
             return rc;
-        if (backward && ((rc = plan_bwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_PLAIN_DQ, nq)) ||
-                         (rc = plan_launch(P, &L, PP_AT_PLAIN_DKV, nkv))))
+        if (backward && ((rc = plan_bwd_slices(P, &L, units, per)) || (rc = plan_launch(P, &L, PP_AT_PLAIN_DQ, nq))))
             return rc;
     } else {
         for (int i = 0; i < W; i++) {
             L.step = i, L.ring_bwd = 0;
             L.O = B[B_OALL] + i * nq, L.Lse = B[B_LALL] + i * nrow;
-            if ((rc = plan_fwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_CP_LSE, nrow)))
+            if ((rc = plan_fwd_slices(P, &L, units, per)) || (rc = plan_launch(P, &L, PP_AT_CP_LSE, nrow)))
                 return rc;
         }
         if ((rc = plan_launch(P, &L, PP_AT_CP_OUT, nq)))
@@ -334,8 +403,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
             L.Lse = NULL;
             for (int i = 0; i < W; i++) {
                 L.step = i, L.ring_bwd = 1;
-                if ((rc = plan_bwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_CP_DQ, nq)) ||
-                    (rc = plan_launch(P, &L, PP_AT_CP_DKV, b * hkv * L.R * L.BK * d)))
+                if ((rc = plan_bwd_slices(P, &L, units, per)) || (rc = plan_launch(P, &L, PP_AT_CP_DQ, nq)))
                     return rc;
             }
             if ((rc = plan_launch(P, &L, PP_AT_CP_FINAL_DQ, nq)) || (rc = plan_launch(P, &L, PP_AT_CP_FINAL_DKV, nkv)))
@@ -351,12 +419,12 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     return PLAN_OK;
 }
 
-int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
-                     const double *q, const double *k, const double *vv, const double *dout, double *out,
-                     double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
+int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
+                          int force_cp, const double *q, const double *k, const double *vv, const double *dout,
+                          double *out, double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
 {
-    // the CPU emulation's checks, messages and empty result (attention_check.c)
-    int rc = pp_attn_check(v, dm, backward, 0, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    // the checks, messages and empty result every backend shares (attention_check.c)
+    int rc = pp_attn_check(v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
     if (rc || dm->b == 0 || pp_attn_empty_result(dm, backward, out, lse, dq, dk, dv))
         return rc;
     if (v->engine == PP_ATTN_ENGINE_CUBLAS && !dev->gemm)
@@ -367,8 +435,15 @@ int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const 
     P.cublas = v->engine == PP_ATTN_ENGINE_CUBLAS;
     P.eb = errbuf;
     P.el = errlen;
-    rc = plan_body(&P, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv);
+    rc = plan_body(&P, v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv);
     for (int i = 0; i < B_COUNT; i++)
         dev->release(dev->ctx, P.buf[i]);
     return rc;
+}
+
+int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
+                     const double *q, const double *k, const double *vv, const double *dout, double *out,
+                     double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
+{
+    return pp_attn_plan_run_opts(dev, v, dm, backward, 0, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
 }

@@ -48,6 +48,10 @@ typedef struct pp_attn_device {
     // Engine cublas's GEMMs, in issue order with the launches; NULL: the device has none, and a
     // variant with engine cublas is rejected (2).
     int (*gemm)(void *ctx, const pp_attn_gemm *G);
+    // The most block scratch (scores, P, dS, per-head dk/dv: floats) the device wants to hold at
+    // once; 0: no limit. The plan runs the blocks in slices of (batch, kv head) units that fit
+    // (at least one unit a slice); slices hold disjoint heads, so the bits never depend on it.
+    int64_t scratch_floats;
 } pp_attn_device;
 
 // Runs variant v on dev with the contract of pp_attention_cpu (kernels/cpu/attention.h: host
@@ -57,6 +61,13 @@ typedef struct pp_attn_device {
 int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dims, int backward,
                      const double *q, const double *k, const double *vv, const double *dout, double *out,
                      double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen);
+
+// The same with force_cp: the context-parallel ring even for cp_world 1 (one rank; it must equal
+// the plain plan bit for bit: the CPU emulation's test option).
+int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dims,
+                          int backward, int force_cp, const double *q, const double *k, const double *vv,
+                          const double *dout, double *out, double *lse, double *dq, double *dk, double *dv,
+                          char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

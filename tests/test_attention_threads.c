@@ -98,7 +98,7 @@ static int plan_on_cpu(loop_dev *D, const pp_attn_variant *v, const pp_attn_dims
                        const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
                        double *dk, double *dv, char *err, size_t n)
 {
-    pp_attn_device dev = {D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, loop_gemm};
+    pp_attn_device dev = {D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, loop_gemm, 1};
     return pp_attn_plan_run(&dev, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, err, n);
 }
 
@@ -352,7 +352,7 @@ static void threads_cublas_errors(void **state)
                                       1, &e),
                      3);
     assert_non_null(strstr(e.msg, "runs only on the GPU"));
-    pp_attn_device nogemm = {&D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, NULL};
+    pp_attn_device nogemm = {&D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, NULL, 0};
     assert_int_equal(pp_attn_plan_run(&nogemm, &v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[0], B.l[0], B.dq[0], B.dk[0],
                                       B.dv[0], err, sizeof err),
                      2);

@@ -239,7 +239,7 @@ extern "C" int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *d
     ctx.errbuf = errbuf;
     ctx.errlen = errlen;
     pp_attn_device dev = {&ctx, attn_cuda_alloc, attn_cuda_release, attn_cuda_upload, attn_cuda_download,
-                          attn_cuda_launch, attn_cuda_gemm};
+                          attn_cuda_launch, attn_cuda_gemm, 0};  // scratch: no limit, one slice
     int rc = pp_attn_plan_run(&dev, v, dims, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
     if (ctx.handle)
         cublasDestroy(ctx.handle);  // after the plan's last copy, which waited for every GEMM
