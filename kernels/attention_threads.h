@@ -620,52 +620,86 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
     }
 }
 
-// Threads [t0, t0 + n) of key y's dv and dk' of q head hh (columns from t0's e on): chains over
-// the block rows that see key y, increasing (P, dS of dead rows are 0).
-PP_HD static inline void pp_attn_r_bwd_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
+// Keys per group in dk/dv: a group's chains share each row's loads (P, dS of consecutive keys
+// lie side by side); the lane count caps it (1 on the GPU).
+#define PP_ATTN_DKV_KEYS 8
+
+// dv and dk' of q head hh for the ng keys [y0, y0 + ng) of rank r's block, columns [e0, e0 + ne):
+// per key y, chains over the block rows that see it (x ≥ i0(y)), increasing (P, dS of dead rows
+// are 0). dvh, dkh indices start at out (key y0, column 0).
+PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, int64_t hh, int r, int64_t y0,
+                                          int64_t ng, int64_t e0, int64_t ne, int64_t out)
 {
-    int64_t e0 = t0 % L->d, rest = t0 / L->d, y = rest % L->BK;
-    rest /= L->BK;
-    int r = (int)(rest % L->R);
-    int64_t hh = (rest / L->R) % L->h, b = rest / (L->R * L->h);
     pp_attn_geom G;
     pp_attn_geom_of(L, r, &G);
-    if (y >= G.nk)
-        return;
-    int64_t i0 = 0;
-    if (G.causal && y - G.off > 0)
-        i0 = y - G.off;
-    if (i0 > G.nq)
-        i0 = G.nq;
-    float alpha = pp_attn_bwd_alpha(L), av[PP_ATTN_MAX_LANES], ak[PP_ATTN_MAX_LANES];
+    int64_t i0[PP_ATTN_DKV_KEYS];
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t y = y0 + g;
+        i0[g] = G.causal && y - G.off > 0 ? y - G.off : 0;
+        i0[g] = i0[g] > G.nq ? G.nq : i0[g];
+    }
+    float alpha = pp_attn_bwd_alpha(L), av[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], ak[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
     int post_round = L->kernel != PP_ATTN_FLASH;
-    int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y, out = t0 - e0;
-    for (int64_t e = e0, m; e < e0 + n; e += m) {
-        m = pp_attn_lanes(L, e0 + n - e);
+    int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y0;
+    for (int64_t e = e0, m; e < e0 + ne; e += m) {
+        m = pp_attn_lanes(L, e0 + ne - e);
         if (pp_attn_chain_storage(L)) {
-            for (int64_t l = 0; l < m; l++) {
-                double dv = 0.0, dk = 0.0;
-                for (int64_t x = i0; x < G.nq; x++) {
-                    int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e + l;
-                    dv = pp_gemm_step_storage(L->f, L->SP[base + x * L->BK], L->go[qo], dv);
-                    dk = pp_gemm_step_storage(L->f, L->DS[base + x * L->BK], L->q[qo], dk);
+            for (int64_t g = 0; g < ng; g++)
+                for (int64_t l = 0; l < m; l++) {
+                    double dv = 0.0, dk = 0.0;
+                    for (int64_t x = i0[g]; x < G.nq; x++) {
+                        int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e + l;
+                        dv = pp_gemm_step_storage(L->f, L->SP[base + x * L->BK + g], L->go[qo], dv);
+                        dk = pp_gemm_step_storage(L->f, L->DS[base + x * L->BK + g], L->q[qo], dk);
+                    }
+                    L->dvh[out + g * L->d + e + l] = pp_attn_chain_end_storage(L, 1.0f, dv);
+                    L->dkh[out + g * L->d + e + l] = pp_attn_chain_end_storage(L, alpha, dk);
                 }
-                L->dvh[out + e + l] = pp_attn_chain_end_storage(L, 1.0f, dv);
-                L->dkh[out + e + l] = pp_attn_chain_end_storage(L, alpha, dk);
-            }
             continue;
         }
-        for (int64_t l = 0; l < m; l++)
-            av[l] = ak[l] = 0.0f;
-        for (int64_t x = i0; x < G.nq; x++) {
+        for (int64_t g = 0; g < ng; g++)
+            for (int64_t l = 0; l < m; l++)
+                av[g][l] = ak[g][l] = 0.0f;
+        for (int64_t x = i0[0]; x < G.nq; x++) {
             int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
-            pp_attn_axpy(L, L->SP[base + x * L->BK], L->go + qo, av, m);
-            pp_attn_axpy(L, L->DS[base + x * L->BK], L->q + qo, ak, m);
+            const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
+            for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
+                pp_attn_axpy(L, P[g], L->go + qo, av[g], m);
+                pp_attn_axpy(L, dS[g], L->q + qo, ak[g], m);
+            }
         }
-        for (int64_t l = 0; l < m; l++) {
-            L->dvh[out + e + l] = pp_attn_chain_end32(L, 1.0f, 1, av[l]);
-            L->dkh[out + e + l] = pp_attn_chain_end32(L, alpha, post_round, ak[l]);
+        for (int64_t g = 0; g < ng; g++)
+            for (int64_t l = 0; l < m; l++) {
+                L->dvh[out + g * L->d + e + l] = pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
+                L->dkh[out + g * L->d + e + l] = pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
+            }
+    }
+}
+
+// Threads [t0, t0 + n) of dv, dk' (t over (b, hh, r, y, e)): within one key's columns, or whole
+// keys (t0, n multiples of d), taken in groups of consecutive keys of one block.
+PP_HD static inline void pp_attn_r_bwd_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t d = L->d, e0 = t0 % d, whole = e0 == 0 && n % d == 0;
+    int64_t maxg = pp_attn_lanes(L, PP_ATTN_DKV_KEYS);
+    for (int64_t t = t0, ng; t < t0 + n; t += ng * d) {
+        int64_t rest = t / d, y = rest % L->BK;
+        rest /= L->BK;
+        int r = (int)(rest % L->R);
+        int64_t hh = (rest / L->R) % L->h, b = rest / (L->R * L->h);
+        pp_attn_geom G;
+        pp_attn_geom_of(L, r, &G);
+        if (!whole) {  // part of one key's columns
+            if (y < G.nk)
+                pp_attn_dkv_keys(L, b, hh, r, y, 1, e0, n, t - e0);
+            return;
         }
+        ng = (t0 + n - t) / d;  // whole keys left
+        ng = ng < maxg ? ng : maxg;
+        ng = ng < L->BK - y ? ng : L->BK - y;  // one block
+        int64_t live = G.nk - y < ng ? G.nk - y : ng;  // keys past the block's are no threads' work
+        if (live > 0)
+            pp_attn_dkv_keys(L, b, hh, r, y, live, 0, d, t);
     }
 }
 
@@ -821,9 +855,9 @@ PP_HD static inline void pp_attn_thread(const pp_attn_launch *L, int64_t t)
     }
 }
 
-// Threads [t0, t0 + n) of launch L, all of one run (t0 and n within one run of the width): the
-// same bits as pp_attn_thread on each, in lanes where the op has them.
-PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_t n)
+// Threads [t0, t0 + n) of launch L: within one run, or whole runs (t0, n multiples of the
+// width); the same bits as pp_attn_thread on each, in lanes where the op has them.
+PP_HD static inline void pp_attn_run1(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
     switch (L->op) {
     case PP_AT_UNF_SCORES: pp_attn_r_row_dots(L, t0, n, 0); break;
@@ -835,6 +869,13 @@ PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_
         for (int64_t t = t0; t < t0 + n; t++)
             pp_attn_thread(L, t);
     }
+}
+
+PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t w = L->op == PP_AT_BWD_DKV ? n : pp_attn_run_width(L);  // dk/dv: whole keys grouped inside
+    for (int64_t t = t0; t < t0 + n; t += w)
+        pp_attn_run1(L, t, w < t0 + n - t ? w : t0 + n - t);
 }
 
 #endif

@@ -1,0 +1,122 @@
+// cpu/attention_device.c — the CPU device of the attention plan (see attention_device.h).
+#include "attention_device.h"
+
+#include "parallel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ATTN_HAVE_AVX2 1
+#endif
+
+// Block scratch the plan may hold at once (floats): 64 MiB, so the plan's slices stay near one
+// (batch, kv head) unit for long sequences (the unit itself is always allowed).
+#define ATTN_CPU_SCRATCH ((int64_t)1 << 24)
+// Tasks per worker in a launch: rows differ in cost (causal masks), so many small tasks, dealt
+// round robin, even the load out.
+#define ATTN_TASKS_PER_WORKER 32
+// Launches with fewer threads run on the calling thread (starting workers costs more).
+#define ATTN_MIN_PARALLEL 4096
+
+// ---------------------------------------------------------------------------------------------
+// The lane step y_l = fma(a, x_l, y_l): each lane one rounding, so vectors change no bit.
+
+#ifdef ATTN_HAVE_AVX2
+__attribute__((target("avx2,fma"))) static void attn_axpy_avx2(float a, const float *x, float *y, int64_t n)
+{
+    __m256 va = _mm256_set1_ps(a);
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        _mm256_storeu_ps(y + c, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + c), _mm256_loadu_ps(y + c)));
+    for (; c < n; c++)
+        y[c] = fmaf(a, x[c], y[c]);  // vfmadd213ss here: the same single rounding
+}
+#endif
+
+static pp_attn_axpy_fn attn_pick_axpy(int portable)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return attn_axpy_avx2;
+#endif
+    (void)portable;
+    return NULL;  // pp_attn_axpy's plain fmaf loop
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: plain host memory
+
+static int attn_cpu_alloc(void *ctx, void **p, size_t bytes)
+{
+    pp_attn_cpu_ctx *c = ctx;
+    *p = malloc(bytes);
+    if (*p)
+        return 0;
+    if (c->errbuf && c->errlen)
+        snprintf(c->errbuf, c->errlen, "attention: out of memory for a work buffer of %zu bytes", bytes);
+    return 3;
+}
+
+static void attn_cpu_release(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static int attn_cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launches: the threads in runs (pp_attn_run_width), runs dealt to the workers in tasks
+
+typedef struct attn_cpu_job {
+    pp_attn_launch L;
+    int64_t width, runs, per_task;
+} attn_cpu_job;
+
+static void attn_cpu_task(void *ctx, int64_t task)
+{
+    const attn_cpu_job *J = ctx;
+    int64_t r1 = (task + 1) * J->per_task < J->runs ? (task + 1) * J->per_task : J->runs;
+    int64_t r0 = task * J->per_task;
+    pp_attn_run(&J->L, r0 * J->width, (r1 - r0) * J->width);
+}
+
+static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
+{
+    const pp_attn_cpu_ctx *c = ctx;
+    attn_cpu_job J;
+    J.L = *L;
+    J.L.lanes = PP_ATTN_MAX_LANES;
+    J.L.axpy = attn_pick_axpy(c->portable);
+    J.width = pp_attn_run_width(L);
+    if (L->n % J.width)
+        J.width = 1;  // the plan sizes lane launches in whole runs; never taken
+    J.runs = L->n / J.width;
+    int workers = L->n < ATTN_MIN_PARALLEL || c->threads < 1 ? 1 : c->threads;
+    int64_t tasks = (int64_t)workers * ATTN_TASKS_PER_WORKER;
+    J.per_task = (J.runs + tasks - 1) / tasks;
+    pp_parallel_for(attn_cpu_task, &J, (J.runs + J.per_task - 1) / J.per_task, workers, NULL);
+    return 0;
+}
+
+void pp_attn_cpu_device(pp_attn_cpu_ctx *ctx, pp_attn_device *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    dev->ctx = ctx;
+    dev->alloc = attn_cpu_alloc;
+    dev->release = attn_cpu_release;
+    dev->upload = attn_cpu_copy;
+    dev->download = attn_cpu_copy;
+    dev->launch = attn_cpu_launch;
+    dev->gemm = NULL;
+    dev->scratch_floats = ATTN_CPU_SCRATCH;
+}
