@@ -277,19 +277,22 @@ PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, const float *a,
         pp_attn_axpy(L, a[c], xT + c * ld, acc, m);
 }
 
-// PP_AT_GATHER: the prescale (attn_scale_rows: a copy when the factor is 1) and the transpose.
-PP_HD static inline void pp_attn_t_gather(const pp_attn_launch *L, int64_t t)
+// PP_AT_GATHER, threads [t0, t0 + n) of one row (b, hh, s): the prescale (a copy when the
+// factor is 1) and the transpose to head-major.
+PP_HD static inline void pp_attn_r_gather(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, s = (t / L->d) % L->gS, hh = (t / (L->d * L->gS)) % L->gH, b = t / (L->d * L->gS * L->gH);
-    float x = L->src[((b * L->gS + s) * L->gH + hh) * L->d + e];
-    L->dst[t] = L->gscale == 1.0f ? x : pp_attn_mul_store(L->f, L->gscale, x);
+    int64_t e0 = t0 % L->d, row = t0 / L->d, s = row % L->gS, hh = (row / L->gS) % L->gH, b = row / (L->gS * L->gH);
+    const float *x = L->src + ((b * L->gS + s) * L->gH + hh) * L->d;
+    for (int64_t e = e0; e < e0 + n; e++)
+        L->dst[t0 - e0 + e] = L->gscale == 1.0f ? x[e] : pp_attn_mul_store(L->f, L->gscale, x[e]);
 }
 
-// PP_AT_TRANSPOSE: one element of a head's [S][d] → [d][S].
-PP_HD static inline void pp_attn_t_transpose(const pp_attn_launch *L, int64_t t)
+// PP_AT_TRANSPOSE, threads [t0, t0 + n) of one row (bh, e) of a head's [S][d] → [d][S].
+PP_HD static inline void pp_attn_r_transpose(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t s = t % L->gS, e = (t / L->gS) % L->d, bh = t / (L->gS * L->d);
-    L->dst[t] = L->src[(bh * L->gS + s) * L->d + e];
+    int64_t s0 = t0 % L->gS, e = (t0 / L->gS) % L->d, bh = t0 / (L->gS * L->d);
+    for (int64_t s = s0; s < s0 + n; s++)
+        L->dst[t0 - s0 + s] = L->src[(bh * L->gS + s) * L->d + e];
 }
 
 // Decodes t = (((b·h + hh)·R + r)·BQ + x) [·inner + y].
@@ -421,16 +424,19 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
     float *o = L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     const float *P = L->SP + rt * L->BK;
     float acc[PP_ATTN_MAX_LANES];
+    double dacc[PP_ATTN_MAX_LANES];
     for (int64_t e = e0, m; e < e0 + n; e += m) {
         m = pp_attn_lanes(L, e0 + n - e);
         if (L->accum == PP_ATTN_ACC_STORAGE) {
-            for (int64_t l = 0; l < m; l++) {
-                double dacc = 0.0;
-                for (int64_t j = 0; j <= je; j++)
-                    dacc = pp_gemm_step_storage(L->f, P[j], L->v[pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e + l],
-                                                dacc);
-                o[e + l] = (float)dacc;
+            for (int64_t l = 0; l < m; l++)
+                dacc[l] = 0.0;
+            for (int64_t j = 0; j <= je; j++) {
+                const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                for (int64_t l = 0; l < m; l++)
+                    dacc[l] = pp_gemm_step_storage(L->f, P[j], vr[l], dacc[l]);
             }
+            for (int64_t l = 0; l < m; l++)
+                o[e + l] = (float)dacc[l];
             continue;
         }
         for (int64_t l = 0; l < m; l++)
@@ -597,18 +603,21 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         return;
     }
     float alpha = pp_attn_bwd_alpha(L), acc[PP_ATTN_MAX_LANES];
+    double dacc[PP_ATTN_MAX_LANES];
     int post_round = L->kernel != PP_ATTN_FLASH;
     const float *dS = L->DS + rt * L->BK;
     for (int64_t e = e0, m; e < e0 + n; e += m) {
         m = pp_attn_lanes(L, e0 + n - e);
         if (pp_attn_chain_storage(L)) {
-            for (int64_t l = 0; l < m; l++) {
-                double dacc = 0.0;
-                for (int64_t j = 0; j <= je; j++)
-                    dacc = pp_gemm_step_storage(L->f, dS[j], L->k[pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e + l],
-                                                dacc);
-                y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc);
+            for (int64_t l = 0; l < m; l++)
+                dacc[l] = 0.0;
+            for (int64_t j = 0; j <= je; j++) {
+                const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                for (int64_t l = 0; l < m; l++)
+                    dacc[l] = pp_gemm_step_storage(L->f, dS[j], kr[l], dacc[l]);
             }
+            for (int64_t l = 0; l < m; l++)
+                y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc[l]);
             continue;
         }
         for (int64_t l = 0; l < m; l++)
@@ -638,40 +647,40 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         i0[g] = G.causal && y - G.off > 0 ? y - G.off : 0;
         i0[g] = i0[g] > G.nq ? G.nq : i0[g];
     }
+    // fp32 chains in av, ak (the lane step); storage chains in dv, dk (rounded every step)
     float alpha = pp_attn_bwd_alpha(L), av[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], ak[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
-    int post_round = L->kernel != PP_ATTN_FLASH;
+    double dv[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], dk[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
+    int post_round = L->kernel != PP_ATTN_FLASH, storage = pp_attn_chain_storage(L);
     int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y0;
     for (int64_t e = e0, m; e < e0 + ne; e += m) {
         m = pp_attn_lanes(L, e0 + ne - e);
-        if (pp_attn_chain_storage(L)) {
-            for (int64_t g = 0; g < ng; g++)
-                for (int64_t l = 0; l < m; l++) {
-                    double dv = 0.0, dk = 0.0;
-                    for (int64_t x = i0[g]; x < G.nq; x++) {
-                        int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e + l;
-                        dv = pp_gemm_step_storage(L->f, L->SP[base + x * L->BK + g], L->go[qo], dv);
-                        dk = pp_gemm_step_storage(L->f, L->DS[base + x * L->BK + g], L->q[qo], dk);
-                    }
-                    L->dvh[out + g * L->d + e + l] = pp_attn_chain_end_storage(L, 1.0f, dv);
-                    L->dkh[out + g * L->d + e + l] = pp_attn_chain_end_storage(L, alpha, dk);
-                }
-            continue;
-        }
         for (int64_t g = 0; g < ng; g++)
-            for (int64_t l = 0; l < m; l++)
+            for (int64_t l = 0; l < m; l++) {
                 av[g][l] = ak[g][l] = 0.0f;
+                dv[g][l] = dk[g][l] = 0.0;
+            }
         for (int64_t x = i0[0]; x < G.nq; x++) {
             int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
             const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
+            const float *go = L->go + qo, *qr = L->q + qo;
             for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
-                pp_attn_axpy(L, P[g], L->go + qo, av[g], m);
-                pp_attn_axpy(L, dS[g], L->q + qo, ak[g], m);
+                if (storage) {
+                    for (int64_t l = 0; l < m; l++) {
+                        dv[g][l] = pp_gemm_step_storage(L->f, P[g], go[l], dv[g][l]);
+                        dk[g][l] = pp_gemm_step_storage(L->f, dS[g], qr[l], dk[g][l]);
+                    }
+                    continue;
+                }
+                pp_attn_axpy(L, P[g], go, av[g], m);
+                pp_attn_axpy(L, dS[g], qr, ak[g], m);
             }
         }
         for (int64_t g = 0; g < ng; g++)
             for (int64_t l = 0; l < m; l++) {
-                L->dvh[out + g * L->d + e + l] = pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
-                L->dkh[out + g * L->d + e + l] = pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
+                int64_t o = out + g * L->d + e + l;
+                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, 1.0f, dv[g][l]) : pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
+                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, alpha, dk[g][l])
+                                    : pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
             }
     }
 }
@@ -724,15 +733,18 @@ PP_HD static inline void pp_attn_group_sum(const pp_attn_launch *L, int64_t b, i
     *dv = sv;
 }
 
-// Plain: dk = RN_F(s_k ⊗ RN_F(Σ dk')), dv = RN_F(Σ dv), t over [b][h_kv][s_kv][d].
-PP_HD static inline void pp_attn_t_plain_dkv(const pp_attn_launch *L, int64_t t)
+// Plain, threads [t0, t0 + n) of one kv row: dk = RN_F(s_k ⊗ RN_F(Σ dk')), dv = RN_F(Σ dv), t
+// over [b][h_kv][s_kv][d].
+PP_HD static inline void pp_attn_r_plain_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, j = (t / L->d) % L->skv, g = (t / (L->d * L->skv)) % L->h_kv;
-    int64_t b = t / (L->d * L->skv * L->h_kv);
-    float sk, sv;
-    pp_attn_group_sum(L, b, g, 0, j, e, &sk, &sv);
-    L->dk[t] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, sk));
-    L->dv[t] = pp_attn_store(L->f, sv);
+    int64_t e0 = t0 % L->d, j = (t0 / L->d) % L->skv, g = (t0 / (L->d * L->skv)) % L->h_kv;
+    int64_t b = t0 / (L->d * L->skv * L->h_kv);
+    for (int64_t e = e0; e < e0 + n; e++) {
+        float sk, sv;
+        pp_attn_group_sum(L, b, g, 0, j, e, &sk, &sv);
+        L->dk[t0 - e0 + e] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, sk));
+        L->dv[t0 - e0 + e] = pp_attn_store(L->f, sv);
+    }
 }
 
 // CP forward, after step i's block: the running lse of each row the step touched.
@@ -744,32 +756,46 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->run_lse[t], li);
 }
 
-// CP forward, after the ring: out = RN_F(acc), acc the step-ordered merge of the partials.
-PP_HD static inline void pp_attn_t_cp_out(const pp_attn_launch *L, int64_t t)
+// CP forward, after the ring, threads [t0, t0 + n) of one row: out = RN_F(acc), acc the
+// step-ordered merge of the partials (each element its own chain over the steps).
+PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t row = t / L->d, s = row % L->sq, n = L->b * L->h * L->sq;
+    int64_t row = t0 / L->d, s = row % L->sq, rows = L->b * L->h * L->sq;
     pp_attn_launch Li = *L;
-    float acc = 0.0f, lse = L->run_lse[row];
-    for (int i = 0; i < L->W; i++) {
-        Li.step = i;
-        if (pp_attn_cp_touched(&Li, s))
-            acc = pp_attn_cp_out_step(L->cp_accum, acc, L->Oall[i * n * L->d + t], L->Lall[i * n + row], lse);
+    float lse = L->run_lse[row], acc[PP_ATTN_MAX_LANES];
+    for (int64_t t = t0, m; t < t0 + n; t += m) {
+        m = pp_attn_lanes(L, t0 + n - t);
+        for (int64_t l = 0; l < m; l++)
+            acc[l] = 0.0f;
+        for (int i = 0; i < L->W; i++) {
+            Li.step = i;
+            if (!pp_attn_cp_touched(&Li, s))
+                continue;
+            const float *oi = L->Oall + i * rows * L->d + t;
+            float li = L->Lall[i * rows + row];
+            for (int64_t l = 0; l < m; l++)
+                acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
+        }
+        for (int64_t l = 0; l < m; l++)
+            L->out[t + l] = pp_attn_store(L->f, acc[l]);
     }
-    L->out[t] = pp_attn_store(L->f, acc);
 }
 
-// CP backward step i: dq_acc = RN_C(dq_acc ⊕ dq'_i) for the rows the step touched.
-PP_HD static inline void pp_attn_t_cp_dq(const pp_attn_launch *L, int64_t t)
+// CP backward step i, threads [t0, t0 + n) of one row: dq_acc = RN_C(dq_acc ⊕ dq'_i) when the
+// step touched the row.
+PP_HD static inline void pp_attn_r_cp_dq(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    if (pp_attn_cp_touched(L, (t / L->d) % L->sq))
+    if (!pp_attn_cp_touched(L, (t0 / L->d) % L->sq))
+        return;
+    for (int64_t t = t0; t < t0 + n; t++)
         L->acc_dq[t] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dq[t], L->dqb[t]);
 }
 
-// CP backward step i: the group-summed dk', dv of rank r's block, RN_F, into the accumulators of
-// the kv rows (block o's, travelling the ring).
-PP_HD static inline void pp_attn_t_cp_dkv(const pp_attn_launch *L, int64_t t)
+// CP backward step i, threads [t0, t0 + n) of one block key: the group-summed dk', dv of rank
+// r's block, RN_F, into the accumulators of the kv rows (block o's, travelling the ring).
+PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, rest = t / L->d, y = rest % L->BK;
+    int64_t e0 = t0 % L->d, rest = t0 / L->d, y = rest % L->BK;
     rest /= L->BK;
     int r = (int)(rest % L->R);
     int64_t g = (rest / L->R) % L->h_kv, b = rest / (L->R * L->h_kv);
@@ -777,11 +803,13 @@ PP_HD static inline void pp_attn_t_cp_dkv(const pp_attn_launch *L, int64_t t)
     pp_attn_geom_of(L, r, &G);
     if (y >= G.nk)
         return;
-    float sk, sv;
-    pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
-    int64_t gx = ((b * L->h_kv + g) * L->skv + pp_attn_krow(L, &G, y)) * L->d + e;
-    L->acc_dk[gx] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx], pp_attn_store(L->f, sk));
-    L->acc_dv[gx] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx], pp_attn_store(L->f, sv));
+    int64_t gx = ((b * L->h_kv + g) * L->skv + pp_attn_krow(L, &G, y)) * L->d;
+    for (int64_t e = e0; e < e0 + n; e++) {
+        float sk, sv;
+        pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
+        L->acc_dk[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
+        L->acc_dv[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
+    }
 }
 
 PP_HD static inline void pp_attn_t_cp_final_dq(const pp_attn_launch *L, int64_t t)
@@ -810,15 +838,22 @@ PP_HD static inline void pp_attn_t_unf_zero_masked(const pp_attn_launch *L, int6
 // Runs and threads
 
 // How many consecutive threads form one run of launch L: a row's keys (scores, dP) or columns
-// (P·V, dq, dk/dv); 1 for every other op. Runs start at multiples of the width.
+// (gathers, P·V, dq, dk/dv, the merges), whose index decoding a run shares; 1 for every other
+// op. Runs start at multiples of the width.
 PP_HD static inline int64_t pp_attn_run_width(const pp_attn_launch *L)
 {
     switch (L->op) {
     case PP_AT_UNF_SCORES:
     case PP_AT_UNF_DP: return L->BK;
+    case PP_AT_TRANSPOSE: return L->gS;
+    case PP_AT_GATHER:
     case PP_AT_UNF_PV:
     case PP_AT_BWD_DQ:
-    case PP_AT_BWD_DKV: return L->d;
+    case PP_AT_BWD_DKV:
+    case PP_AT_PLAIN_DKV:
+    case PP_AT_CP_OUT:
+    case PP_AT_CP_DQ:
+    case PP_AT_CP_DKV: return L->d;
     default: return 1;
     }
 }
@@ -827,9 +862,9 @@ PP_HD static inline int64_t pp_attn_run_width(const pp_attn_launch *L)
 PP_HD static inline void pp_attn_thread(const pp_attn_launch *L, int64_t t)
 {
     switch (L->op) {
-    case PP_AT_GATHER: pp_attn_t_gather(L, t); break;
+    case PP_AT_GATHER: pp_attn_r_gather(L, t, 1); break;
     case PP_AT_FILL0: L->dst[t] = 0.0f; break;
-    case PP_AT_TRANSPOSE: pp_attn_t_transpose(L, t); break;
+    case PP_AT_TRANSPOSE: pp_attn_r_transpose(L, t, 1); break;
     case PP_AT_UNF_SCORES: pp_attn_r_row_dots(L, t, 1, 0); break;
     case PP_AT_UNF_PB_ROW: pp_attn_t_unf_pb_row(L, t); break;
     case PP_AT_UNF_PB_BLOCK: pp_attn_t_unf_pb_block(L, t); break;
@@ -842,11 +877,11 @@ PP_HD static inline void pp_attn_thread(const pp_attn_launch *L, int64_t t)
     case PP_AT_BWD_DQ: pp_attn_r_bwd_dq(L, t, 1); break;
     case PP_AT_BWD_DKV: pp_attn_r_bwd_dkv(L, t, 1); break;
     case PP_AT_PLAIN_DQ: pp_attn_t_plain_dq(L, t); break;
-    case PP_AT_PLAIN_DKV: pp_attn_t_plain_dkv(L, t); break;
+    case PP_AT_PLAIN_DKV: pp_attn_r_plain_dkv(L, t, 1); break;
     case PP_AT_CP_LSE: pp_attn_t_cp_lse(L, t); break;
-    case PP_AT_CP_OUT: pp_attn_t_cp_out(L, t); break;
-    case PP_AT_CP_DQ: pp_attn_t_cp_dq(L, t); break;
-    case PP_AT_CP_DKV: pp_attn_t_cp_dkv(L, t); break;
+    case PP_AT_CP_OUT: pp_attn_r_cp_out(L, t, 1); break;
+    case PP_AT_CP_DQ: pp_attn_r_cp_dq(L, t, 1); break;
+    case PP_AT_CP_DKV: pp_attn_r_cp_dkv(L, t, 1); break;
     case PP_AT_CP_FINAL_DQ: pp_attn_t_cp_final_dq(L, t); break;
     case PP_AT_CP_FINAL_DKV: pp_attn_t_cp_final_dkv(L, t); break;
     case PP_AT_UNF_ZERO_MASKED: pp_attn_t_unf_zero_masked(L, t); break;
@@ -865,6 +900,12 @@ PP_HD static inline void pp_attn_run1(const pp_attn_launch *L, int64_t t0, int64
     case PP_AT_UNF_PV: pp_attn_r_unf_pv(L, t0, n); break;
     case PP_AT_BWD_DQ: pp_attn_r_bwd_dq(L, t0, n); break;
     case PP_AT_BWD_DKV: pp_attn_r_bwd_dkv(L, t0, n); break;
+    case PP_AT_GATHER: pp_attn_r_gather(L, t0, n); break;
+    case PP_AT_TRANSPOSE: pp_attn_r_transpose(L, t0, n); break;
+    case PP_AT_PLAIN_DKV: pp_attn_r_plain_dkv(L, t0, n); break;
+    case PP_AT_CP_OUT: pp_attn_r_cp_out(L, t0, n); break;
+    case PP_AT_CP_DQ: pp_attn_r_cp_dq(L, t0, n); break;
+    case PP_AT_CP_DKV: pp_attn_r_cp_dkv(L, t0, n); break;
     default:
         for (int64_t t = t0; t < t0 + n; t++)
             pp_attn_thread(L, t);
