@@ -1,10 +1,11 @@
-// attention_plan.c — the launch sequence of the GPU attention (see attention_plan.h): the checks
-// of the CPU emulation, the inputs to the device (binary32, head-major, prescaled), then per block
-// the stages of attention_threads.h in the CPU's order, then the outputs back.
+// attention_plan.c — the launch sequence of the attention (see attention_plan.h): the shared
+// checks, the inputs to the device (binary32, head-major, prescaled; k', v key-major too), then
+// per block the stages of attention_threads.h, then the outputs back. The blocks run in slices
+// of (batch, kv head) units when the device limits its scratch (slices hold disjoint heads).
 //
-// Plain:  forward block; backward block, dq, dk/dv (GQA sum).
+// Plain:  forward blocks; backward blocks each with its dk/dv (GQA sum); dq.
 // CP:     ring steps i = 0..W−1: forward block of every rank (one launch per stage), lse merge;
-//         out merge; then backward steps i = 0..W−1: backward block, dq and dk/dv accumulation;
+//         out merge; then backward steps i = 0..W−1: backward blocks, dk/dv and dq accumulation;
 //         final roundings. One launch per stage per step, so the step order is the launch order.
 // Engine cublas (unfused, plain only): the score, P·V, dP, dq, dk and dv chains are the device's
 //         GEMMs (pp_attn_device.gemm), one call per (batch, kv head) with the group's q heads
@@ -110,7 +111,7 @@ static int plan_scale(plan *P, const pp_attn_launch *L, float alpha, float *x, i
 }
 
 // Uploads x (n binary64 values of F, exact in binary32) through the staging buffer and gathers
-// it head-major into dst, times scale (attn_scale_rows).
+// it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy when scale is 1).
 static int plan_input(plan *P, pp_attn_launch *L, const double *x, int64_t S, int64_t H, float scale, float *dst)
 {
     int64_t n = L->b * S * H * L->d;
@@ -238,8 +239,8 @@ static float *plan_at_w(float *p, int64_t n)
 }
 
 // L seen on the units [u0, u0 + n) (unit: one batch's kv head and its grp q heads) as n batches
-// of one kv head: every layout is head-major, so the slice is a pointer offset; the block
-// scratch starts afresh at each slice.
+// of one kv head: every layout is head-major, so the slice of a whole-problem tensor is a pointer
+// offset; the scratch (block scratch, dq partials, CP partials and accumulators) is the slice's own.
 static pp_attn_launch plan_slice(const pp_attn_launch *L, int64_t u0, int64_t n)
 {
     pp_attn_launch S = *L;
@@ -247,37 +248,64 @@ static pp_attn_launch plan_slice(const pp_attn_launch *L, int64_t u0, int64_t n)
     S.b = n, S.h = L->grp, S.h_kv = 1;
     S.q = plan_at(L->q, qr * d), S.go = plan_at(L->go, qr * d), S.out_f = plan_at(L->out_f, qr * d);
     S.lse_f = plan_at(L->lse_f, qr), S.O = plan_at_w(L->O, qr * d), S.Lse = plan_at_w(L->Lse, qr);
-    S.dqb = plan_at_w(L->dqb, qr * d);
+    S.out = plan_at_w(L->out, qr * d), S.dq = plan_at_w(L->dq, qr * d), S.run_lse = plan_at_w(L->run_lse, qr);
     S.k = plan_at(L->k, kr * d), S.v = plan_at(L->v, kr * d), S.kT = plan_at(L->kT, kr * d);
     S.vT = plan_at(L->vT, kr * d), S.dk = plan_at_w(L->dk, kr * d), S.dv = plan_at_w(L->dv, kr * d);
-    S.acc_dk = plan_at_w(L->acc_dk, kr * d), S.acc_dv = plan_at_w(L->acc_dv, kr * d);
     return S;
 }
 
-// The slices' forward blocks of L's step.
-static int plan_fwd_slices(plan *P, const pp_attn_launch *L, int64_t units, int64_t per)
+// Plain attention of slice S: forward blocks; backward blocks, dk/dv (GQA sum), dq.
+static int plan_plain(plan *P, pp_attn_launch *S, int backward)
 {
-    int rc = PLAN_OK;
-    for (int64_t u = 0; !rc && u < units; u += per) {
-        pp_attn_launch S = plan_slice(L, u, units - u < per ? units - u : per);
-        rc = plan_fwd_block(P, &S);
-    }
+    int rc = plan_fwd_block(P, S);
+    if (!rc && backward)
+        rc = plan_bwd_block(P, S);
+    if (!rc && backward)
+        rc = plan_launch(P, S, PP_AT_PLAIN_DKV, S->b * S->skv * S->d);
+    if (!rc && backward)
+        rc = plan_launch(P, S, PP_AT_PLAIN_DQ, S->b * S->h * S->sq * S->d);
     return rc;
 }
 
-// The slices' backward blocks of L's step, each followed by its dk/dv stage (plain: the GQA sum
-// and roundings; CP: the step's accumulation), which reads the slice's scratch.
-static int plan_bwd_slices(plan *P, const pp_attn_launch *L, int64_t units, int64_t per)
+// The CP ring of slice S: forward steps (lse merge after each), the out merge; backward steps
+// (dk/dv and dq accumulation after each), the final roundings. One launch per stage per step, so
+// the step order is the launch order. S->O, S->Lse and the accumulators are the slice's scratch.
+static int plan_ring(plan *P, pp_attn_launch *S, int backward)
 {
+    int64_t nq = S->b * S->h * S->sq * S->d, nrow = S->b * S->h * S->sq, nkv = S->b * S->skv * S->d;
+    float *O = S->O, *Lse = S->Lse;
     int rc = PLAN_OK;
-    for (int64_t u = 0; !rc && u < units; u += per) {
-        pp_attn_launch S = plan_slice(L, u, units - u < per ? units - u : per);
-        rc = plan_bwd_block(P, &S);
-        if (!rc && !L->cp)
-            rc = plan_launch(P, &S, PP_AT_PLAIN_DKV, S.b * S.skv * S.d);
-        else if (!rc)
-            rc = plan_launch(P, &S, PP_AT_CP_DKV, S.b * S.R * S.BK * S.d);
+    for (int i = 0; !rc && i < S->W; i++) {
+        S->step = i, S->ring_bwd = 0;
+        S->O = O + i * nq, S->Lse = Lse + i * nrow;
+        rc = plan_fwd_block(P, S);
+        if (!rc)
+            rc = plan_launch(P, S, PP_AT_CP_LSE, nrow);
     }
+    if (!rc)
+        rc = plan_launch(P, S, PP_AT_CP_OUT, nq);
+    if (rc || !backward)
+        return rc;
+    float *acc[] = {S->acc_dq, S->acc_dk, S->acc_dv};
+    int64_t cnt[] = {nq, nkv, nkv};
+    for (int i = 0; !rc && i < 3; i++) {
+        pp_attn_launch Z = *S;
+        Z.dst = acc[i];
+        rc = plan_launch(P, &Z, PP_AT_FILL0, cnt[i]);
+    }
+    S->Lse = NULL;
+    for (int i = 0; !rc && i < S->W; i++) {
+        S->step = i, S->ring_bwd = 1;
+        rc = plan_bwd_block(P, S);
+        if (!rc)
+            rc = plan_launch(P, S, PP_AT_CP_DKV, S->b * S->R * S->BK * S->d);
+        if (!rc)
+            rc = plan_launch(P, S, PP_AT_CP_DQ, nq);
+    }
+    if (!rc)
+        rc = plan_launch(P, S, PP_AT_CP_FINAL_DQ, nq);
+    if (!rc)
+        rc = plan_launch(P, S, PP_AT_CP_FINAL_DKV, nkv);
     return rc;
 }
 
@@ -308,53 +336,42 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.BK = L.cp ? 2 * L.c : dm->s_kv;
     int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d, grp = L.grp;
     int64_t nq = b * h * sq * d, nkv = b * hkv * skv * d, nrow = b * h * sq;
-    int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX;
-    // slices: as many (batch, kv head) units as the device's scratch budget holds
-    int64_t units = b * hkv, blk = grp * L.R * L.BQ * L.BK, kvh = grp * L.R * L.BK * d;
-    int64_t per_unit = (unf || backward ? blk : 0) + (backward ? blk + 2 * kvh : 0), per = units;
+    int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX, cp = L.cp;
+    // Scratch per unit (one batch's kv head): block scratch, dq partials, CP partials and
+    // accumulators. A slice holds as many units as the device's budget (at least one).
+    int64_t blk = grp * L.R * L.BQ * L.BK, kvh = grp * L.R * L.BK * d, uq = grp * sq * d, ukv = skv * d;
+    int64_t cnt[B_COUNT] = {0};
+    cnt[B_SP] = unf || backward ? blk : 0;
+    cnt[B_MROW] = unf && pb ? grp * L.R * L.BQ : 0;
+    cnt[B_MBLK] = unf && pb ? grp * L.R : 0;
+    cnt[B_DS] = backward ? blk : 0;
+    cnt[B_DKH] = cnt[B_DVH] = backward ? kvh : 0;
+    cnt[B_DQB] = backward ? uq : 0;
+    cnt[B_OALL] = cp ? W * uq : 0;
+    cnt[B_LALL] = cp ? W * grp * sq : 0;
+    cnt[B_ADQ] = cp && backward ? uq : 0;
+    cnt[B_ADK] = cnt[B_ADV] = cp && backward ? ukv : 0;
+    int64_t units = b * hkv, per_unit = 0, per = units;
+    for (int i = 0; i < B_COUNT; i++)
+        per_unit += cnt[i];
     if (P->dev->scratch_floats > 0 && per_unit > 0) {
         per = P->dev->scratch_floats / per_unit;
         per = per < 1 ? 1 : per > units ? units : per;
     }
-    int rc = plan_alloc(P, B_STAGE, nq > nkv ? nq : nkv);
-    if (!rc)
-        rc = plan_alloc(P, B_Q, nq);
-    if (!rc)
-        rc = plan_alloc(P, B_K, nkv);
-    if (!rc)
-        rc = plan_alloc(P, B_V, nkv);
-    if (!rc && !P->cublas)
-        rc = plan_alloc(P, B_KT, nkv);
-    if (!rc && !P->cublas)
-        rc = plan_alloc(P, B_VT, nkv);
-    if (!rc)
-        rc = plan_alloc(P, B_OUT, nq);
-    if (!rc)
-        rc = plan_alloc(P, B_LSE, nrow);
-    if (!rc && (unf || backward))
-        rc = plan_alloc(P, B_SP, per * blk);
-    if (!rc && unf && pb)
-        rc = plan_alloc(P, B_MROW, per * grp * L.R * L.BQ);
-    if (!rc && unf && pb)
-        rc = plan_alloc(P, B_MBLK, per * grp * L.R);
-    if (!rc && backward) {
-        int which[] = {B_GO, B_DS, B_DQB, B_DKH, B_DVH, B_DQ, B_DK, B_DV};
-        int64_t count[] = {nq, per * blk, nq, per * kvh, per * kvh, nq, nkv, nkv};
-        for (int i = 0; !rc && i < 8; i++)
-            rc = plan_alloc(P, which[i], count[i]);
-    }
-    if (!rc && L.cp) {
-        rc = plan_alloc(P, B_OALL, W * nq);
-        if (!rc)
-            rc = plan_alloc(P, B_LALL, W * nrow);
-        if (!rc && backward) {
-            rc = plan_alloc(P, B_ADQ, nq);
-            if (!rc)
-                rc = plan_alloc(P, B_ADK, nkv);
-            if (!rc)
-                rc = plan_alloc(P, B_ADV, nkv);
-        }
-    }
+    for (int i = 0; i < B_COUNT; i++)
+        cnt[i] *= per;
+    // the whole problem's tensors
+    cnt[B_STAGE] = nq > nkv ? nq : nkv;
+    cnt[B_Q] = cnt[B_OUT] = nq;
+    cnt[B_K] = cnt[B_V] = nkv;
+    cnt[B_KT] = cnt[B_VT] = P->cublas ? 0 : nkv;
+    cnt[B_LSE] = nrow;
+    cnt[B_GO] = cnt[B_DQ] = backward ? nq : 0;
+    cnt[B_DK] = cnt[B_DV] = backward ? nkv : 0;
+    int rc = PLAN_OK;
+    for (int i = 0; !rc && i < B_COUNT; i++)
+        if (cnt[i] > 0 || i == B_STAGE)
+            rc = plan_alloc(P, i, cnt[i]);
     if (rc)
         return rc;
     float **B = P->buf;
@@ -376,40 +393,18 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         if ((rc = plan_launch(P, &T, PP_AT_TRANSPOSE, nkv)))
             return rc;
     }
-    if (!L.cp) {
-        L.O = B[B_OUT], L.Lse = B[B_LSE];
-        if ((rc = plan_fwd_slices(P, &L, units, per)))
-            return rc;
-        if (backward && ((rc = plan_bwd_slices(P, &L, units, per)) || (rc = plan_launch(P, &L, PP_AT_PLAIN_DQ, nq))))
-            return rc;
-    } else {
-        for (int i = 0; i < W; i++) {
-            L.step = i, L.ring_bwd = 0;
-            L.O = B[B_OALL] + i * nq, L.Lse = B[B_LALL] + i * nrow;
-            if ((rc = plan_fwd_slices(P, &L, units, per)) || (rc = plan_launch(P, &L, PP_AT_CP_LSE, nrow)))
-                return rc;
-        }
-        if ((rc = plan_launch(P, &L, PP_AT_CP_OUT, nq)))
-            return rc;
-        if (backward) {
-            pp_attn_launch Z = L;
-            int acc[] = {B_ADQ, B_ADK, B_ADV};
-            int64_t cnt[] = {nq, nkv, nkv};
-            for (int i = 0; i < 3; i++) {
-                Z.dst = B[acc[i]];
-                if ((rc = plan_launch(P, &Z, PP_AT_FILL0, cnt[i])))
-                    return rc;
-            }
-            L.Lse = NULL;
-            for (int i = 0; i < W; i++) {
-                L.step = i, L.ring_bwd = 1;
-                if ((rc = plan_bwd_slices(P, &L, units, per)) || (rc = plan_launch(P, &L, PP_AT_CP_DQ, nq)))
-                    return rc;
-            }
-            if ((rc = plan_launch(P, &L, PP_AT_CP_FINAL_DQ, nq)) || (rc = plan_launch(P, &L, PP_AT_CP_FINAL_DKV, nkv)))
-                return rc;
-        }
+    P->dev->release(P->dev->ctx, B[B_STAGE]);  // the inputs are in place
+    B[B_STAGE] = NULL;
+    // the slices, each the whole computation of its heads (forward outputs in place: out, lse)
+    L.O = cp ? B[B_OALL] : B[B_OUT], L.Lse = cp ? B[B_LALL] : B[B_LSE];
+    for (int64_t u = 0; !rc && u < units; u += per) {
+        pp_attn_launch S = plan_slice(&L, u, units - u < per ? units - u : per);
+        if (cp)
+            S.O = B[B_OALL], S.Lse = B[B_LALL];  // scratch: the slice's own
+        rc = cp ? plan_ring(P, &S, backward) : plan_plain(P, &S, backward);
     }
+    if (rc)
+        return rc;
     if ((rc = plan_output(P, B[B_OUT], b, sq, h, d, 0, out)) || (rc = plan_output(P, B[B_LSE], b, sq, h, 1, 1, lse)))
         return rc;
     if (backward && ((rc = plan_output(P, B[B_DQ], b, sq, h, d, 0, dq)) ||

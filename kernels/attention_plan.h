@@ -1,7 +1,8 @@
-// attention_plan.h — the host-side launch sequence of the GPU attention, written once in C and
-// parameterised by a device (allocate, copy, launch): kernels/cuda/attention_kernels.cu passes
-// the CUDA runtime, tests/test_attention_threads.c passes plain memory and a loop over the
-// threads, so the CPU-side test runs the very sequence of launches the GPU runs.
+// attention_plan.h — the launch sequence of the attention, written once in C and parameterised
+// by a device (allocate, copy, launch, and optionally GEMM): kernels/cuda/attention_kernels.cu
+// passes the CUDA runtime, kernels/cpu/attention_device.c host memory and the thread pool (the
+// CPU emulation), tests/test_attention_threads.c plain memory and an adversarial loop over the
+// threads. Every device runs the very sequence of launches, so all agree bit for bit.
 #ifndef PP_ATTENTION_PLAN_H
 #define PP_ATTENTION_PLAN_H
 

@@ -1,33 +1,37 @@
-// attention_threads.h — the per-thread bodies of the GPU attention (kernels/cuda/attention_kernels.cu)
-// as PP_HD C, so plain C (tests/test_attention_threads.c) can run the very same code in loops and
-// check it against the CPU emulation (kernels/cpu/attention.c) bit for bit without a GPU.
+// attention_threads.h — the per-thread bodies of the attention, written once as PP_HD C: the
+// GPU (kernels/cuda/attention_kernels.cu) runs them one thread at a time, the CPU emulation
+// (kernels/cpu/attention_device.c) runs them in runs of lanes on its thread pool, and
+// tests/test_attention_threads.c runs them single-threaded in adversarial order. With the launch
+// sequence of kernels/attention_plan.c they are the only statement of the attention's loop order.
 //
 // A launch is one pp_attn_launch (the op, its thread count n and every pointer and scalar it
 // needs); thread t of it runs pp_attn_thread(L, t). Threads of one launch never read what another
 // thread of the same launch writes, so any execution order gives the same bits; launches run in
-// the order kernels/attention_plan.c issues them.
+// the order kernels/attention_plan.c issues them. A host device may run a whole run of threads
+// with pp_attn_run (see Lanes): the same statements, each thread's chain in its own order.
 //
 // Layout on the device: every tensor head-major, q', dout, out, dq [b][h][s_q][d], k', v, dk, dv
-// [b][h_kv][s_kv][d], lse [b][h][s_q] (binary32 values; the values of F are exact in binary32).
+// [b][h_kv][s_kv][d], lse [b][h][s_q] (binary32 values; the values of F are exact in binary32);
+// k' and v also key-major, kT, vT [b][h_kv][d][s_kv], for the dot products' key lanes.
 //
-// Blocks. Each kernel call of the CPU emulation (attn_fwd_block / attn_bwd_block) is one block:
-// a q-row range against a kv-row range with a mask. Plain attention has one block per (b, head):
-// all rows against all keys, mask off = s_kv − s_q. The CP ring (world W, chunk c = s/(2W)) has
-// per step one block per (b, head, rank r): rank r's rows (chunks r and 2W−1−r, local rows
-// [q0, q0 + nq)) against the kv of rank o (chunk o, and 2W−1−o unless the step type takes only
-// the first chunk), exactly as the CPU's cp_setup. A launch covers every rank of its step (their
+// Blocks. A block is a q-row range against a kv-row range with a mask. Plain attention has one
+// block per (b, head): all rows against all keys, mask off = s_kv − s_q. The CP ring (world W,
+// chunk c = s/(2W)) has per step one block per (b, head, rank r): rank r's rows (chunks r and
+// 2W−1−r, local rows [q0, q0 + nq)) against the kv of rank o (chunk o, and 2W−1−o unless the step
+// type takes only the first chunk; pp_attn_geom_of). A launch covers every rank of its step (their
 // blocks write disjoint rows), so a ring step is one launch per stage below.
 // Block-local scratch (scores, P, dS, PB-Relax maxima, per-head dk/dv) is indexed
 // [b][h][r][x][y] with extents R (1 or W), BQ, BK (s_q, s_kv, or 2c, 2c); block outputs (out,
-// lse, dq partials) go straight to their global rows.
+// lse, dq partials) go straight to their global rows. The plan may run the blocks in slices of
+// (batch, kv head) units (a launch then sees b = units, h = grp, h_kv = 1: the same layouts).
 //
-// Reduction orders (each a sequential chain in one thread, the CPU's own order):
+// Reduction orders (each a sequential chain, one thread's or one lane's):
 //   dot products (scores, dP, flash s): from +0, c = 0..d−1, fma (fp32) or pp_gemm_step_storage;
 //   P·V, dq (over j), dk, dv (over i): one thread per output element, the chain over the block's
-//     rows/keys in increasing order from +0 (masked terms skipped, zeroed rows included, as the CPU);
+//     rows/keys in increasing order from +0 (masked terms skipped, zeroed rows included);
 //   softmax max/sum, flash tiles, D: one thread per row, j increasing;
 //   PB-Relax max: one thread per row (j increasing), then one per block over the rows in order
-//     (the NaN-sticky max composes: the same bits as the CPU's single pass);
+//     (the NaN-sticky max composes: the bits of a single pass over the block);
 //   GQA sums: one thread per dk/dv element, heads of the group in order from +0;
 //   CP merges: one thread per row (lse, step order) or element (out after the ring; dq, dk, dv
 //     per ring step, one launch per step, so the step order is the launch order).
@@ -121,7 +125,7 @@ typedef struct pp_attn_geom {
     int causal, r, o;
 } pp_attn_geom;
 
-// The CPU's cp_step_type: 0 diagonal, 1 full q × first kv chunk, 2 second-half q × full kv, 3 no mask.
+// The step type of rank r at forward step i: 0 diagonal, 1 full q × first kv chunk, 2 second-half q × full kv, 3 no mask.
 PP_HD static inline int pp_attn_step_type(int causal, int r, int i)
 {
     if (!causal)
@@ -129,7 +133,7 @@ PP_HD static inline int pp_attn_step_type(int causal, int r, int i)
     return i == 0 ? 0 : i <= r ? 1 : 2;
 }
 
-// The block of rank r in L's step (the CPU's cp_setup; the whole problem when not CP).
+// The block of rank r in L's step (TE's ring schedule; the whole problem when not CP).
 PP_HD static inline void pp_attn_geom_of(const pp_attn_launch *L, int r, pp_attn_geom *G)
 {
     if (!L->cp) {
@@ -165,7 +169,7 @@ PP_HD static inline int64_t pp_attn_krow(const pp_attn_launch *L, const pp_attn_
     return L->cp ? pp_attn_cp_row(L, G->o, y) : y;
 }
 
-// Last visible key of block row x, or −1 (the CPU's attn_jend).
+// Last visible key of block row x, or −1.
 PP_HD static inline int64_t pp_attn_jend(const pp_attn_geom *G, int64_t x)
 {
     if (!G->causal)
@@ -341,7 +345,7 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
     }
 }
 
-// NaN-sticky max of |x| (the CPU's unf_pb_max step).
+// NaN-sticky max of |x|: one step of PB-Relax's M.
 PP_HD static inline float pp_attn_pb_step(float M, float s)
 {
     return fabsf(s) > M || s != s ? fabsf(s) : M;
@@ -371,7 +375,7 @@ PP_HD static inline void pp_attn_t_unf_pb_block(const pp_attn_launch *L, int64_t
     L->Mblk[t] = M;
 }
 
-// The CPU's unf_probs_row after the scores: S[0..je] → P in place; lse into L->Lse when set.
+// The unfused softmax of row x after the scores: S[0..je] → P in place; lse into L->Lse when set.
 PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -508,7 +512,7 @@ PP_HD static inline int pp_attn_bwd_row_dead(const pp_attn_launch *L, const pp_a
     return pp_attn_jend(G, x) < 0 || L->lse_f[(b * L->h + hh) * L->sq + s] == -INFINITY;
 }
 
-// The flash branch of the CPU's attn_bwd_block row loop.
+// Flash backward of row x: P and dS (values of F) of the visible keys, 0 past them.
 PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -539,7 +543,7 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         P[j] = dS[j] = 0.0f;
 }
 
-// The unfused branch of the row loop after P (SP) and dP (DS): D, then dS in place.
+// Unfused backward of row x after P (SP) and dP (DS): D, then dS in place.
 PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -631,7 +635,11 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
 
 // Keys per group in dk/dv: a group's chains share each row's loads (P, dS of consecutive keys
 // lie side by side); the lane count caps it (1 on the GPU).
+#ifdef __CUDA_ARCH__
+#define PP_ATTN_DKV_KEYS 1
+#else
 #define PP_ATTN_DKV_KEYS 8
+#endif
 
 // dv and dk' of q head hh for the ng keys [y0, y0 + ng) of rank r's block, columns [e0, e0 + ne):
 // per key y, chains over the block rows that see it (x ≥ i0(y)), increasing (P, dS of dead rows
@@ -712,7 +720,7 @@ PP_HD static inline void pp_attn_r_bwd_dkv(const pp_attn_launch *L, int64_t t0, 
     }
 }
 
-// Plain: dq = the prescale's backward of dq' (attn_scale_rows: a copy when s_q = 1).
+// Plain: dq = the prescale's backward of dq' (a copy when s_q = 1).
 PP_HD static inline void pp_attn_t_plain_dq(const pp_attn_launch *L, int64_t t)
 {
     float x = L->dqb[t];

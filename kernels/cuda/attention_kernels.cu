@@ -1,5 +1,5 @@
 // attention_kernels.cu — the attention on the GPU: one kernel that runs thread t of a launch
-// description (kernels/attention_threads.h, the per-thread bodies shared with the CPU-side test),
+// description (kernels/attention_threads.h, the per-thread bodies the CPU emulation runs too),
 // and the CUDA device behind kernels/attention_plan.c's launch sequence, with engine cublas's
 // GEMMs through cublasGemmStridedBatchedEx. Host launcher in cuda/attention_cuda.h.
 // Build (the Makefile does): nvcc -O2 -std=c++17 --fmad=false -Isrc -Ikernels -c attention_kernels.cu
