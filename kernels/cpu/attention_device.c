@@ -4,6 +4,7 @@
 #include "parallel.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,9 @@
 // Block scratch the plan may hold at once (floats): 64 MiB, so the plan's slices stay near one
 // (batch, kv head) unit for long sequences (the unit itself is always allowed).
 #define ATTN_CPU_SCRATCH ((int64_t)1 << 24)
-// Tasks per worker in a launch: rows differ in cost (causal masks), so many small tasks, dealt
-// round robin, even the load out.
-#define ATTN_TASKS_PER_WORKER 32
+// Chunks per worker in a launch: rows differ in cost (causal masks), so many small chunks even
+// the load out.
+#define ATTN_CHUNKS_PER_WORKER 32
 // Launches with fewer threads run on the calling thread (starting workers costs more).
 #define ATTN_MIN_PARALLEL 4096
 
@@ -75,19 +76,24 @@ static int attn_cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Launches: the threads in runs (pp_attn_run_width), runs dealt to the workers in tasks
+// Launches: the threads in runs (pp_attn_run_width), runs in chunks that the workers take in
+// turn as they finish (a worker slowed by another process takes fewer); every run is computed
+// alone, so who computes it never matters
 
 typedef struct attn_cpu_job {
     pp_attn_launch L;
-    int64_t width, runs, per_task;
+    int64_t width, runs, per_chunk, chunks;
+    atomic_llong next;  // the next chunk to take
 } attn_cpu_job;
 
-static void attn_cpu_task(void *ctx, int64_t task)
+static void attn_cpu_worker(void *ctx, int64_t worker)
 {
-    const attn_cpu_job *J = ctx;
-    int64_t r1 = (task + 1) * J->per_task < J->runs ? (task + 1) * J->per_task : J->runs;
-    int64_t r0 = task * J->per_task;
-    pp_attn_run(&J->L, r0 * J->width, (r1 - r0) * J->width);
+    attn_cpu_job *J = ctx;
+    (void)worker;
+    for (int64_t c; (c = atomic_fetch_add(&J->next, 1)) < J->chunks;) {
+        int64_t r0 = c * J->per_chunk, r1 = r0 + J->per_chunk < J->runs ? r0 + J->per_chunk : J->runs;
+        pp_attn_run(&J->L, r0 * J->width, (r1 - r0) * J->width);
+    }
 }
 
 static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
@@ -102,9 +108,11 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken
     J.runs = L->n / J.width;
     int workers = L->n < ATTN_MIN_PARALLEL || c->threads < 1 ? 1 : c->threads;
-    int64_t tasks = (int64_t)workers * ATTN_TASKS_PER_WORKER;
-    J.per_task = (J.runs + tasks - 1) / tasks;
-    pp_parallel_for(attn_cpu_task, &J, (J.runs + J.per_task - 1) / J.per_task, workers, NULL);
+    int64_t want = (int64_t)workers * ATTN_CHUNKS_PER_WORKER;
+    J.per_chunk = (J.runs + want - 1) / want;
+    J.chunks = (J.runs + J.per_chunk - 1) / J.per_chunk;
+    atomic_init(&J.next, 0);
+    pp_parallel_for(attn_cpu_worker, &J, workers, workers, NULL);
     return 0;
 }
 
