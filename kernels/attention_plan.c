@@ -1,9 +1,10 @@
 // attention_plan.c — the launch sequence of the attention (see attention_plan.h): the shared
-// checks, the inputs to the device (binary32, head-major, prescaled; k', v key-major too), then
-// per block the stages of attention_threads.h, then the outputs back. The blocks run in slices
-// of (batch, kv head) units when the device limits its scratch (slices hold disjoint heads).
+// checks, then per slice of (batch, kv head) units (the whole problem unless the device limits
+// its memory; slices hold disjoint heads): the slice's inputs to the device (binary32,
+// head-major, prescaled; k', v key-major too), the stages of attention_threads.h, its outputs
+// back.
 //
-// Plain:  forward blocks; backward blocks each with its dk/dv (GQA sum); dq.
+// Plain:  forward blocks; backward blocks, dk/dv (GQA sum), dq.
 // CP:     ring steps i = 0..W−1: forward block of every rank (one launch per stage), lse merge;
 //         out merge; then backward steps i = 0..W−1: backward blocks, dk/dv and dq accumulation;
 //         final roundings. One launch per stage per step, so the step order is the launch order.
@@ -110,49 +111,59 @@ static int plan_scale(plan *P, const pp_attn_launch *L, float alpha, float *x, i
     return plan_launch(P, &S, PP_AT_SCALE, n);
 }
 
-// Uploads x (n binary64 values of F, exact in binary32) through the staging buffer and gathers
-// it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy when scale is 1).
-static int plan_input(plan *P, pp_attn_launch *L, const double *x, int64_t S, int64_t H, float scale, float *dst)
+// A slice is the units [u0, u0 + n) (unit: one batch's kv head with its grp q heads). x is a
+// host tensor [b][len][H][d] (H = h or h_kv, uh = H/h_kv of its heads per unit); the slice's
+// part, head-major, is [n][uh][len][d]. Element i of that part sits at x[plan_host_at(...)].
+static int64_t plan_host_at(const pp_attn_launch *L, int64_t u0, int64_t len, int64_t H, int64_t d, int head_major,
+                            int64_t i)
 {
-    int64_t n = L->b * S * H * L->d;
-    float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+    int64_t uh = H / L->h_kv, e = i % d, s = (i / d) % len, hu = i / (d * len);  // hu: head of the slice
+    int64_t u = u0 + hu / uh, bi = u / L->h_kv, hh = (u % L->h_kv) * uh + hu % uh;
+    return head_major ? ((bi * H + hh) * len + s) * d + e : ((bi * len + s) * H + hh) * d + e;
+}
+
+// Uploads the n-unit slice's part of x (binary64 values of F, exact in binary32) through the
+// staging buffer and gathers it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy
+// when scale is 1). L is the whole problem.
+static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const double *x, int64_t len,
+                      int64_t H, float scale, float *dst)
+{
+    int64_t uh = H / L->h_kv, count = n * uh * len * L->d;
+    float *h = malloc((size_t)(count ? count : 1) * sizeof *h);
     if (!h)
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
-    for (int64_t i = 0; i < n; i++)
-        h[i] = (float)x[i];
-    int rc = n ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)n * sizeof *h) : 0;
+    for (int64_t i = 0; i < count; i++) {  // the slice's rows in x's own order [n][len][uh][d]
+        int64_t e = i % L->d, hu = (i / L->d) % uh, s = (i / (L->d * uh)) % len, u = i / (L->d * uh * len);
+        h[i] = (float)x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
+    }
+    int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
     if (rc)
         return rc;
     pp_attn_launch G = *L;
+    G.b = n;
     G.src = P->buf[B_STAGE];
     G.dst = dst;
-    G.gS = S;
-    G.gH = H;
+    G.gS = len;
+    G.gH = uh;
     G.gscale = scale;
-    return plan_launch(P, &G, PP_AT_GATHER, n);
+    return plan_launch(P, &G, PP_AT_GATHER, count);
 }
 
-// Downloads a head-major [b][H][S][d] (or [b][H][S] with d = 1) array into x [b][S][H][d].
-static int plan_output(plan *P, const float *src, int64_t b, int64_t S, int64_t H, int64_t d, int head_major_out,
-                       double *x)
+// Downloads the n-unit slice's head-major part src of a tensor x (as plan_input; d = 1 for lse)
+// into x, laid out [b][len][H][d], or [b][H][len] when head_major.
+static int plan_output(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const float *src, int64_t len,
+                       int64_t H, int64_t d, int head_major, double *x)
 {
-    int64_t n = b * S * H * d;
-    if (!n)
+    int64_t count = n * (H / L->h_kv) * len * d;
+    if (!count)
         return PLAN_OK;
-    float *h = malloc((size_t)n * sizeof *h);
+    float *h = malloc((size_t)count * sizeof *h);
     if (!h)
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
-    int rc = P->dev->download(P->dev->ctx, h, src, (size_t)n * sizeof *h);
-    if (!rc)
-        for (int64_t bi = 0; bi < b; bi++)
-            for (int64_t hh = 0; hh < H; hh++)
-                for (int64_t s = 0; s < S; s++)
-                    for (int64_t e = 0; e < d; e++) {
-                        int64_t from = ((bi * H + hh) * S + s) * d + e;
-                        int64_t to = head_major_out ? from : ((bi * S + s) * H + hh) * d + e;
-                        x[to] = (double)h[from];
-                    }
+    int rc = P->dev->download(P->dev->ctx, h, src, (size_t)count * sizeof *h);
+    for (int64_t i = 0; !rc && i < count; i++)
+        x[plan_host_at(L, u0, len, H, d, head_major, i)] = (double)h[i];
     free(h);
     return rc;
 }
@@ -228,29 +239,11 @@ static int plan_bwd_block(plan *P, pp_attn_launch *L)
     return rc;
 }
 
-// p + n, or NULL for NULL (a pointer the stage does not use).
-static const float *plan_at(const float *p, int64_t n)
-{
-    return p ? p + n : p;
-}
-static float *plan_at_w(float *p, int64_t n)
-{
-    return p ? p + n : p;
-}
-
-// L seen on the units [u0, u0 + n) (unit: one batch's kv head and its grp q heads) as n batches
-// of one kv head: every layout is head-major, so the slice of a whole-problem tensor is a pointer
-// offset; the scratch (block scratch, dq partials, CP partials and accumulators) is the slice's own.
-static pp_attn_launch plan_slice(const pp_attn_launch *L, int64_t u0, int64_t n)
+// L seen on a slice of n units as n batches of one kv head: every buffer holds the slice only.
+static pp_attn_launch plan_slice(const pp_attn_launch *L, int64_t n)
 {
     pp_attn_launch S = *L;
-    int64_t qr = u0 * L->grp * L->sq, kr = u0 * L->skv, d = L->d;  // q rows, kv rows before the slice
     S.b = n, S.h = L->grp, S.h_kv = 1;
-    S.q = plan_at(L->q, qr * d), S.go = plan_at(L->go, qr * d), S.out_f = plan_at(L->out_f, qr * d);
-    S.lse_f = plan_at(L->lse_f, qr), S.O = plan_at_w(L->O, qr * d), S.Lse = plan_at_w(L->Lse, qr);
-    S.out = plan_at_w(L->out, qr * d), S.dq = plan_at_w(L->dq, qr * d), S.run_lse = plan_at_w(L->run_lse, qr);
-    S.k = plan_at(L->k, kr * d), S.v = plan_at(L->v, kr * d), S.kT = plan_at(L->kT, kr * d);
-    S.vT = plan_at(L->vT, kr * d), S.dk = plan_at_w(L->dk, kr * d), S.dv = plan_at_w(L->dv, kr * d);
     return S;
 }
 
@@ -335,12 +328,19 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.BQ = L.cp ? 2 * L.c : dm->s_q;
     L.BK = L.cp ? 2 * L.c : dm->s_kv;
     int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d, grp = L.grp;
-    int64_t nq = b * h * sq * d, nkv = b * hkv * skv * d, nrow = b * h * sq;
     int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX, cp = L.cp;
-    // Scratch per unit (one batch's kv head): block scratch, dq partials, CP partials and
-    // accumulators. A slice holds as many units as the device's budget (at least one).
+    // Everything on the device is per unit (one batch's kv head with its q heads): its inputs,
+    // outputs, block scratch, dq partials, CP partials and accumulators. A slice holds as many
+    // units as the device's budget (at least one); it is uploaded, computed and downloaded alone.
     int64_t blk = grp * L.R * L.BQ * L.BK, kvh = grp * L.R * L.BK * d, uq = grp * sq * d, ukv = skv * d;
     int64_t cnt[B_COUNT] = {0};
+    cnt[B_STAGE] = uq > ukv ? uq : ukv;
+    cnt[B_Q] = cnt[B_OUT] = uq;
+    cnt[B_K] = cnt[B_V] = ukv;
+    cnt[B_KT] = cnt[B_VT] = P->cublas ? 0 : ukv;
+    cnt[B_LSE] = grp * sq;
+    cnt[B_GO] = cnt[B_DQ] = backward ? uq : 0;
+    cnt[B_DK] = cnt[B_DV] = backward ? ukv : 0;
     cnt[B_SP] = unf || backward ? blk : 0;
     cnt[B_MROW] = unf && pb ? grp * L.R * L.BQ : 0;
     cnt[B_MBLK] = unf && pb ? grp * L.R : 0;
@@ -354,24 +354,14 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];
-    if (P->dev->scratch_floats > 0 && per_unit > 0) {
+    if (P->dev->scratch_floats > 0) {
         per = P->dev->scratch_floats / per_unit;
         per = per < 1 ? 1 : per > units ? units : per;
     }
-    for (int i = 0; i < B_COUNT; i++)
-        cnt[i] *= per;
-    // the whole problem's tensors
-    cnt[B_STAGE] = nq > nkv ? nq : nkv;
-    cnt[B_Q] = cnt[B_OUT] = nq;
-    cnt[B_K] = cnt[B_V] = nkv;
-    cnt[B_KT] = cnt[B_VT] = P->cublas ? 0 : nkv;
-    cnt[B_LSE] = nrow;
-    cnt[B_GO] = cnt[B_DQ] = backward ? nq : 0;
-    cnt[B_DK] = cnt[B_DV] = backward ? nkv : 0;
     int rc = PLAN_OK;
     for (int i = 0; !rc && i < B_COUNT; i++)
-        if (cnt[i] > 0 || i == B_STAGE)
-            rc = plan_alloc(P, i, cnt[i]);
+        if (cnt[i] > 0)
+            rc = plan_alloc(P, i, per * cnt[i]);
     if (rc)
         return rc;
     float **B = P->buf;
@@ -382,36 +372,37 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.out_f = B[B_OUT], L.lse_f = B[B_LSE];
     L.Oall = B[B_OALL], L.Lall = B[B_LALL];
     L.run_lse = B[B_LSE], L.acc_dq = B[B_ADQ], L.acc_dk = B[B_ADK], L.acc_dv = B[B_ADV];
-    // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
-    if ((rc = plan_input(P, &L, q, sq, h, L.sc.s_q, B[B_Q])) || (rc = plan_input(P, &L, k, skv, hkv, L.sc.s_k, B[B_K])) ||
-        (rc = plan_input(P, &L, vv, skv, hkv, 1.0f, B[B_V])) ||
-        (backward && (rc = plan_input(P, &L, dout, sq, h, 1.0f, B[B_GO]))))
-        return rc;
-    for (int i = 0; !P->cublas && i < 2; i++) {
-        pp_attn_launch T = L;
-        T.src = B[i ? B_V : B_K], T.dst = B[i ? B_VT : B_KT], T.gS = skv;
-        if ((rc = plan_launch(P, &T, PP_AT_TRANSPOSE, nkv)))
-            return rc;
-    }
-    P->dev->release(P->dev->ctx, B[B_STAGE]);  // the inputs are in place
-    B[B_STAGE] = NULL;
-    // the slices, each the whole computation of its heads (forward outputs in place: out, lse)
     L.O = cp ? B[B_OALL] : B[B_OUT], L.Lse = cp ? B[B_LALL] : B[B_LSE];
     for (int64_t u = 0; !rc && u < units; u += per) {
-        pp_attn_launch S = plan_slice(&L, u, units - u < per ? units - u : per);
-        if (cp)
-            S.O = B[B_OALL], S.Lse = B[B_LALL];  // scratch: the slice's own
-        rc = cp ? plan_ring(P, &S, backward) : plan_plain(P, &S, backward);
+        int64_t n = units - u < per ? units - u : per;
+        pp_attn_launch S = plan_slice(&L, n);
+        // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
+        rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, B[B_Q]);
+        if (!rc)
+            rc = plan_input(P, &L, u, n, k, skv, hkv, L.sc.s_k, B[B_K]);
+        if (!rc)
+            rc = plan_input(P, &L, u, n, vv, skv, hkv, 1.0f, B[B_V]);
+        if (!rc && backward)
+            rc = plan_input(P, &L, u, n, dout, sq, h, 1.0f, B[B_GO]);
+        for (int i = 0; !rc && !P->cublas && i < 2; i++) {
+            pp_attn_launch T = S;
+            T.src = B[i ? B_V : B_K], T.dst = B[i ? B_VT : B_KT], T.gS = skv;
+            rc = plan_launch(P, &T, PP_AT_TRANSPOSE, n * ukv);
+        }
+        if (!rc)
+            rc = cp ? plan_ring(P, &S, backward) : plan_plain(P, &S, backward);
+        if (!rc)
+            rc = plan_output(P, &L, u, n, B[B_OUT], sq, h, d, 0, out);
+        if (!rc)
+            rc = plan_output(P, &L, u, n, B[B_LSE], sq, h, 1, 1, lse);
+        if (!rc && backward)
+            rc = plan_output(P, &L, u, n, B[B_DQ], sq, h, d, 0, dq);
+        if (!rc && backward)
+            rc = plan_output(P, &L, u, n, B[B_DK], skv, hkv, d, 0, dk);
+        if (!rc && backward)
+            rc = plan_output(P, &L, u, n, B[B_DV], skv, hkv, d, 0, dv);
     }
-    if (rc)
-        return rc;
-    if ((rc = plan_output(P, B[B_OUT], b, sq, h, d, 0, out)) || (rc = plan_output(P, B[B_LSE], b, sq, h, 1, 1, lse)))
-        return rc;
-    if (backward && ((rc = plan_output(P, B[B_DQ], b, sq, h, d, 0, dq)) ||
-                     (rc = plan_output(P, B[B_DK], b, skv, hkv, d, 0, dk)) ||
-                     (rc = plan_output(P, B[B_DV], b, skv, hkv, d, 0, dv))))
-        return rc;
-    return PLAN_OK;
+    return rc;
 }
 
 int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,

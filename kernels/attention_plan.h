@@ -49,9 +49,10 @@ typedef struct pp_attn_device {
     // Engine cublas's GEMMs, in issue order with the launches; NULL: the device has none, and a
     // variant with engine cublas is rejected (2).
     int (*gemm)(void *ctx, const pp_attn_gemm *G);
-    // The most block scratch (scores, P, dS, per-head dk/dv: floats) the device wants to hold at
-    // once; 0: no limit. The plan runs the blocks in slices of (batch, kv head) units that fit
-    // (at least one unit a slice); slices hold disjoint heads, so the bits never depend on it.
+    // The most device memory (floats) the device wants the plan to hold at once; 0: no limit.
+    // The plan runs slices of (batch, kv head) units that fit (at least one unit a slice), each
+    // uploaded, computed and downloaded alone; slices hold disjoint heads, so the bits never
+    // depend on it.
     int64_t scratch_floats;
 } pp_attn_device;
 

@@ -14,8 +14,9 @@
 #define ATTN_HAVE_AVX2 1
 #endif
 
-// Block scratch the plan may hold at once (floats): 64 MiB, so the plan's slices stay near one
-// (batch, kv head) unit for long sequences (the unit itself is always allowed).
+// Device memory the plan may hold at once (floats): 64 MiB, so the plan's slices stay near one
+// (batch, kv head) unit for long sequences (one unit is always allowed): the emulation's peak
+// memory is the caller's arrays plus about one unit's work.
 #define ATTN_CPU_SCRATCH ((int64_t)1 << 24)
 // Chunks per worker in a launch: rows differ in cost (causal masks), so many small chunks even
 // the load out.
