@@ -1,7 +1,8 @@
 // attention.h — the element-wise arithmetic of precprobe's attention variants (unfused and flash,
 // forward and backward, the context-parallel merges), the variant's knobs and its scalars.
-// C11 and nvcc (PP_HD); the loops are kernels/cpu/attention.c, and the GPU's per-thread bodies
-// kernels/attention_threads.h (launched by kernels/attention_plan.c) follow them step by step.
+// C11 and nvcc (PP_HD). The loops are written once: the per-thread bodies of
+// kernels/attention_threads.h in the launch sequence of kernels/attention_plan.c, which the GPU
+// (kernels/cuda) and the CPU emulation (kernels/cpu/attention_device.c) both run.
 #ifndef PP_ATTENTION_H
 #define PP_ATTENTION_H
 

@@ -1,7 +1,7 @@
 // attention_check.h — what every attention backend checks before it computes (variant, shape,
 // data pointers, input values) and the result of an attention with nothing to see: one definition
-// for the CPU emulation (kernels/cpu/attention.c) and the GPU launch plan (kernels/attention_plan.c),
-// so both refuse the same inputs with the same message. Host C only.
+// for every backend (the launch plan, kernels/attention_plan.c, which the CPU emulation and the GPU
+// both run), so all refuse the same inputs with the same message. Host C only.
 #ifndef PP_ATTENTION_CHECK_H
 #define PP_ATTENTION_CHECK_H
 

@@ -1,10 +1,12 @@
-// attention_plan.c — the launch sequence of the GPU attention (see attention_plan.h): the checks
-// of the CPU emulation, the inputs to the device (binary32, head-major, prescaled), then per block
-// the stages of attention_threads.h in the CPU's order, then the outputs back.
+// attention_plan.c — the launch sequence of the attention (see attention_plan.h): the shared
+// checks, then per slice of (batch, kv head) units (the whole problem unless the device limits
+// its memory; slices hold disjoint heads): the slice's inputs to the device (binary32,
+// head-major, prescaled; k', v key-major too), the stages of attention_threads.h, its outputs
+// back.
 //
-// Plain:  forward block; backward block, dq, dk/dv (GQA sum).
+// Plain:  forward blocks; backward blocks, dk/dv (GQA sum), dq.
 // CP:     ring steps i = 0..W−1: forward block of every rank (one launch per stage), lse merge;
-//         out merge; then backward steps i = 0..W−1: backward block, dq and dk/dv accumulation;
+//         out merge; then backward steps i = 0..W−1: backward blocks, dk/dv and dq accumulation;
 //         final roundings. One launch per stage per step, so the step order is the launch order.
 // Engine cublas (unfused, plain only): the score, P·V, dP, dq, dk and dv chains are the device's
 //         GEMMs (pp_attn_device.gemm), one call per (batch, kv head) with the group's q heads
@@ -37,7 +39,7 @@ static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...
 // ---------------------------------------------------------------------------------------------
 // Device buffers: every one the plan allocates is listed, so one loop frees them.
 
-enum { B_STAGE, B_Q, B_K, B_V, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
+enum { B_STAGE, B_Q, B_K, B_V, B_KT, B_VT, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
        B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_COUNT };
 
 typedef struct plan {
@@ -51,7 +53,7 @@ typedef struct plan {
 static int plan_alloc(plan *P, int which, int64_t count)
 {
     if (count < 0 || (uint64_t)count > ((uint64_t)1 << 60) / sizeof(float))
-        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: a work buffer of %lld floats is too large",
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: a work buffer of %lld floats is too large",
                          (long long)count);
     void *p = NULL;
     int rc = P->dev->alloc(P->dev->ctx, &p, (size_t)(count ? count : 1) * sizeof(float));
@@ -109,49 +111,59 @@ static int plan_scale(plan *P, const pp_attn_launch *L, float alpha, float *x, i
     return plan_launch(P, &S, PP_AT_SCALE, n);
 }
 
-// Uploads x (n binary64 values of F, exact in binary32) through the staging buffer and gathers
-// it head-major into dst, times scale (attn_scale_rows).
-static int plan_input(plan *P, pp_attn_launch *L, const double *x, int64_t S, int64_t H, float scale, float *dst)
+// A slice is the units [u0, u0 + n) (unit: one batch's kv head with its grp q heads). x is a
+// host tensor [b][len][H][d] (H = h or h_kv, uh = H/h_kv of its heads per unit); the slice's
+// part, head-major, is [n][uh][len][d]. Element i of that part sits at x[plan_host_at(...)].
+static int64_t plan_host_at(const pp_attn_launch *L, int64_t u0, int64_t len, int64_t H, int64_t d, int head_major,
+                            int64_t i)
 {
-    int64_t n = L->b * S * H * L->d;
-    float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+    int64_t uh = H / L->h_kv, e = i % d, s = (i / d) % len, hu = i / (d * len);  // hu: head of the slice
+    int64_t u = u0 + hu / uh, bi = u / L->h_kv, hh = (u % L->h_kv) * uh + hu % uh;
+    return head_major ? ((bi * H + hh) * len + s) * d + e : ((bi * len + s) * H + hh) * d + e;
+}
+
+// Uploads the n-unit slice's part of x (binary64 values of F, exact in binary32) through the
+// staging buffer and gathers it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy
+// when scale is 1). L is the whole problem.
+static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const double *x, int64_t len,
+                      int64_t H, float scale, float *dst)
+{
+    int64_t uh = H / L->h_kv, count = n * uh * len * L->d;
+    float *h = malloc((size_t)(count ? count : 1) * sizeof *h);
     if (!h)
-        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: out of host memory");
-    for (int64_t i = 0; i < n; i++)
-        h[i] = (float)x[i];
-    int rc = n ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)n * sizeof *h) : 0;
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
+    for (int64_t i = 0; i < count; i++) {  // the slice's rows in x's own order [n][len][uh][d]
+        int64_t e = i % L->d, hu = (i / L->d) % uh, s = (i / (L->d * uh)) % len, u = i / (L->d * uh * len);
+        h[i] = (float)x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
+    }
+    int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
     if (rc)
         return rc;
     pp_attn_launch G = *L;
+    G.b = n;
     G.src = P->buf[B_STAGE];
     G.dst = dst;
-    G.gS = S;
-    G.gH = H;
+    G.gS = len;
+    G.gH = uh;
     G.gscale = scale;
-    return plan_launch(P, &G, PP_AT_GATHER, n);
+    return plan_launch(P, &G, PP_AT_GATHER, count);
 }
 
-// Downloads a head-major [b][H][S][d] (or [b][H][S] with d = 1) array into x [b][S][H][d].
-static int plan_output(plan *P, const float *src, int64_t b, int64_t S, int64_t H, int64_t d, int head_major_out,
-                       double *x)
+// Downloads the n-unit slice's head-major part src of a tensor x (as plan_input; d = 1 for lse)
+// into x, laid out [b][len][H][d], or [b][H][len] when head_major.
+static int plan_output(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const float *src, int64_t len,
+                       int64_t H, int64_t d, int head_major, double *x)
 {
-    int64_t n = b * S * H * d;
-    if (!n)
+    int64_t count = n * (H / L->h_kv) * len * d;
+    if (!count)
         return PLAN_OK;
-    float *h = malloc((size_t)n * sizeof *h);
+    float *h = malloc((size_t)count * sizeof *h);
     if (!h)
-        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention on cuda: out of host memory");
-    int rc = P->dev->download(P->dev->ctx, h, src, (size_t)n * sizeof *h);
-    if (!rc)
-        for (int64_t bi = 0; bi < b; bi++)
-            for (int64_t hh = 0; hh < H; hh++)
-                for (int64_t s = 0; s < S; s++)
-                    for (int64_t e = 0; e < d; e++) {
-                        int64_t from = ((bi * H + hh) * S + s) * d + e;
-                        int64_t to = head_major_out ? from : ((bi * S + s) * H + hh) * d + e;
-                        x[to] = (double)h[from];
-                    }
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
+    int rc = P->dev->download(P->dev->ctx, h, src, (size_t)count * sizeof *h);
+    for (int64_t i = 0; !rc && i < count; i++)
+        x[plan_host_at(L, u0, len, H, d, head_major, i)] = (double)h[i];
     free(h);
     return rc;
 }
@@ -227,9 +239,72 @@ static int plan_bwd_block(plan *P, pp_attn_launch *L)
     return rc;
 }
 
-static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
-                     const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
-                     double *dk, double *dv)
+// L seen on a slice of n units as n batches of one kv head: every buffer holds the slice only.
+static pp_attn_launch plan_slice(const pp_attn_launch *L, int64_t n)
+{
+    pp_attn_launch S = *L;
+    S.b = n, S.h = L->grp, S.h_kv = 1;
+    return S;
+}
+
+// Plain attention of slice S: forward blocks; backward blocks, dk/dv (GQA sum), dq.
+static int plan_plain(plan *P, pp_attn_launch *S, int backward)
+{
+    int rc = plan_fwd_block(P, S);
+    if (!rc && backward)
+        rc = plan_bwd_block(P, S);
+    if (!rc && backward)
+        rc = plan_launch(P, S, PP_AT_PLAIN_DKV, S->b * S->skv * S->d);
+    if (!rc && backward)
+        rc = plan_launch(P, S, PP_AT_PLAIN_DQ, S->b * S->h * S->sq * S->d);
+    return rc;
+}
+
+// The CP ring of slice S: forward steps (lse merge after each), the out merge; backward steps
+// (dk/dv and dq accumulation after each), the final roundings. One launch per stage per step, so
+// the step order is the launch order. S->O, S->Lse and the accumulators are the slice's scratch.
+static int plan_ring(plan *P, pp_attn_launch *S, int backward)
+{
+    int64_t nq = S->b * S->h * S->sq * S->d, nrow = S->b * S->h * S->sq, nkv = S->b * S->skv * S->d;
+    float *O = S->O, *Lse = S->Lse;
+    int rc = PLAN_OK;
+    for (int i = 0; !rc && i < S->W; i++) {
+        S->step = i, S->ring_bwd = 0;
+        S->O = O + i * nq, S->Lse = Lse + i * nrow;
+        rc = plan_fwd_block(P, S);
+        if (!rc)
+            rc = plan_launch(P, S, PP_AT_CP_LSE, nrow);
+    }
+    if (!rc)
+        rc = plan_launch(P, S, PP_AT_CP_OUT, nq);
+    if (rc || !backward)
+        return rc;
+    float *acc[] = {S->acc_dq, S->acc_dk, S->acc_dv};
+    int64_t cnt[] = {nq, nkv, nkv};
+    for (int i = 0; !rc && i < 3; i++) {
+        pp_attn_launch Z = *S;
+        Z.dst = acc[i];
+        rc = plan_launch(P, &Z, PP_AT_FILL0, cnt[i]);
+    }
+    S->Lse = NULL;
+    for (int i = 0; !rc && i < S->W; i++) {
+        S->step = i, S->ring_bwd = 1;
+        rc = plan_bwd_block(P, S);
+        if (!rc)
+            rc = plan_launch(P, S, PP_AT_CP_DKV, S->b * S->R * S->BK * S->d);
+        if (!rc)
+            rc = plan_launch(P, S, PP_AT_CP_DQ, nq);
+    }
+    if (!rc)
+        rc = plan_launch(P, S, PP_AT_CP_FINAL_DQ, nq);
+    if (!rc)
+        rc = plan_launch(P, S, PP_AT_CP_FINAL_DKV, nkv);
+    return rc;
+}
+
+static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int force_cp,
+                     const double *q, const double *k, const double *vv, const double *dout, double *out, double *lse,
+                     double *dq, double *dk, double *dv)
 {
     pp_attn_launch L;
     memset(&L, 0, sizeof L);
@@ -246,117 +321,96 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
     L.d = dm->d, L.causal = dm->causal;
     int W = v->cp_world > 0 ? v->cp_world : 1;
-    L.cp = W > 1;
+    L.cp = W > 1 || force_cp;
     L.W = W;
     L.c = L.cp ? dm->s_q / (2 * W) : 0;
     L.R = L.cp ? W : 1;
     L.BQ = L.cp ? 2 * L.c : dm->s_q;
     L.BK = L.cp ? 2 * L.c : dm->s_kv;
-    int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d;
-    int64_t nq = b * h * sq * d, nkv = b * hkv * skv * d, nrow = b * h * sq;
-    int64_t nblk = b * h * L.R * L.BQ * L.BK;
-    int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX;
-    int rc = plan_alloc(P, B_STAGE, nq > nkv ? nq : nkv);
-    if (!rc)
-        rc = plan_alloc(P, B_Q, nq);
-    if (!rc)
-        rc = plan_alloc(P, B_K, nkv);
-    if (!rc)
-        rc = plan_alloc(P, B_V, nkv);
-    if (!rc)
-        rc = plan_alloc(P, B_OUT, nq);
-    if (!rc)
-        rc = plan_alloc(P, B_LSE, nrow);
-    if (!rc && (unf || backward))
-        rc = plan_alloc(P, B_SP, nblk);
-    if (!rc && unf && pb)
-        rc = plan_alloc(P, B_MROW, b * h * L.R * L.BQ);
-    if (!rc && unf && pb)
-        rc = plan_alloc(P, B_MBLK, b * h * L.R);
-    if (!rc && backward) {
-        int which[] = {B_GO, B_DS, B_DQB, B_DKH, B_DVH, B_DQ, B_DK, B_DV};
-        int64_t count[] = {nq, nblk, nq, b * h * L.R * L.BK * d, b * h * L.R * L.BK * d, nq, nkv, nkv};
-        for (int i = 0; !rc && i < 8; i++)
-            rc = plan_alloc(P, which[i], count[i]);
+    int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d, grp = L.grp;
+    int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX, cp = L.cp;
+    // Everything on the device is per unit (one batch's kv head with its q heads): its inputs,
+    // outputs, block scratch, dq partials, CP partials and accumulators. A slice holds as many
+    // units as the device's budget (at least one); it is uploaded, computed and downloaded alone.
+    int64_t blk = grp * L.R * L.BQ * L.BK, kvh = grp * L.R * L.BK * d, uq = grp * sq * d, ukv = skv * d;
+    int64_t cnt[B_COUNT] = {0};
+    cnt[B_STAGE] = uq > ukv ? uq : ukv;
+    cnt[B_Q] = cnt[B_OUT] = uq;
+    cnt[B_K] = cnt[B_V] = ukv;
+    cnt[B_KT] = cnt[B_VT] = P->cublas ? 0 : ukv;
+    cnt[B_LSE] = grp * sq;
+    cnt[B_GO] = cnt[B_DQ] = backward ? uq : 0;
+    cnt[B_DK] = cnt[B_DV] = backward ? ukv : 0;
+    cnt[B_SP] = unf || backward ? blk : 0;
+    cnt[B_MROW] = unf && pb ? grp * L.R * L.BQ : 0;
+    cnt[B_MBLK] = unf && pb ? grp * L.R : 0;
+    cnt[B_DS] = backward ? blk : 0;
+    cnt[B_DKH] = cnt[B_DVH] = backward ? kvh : 0;
+    cnt[B_DQB] = backward ? uq : 0;
+    cnt[B_OALL] = cp ? W * uq : 0;
+    cnt[B_LALL] = cp ? W * grp * sq : 0;
+    cnt[B_ADQ] = cp && backward ? uq : 0;
+    cnt[B_ADK] = cnt[B_ADV] = cp && backward ? ukv : 0;
+    int64_t units = b * hkv, per_unit = 0, per = units;
+    for (int i = 0; i < B_COUNT; i++)
+        per_unit += cnt[i];
+    if (P->dev->scratch_floats > 0) {
+        per = P->dev->scratch_floats / per_unit;
+        per = per < 1 ? 1 : per > units ? units : per;
     }
-    if (!rc && L.cp) {
-        rc = plan_alloc(P, B_OALL, W * nq);
-        if (!rc)
-            rc = plan_alloc(P, B_LALL, W * nrow);
-        if (!rc && backward) {
-            rc = plan_alloc(P, B_ADQ, nq);
-            if (!rc)
-                rc = plan_alloc(P, B_ADK, nkv);
-            if (!rc)
-                rc = plan_alloc(P, B_ADV, nkv);
-        }
-    }
+    int rc = PLAN_OK;
+    for (int i = 0; !rc && i < B_COUNT; i++)
+        if (cnt[i] > 0)
+            rc = plan_alloc(P, i, per * cnt[i]);
     if (rc)
         return rc;
     float **B = P->buf;
-    L.q = B[B_Q], L.k = B[B_K], L.v = B[B_V], L.go = B[B_GO];
+    L.q = B[B_Q], L.k = B[B_K], L.v = B[B_V], L.go = B[B_GO], L.kT = B[B_KT], L.vT = B[B_VT];
     L.SP = B[B_SP], L.DS = B[B_DS], L.Mrow = B[B_MROW], L.Mblk = B[B_MBLK];
     L.dqb = B[B_DQB], L.dkh = B[B_DKH], L.dvh = B[B_DVH];
     L.out = B[B_OUT], L.dq = B[B_DQ], L.dk = B[B_DK], L.dv = B[B_DV];
     L.out_f = B[B_OUT], L.lse_f = B[B_LSE];
     L.Oall = B[B_OALL], L.Lall = B[B_LALL];
     L.run_lse = B[B_LSE], L.acc_dq = B[B_ADQ], L.acc_dk = B[B_ADK], L.acc_dv = B[B_ADV];
-    // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are
-    if ((rc = plan_input(P, &L, q, sq, h, L.sc.s_q, B[B_Q])) || (rc = plan_input(P, &L, k, skv, hkv, L.sc.s_k, B[B_K])) ||
-        (rc = plan_input(P, &L, vv, skv, hkv, 1.0f, B[B_V])) ||
-        (backward && (rc = plan_input(P, &L, dout, sq, h, 1.0f, B[B_GO]))))
-        return rc;
-    if (!L.cp) {
-        L.O = B[B_OUT], L.Lse = B[B_LSE];
-        if ((rc = plan_fwd_block(P, &L)))
-            return rc;
-        if (backward && ((rc = plan_bwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_PLAIN_DQ, nq)) ||
-                         (rc = plan_launch(P, &L, PP_AT_PLAIN_DKV, nkv))))
-            return rc;
-    } else {
-        for (int i = 0; i < W; i++) {
-            L.step = i, L.ring_bwd = 0;
-            L.O = B[B_OALL] + i * nq, L.Lse = B[B_LALL] + i * nrow;
-            if ((rc = plan_fwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_CP_LSE, nrow)))
-                return rc;
+    L.O = cp ? B[B_OALL] : B[B_OUT], L.Lse = cp ? B[B_LALL] : B[B_LSE];
+    for (int64_t u = 0; !rc && u < units; u += per) {
+        int64_t n = units - u < per ? units - u : per;
+        pp_attn_launch S = plan_slice(&L, n);
+        // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
+        rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, B[B_Q]);
+        if (!rc)
+            rc = plan_input(P, &L, u, n, k, skv, hkv, L.sc.s_k, B[B_K]);
+        if (!rc)
+            rc = plan_input(P, &L, u, n, vv, skv, hkv, 1.0f, B[B_V]);
+        if (!rc && backward)
+            rc = plan_input(P, &L, u, n, dout, sq, h, 1.0f, B[B_GO]);
+        for (int i = 0; !rc && !P->cublas && i < 2; i++) {
+            pp_attn_launch T = S;
+            T.src = B[i ? B_V : B_K], T.dst = B[i ? B_VT : B_KT], T.gS = skv;
+            rc = plan_launch(P, &T, PP_AT_TRANSPOSE, n * ukv);
         }
-        if ((rc = plan_launch(P, &L, PP_AT_CP_OUT, nq)))
-            return rc;
-        if (backward) {
-            pp_attn_launch Z = L;
-            int acc[] = {B_ADQ, B_ADK, B_ADV};
-            int64_t cnt[] = {nq, nkv, nkv};
-            for (int i = 0; i < 3; i++) {
-                Z.dst = B[acc[i]];
-                if ((rc = plan_launch(P, &Z, PP_AT_FILL0, cnt[i])))
-                    return rc;
-            }
-            L.Lse = NULL;
-            for (int i = 0; i < W; i++) {
-                L.step = i, L.ring_bwd = 1;
-                if ((rc = plan_bwd_block(P, &L)) || (rc = plan_launch(P, &L, PP_AT_CP_DQ, nq)) ||
-                    (rc = plan_launch(P, &L, PP_AT_CP_DKV, b * hkv * L.R * L.BK * d)))
-                    return rc;
-            }
-            if ((rc = plan_launch(P, &L, PP_AT_CP_FINAL_DQ, nq)) || (rc = plan_launch(P, &L, PP_AT_CP_FINAL_DKV, nkv)))
-                return rc;
-        }
+        if (!rc)
+            rc = cp ? plan_ring(P, &S, backward) : plan_plain(P, &S, backward);
+        if (!rc)
+            rc = plan_output(P, &L, u, n, B[B_OUT], sq, h, d, 0, out);
+        if (!rc)
+            rc = plan_output(P, &L, u, n, B[B_LSE], sq, h, 1, 1, lse);
+        if (!rc && backward)
+            rc = plan_output(P, &L, u, n, B[B_DQ], sq, h, d, 0, dq);
+        if (!rc && backward)
+            rc = plan_output(P, &L, u, n, B[B_DK], skv, hkv, d, 0, dk);
+        if (!rc && backward)
+            rc = plan_output(P, &L, u, n, B[B_DV], skv, hkv, d, 0, dv);
     }
-    if ((rc = plan_output(P, B[B_OUT], b, sq, h, d, 0, out)) || (rc = plan_output(P, B[B_LSE], b, sq, h, 1, 1, lse)))
-        return rc;
-    if (backward && ((rc = plan_output(P, B[B_DQ], b, sq, h, d, 0, dq)) ||
-                     (rc = plan_output(P, B[B_DK], b, skv, hkv, d, 0, dk)) ||
-                     (rc = plan_output(P, B[B_DV], b, skv, hkv, d, 0, dv))))
-        return rc;
-    return PLAN_OK;
+    return rc;
 }
 
-int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
-                     const double *q, const double *k, const double *vv, const double *dout, double *out,
-                     double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
+int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
+                          int force_cp, const double *q, const double *k, const double *vv, const double *dout,
+                          double *out, double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
 {
-    // the CPU emulation's checks, messages and empty result (attention_check.c)
-    int rc = pp_attn_check(v, dm, backward, 0, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    // the checks, messages and empty result every backend shares (attention_check.c)
+    int rc = pp_attn_check(v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
     if (rc || dm->b == 0 || pp_attn_empty_result(dm, backward, out, lse, dq, dk, dv))
         return rc;
     if (v->engine == PP_ATTN_ENGINE_CUBLAS && !dev->gemm)
@@ -367,8 +421,15 @@ int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const 
     P.cublas = v->engine == PP_ATTN_ENGINE_CUBLAS;
     P.eb = errbuf;
     P.el = errlen;
-    rc = plan_body(&P, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv);
+    rc = plan_body(&P, v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv);
     for (int i = 0; i < B_COUNT; i++)
         dev->release(dev->ctx, P.buf[i]);
     return rc;
+}
+
+int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, int backward,
+                     const double *q, const double *k, const double *vv, const double *dout, double *out,
+                     double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
+{
+    return pp_attn_plan_run_opts(dev, v, dm, backward, 0, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
 }

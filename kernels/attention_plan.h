@@ -1,7 +1,8 @@
-// attention_plan.h — the host-side launch sequence of the GPU attention, written once in C and
-// parameterised by a device (allocate, copy, launch): kernels/cuda/attention_kernels.cu passes
-// the CUDA runtime, tests/test_attention_threads.c passes plain memory and a loop over the
-// threads, so the CPU-side test runs the very sequence of launches the GPU runs.
+// attention_plan.h — the launch sequence of the attention, written once in C and parameterised
+// by a device (allocate, copy, launch, and optionally GEMM): kernels/cuda/attention_kernels.cu
+// passes the CUDA runtime, kernels/cpu/attention_device.c host memory and the thread pool (the
+// CPU emulation), tests/test_attention_threads.c plain memory and an adversarial loop over the
+// threads. Every device runs the very sequence of launches, so all agree bit for bit.
 #ifndef PP_ATTENTION_PLAN_H
 #define PP_ATTENTION_PLAN_H
 
@@ -48,6 +49,11 @@ typedef struct pp_attn_device {
     // Engine cublas's GEMMs, in issue order with the launches; NULL: the device has none, and a
     // variant with engine cublas is rejected (2).
     int (*gemm)(void *ctx, const pp_attn_gemm *G);
+    // The most device memory (floats) the device wants the plan to hold at once; 0: no limit.
+    // The plan runs slices of (batch, kv head) units that fit (at least one unit a slice), each
+    // uploaded, computed and downloaded alone; slices hold disjoint heads, so the bits never
+    // depend on it.
+    int64_t scratch_floats;
 } pp_attn_device;
 
 // Runs variant v on dev with the contract of pp_attention_cpu (kernels/cpu/attention.h: host
@@ -57,6 +63,13 @@ typedef struct pp_attn_device {
 int pp_attn_plan_run(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dims, int backward,
                      const double *q, const double *k, const double *vv, const double *dout, double *out,
                      double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen);
+
+// The same with force_cp: the context-parallel ring even for cp_world 1 (one rank; it must equal
+// the plain plan bit for bit: the CPU emulation's test option).
+int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, const pp_attn_dims *dims,
+                          int backward, int force_cp, const double *q, const double *k, const double *vv,
+                          const double *dout, double *out, double *lse, double *dq, double *dk, double *dv,
+                          char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

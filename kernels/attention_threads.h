@@ -1,33 +1,37 @@
-// attention_threads.h — the per-thread bodies of the GPU attention (kernels/cuda/attention_kernels.cu)
-// as PP_HD C, so plain C (tests/test_attention_threads.c) can run the very same code in loops and
-// check it against the CPU emulation (kernels/cpu/attention.c) bit for bit without a GPU.
+// attention_threads.h — the per-thread bodies of the attention, written once as PP_HD C: the
+// GPU (kernels/cuda/attention_kernels.cu) runs them one thread at a time, the CPU emulation
+// (kernels/cpu/attention_device.c) runs them in runs of lanes on its thread pool, and
+// tests/test_attention_threads.c runs them single-threaded in adversarial order. With the launch
+// sequence of kernels/attention_plan.c they are the only statement of the attention's loop order.
 //
 // A launch is one pp_attn_launch (the op, its thread count n and every pointer and scalar it
 // needs); thread t of it runs pp_attn_thread(L, t). Threads of one launch never read what another
 // thread of the same launch writes, so any execution order gives the same bits; launches run in
-// the order kernels/attention_plan.c issues them.
+// the order kernels/attention_plan.c issues them. A host device may run a whole run of threads
+// with pp_attn_run (see Lanes): the same statements, each thread's chain in its own order.
 //
 // Layout on the device: every tensor head-major, q', dout, out, dq [b][h][s_q][d], k', v, dk, dv
-// [b][h_kv][s_kv][d], lse [b][h][s_q] (binary32 values; the values of F are exact in binary32).
+// [b][h_kv][s_kv][d], lse [b][h][s_q] (binary32 values; the values of F are exact in binary32);
+// k' and v also key-major, kT, vT [b][h_kv][d][s_kv], for the dot products' key lanes.
 //
-// Blocks. Each kernel call of the CPU emulation (attn_fwd_block / attn_bwd_block) is one block:
-// a q-row range against a kv-row range with a mask. Plain attention has one block per (b, head):
-// all rows against all keys, mask off = s_kv − s_q. The CP ring (world W, chunk c = s/(2W)) has
-// per step one block per (b, head, rank r): rank r's rows (chunks r and 2W−1−r, local rows
-// [q0, q0 + nq)) against the kv of rank o (chunk o, and 2W−1−o unless the step type takes only
-// the first chunk), exactly as the CPU's cp_setup. A launch covers every rank of its step (their
+// Blocks. A block is a q-row range against a kv-row range with a mask. Plain attention has one
+// block per (b, head): all rows against all keys, mask off = s_kv − s_q. The CP ring (world W,
+// chunk c = s/(2W)) has per step one block per (b, head, rank r): rank r's rows (chunks r and
+// 2W−1−r, local rows [q0, q0 + nq)) against the kv of rank o (chunk o, and 2W−1−o unless the step
+// type takes only the first chunk; pp_attn_geom_of). A launch covers every rank of its step (their
 // blocks write disjoint rows), so a ring step is one launch per stage below.
 // Block-local scratch (scores, P, dS, PB-Relax maxima, per-head dk/dv) is indexed
 // [b][h][r][x][y] with extents R (1 or W), BQ, BK (s_q, s_kv, or 2c, 2c); block outputs (out,
-// lse, dq partials) go straight to their global rows.
+// lse, dq partials) go straight to their global rows. The plan may run the blocks in slices of
+// (batch, kv head) units (a launch then sees b = units, h = grp, h_kv = 1: the same layouts).
 //
-// Reduction orders (each a sequential chain in one thread, the CPU's own order):
+// Reduction orders (each a sequential chain, one thread's or one lane's):
 //   dot products (scores, dP, flash s): from +0, c = 0..d−1, fma (fp32) or pp_gemm_step_storage;
 //   P·V, dq (over j), dk, dv (over i): one thread per output element, the chain over the block's
-//     rows/keys in increasing order from +0 (masked terms skipped, zeroed rows included, as the CPU);
+//     rows/keys in increasing order from +0 (masked terms skipped, zeroed rows included);
 //   softmax max/sum, flash tiles, D: one thread per row, j increasing;
 //   PB-Relax max: one thread per row (j increasing), then one per block over the rows in order
-//     (the NaN-sticky max composes: the same bits as the CPU's single pass);
+//     (the NaN-sticky max composes: the bits of a single pass over the block);
 //   GQA sums: one thread per dk/dv element, heads of the group in order from +0;
 //   CP merges: one thread per row (lse, step order) or element (out after the ring; dq, dk, dv
 //     per ring step, one launch per step, so the step order is the launch order).
@@ -42,6 +46,7 @@
 typedef enum {
     PP_AT_GATHER = 0,    // dst[b][H][S][d] ← scale(src[b][S][H][d]): (b, hh, s, e)
     PP_AT_FILL0,         // dst[t] = +0: t
+    PP_AT_TRANSPOSE,     // dst[bh][e][s] ← src[bh][s][e] (kT, vT: keys contiguous for the lanes): (bh, e, s)
     PP_AT_UNF_SCORES,    // S_xy of visible (x, y): (b, hh, r, x, y)
     PP_AT_UNF_PB_ROW,    // Mrow = NaN-sticky max |S| over row x: (b, hh, r, x)
     PP_AT_UNF_PB_BLOCK,  // Mblk = the same over the block's rows: (b, hh, r)
@@ -67,6 +72,9 @@ typedef enum {
     PP_AT_N_OPS
 } pp_attn_thread_op;
 
+// The lane step y_l = fma(a, x_l, y_l), l < n, as a host device supplies it (vector FMA).
+typedef void (*pp_attn_axpy_fn)(float a, const float *x, float *y, int64_t n);
+
 typedef struct pp_attn_launch {
     int op;
     int64_t n;  // threads
@@ -87,6 +95,7 @@ typedef struct pp_attn_launch {
     int64_t c, R, BQ, BK;
     // inputs (head-major)
     const float *q, *k, *v, *go;
+    const float *kT, *vT;        // k', v' key-major [b][h_kv][d][s_kv] (the lanes' dot products)
     const float *out_f, *lse_f;  // backward: the forward's final out and lse
     // block outputs
     float *O, *Lse;              // forward: out and lse at global rows (CP: step i's partials)
@@ -102,6 +111,10 @@ typedef struct pp_attn_launch {
     float *dst;
     int64_t gS, gH;
     float gscale;
+    // How a host device runs the threads (see Lanes; the plan and the GPU leave them 0): up to
+    // `lanes` threads of a run together, the lane step `axpy` (NULL: the plain fmaf loop).
+    int lanes;
+    pp_attn_axpy_fn axpy;
 } pp_attn_launch;
 
 // ---------------------------------------------------------------------------------------------
@@ -112,7 +125,7 @@ typedef struct pp_attn_geom {
     int causal, r, o;
 } pp_attn_geom;
 
-// The CPU's cp_step_type: 0 diagonal, 1 full q × first kv chunk, 2 second-half q × full kv, 3 no mask.
+// The step type of rank r at forward step i: 0 diagonal, 1 full q × first kv chunk, 2 second-half q × full kv, 3 no mask.
 PP_HD static inline int pp_attn_step_type(int causal, int r, int i)
 {
     if (!causal)
@@ -120,7 +133,7 @@ PP_HD static inline int pp_attn_step_type(int causal, int r, int i)
     return i == 0 ? 0 : i <= r ? 1 : 2;
 }
 
-// The block of rank r in L's step (the CPU's cp_setup; the whole problem when not CP).
+// The block of rank r in L's step (TE's ring schedule; the whole problem when not CP).
 PP_HD static inline void pp_attn_geom_of(const pp_attn_launch *L, int r, pp_attn_geom *G)
 {
     if (!L->cp) {
@@ -156,7 +169,7 @@ PP_HD static inline int64_t pp_attn_krow(const pp_attn_launch *L, const pp_attn_
     return L->cp ? pp_attn_cp_row(L, G->o, y) : y;
 }
 
-// Last visible key of block row x, or −1 (the CPU's attn_jend).
+// Last visible key of block row x, or −1.
 PP_HD static inline int64_t pp_attn_jend(const pp_attn_geom *G, int64_t x)
 {
     if (!G->causal)
@@ -185,6 +198,12 @@ PP_HD static inline int64_t pp_attn_koff(const pp_attn_launch *L, int64_t b, int
 {
     return ((b * L->h_kv + hh / L->grp) * L->skv + s) * L->d;
 }
+// Key-major (kT, vT) pointer of block key y of q head hh.
+PP_HD static inline const float *pp_attn_keyT(const pp_attn_launch *L, const pp_attn_geom *G, const float *xT,
+                                              int64_t b, int64_t hh, int64_t y)
+{
+    return xT + (b * L->h_kv + hh / L->grp) * L->d * L->skv + pp_attn_krow(L, G, y);
+}
 // Block scratch [b][h][R][BQ][BK] and row scratch [b][h][R][BQ].
 PP_HD static inline int64_t pp_attn_blk_row(const pp_attn_launch *L, int64_t b, int64_t hh, int r, int64_t x)
 {
@@ -192,7 +211,48 @@ PP_HD static inline int64_t pp_attn_blk_row(const pp_attn_launch *L, int64_t b, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dot products (the CPU's attn_dots_fp32 / attn_dots_storage lanes)
+// Lanes. The threads of one row that differ only in the key y (scores, dP) or the column e (P·V,
+// dq, dk, dv) form a run, and a run may be computed together, each thread one lane of a vector:
+// the lane loop is the innermost loop, every lane's chain keeps its own order, so a run gives the
+// bits of its threads run one by one, whatever the lane count. The GPU runs one thread at a time
+// (lanes 1); the CPU device (kernels/cpu/attention_device.c) runs up to PP_ATTN_MAX_LANES lanes
+// with a vector FMA. Dot products run their lanes over keys, so they read k', v' key-major (kT,
+// vT: contiguous lanes); a CP block's keys are two chunks of c rows, so lanes never cross y = c.
+
+#ifdef __CUDA_ARCH__
+#define PP_ATTN_MAX_LANES 1
+#else
+#define PP_ATTN_MAX_LANES 128
+#endif
+
+PP_HD static inline int64_t pp_attn_lanes(const pp_attn_launch *L, int64_t n)
+{
+    int64_t w = L->lanes > 1 ? (L->lanes < PP_ATTN_MAX_LANES ? L->lanes : PP_ATTN_MAX_LANES) : 1;
+    return n < w ? n : w;
+}
+
+// The lanes from block key y on (at most n): contiguous global key rows.
+PP_HD static inline int64_t pp_attn_key_lanes(const pp_attn_launch *L, int64_t y, int64_t n)
+{
+    int64_t m = pp_attn_lanes(L, n);
+    return L->cp && y < L->c && y + m > L->c ? L->c - y : m;
+}
+
+// The lane step: y_l = fma(a, x_l, y_l) for l < n (one rounding each: every FMA unit agrees).
+PP_HD static inline void pp_attn_axpy(const pp_attn_launch *L, float a, const float *x, float *y, int64_t n)
+{
+#ifndef __CUDA_ARCH__
+    if (L->axpy) {
+        L->axpy(a, x, y, n);
+        return;
+    }
+#endif
+    for (int64_t l = 0; l < n; l++)
+        y[l] = fmaf(a, x[l], y[l]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dot products: one chain per (row, key), from +0, c = 0..d−1, fma (fp32) or pp_gemm_step_storage.
 
 PP_HD static inline float pp_attn_dot32(const float *a, const float *x, int64_t d)
 {
@@ -210,15 +270,33 @@ PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, c
     return s;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Thread bodies. Each decodes its index, then does what the CPU loop does for that element/row.
-
-// PP_AT_GATHER: the prescale (attn_scale_rows: a copy when the factor is 1) and the transpose.
-PP_HD static inline void pp_attn_t_gather(const pp_attn_launch *L, int64_t t)
+// The fp32 dots of a with m consecutive keys as lanes: acc_l = chain over c of a_c·xT[c·ld + l]
+// (pp_attn_dot32's chain; xT points at the first key in a key-major array of row length ld).
+PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, const float *a, const float *xT, int64_t ld,
+                                        int64_t m, float *acc)
 {
-    int64_t e = t % L->d, s = (t / L->d) % L->gS, hh = (t / (L->d * L->gS)) % L->gH, b = t / (L->d * L->gS * L->gH);
-    float x = L->src[((b * L->gS + s) * L->gH + hh) * L->d + e];
-    L->dst[t] = L->gscale == 1.0f ? x : pp_attn_mul_store(L->f, L->gscale, x);
+    for (int64_t l = 0; l < m; l++)
+        acc[l] = 0.0f;
+    for (int64_t c = 0; c < L->d; c++)
+        pp_attn_axpy(L, a[c], xT + c * ld, acc, m);
+}
+
+// PP_AT_GATHER, threads [t0, t0 + n) of one row (b, hh, s): the prescale (a copy when the
+// factor is 1) and the transpose to head-major.
+PP_HD static inline void pp_attn_r_gather(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t e0 = t0 % L->d, row = t0 / L->d, s = row % L->gS, hh = (row / L->gS) % L->gH, b = row / (L->gS * L->gH);
+    const float *x = L->src + ((b * L->gS + s) * L->gH + hh) * L->d;
+    for (int64_t e = e0; e < e0 + n; e++)
+        L->dst[t0 - e0 + e] = L->gscale == 1.0f ? x[e] : pp_attn_mul_store(L->f, L->gscale, x[e]);
+}
+
+// PP_AT_TRANSPOSE, threads [t0, t0 + n) of one row (bh, e) of a head's [S][d] → [d][S].
+PP_HD static inline void pp_attn_r_transpose(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t s0 = t0 % L->gS, e = (t0 / L->gS) % L->d, bh = t0 / (L->gS * L->d);
+    for (int64_t s = s0; s < s0 + n; s++)
+        L->dst[t0 - s0 + s] = L->src[(bh * L->gS + s) * L->d + e];
 }
 
 // Decodes t = (((b·h + hh)·R + r)·BQ + x) [·inner + y].
@@ -237,26 +315,37 @@ PP_HD static inline int pp_attn_row(const pp_attn_launch *L, int64_t t, int64_t 
     return *x < G->nq;
 }
 
-PP_HD static inline float pp_attn_score(const pp_attn_launch *L, const float *qr, const float *kr)
+// Threads [t0, t0 + n) of one row of a [..][BQ][BK] launch (scores or dP): the visible keys'
+// dot products of the row's a (q' or dout) with x (k' or v; xT key-major), then the epilogue.
+PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0, int64_t n, int dp)
 {
-    if (L->accum == PP_ATTN_ACC_FP32)
-        return pp_attn_score_fp32(L->f, &L->sc, pp_attn_dot32(qr, kr, L->d));
-    return pp_attn_score_storage(L->f, &L->sc, pp_attn_dot_storage(L->f, qr, kr, L->d));
-}
-
-PP_HD static inline void pp_attn_t_unf_scores(const pp_attn_launch *L, int64_t t)
-{
-    int64_t y = t % L->BK, b, hh, x;
+    int64_t y0 = t0 % L->BK, b, hh, x;
     int r;
     pp_attn_geom G;
-    if (!pp_attn_row(L, t / L->BK, &b, &hh, &r, &x, &G) || y > pp_attn_jend(&G, x))
+    if (!pp_attn_row(L, t0 / L->BK, &b, &hh, &r, &x, &G))
         return;
-    const float *qr = L->q + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
-    const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y));
-    L->SP[t] = pp_attn_score(L, qr, kr);
+    int64_t y1 = pp_attn_jend(&G, x) + 1;  // masked keys: nothing written
+    y1 = y1 < y0 + n ? y1 : y0 + n;
+    const float *a = (dp ? L->go : L->q) + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
+    const float *xs = dp ? L->v : L->k;
+    float *out = (dp ? L->DS : L->SP) + t0 - y0;  // the row
+    if (L->accum == PP_ATTN_ACC_STORAGE) {
+        for (int64_t y = y0; y < y1; y++) {
+            double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d);
+            out[y] = dp ? (float)acc : pp_attn_score_storage(L->f, &L->sc, acc);
+        }
+        return;
+    }
+    float acc[PP_ATTN_MAX_LANES];
+    for (int64_t y = y0, m; y < y1; y += m) {
+        m = pp_attn_key_lanes(L, y, y1 - y);
+        pp_attn_dots_T(L, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
+        for (int64_t l = 0; l < m; l++)
+            out[y + l] = dp ? pp_attn_store(L->f, acc[l]) : pp_attn_score_fp32(L->f, &L->sc, acc[l]);
+    }
 }
 
-// NaN-sticky max of |x| (the CPU's unf_pb_max step).
+// NaN-sticky max of |x|: one step of PB-Relax's M.
 PP_HD static inline float pp_attn_pb_step(float M, float s)
 {
     return fabsf(s) > M || s != s ? fabsf(s) : M;
@@ -286,7 +375,7 @@ PP_HD static inline void pp_attn_t_unf_pb_block(const pp_attn_launch *L, int64_t
     L->Mblk[t] = M;
 }
 
-// The CPU's unf_probs_row after the scores: S[0..je] → P in place; lse into L->Lse when set.
+// The unfused softmax of row x after the scores: S[0..je] → P in place; lse into L->Lse when set.
 PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -326,37 +415,46 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
         *lse = pp_attn_lse(m, sum, shift);
 }
 
-// The CPU's attn_pv_row, one element.
-PP_HD static inline void pp_attn_t_unf_pv(const pp_attn_launch *L, int64_t t)
+// Threads [t0, t0 + n) of row rt's out (columns from t0's e on): out_xe = RN_F(acc) of P_x·V_e
+// (a row that sees no key: +0, the empty chain's value).
+PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, b, hh, x;
+    int64_t e0 = t0 % L->d, rt = t0 / L->d, b, hh, x;
     int r;
-    int64_t rt = t / L->d;
     pp_attn_geom G;
     if (!pp_attn_row(L, rt, &b, &hh, &r, &x, &G))
         return;
     int64_t je = pp_attn_jend(&G, x);
-    float *o = L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
+    float *o = L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     const float *P = L->SP + rt * L->BK;
-    if (je < 0) {
-        *o = 0.0f;
-        return;
-    }
-    if (L->accum == PP_ATTN_ACC_FP32) {
-        float acc = 0.0f;
+    float acc[PP_ATTN_MAX_LANES];
+    double dacc[PP_ATTN_MAX_LANES];
+    for (int64_t e = e0, m; e < e0 + n; e += m) {
+        m = pp_attn_lanes(L, e0 + n - e);
+        if (L->accum == PP_ATTN_ACC_STORAGE) {
+            for (int64_t l = 0; l < m; l++)
+                dacc[l] = 0.0;
+            for (int64_t j = 0; j <= je; j++) {
+                const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                for (int64_t l = 0; l < m; l++)
+                    dacc[l] = pp_gemm_step_storage(L->f, P[j], vr[l], dacc[l]);
+            }
+            for (int64_t l = 0; l < m; l++)
+                o[e + l] = (float)dacc[l];
+            continue;
+        }
+        for (int64_t l = 0; l < m; l++)
+            acc[l] = 0.0f;
         for (int64_t j = 0; j <= je; j++)
-            acc = fmaf(P[j], L->v[pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e], acc);
-        *o = pp_attn_store(L->f, acc);
-    } else {
-        double acc = 0.0;
-        for (int64_t j = 0; j <= je; j++)
-            acc = pp_gemm_step_storage(L->f, P[j], L->v[pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e], acc);
-        *o = (float)acc;
+            pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+        for (int64_t l = 0; l < m; l++)
+            o[e + l] = pp_attn_store(L->f, acc[l]);
     }
 }
 
-// The CPU's flash_row: the tile's scores are computed twice (for the max, then for p), the same
-// values both times; o lives in the output row itself.
+// Flash forward of row x through the key tiles; o lives in the output row itself. A tile's
+// scores are computed in key lanes for its max, then again for p (the same values), unless one
+// run of lanes held the whole tile.
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -370,27 +468,36 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     float *lse = L->Lse + (b * L->h + hh) * L->sq + s;
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l = 0.0f;
+    float sv[PP_ATTN_MAX_LANES];
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
     for (int64_t j0 = 0; j0 <= je; j0 += L->bn) {
-        int64_t j1 = j0 + L->bn <= je + 1 ? j0 + L->bn : je + 1;
+        int64_t j1 = j0 + L->bn <= je + 1 ? j0 + L->bn : je + 1, w;
         float mn = m;
-        for (int64_t j = j0; j < j1; j++) {
-            const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
-            float sj = pp_attn_flash_s(&L->sc, pp_attn_dot32(qr, kr, d));
-            if (!none && (sj > mn || sj != sj))
-                mn = sj;
+        for (int64_t j = j0; j < j1; j += w) {
+            w = pp_attn_key_lanes(L, j, j1 - j);
+            pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+            for (int64_t i = 0; i < w; i++) {
+                sv[i] = pp_attn_flash_s(&L->sc, sv[i]);
+                if (!none && (sv[i] > mn || sv[i] != sv[i]))
+                    mn = sv[i];
+            }
         }
+        int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
         float corr = none ? 1.0f : pp_attn_flash_corr(m, mn);
         pp_attn_flash_rescale(o, d, &l, corr);
-        for (int64_t j = j0; j < j1; j++) {
-            int64_t kg = pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
-            float sj = pp_attn_flash_s(&L->sc, pp_attn_dot32(qr, L->k + kg, d));
-            float p = pp_attn_flash_p(sj, mn);
-            l = l + p;
-            float ps = pp_attn_store(L->f, p);
-            for (int64_t c = 0; c < d; c++)
-                o[c] = fmaf(ps, L->v[kg + c], o[c]);
+        for (int64_t j = j0; j < j1; j += w) {
+            w = pp_attn_key_lanes(L, j, j1 - j);
+            if (!kept) {
+                pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+                for (int64_t i = 0; i < w; i++)
+                    sv[i] = pp_attn_flash_s(&L->sc, sv[i]);
+            }
+            for (int64_t i = 0; i < w; i++) {
+                float p = pp_attn_flash_p(sv[i], mn);
+                l = l + p;
+                pp_attn_axpy(L, pp_attn_store(L->f, p), L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j + i)), o, d);
+            }
         }
         m = mn;
     }
@@ -405,7 +512,7 @@ PP_HD static inline int pp_attn_bwd_row_dead(const pp_attn_launch *L, const pp_a
     return pp_attn_jend(G, x) < 0 || L->lse_f[(b * L->h + hh) * L->sq + s] == -INFINITY;
 }
 
-// The flash branch of the CPU's attn_bwd_block row loop.
+// Flash backward of row x: P and dS (values of F) of the visible keys, 0 past them.
 PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -419,36 +526,24 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         int64_t d = L->d, s = pp_attn_qrow(L, &G, x), qo = pp_attn_qoff(L, b, hh, s);
         const float *qr = L->q + qo, *go = L->go + qo, *out = L->out_f + qo;
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
-        float D = 0.0f;
-        for (int64_t c = 0; c < d; c++)
-            D = fmaf(go[c], out[c], D);
-        for (int64_t j = 0; j <= je; j++) {
-            int64_t kg = pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
-            float sj = pp_attn_dot32(qr, L->k + kg, d), dp = pp_attn_dot32(go, L->v + kg, d);
-            float p = pp_attn_bwd_p(pp_attn_flash_s(&L->sc, sj), lse);
-            P[j] = pp_attn_store(L->f, p);
-            dS[j] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dp, D));
+        float D = pp_attn_dot32(go, out, d);
+        float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES];
+        for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
+            w = pp_attn_key_lanes(L, j, je + 1 - j);
+            pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+            pp_attn_dots_T(L, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
+            for (int64_t i = 0; i < w; i++) {
+                float p = pp_attn_bwd_p(pp_attn_flash_s(&L->sc, sv[i]), lse);
+                P[j + i] = pp_attn_store(L->f, p);
+                dS[j + i] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dpv[i], D));
+            }
         }
     }
     for (int64_t j = je + 1; j < G.nk; j++)
         P[j] = dS[j] = 0.0f;
 }
 
-// Unfused dP_xy = RN_F(acc) of dout_x·v_y, into DS.
-PP_HD static inline void pp_attn_t_unf_dp(const pp_attn_launch *L, int64_t t)
-{
-    int64_t y = t % L->BK, b, hh, x;
-    int r;
-    pp_attn_geom G;
-    if (!pp_attn_row(L, t / L->BK, &b, &hh, &r, &x, &G) || y > pp_attn_jend(&G, x))
-        return;
-    const float *go = L->go + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
-    const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y));
-    L->DS[t] = L->accum == PP_ATTN_ACC_FP32 ? pp_attn_store(L->f, pp_attn_dot32(go, vr, L->d))
-                                            : (float)pp_attn_dot_storage(L->f, go, vr, L->d);
-}
-
-// The unfused branch of the row loop after P (SP) and dP (DS): D, then dS in place.
+// Unfused backward of row x after P (SP) and dP (DS): D, then dS in place.
 PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -469,39 +564,24 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
         P[j] = dS[j] = 0.0f;
 }
 
-// The CPU's attn_col_chain for one output element: y = chain over terms of coef·x, epilogue.
-typedef struct pp_attn_chain {
-    int storage, post_round;
-    float alpha;
-    float facc;
-    double dacc;
-} pp_attn_chain;
-
-PP_HD static inline void pp_attn_chain_step(const pp_attn_launch *L, pp_attn_chain *C, float coef, float x)
+// The column chains of the backward (dq over keys, dk and dv over rows): fp32 chains (fma) end in
+// RN_F(acc) then, when alpha ≠ 1, RN_F(alpha ⊗ ·) (post_round); without post_round (flash dq',
+// dk') acc goes straight to RN_F(alpha ⊗ acc). Storage chains (unfused, accumulate storage)
+// round every step; then RN_F(alpha ⊗ ·) when alpha ≠ 1.
+PP_HD static inline int pp_attn_chain_storage(const pp_attn_launch *L)
 {
-    if (C->storage)
-        C->dacc = pp_gemm_step_storage(L->f, coef, x, C->dacc);
-    else
-        C->facc = fmaf(coef, x, C->facc);
+    return L->kernel == PP_ATTN_UNFUSED && L->accum == PP_ATTN_ACC_STORAGE;
 }
 
-PP_HD static inline float pp_attn_chain_end(const pp_attn_launch *L, const pp_attn_chain *C)
+PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, float alpha, int post_round, float acc)
 {
-    if (C->storage)
-        return C->alpha != 1.0f ? pp_attn_mul_store(L->f, C->alpha, (float)C->dacc) : (float)C->dacc;
-    float t = C->post_round ? pp_attn_store(L->f, C->facc) : C->facc;
-    return C->alpha != 1.0f || !C->post_round ? pp_attn_mul_store(L->f, C->alpha, t) : t;
+    float t = post_round ? pp_attn_store(L->f, acc) : acc;
+    return alpha != 1.0f || !post_round ? pp_attn_mul_store(L->f, alpha, t) : t;
 }
 
-PP_HD static inline pp_attn_chain pp_attn_chain_start(const pp_attn_launch *L, float alpha, int post_round)
+PP_HD static inline float pp_attn_chain_end_storage(const pp_attn_launch *L, float alpha, double acc)
 {
-    pp_attn_chain C;
-    C.storage = L->kernel == PP_ATTN_UNFUSED && L->accum == PP_ATTN_ACC_STORAGE;
-    C.post_round = post_round;
-    C.alpha = alpha;
-    C.facc = 0.0f;
-    C.dacc = 0.0;
-    return C;
+    return alpha != 1.0f ? pp_attn_mul_store(L->f, alpha, (float)acc) : (float)acc;
 }
 
 // The backward's GEMM alpha (baddbmm's backward multiplies by it): α32 for post, else 1.
@@ -510,57 +590,137 @@ PP_HD static inline float pp_attn_bwd_alpha(const pp_attn_launch *L)
     return L->scale == PP_ATTN_SCALE_POST ? L->sc.alpha32 : 1.0f;
 }
 
-// dq'_xe: chain over j ≤ je of dS_xj·k'_je (0 for a dead row, as the CPU's `continue`).
-PP_HD static inline void pp_attn_t_bwd_dq(const pp_attn_launch *L, int64_t t)
+// Threads [t0, t0 + n) of row rt's dq' (columns from t0's e on): chain over j ≤ je of
+// dS_xj·k'_je (0 for a dead row).
+PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, rt = t / L->d, b, hh, x;
+    int64_t e0 = t0 % L->d, rt = t0 / L->d, b, hh, x;
     int r;
     pp_attn_geom G;
     if (!pp_attn_row(L, rt, &b, &hh, &r, &x, &G))
         return;
-    float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
-    if (pp_attn_bwd_row_dead(L, &G, b, hh, x)) {
-        *y = 0.0f;
+    float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
+    int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
+    if (je < 0) {
+        for (int64_t e = e0; e < e0 + n; e++)
+            y[e] = 0.0f;
         return;
     }
-    int flash = L->kernel == PP_ATTN_FLASH;
-    pp_attn_chain C = pp_attn_chain_start(L, pp_attn_bwd_alpha(L), !flash);
+    float alpha = pp_attn_bwd_alpha(L), acc[PP_ATTN_MAX_LANES];
+    double dacc[PP_ATTN_MAX_LANES];
+    int post_round = L->kernel != PP_ATTN_FLASH;
     const float *dS = L->DS + rt * L->BK;
-    for (int64_t j = 0; j <= pp_attn_jend(&G, x); j++)
-        pp_attn_chain_step(L, &C, dS[j], L->k[pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e]);
-    *y = pp_attn_chain_end(L, &C);
+    for (int64_t e = e0, m; e < e0 + n; e += m) {
+        m = pp_attn_lanes(L, e0 + n - e);
+        if (pp_attn_chain_storage(L)) {
+            for (int64_t l = 0; l < m; l++)
+                dacc[l] = 0.0;
+            for (int64_t j = 0; j <= je; j++) {
+                const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                for (int64_t l = 0; l < m; l++)
+                    dacc[l] = pp_gemm_step_storage(L->f, dS[j], kr[l], dacc[l]);
+            }
+            for (int64_t l = 0; l < m; l++)
+                y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc[l]);
+            continue;
+        }
+        for (int64_t l = 0; l < m; l++)
+            acc[l] = 0.0f;
+        for (int64_t j = 0; j <= je; j++)
+            pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+        for (int64_t l = 0; l < m; l++)
+            y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);
+    }
 }
 
-// dv_ye and dk'_ye of q head hh: chains over the block rows that see key y, increasing.
-PP_HD static inline void pp_attn_t_bwd_dkv(const pp_attn_launch *L, int64_t t)
+// Keys per group in dk/dv: a group's chains share each row's loads (P, dS of consecutive keys
+// lie side by side); the lane count caps it (1 on the GPU).
+#ifdef __CUDA_ARCH__
+#define PP_ATTN_DKV_KEYS 1
+#else
+#define PP_ATTN_DKV_KEYS 8
+#endif
+
+// dv and dk' of q head hh for the ng keys [y0, y0 + ng) of rank r's block, columns [e0, e0 + ne):
+// per key y, chains over the block rows that see it (x ≥ i0(y)), increasing (P, dS of dead rows
+// are 0). dvh, dkh indices start at out (key y0, column 0).
+PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, int64_t hh, int r, int64_t y0,
+                                          int64_t ng, int64_t e0, int64_t ne, int64_t out)
 {
-    int64_t e = t % L->d, rest = t / L->d, y = rest % L->BK;
-    rest /= L->BK;
-    int r = (int)(rest % L->R);
-    int64_t hh = (rest / L->R) % L->h, b = rest / (L->R * L->h);
     pp_attn_geom G;
     pp_attn_geom_of(L, r, &G);
-    if (y >= G.nk)
-        return;
-    int64_t i0 = 0;
-    if (G.causal && y - G.off > 0)
-        i0 = y - G.off;
-    if (i0 > G.nq)
-        i0 = G.nq;
-    int flash = L->kernel == PP_ATTN_FLASH;
-    pp_attn_chain cv = pp_attn_chain_start(L, 1.0f, 1);
-    pp_attn_chain ck = pp_attn_chain_start(L, pp_attn_bwd_alpha(L), !flash);
-    int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y;
-    for (int64_t x = i0; x < G.nq; x++) {
-        int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
-        pp_attn_chain_step(L, &cv, L->SP[base + x * L->BK], L->go[qo]);
-        pp_attn_chain_step(L, &ck, L->DS[base + x * L->BK], L->q[qo]);
+    int64_t i0[PP_ATTN_DKV_KEYS];
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t y = y0 + g;
+        i0[g] = G.causal && y - G.off > 0 ? y - G.off : 0;
+        i0[g] = i0[g] > G.nq ? G.nq : i0[g];
     }
-    L->dvh[t] = pp_attn_chain_end(L, &cv);
-    L->dkh[t] = pp_attn_chain_end(L, &ck);
+    // fp32 chains in av, ak (the lane step); storage chains in dv, dk (rounded every step)
+    float alpha = pp_attn_bwd_alpha(L), av[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], ak[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
+    double dv[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], dk[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
+    int post_round = L->kernel != PP_ATTN_FLASH, storage = pp_attn_chain_storage(L);
+    int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y0;
+    for (int64_t e = e0, m; e < e0 + ne; e += m) {
+        m = pp_attn_lanes(L, e0 + ne - e);
+        for (int64_t g = 0; g < ng; g++)
+            for (int64_t l = 0; l < m; l++) {
+                av[g][l] = ak[g][l] = 0.0f;
+                dv[g][l] = dk[g][l] = 0.0;
+            }
+        for (int64_t x = i0[0]; x < G.nq; x++) {
+            int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
+            const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
+            const float *go = L->go + qo, *qr = L->q + qo;
+            for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
+                if (storage) {
+                    for (int64_t l = 0; l < m; l++) {
+                        dv[g][l] = pp_gemm_step_storage(L->f, P[g], go[l], dv[g][l]);
+                        dk[g][l] = pp_gemm_step_storage(L->f, dS[g], qr[l], dk[g][l]);
+                    }
+                    continue;
+                }
+                pp_attn_axpy(L, P[g], go, av[g], m);
+                pp_attn_axpy(L, dS[g], qr, ak[g], m);
+            }
+        }
+        for (int64_t g = 0; g < ng; g++)
+            for (int64_t l = 0; l < m; l++) {
+                int64_t o = out + g * L->d + e + l;
+                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, 1.0f, dv[g][l]) : pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
+                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, alpha, dk[g][l])
+                                    : pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
+            }
+    }
 }
 
-// Plain: dq = the prescale's backward of dq' (attn_scale_rows: a copy when s_q = 1).
+// Threads [t0, t0 + n) of dv, dk' (t over (b, hh, r, y, e)): within one key's columns, or whole
+// keys (t0, n multiples of d), taken in groups of consecutive keys of one block.
+PP_HD static inline void pp_attn_r_bwd_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t d = L->d, e0 = t0 % d, whole = e0 == 0 && n % d == 0;
+    int64_t maxg = pp_attn_lanes(L, PP_ATTN_DKV_KEYS);
+    for (int64_t t = t0, ng; t < t0 + n; t += ng * d) {
+        int64_t rest = t / d, y = rest % L->BK;
+        rest /= L->BK;
+        int r = (int)(rest % L->R);
+        int64_t hh = (rest / L->R) % L->h, b = rest / (L->R * L->h);
+        pp_attn_geom G;
+        pp_attn_geom_of(L, r, &G);
+        if (!whole) {  // part of one key's columns
+            if (y < G.nk)
+                pp_attn_dkv_keys(L, b, hh, r, y, 1, e0, n, t - e0);
+            return;
+        }
+        ng = (t0 + n - t) / d;  // whole keys left
+        ng = ng < maxg ? ng : maxg;
+        ng = ng < L->BK - y ? ng : L->BK - y;  // one block
+        int64_t live = G.nk - y < ng ? G.nk - y : ng;  // keys past the block's are no threads' work
+        if (live > 0)
+            pp_attn_dkv_keys(L, b, hh, r, y, live, 0, d, t);
+    }
+}
+
+// Plain: dq = the prescale's backward of dq' (a copy when s_q = 1).
 PP_HD static inline void pp_attn_t_plain_dq(const pp_attn_launch *L, int64_t t)
 {
     float x = L->dqb[t];
@@ -581,15 +741,18 @@ PP_HD static inline void pp_attn_group_sum(const pp_attn_launch *L, int64_t b, i
     *dv = sv;
 }
 
-// Plain: dk = RN_F(s_k ⊗ RN_F(Σ dk')), dv = RN_F(Σ dv), t over [b][h_kv][s_kv][d].
-PP_HD static inline void pp_attn_t_plain_dkv(const pp_attn_launch *L, int64_t t)
+// Plain, threads [t0, t0 + n) of one kv row: dk = RN_F(s_k ⊗ RN_F(Σ dk')), dv = RN_F(Σ dv), t
+// over [b][h_kv][s_kv][d].
+PP_HD static inline void pp_attn_r_plain_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, j = (t / L->d) % L->skv, g = (t / (L->d * L->skv)) % L->h_kv;
-    int64_t b = t / (L->d * L->skv * L->h_kv);
-    float sk, sv;
-    pp_attn_group_sum(L, b, g, 0, j, e, &sk, &sv);
-    L->dk[t] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, sk));
-    L->dv[t] = pp_attn_store(L->f, sv);
+    int64_t e0 = t0 % L->d, j = (t0 / L->d) % L->skv, g = (t0 / (L->d * L->skv)) % L->h_kv;
+    int64_t b = t0 / (L->d * L->skv * L->h_kv);
+    for (int64_t e = e0; e < e0 + n; e++) {
+        float sk, sv;
+        pp_attn_group_sum(L, b, g, 0, j, e, &sk, &sv);
+        L->dk[t0 - e0 + e] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, sk));
+        L->dv[t0 - e0 + e] = pp_attn_store(L->f, sv);
+    }
 }
 
 // CP forward, after step i's block: the running lse of each row the step touched.
@@ -601,32 +764,46 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->run_lse[t], li);
 }
 
-// CP forward, after the ring: out = RN_F(acc), acc the step-ordered merge of the partials.
-PP_HD static inline void pp_attn_t_cp_out(const pp_attn_launch *L, int64_t t)
+// CP forward, after the ring, threads [t0, t0 + n) of one row: out = RN_F(acc), acc the
+// step-ordered merge of the partials (each element its own chain over the steps).
+PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t row = t / L->d, s = row % L->sq, n = L->b * L->h * L->sq;
+    int64_t row = t0 / L->d, s = row % L->sq, rows = L->b * L->h * L->sq;
     pp_attn_launch Li = *L;
-    float acc = 0.0f, lse = L->run_lse[row];
-    for (int i = 0; i < L->W; i++) {
-        Li.step = i;
-        if (pp_attn_cp_touched(&Li, s))
-            acc = pp_attn_cp_out_step(L->cp_accum, acc, L->Oall[i * n * L->d + t], L->Lall[i * n + row], lse);
+    float lse = L->run_lse[row], acc[PP_ATTN_MAX_LANES];
+    for (int64_t t = t0, m; t < t0 + n; t += m) {
+        m = pp_attn_lanes(L, t0 + n - t);
+        for (int64_t l = 0; l < m; l++)
+            acc[l] = 0.0f;
+        for (int i = 0; i < L->W; i++) {
+            Li.step = i;
+            if (!pp_attn_cp_touched(&Li, s))
+                continue;
+            const float *oi = L->Oall + i * rows * L->d + t;
+            float li = L->Lall[i * rows + row];
+            for (int64_t l = 0; l < m; l++)
+                acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
+        }
+        for (int64_t l = 0; l < m; l++)
+            L->out[t + l] = pp_attn_store(L->f, acc[l]);
     }
-    L->out[t] = pp_attn_store(L->f, acc);
 }
 
-// CP backward step i: dq_acc = RN_C(dq_acc ⊕ dq'_i) for the rows the step touched.
-PP_HD static inline void pp_attn_t_cp_dq(const pp_attn_launch *L, int64_t t)
+// CP backward step i, threads [t0, t0 + n) of one row: dq_acc = RN_C(dq_acc ⊕ dq'_i) when the
+// step touched the row.
+PP_HD static inline void pp_attn_r_cp_dq(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    if (pp_attn_cp_touched(L, (t / L->d) % L->sq))
+    if (!pp_attn_cp_touched(L, (t0 / L->d) % L->sq))
+        return;
+    for (int64_t t = t0; t < t0 + n; t++)
         L->acc_dq[t] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dq[t], L->dqb[t]);
 }
 
-// CP backward step i: the group-summed dk', dv of rank r's block, RN_F, into the accumulators of
-// the kv rows (block o's, travelling the ring).
-PP_HD static inline void pp_attn_t_cp_dkv(const pp_attn_launch *L, int64_t t)
+// CP backward step i, threads [t0, t0 + n) of one block key: the group-summed dk', dv of rank
+// r's block, RN_F, into the accumulators of the kv rows (block o's, travelling the ring).
+PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t e = t % L->d, rest = t / L->d, y = rest % L->BK;
+    int64_t e0 = t0 % L->d, rest = t0 / L->d, y = rest % L->BK;
     rest /= L->BK;
     int r = (int)(rest % L->R);
     int64_t g = (rest / L->R) % L->h_kv, b = rest / (L->R * L->h_kv);
@@ -634,11 +811,13 @@ PP_HD static inline void pp_attn_t_cp_dkv(const pp_attn_launch *L, int64_t t)
     pp_attn_geom_of(L, r, &G);
     if (y >= G.nk)
         return;
-    float sk, sv;
-    pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
-    int64_t gx = ((b * L->h_kv + g) * L->skv + pp_attn_krow(L, &G, y)) * L->d + e;
-    L->acc_dk[gx] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx], pp_attn_store(L->f, sk));
-    L->acc_dv[gx] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx], pp_attn_store(L->f, sv));
+    int64_t gx = ((b * L->h_kv + g) * L->skv + pp_attn_krow(L, &G, y)) * L->d;
+    for (int64_t e = e0; e < e0 + n; e++) {
+        float sk, sv;
+        pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
+        L->acc_dk[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
+        L->acc_dv[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
+    }
 }
 
 PP_HD static inline void pp_attn_t_cp_final_dq(const pp_attn_launch *L, int64_t t)
@@ -664,35 +843,88 @@ PP_HD static inline void pp_attn_t_unf_zero_masked(const pp_attn_launch *L, int6
 }
 
 // ---------------------------------------------------------------------------------------------
-// Thread t of launch L.
+// Runs and threads
+
+// How many consecutive threads form one run of launch L: a row's keys (scores, dP) or columns
+// (gathers, P·V, dq, dk/dv, the merges), whose index decoding a run shares; 1 for every other
+// op. Runs start at multiples of the width.
+PP_HD static inline int64_t pp_attn_run_width(const pp_attn_launch *L)
+{
+    switch (L->op) {
+    case PP_AT_UNF_SCORES:
+    case PP_AT_UNF_DP: return L->BK;
+    case PP_AT_TRANSPOSE: return L->gS;
+    case PP_AT_GATHER:
+    case PP_AT_UNF_PV:
+    case PP_AT_BWD_DQ:
+    case PP_AT_BWD_DKV:
+    case PP_AT_PLAIN_DKV:
+    case PP_AT_CP_OUT:
+    case PP_AT_CP_DQ:
+    case PP_AT_CP_DKV: return L->d;
+    default: return 1;
+    }
+}
+
+// Thread t of launch L (the GPU's thread; a run of one lane).
 PP_HD static inline void pp_attn_thread(const pp_attn_launch *L, int64_t t)
 {
     switch (L->op) {
-    case PP_AT_GATHER: pp_attn_t_gather(L, t); break;
+    case PP_AT_GATHER: pp_attn_r_gather(L, t, 1); break;
     case PP_AT_FILL0: L->dst[t] = 0.0f; break;
-    case PP_AT_UNF_SCORES: pp_attn_t_unf_scores(L, t); break;
+    case PP_AT_TRANSPOSE: pp_attn_r_transpose(L, t, 1); break;
+    case PP_AT_UNF_SCORES: pp_attn_r_row_dots(L, t, 1, 0); break;
     case PP_AT_UNF_PB_ROW: pp_attn_t_unf_pb_row(L, t); break;
     case PP_AT_UNF_PB_BLOCK: pp_attn_t_unf_pb_block(L, t); break;
     case PP_AT_UNF_SOFTMAX: pp_attn_t_unf_softmax(L, t); break;
-    case PP_AT_UNF_PV: pp_attn_t_unf_pv(L, t); break;
+    case PP_AT_UNF_PV: pp_attn_r_unf_pv(L, t, 1); break;
     case PP_AT_FLASH_FWD: pp_attn_t_flash_fwd(L, t); break;
     case PP_AT_FLASH_BWD_ROW: pp_attn_t_flash_bwd_row(L, t); break;
-    case PP_AT_UNF_DP: pp_attn_t_unf_dp(L, t); break;
+    case PP_AT_UNF_DP: pp_attn_r_row_dots(L, t, 1, 1); break;
     case PP_AT_UNF_BWD_ROW: pp_attn_t_unf_bwd_row(L, t); break;
-    case PP_AT_BWD_DQ: pp_attn_t_bwd_dq(L, t); break;
-    case PP_AT_BWD_DKV: pp_attn_t_bwd_dkv(L, t); break;
+    case PP_AT_BWD_DQ: pp_attn_r_bwd_dq(L, t, 1); break;
+    case PP_AT_BWD_DKV: pp_attn_r_bwd_dkv(L, t, 1); break;
     case PP_AT_PLAIN_DQ: pp_attn_t_plain_dq(L, t); break;
-    case PP_AT_PLAIN_DKV: pp_attn_t_plain_dkv(L, t); break;
+    case PP_AT_PLAIN_DKV: pp_attn_r_plain_dkv(L, t, 1); break;
     case PP_AT_CP_LSE: pp_attn_t_cp_lse(L, t); break;
-    case PP_AT_CP_OUT: pp_attn_t_cp_out(L, t); break;
-    case PP_AT_CP_DQ: pp_attn_t_cp_dq(L, t); break;
-    case PP_AT_CP_DKV: pp_attn_t_cp_dkv(L, t); break;
+    case PP_AT_CP_OUT: pp_attn_r_cp_out(L, t, 1); break;
+    case PP_AT_CP_DQ: pp_attn_r_cp_dq(L, t, 1); break;
+    case PP_AT_CP_DKV: pp_attn_r_cp_dkv(L, t, 1); break;
     case PP_AT_CP_FINAL_DQ: pp_attn_t_cp_final_dq(L, t); break;
     case PP_AT_CP_FINAL_DKV: pp_attn_t_cp_final_dkv(L, t); break;
     case PP_AT_UNF_ZERO_MASKED: pp_attn_t_unf_zero_masked(L, t); break;
     case PP_AT_SCALE: L->dst[t] = pp_attn_mul_store(L->f, L->gscale, L->src[t]); break;
     default: break;
     }
+}
+
+// Threads [t0, t0 + n) of launch L: within one run, or whole runs (t0, n multiples of the
+// width); the same bits as pp_attn_thread on each, in lanes where the op has them.
+PP_HD static inline void pp_attn_run1(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    switch (L->op) {
+    case PP_AT_UNF_SCORES: pp_attn_r_row_dots(L, t0, n, 0); break;
+    case PP_AT_UNF_DP: pp_attn_r_row_dots(L, t0, n, 1); break;
+    case PP_AT_UNF_PV: pp_attn_r_unf_pv(L, t0, n); break;
+    case PP_AT_BWD_DQ: pp_attn_r_bwd_dq(L, t0, n); break;
+    case PP_AT_BWD_DKV: pp_attn_r_bwd_dkv(L, t0, n); break;
+    case PP_AT_GATHER: pp_attn_r_gather(L, t0, n); break;
+    case PP_AT_TRANSPOSE: pp_attn_r_transpose(L, t0, n); break;
+    case PP_AT_PLAIN_DKV: pp_attn_r_plain_dkv(L, t0, n); break;
+    case PP_AT_CP_OUT: pp_attn_r_cp_out(L, t0, n); break;
+    case PP_AT_CP_DQ: pp_attn_r_cp_dq(L, t0, n); break;
+    case PP_AT_CP_DKV: pp_attn_r_cp_dkv(L, t0, n); break;
+    default:
+        for (int64_t t = t0; t < t0 + n; t++)
+            pp_attn_thread(L, t);
+    }
+}
+
+PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t w = L->op == PP_AT_BWD_DKV ? n : pp_attn_run_width(L);  // dk/dv: whole keys grouped inside
+    for (int64_t t = t0; t < t0 + n; t += w)
+        pp_attn_run1(L, t, w < t0 + n - t ? w : t0 + n - t);
 }
 
 #endif

@@ -1,13 +1,16 @@
-// test_attention_threads.c — the GPU attention's per-thread bodies (kernels/attention_threads.h)
-// and its launch sequence (kernels/attention_plan.c), run on the CPU through a "device" whose
-// launch is a loop over the threads, against the CPU emulation (pp_attention_cpu) bit for bit:
-// every knob (kernel, block_n, accumulate, scale, qk_layer_scaling, softmax, max_subtract,
-// cp_world, cp_accum, cp_grad_accum), formats, causal and not, GQA, ragged shapes, rows that see no
-// key, fp16 scores that overflow. This is the evidence that the CUDA code computes the CPU's
-// arithmetic in the CPU's order; tests/test_attention_cuda.c checks the GPU itself when one exists.
+// test_attention_threads.c — the attention's per-thread bodies (kernels/attention_threads.h) and
+// its launch sequence (kernels/attention_plan.c) run the way the GPU runs them — one thread at a
+// time (no lanes, the plain fmaf step), every block scratch slice a single (batch, kv head) —
+// through a deliberately adversarial "loop device", against the CPU emulation (pp_attention_cpu:
+// the same plan on the CPU device, in lanes with AVX2, its own slices and thread count) bit for
+// bit: every knob (kernel, block_n, accumulate, scale, qk_layer_scaling, softmax, max_subtract,
+// cp_world, cp_accum, cp_grad_accum), formats, causal and not, GQA, ragged shapes, rows that see
+// no key, fp16 scores that overflow. tests/test_attention_cuda.c checks the GPU itself when one
+// exists.
 // The loop device runs each launch's threads in reverse order and fills new buffers with NaN
 // garbage, so a thread reading another thread's output of the same launch, or a buffer element
-// nobody wrote, shows up as a difference.
+// nobody wrote, shows up as a difference; its runs of one lane against the CPU device's vector
+// lanes show that a run of lanes computes each thread's chain in the thread's order.
 // Engine cublas: the loop device also has a GEMM (pp_attn_gemm's contract as a plain loop, fp32 or
 // storage-format accumulation), so the whole cublas pipeline (operands, transposes, strides, GQA
 // batching, alphas, masking) runs here too; cuBLAS's own order is the GPU's (test_attention_cuda.c).
@@ -98,7 +101,8 @@ static int plan_on_cpu(loop_dev *D, const pp_attn_variant *v, const pp_attn_dims
                        const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
                        double *dk, double *dv, char *err, size_t n)
 {
-    pp_attn_device dev = {D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, loop_gemm};
+    // scratch budget 1 float: every slice a single (batch, kv head) unit
+    pp_attn_device dev = {D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, loop_gemm, 1};
     return pp_attn_plan_run(&dev, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, err, n);
 }
 
@@ -352,7 +356,7 @@ static void threads_cublas_errors(void **state)
                                       1, &e),
                      3);
     assert_non_null(strstr(e.msg, "runs only on the GPU"));
-    pp_attn_device nogemm = {&D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, NULL};
+    pp_attn_device nogemm = {&D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, NULL, 0};
     assert_int_equal(pp_attn_plan_run(&nogemm, &v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[0], B.l[0], B.dq[0], B.dk[0],
                                       B.dv[0], err, sizeof err),
                      2);

@@ -1,5 +1,7 @@
 // cpu/attention.h — the CPU emulation of precprobe's attention variants (unfused, flash, the
-// context-parallel ring), forward and backward, bit-identical for any thread count.
+// context-parallel ring), forward and backward, bit-identical for any thread count: the launch
+// plan of kernels/attention_plan.h (the GPU's, the one statement of the order) run on the CPU
+// device of cpu/attention_device.h.
 #ifndef PP_CPU_ATTENTION_H
 #define PP_CPU_ATTENTION_H
 
@@ -25,8 +27,8 @@ int pp_attention_cpu(const pp_attn_variant *v, const pp_attn_dims *dims, int bac
                      pp_error *err);
 
 // Options for tests: force_cp runs the ring simulation even for cp_world = 1 (which must equal
-// the plain kernel bit for bit); portable = 1 uses the plain-C fmaf loops instead of the AVX2+FMA
-// ones (same bits: an FMA is one correct rounding either way).
+// the plain kernel bit for bit); portable = 1 uses the plain-C fmaf lane step instead of the
+// AVX2+FMA one (same bits: an FMA is one correct rounding either way).
 typedef struct pp_attn_cpu_opts {
     int force_cp;
     int portable;

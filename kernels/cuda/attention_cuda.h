@@ -3,8 +3,8 @@
 // the element-wise steps of kernels/attention.h in the CPU emulation's reduction orders, so the
 // result equals pp_attention_cpu bit for bit. C linkage; defined in attention_kernels.cu.
 //
-// How: kernels/attention_plan.c issues the launches (the same sequence the CPU-side test
-// tests/test_attention_threads.c runs in plain loops); each launch runs the per-thread bodies of
+// How: kernels/attention_plan.c issues the launches (the same sequence the CPU emulation runs on
+// its thread pool, kernels/cpu/attention_device.c); each launch runs the per-thread bodies of
 // kernels/attention_threads.h (launch decomposition and reduction orders documented there), one
 // GPU thread per CPU chain: per score element (unfused scores, dP), per row (softmax, flash
 // forward with its key tiles, flash backward rows, D), per output element (P·V, dq, dk, dv, the

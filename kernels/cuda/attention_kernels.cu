@@ -1,5 +1,5 @@
 // attention_kernels.cu — the attention on the GPU: one kernel that runs thread t of a launch
-// description (kernels/attention_threads.h, the per-thread bodies shared with the CPU-side test),
+// description (kernels/attention_threads.h, the per-thread bodies the CPU emulation runs too),
 // and the CUDA device behind kernels/attention_plan.c's launch sequence, with engine cublas's
 // GEMMs through cublasGemmStridedBatchedEx. Host launcher in cuda/attention_cuda.h.
 // Build (the Makefile does): nvcc -O2 -std=c++17 --fmad=false -Isrc -Ikernels -c attention_kernels.cu
@@ -239,7 +239,7 @@ extern "C" int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *d
     ctx.errbuf = errbuf;
     ctx.errlen = errlen;
     pp_attn_device dev = {&ctx, attn_cuda_alloc, attn_cuda_release, attn_cuda_upload, attn_cuda_download,
-                          attn_cuda_launch, attn_cuda_gemm};
+                          attn_cuda_launch, attn_cuda_gemm, 0};  // scratch: no limit, one slice
     int rc = pp_attn_plan_run(&dev, v, dims, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
     if (ctx.handle)
         cublasDestroy(ctx.handle);  // after the plan's last copy, which waited for every GEMM

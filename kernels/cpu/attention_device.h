@@ -1,0 +1,23 @@
+// cpu/attention_device.h — the CPU as a device of the attention launch plan
+// (kernels/attention_plan.h): host memory, every launch's threads on the thread pool in runs of
+// lanes (kernels/attention_threads.h) with an AVX2+FMA lane step. The plan and the thread bodies
+// are the GPU's; only how the threads are scheduled is this device's, so the bits are the GPU's.
+#ifndef PP_CPU_ATTENTION_DEVICE_H
+#define PP_CPU_ATTENTION_DEVICE_H
+
+#include <stddef.h>
+
+#include "../attention_plan.h"
+
+// The device's state: its settings and where its one-line failure messages go.
+typedef struct pp_attn_cpu_ctx {
+    int threads;   // workers (< 1 means 1); the bits never depend on it
+    int portable;  // 1: the plain fmaf lane step instead of AVX2+FMA (the same bits)
+    char *errbuf;
+    size_t errlen;
+} pp_attn_cpu_ctx;
+
+// dev runs on ctx (which must outlive it). No GEMM: engine cublas is the GPU's.
+void pp_attn_cpu_device(pp_attn_cpu_ctx *ctx, pp_attn_device *dev);
+
+#endif
