@@ -94,7 +94,9 @@
 // GQA: each q head's dk, dv (values of F) are summed over the group in fp32, head order, from +0,
 //   then RN_F (as FlashAttention's dk_expanded.sum and repeat_interleave's backward do).
 //
-// ---- Context parallel (TE ring, shared/notes/te-context-parallel.md §1) ----
+// ---- Context parallel (TE's ring: NVIDIA/TransformerEngine transformer_engine/pytorch/attention.py
+// @ 9709147e, class AttnFuncWithCP: load-balanced split and step types 620-770, backward ring
+// 1133-1227, output and lse merges 492-499, 782-822) ----
 // lse merge (PR 716 formula, fp32, step order): lse = lse_0; then for each later step i (rows it
 //   touches): mx = max(lse, lse_i), mn = min(…); lse = mx ⊕ log(1 ⊕ exp(mn ⊖ mx))
 //   (mx = −Inf: lse stays −Inf)
