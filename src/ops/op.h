@@ -193,7 +193,8 @@ int pp_op_emulated(const pp_op *op, const pp_op_knobs *k);
 int pp_op_param_index(const pp_op *op, const char *name);
 int pp_op_knob_index(const pp_op *op, const char *name);
 // The stored value of a knob spelled value (index into values, or an integer knob's number), or
-// -1 when not allowed.
+// -1 when not allowed. A storage-format knob (meanings pp_knob_formats) also takes the names
+// pp_format_from_name knows ("bfloat16", "torch.float16").
 int pp_knob_value_index(const pp_knob_def *knob, const char *value);
 // The knob's allowed values joined with ", " into buf, or "an integer from A to B".
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
