@@ -178,6 +178,12 @@ struct pp_op {
     // Whether the CPU emulation can run a variant with these knobs (0: a vendor path that runs
     // only on the GPU, so --cross-check has no emulation to compare with); NULL: every variant.
     int (*emulated)(const pp_op_knobs *k);
+    // The axes of each input and output as letters, one per dimension in the row's order
+    // (attention's q [b, s, h, d]: "bshd"), distinct within a tensor; NULL: the row names none.
+    // A case may give a file holding a tensor in another order of these letters (layout =
+    // "bhsd", src/core/layout.h): it is transposed into the row's order when read.
+    const char *const *input_layouts;
+    const char *const *output_layouts;
 };
 
 // The operation named name, or NULL.
