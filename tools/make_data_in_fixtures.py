@@ -69,10 +69,12 @@ def main():
     # unit fixtures: every dtype read, views, a state_dict, a Parameter, what is refused
     g = torch.Generator().manual_seed(7)
     base = torch.randn(3, 4, generator=g)
+    np.save(os.path.join(UNIT, "base_f32.npy"), base.numpy())  # the truth, read by the .npy reader
     torch.save({"f64": base.double(), "f32": base, "f16": base.half(), "bf16": base.bfloat16(),
                 "e4m3": base.to(torch.float8_e4m3fn), "e5m2": base.to(torch.float8_e5m2),
                 "t": base.t(), "slice": base[1:, 2:], "scalar": torch.tensor(2.5),
                 "empty": torch.zeros(0, 3)}, os.path.join(UNIT, "dtypes.pt"))
+    torch.manual_seed(0)
     lin = torch.nn.Linear(4, 2).to(torch.bfloat16)
     torch.save(lin.state_dict(), os.path.join(UNIT, "state_dict.pt"))
     torch.save({"p": torch.nn.Parameter(base)}, os.path.join(UNIT, "parameter.pt"))
