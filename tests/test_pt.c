@@ -154,8 +154,15 @@ typedef struct zentry {
     int method;  // 0 stored; anything else claims compression
 } zentry;
 
-// A ZIP of stored entries, as PyTorch writes it (without the alignment padding).
-static void make_zip(zbuf *z, const zentry *e, int count)
+static void put64(zbuf *z, uint64_t v)
+{
+    put32(z, (uint32_t)v);
+    put32(z, (uint32_t)(v >> 32));
+}
+
+// A ZIP of stored entries, as PyTorch writes it (without the alignment padding); zip64: with
+// the ZIP64 end records and every size and offset in ZIP64 extra fields, as for files > 4 GB.
+static void make_zip_as(zbuf *z, const zentry *e, int count, int zip64)
 {
     z->n = 0;
     uint32_t off[16];
@@ -170,19 +177,35 @@ static void make_zip(zbuf *z, const zentry *e, int count)
         put(z, e[i].data, e[i].n);
     }
     uint32_t cd = (uint32_t)z->n;
+    const uint32_t big = 0xffffffffu;
     for (int i = 0; i < count; i++) {
         put32(z, 0x02014b50u);
-        put16(z, 20), put16(z, 20), put16(z, 0), put16(z, (uint32_t)e[i].method), put16(z, 0), put16(z, 0);
+        put16(z, 45), put16(z, 45), put16(z, 0), put16(z, (uint32_t)e[i].method), put16(z, 0), put16(z, 0);
         put32(z, pp_zip_crc32(e[i].data, e[i].n));
-        put32(z, (uint32_t)e[i].n), put32(z, (uint32_t)e[i].n);
-        put16(z, (uint32_t)strlen(e[i].name)), put16(z, 0), put16(z, 0), put16(z, 0), put16(z, 0);
-        put32(z, 0), put32(z, off[i]);
+        put32(z, zip64 ? big : (uint32_t)e[i].n), put32(z, zip64 ? big : (uint32_t)e[i].n);
+        put16(z, (uint32_t)strlen(e[i].name)), put16(z, zip64 ? 28 : 0), put16(z, 0), put16(z, 0), put16(z, 0);
+        put32(z, 0), put32(z, zip64 ? big : off[i]);
         put(z, e[i].name, strlen(e[i].name));
+        if (zip64) {
+            put16(z, 1), put16(z, 24);
+            put64(z, e[i].n), put64(z, e[i].n), put64(z, off[i]);
+        }
     }
     uint32_t cdsize = (uint32_t)z->n - cd;
+    if (zip64) {
+        uint64_t rec = z->n;
+        put32(z, 0x06064b50u), put64(z, 44), put16(z, 45), put16(z, 45), put32(z, 0), put32(z, 0);
+        put64(z, (uint64_t)count), put64(z, (uint64_t)count), put64(z, cdsize), put64(z, cd);
+        put32(z, 0x07064b50u), put32(z, 0), put64(z, rec), put32(z, 1);
+    }
     put32(z, 0x06054b50u);
-    put16(z, 0), put16(z, 0), put16(z, (uint32_t)count), put16(z, (uint32_t)count);
-    put32(z, cdsize), put32(z, cd), put16(z, 0);
+    put16(z, 0), put16(z, 0), put16(z, zip64 ? 0xffff : (uint32_t)count), put16(z, zip64 ? 0xffff : (uint32_t)count);
+    put32(z, zip64 ? big : cdsize), put32(z, zip64 ? big : cd), put16(z, 0);
+}
+
+static void make_zip(zbuf *z, const zentry *e, int count)
+{
+    make_zip_as(z, e, count, 0);
 }
 
 // Pickle text with "\xNN" escapes spelled by the caller; lengths given explicitly.
@@ -299,6 +322,21 @@ static void pt_hand_made_archives(void **state)
     assert_non_null(strstr(err.msg, "more than one data.pkl"));
     assert_int_equal(parse_archive(nostorage, 1, "x", &t, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "tensor 'x': its storage is not in the archive"));
+    // ZIP64, as torch writes archives over 4 GB: read; without its locator: refused
+    zentry good[2] = {{"h/data.pkl", ok, sizeof ok - 1, 0}, {"h/data/0", two, 8, 0}};
+    zbuf *z = malloc(sizeof *z);
+    assert_non_null(z);
+    make_zip_as(z, good, 2, 1);
+    int rc = pp_pt_parse(z->b, z->n, "h.pt", "x", &t, &err);
+    if (rc)
+        fprintf(stderr, "  zip64: %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    assert_true(t.numel == 2 && t.data[0] == 1.0 && t.data[1] == 2.0);
+    pp_tensor_free(&t);
+    z->b[z->n - 22 - 20] ^= 0xff;  // the locator's signature
+    assert_int_equal(pp_pt_parse(z->b, z->n, "h.pt", "x", &t, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "h.pt: not a readable torch.save archive: ZIP64 values without a ZIP64 locator"));
+    free(z);
 }
 
 // Every truncation and every byte flip of a real file: an error or a consistent tensor, never a
