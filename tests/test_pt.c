@@ -277,6 +277,8 @@ static void pt_hand_made_archives(void **state)
         {P("\x80\x02K\x01."), NULL, 8, 0, "h.pt: holds an integer, not a tensor or a dict of tensors"},
         {P("\x80\x02}(K\x01K\x02u."), NULL, 8, 0, "h.pt: a dict key is not a string"},
         {P("\x80\x02}."), NULL, 8, 0, "h.pt: holds no tensor"},
+        // found by fuzz_pt: OrderedDict() before any tuple with items (clang's UBSan: NULL + 0)
+        {P("\x80\x02" "ccollections\nOrderedDict\n)R."), NULL, 8, 0, "h.pt: holds no tensor"},
         {P("\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x00."), NULL, 8, 0, "integer wider than 64 bits"},
         {P("\x80\x02(X\x07\x00\x00\x00storageK\x01K\x01K\x01K\x01tQ."), NULL, 8, 0,
          "a persistent id that is not ('storage', class, key, location, numel)"},

@@ -311,7 +311,7 @@ static int reduce(vm *m, int32_t fn, int32_t args)
     val *f = &m->vals[fn], *a = &m->vals[args];
     if (f->kind != V_FUNC || a->kind != V_TUPLE)
         return fail(m, "REDUCE of something other than torch's tensor rebuild or OrderedDict");
-    const int32_t *it = m->items + a->a;
+    const int32_t *it = a->b ? m->items + a->a : NULL;  // (the pool is NULL until a tuple has items)
     switch ((fkind)f->i) {
     case F_ORDERED_DICT:
         if (a->b != 0)
