@@ -7,6 +7,30 @@
 #include "core/layout.h"
 #include "io/tensor_io.h"
 
+// " (layout = \"bhsd\"?)" when the file's shape is the op's with two axes swapped (the usual
+// mistake: SDPA's [b, h, s, d] given for [b, s, h, d]), else nothing.
+static void suggest_layout(const char *axes, int ndim, const int64_t *want, const int64_t *have, char *buf,
+                           size_t n)
+{
+    for (int i = 0; i < ndim; i++) {
+        for (int j = i + 1; j < ndim; j++) {
+            if (want[i] == want[j])
+                continue;  // swapping equal extents says nothing
+            int same = 1;
+            for (int d = 0; d < ndim && same; d++)
+                same = have[d] == want[d == i ? j : d == j ? i : d];
+            if (!same)
+                continue;
+            char lay[PP_MAX_DIMS + 1];
+            memcpy(lay, axes, (size_t)ndim + 1);
+            lay[i] = axes[j];
+            lay[j] = axes[i];
+            snprintf(buf, n, " (is it layout = \"%s\"?)", lay);
+            return;
+        }
+    }
+}
+
 int pp_file_tensor_load(const pp_file_tensor *f, int ndim, const int64_t *shape, pp_tensor *t, pp_error *err)
 {
     int rc = pp_tensor_load_as(f->spec, f->declared, t, err);
@@ -24,6 +48,8 @@ int pp_file_tensor_load(const pp_file_tensor *f, int ndim, const int64_t *shape,
         pp_shape_str(ndim, held, want, sizeof want);
         if (transposed)
             snprintf(as, sizeof as, " (layout %s)", f->layout);
+        else if (f->axes && (int)strlen(f->axes) == ndim && t->ndim == ndim)
+            suggest_layout(f->axes, ndim, shape, t->shape, as, sizeof as);
         pp_fail(err, PP_ERR_INPUT, "%s has shape %s, but the case's [op] needs %s%s", f->what, have, want, as);
         pp_tensor_free(t);
         return PP_ERR_INPUT;
