@@ -18,7 +18,7 @@
 
 typedef struct pp_input_spec {
     pp_dist dist;                  // generated from the seed when file is empty
-    char file[PP_PATH_MAX];        // a tensor spec (.npy, .safetensors:NAME, .h5:/ds), or ""
+    char file[PP_PATH_MAX];        // a tensor spec (.npy, .safetensors:NAME, .h5:/ds, .pt:NAME), or ""
     int has_format;                // the file's values are declared to be of format
     pp_format_id format;
     int round_nearest;             // round = "nearest": the file's values rounded to the variant's format
