@@ -12,6 +12,10 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
     { echo "FAIL data_in: the base case failed: $(cat "$tmp/err")"; exit 1; }
 grep -v '^created:' "$tmp/base/report.txt" >"$tmp/base.txt"
 fail=0
+# `precprobe list` names each tensor's axis letters, the alphabet of layout = "..."
+if ! "$bin" list | grep -qF "inputs: q[bshd] k[bshd] v[bshd] dout[bshd]; outputs: out[bshd] lse[bhs] dq[bshd]"; then
+    echo "FAIL data_in: precprobe list does not name the attention tensors' axes"; fail=1
+fi
 for c in tests/data/cases/data_in/attn_*.toml; do
     n=$(basename "$c" .toml)
     if ! "$bin" run "$c" --out "$tmp/$n" -q --no-cache >/dev/null 2>"$tmp/err"; then
