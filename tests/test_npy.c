@@ -222,6 +222,78 @@ static void npy_parse_big_endian_and_versions(void **state)
     }
 }
 
+// Raw void items as numpy saves ml_dtypes' arrays ('<V2' bfloat16, '<V1' float8): read as the
+// declared format, little-endian; without a declaration of their width, a message asking for one.
+static void npy_raw_items_of_a_declared_format(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *header;
+        unsigned char data[4];
+        size_t ndata;
+        int declared;  // -1: none
+        int rc;
+        double want[2];
+        const char *msg;
+    } cases[] = {
+        {"{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }\n", {0x80, 0x3f, 0xc0, 0x7f}, 4,
+         PP_FMT_BF16, PP_OK, {1.0, NAN}, NULL},
+        {"{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }\n", {0x80, 0xbf, 0x80, 0x7f}, 4,
+         PP_FMT_BF16, PP_OK, {-1.0, INFINITY}, NULL},
+        {"{'descr': '<V2', 'fortran_order': False, 'shape': (1,), }\n", {0x00, 0x3c}, 2, PP_FMT_FP16, PP_OK,
+         {1.0}, NULL},
+        {"{'descr': '<V1', 'fortran_order': False, 'shape': (2,), }\n", {0x38, 0xfe}, 2, PP_FMT_E4M3, PP_OK,
+         {1.0, -448.0}, NULL},
+        {"{'descr': '<V1', 'fortran_order': False, 'shape': (1,), }\n", {0x3c}, 1, PP_FMT_E5M2, PP_OK, {1.0},
+         NULL},
+        {"{'descr': '<V2', 'fortran_order': False, 'shape': (1,), }\n", {0x80, 0x3f}, 2, -1, PP_ERR_INPUT, {0},
+         "r.npy: dtype '<V2' holds raw 2-byte values (how numpy saves ml_dtypes' types); declare their "
+         "format: bf16 (ml_dtypes.bfloat16) or fp16 (case: format = \"bf16\"; compare: --actual-dtype or --expected-dtype)"},
+        {"{'descr': '<V2', 'fortran_order': False, 'shape': (1,), }\n", {0x80, 0x3f}, 2, PP_FMT_FP32,
+         PP_ERR_INPUT, {0},
+         "r.npy: dtype '<V2' holds raw 2-byte values, which cannot be fp32 values; declare bf16 "
+         "(ml_dtypes.bfloat16) or fp16"},
+        {"{'descr': '<V1', 'fortran_order': False, 'shape': (1,), }\n", {0x38}, 1, PP_FMT_BF16, PP_ERR_INPUT,
+         {0}, "r.npy: dtype '<V1' holds raw 1-byte values, which cannot be bf16 values"},
+        {"{'descr': '>V2', 'fortran_order': False, 'shape': (1,), }\n", {0x3f, 0x80}, 2, PP_FMT_BF16,
+         PP_ERR_INPUT, {0}, "r.npy: dtype '>V2' (void) is not supported"},
+        {"{'descr': '<V4', 'fortran_order': False, 'shape': (1,), }\n", {0, 0, 0x80, 0x3f}, 4, PP_FMT_FP32,
+         PP_ERR_INPUT, {0}, "r.npy: dtype '<V4' (void) is not supported"},
+        {"{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }\n", {0x80, 0x3f}, 2, PP_FMT_BF16,
+         PP_ERR_INPUT, {0}, "r.npy: truncated data"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t n;
+        unsigned char *b = build(1, 0, cases[k].header, cases[k].ndata, cases[k].data, &n);
+        pp_tensor t;
+        pp_error err = {0};
+        int rc = pp_npy_parse_as(b, n, "r.npy", cases[k].declared, &t, &err);
+        if (rc != cases[k].rc || (cases[k].msg && strncmp(err.msg, cases[k].msg, strlen(cases[k].msg))))
+            fprintf(stderr, "FAIL case %zu: rc %d: %s\n", k, rc, err.msg);
+        assert_int_equal(rc, cases[k].rc);
+        if (rc) {
+            assert_null(t.data);
+            assert_true(strncmp(err.msg, cases[k].msg, strlen(cases[k].msg)) == 0);
+        } else {
+            assert_int_equal(t.format, cases[k].declared);
+            int count = 0;
+            for (int64_t i = 0; i < t.numel; i++)
+                pp_test_check_value(cases[k].header, i, t.data[i], cases[k].want[i], &count);
+            assert_int_equal(count, 0);
+            pp_tensor_free(&t);
+        }
+        free(b);
+    }
+    // the plain reader declares nothing
+    size_t n;
+    unsigned char one[2] = {0x80, 0x3f};
+    unsigned char *b = build(1, 0, "{'descr': '<V2', 'fortran_order': False, 'shape': (1,), }\n", 2, one, &n);
+    pp_tensor t;
+    pp_error err = {0};
+    assert_int_equal(pp_npy_parse(b, n, "r.npy", &t, &err), PP_ERR_INPUT);
+    free(b);
+}
+
 // Every rejection: PP_ERR_INPUT, a message that starts with the file name and says why.
 static void npy_rejects_malformed(void **state)
 {
@@ -399,6 +471,7 @@ int main(void)
         cmocka_unit_test(npy_reads_numpy_files),
         cmocka_unit_test(npy_write_matches_numpy_bytes),
         cmocka_unit_test(npy_parse_big_endian_and_versions),
+        cmocka_unit_test(npy_raw_items_of_a_declared_format),
         cmocka_unit_test(npy_rejects_malformed),
         cmocka_unit_test(npy_rejects_bad_prefix),
         cmocka_unit_test(npy_accepts_header_variants),

@@ -63,6 +63,40 @@ static void test_reordered_values_keep_their_meaning(void **state)
     assert_int_equal(pp_knob_id(f, pp_knob_value_index(f, "bf16")), PP_FMT_BF16);
 }
 
+// A storage-format knob takes torch's spellings and stores the format's own value, so variants
+// named from a [matrix] and reports are the same whichever spelling the case uses; other knobs
+// and non-torch spellings are not widened.
+static void test_format_knobs_take_torch_names(void **state)
+{
+    (void)state;
+    const pp_op *attn = pp_op_find("attention");
+    const pp_knob_def *f = &attn->knobs[pp_op_knob_index(attn, "format")];
+    int bf16 = pp_knob_value_index(f, "bf16"), fp16 = pp_knob_value_index(f, "fp16");
+    int fp32 = pp_knob_value_index(f, "fp32");
+    assert_true(bf16 >= 0 && fp16 >= 0 && fp32 >= 0);
+    assert_int_equal(pp_knob_value_index(f, "bfloat16"), bf16);
+    assert_int_equal(pp_knob_value_index(f, "torch.bfloat16"), bf16);
+    assert_int_equal(pp_knob_value_index(f, "float16"), fp16);
+    assert_int_equal(pp_knob_value_index(f, "torch.half"), fp16);
+    assert_int_equal(pp_knob_value_index(f, "torch.float32"), fp32);
+    assert_int_equal(pp_knob_value_index(f, "torch.bf16"), -1);     // no torch dtype
+    assert_int_equal(pp_knob_value_index(f, "torch.float64"), -1);  // a format, not a value here
+    assert_int_equal(pp_knob_value_index(f, "Torch.bfloat16"), -1);
+    const pp_knob_def *acc = &attn->knobs[pp_op_knob_index(attn, "accumulate")];
+    assert_int_equal(pp_knob_value_index(acc, "float32"), -1);  // not a format knob
+    const pp_op *adamw = pp_op_find("adamw");
+    const pp_knob_def *pf = &adamw->knobs[pp_op_knob_index(adamw, "param_format")];
+    assert_int_equal(pp_knob_value_index(pf, "torch.bfloat16"), pp_knob_value_index(pf, "bf16"));
+    // and the plain lookup the CLI's flags use
+    pp_format_id id = PP_FMT_FP64;
+    assert_int_equal(pp_format_from_name("torch.float8_e4m3fn", &id), 0);
+    assert_int_equal(id, PP_FMT_E4M3);
+    assert_int_equal(pp_format_from_name("torch.bfloat16", &id), 0);
+    assert_int_equal(id, PP_FMT_BF16);
+    assert_int_equal(pp_format_from_name("torch.", &id), -1);
+    assert_int_equal(pp_format_from_name("torch.fp16", &id), -1);
+}
+
 // The knobs of op as the defaults with the named knob set to value (its text).
 static pp_op_knobs knobs_with(const pp_op *op, const char *name, const char *value)
 {
@@ -318,6 +352,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_value_has_a_meaning),
         cmocka_unit_test(test_reordered_values_keep_their_meaning),
+        cmocka_unit_test(test_format_knobs_take_torch_names),
         cmocka_unit_test(test_row_hooks),
         cmocka_unit_test(test_knob_check_names_file_line),
         cmocka_unit_test(test_view_world_from_the_row),

@@ -87,6 +87,34 @@ static void tensor_io_every_spec_form(void **state)
     pp_tensor_free(&r);
 }
 
+// .pt and .pth through the dispatch: a dict key (which may hold ':' and dots), the only tensor,
+// and a raw bf16 .npy read with the format the caller declares.
+static void tensor_io_pt_and_declared_formats(void **state)
+{
+    (void)state;
+    pp_tensor a, b;
+    pp_error err = {0};
+    assert_int_equal(pp_tensor_load("tests/fixtures/pt/state_dict.pt:weight", &a, &err), PP_OK);
+    assert_true(a.format == PP_FMT_BF16 && a.numel == 8);
+    pp_tensor_free(&a);
+    assert_int_equal(pp_tensor_load("tests/fixtures/pt/single.pt", &a, &err), PP_OK);
+    assert_int_equal(pp_tensor_load("tests/fixtures/pt/base_f32.npy", &b, &err), PP_OK);
+    assert_true(a.numel == 12 && !memcmp(a.data, b.data, 12 * sizeof(double)));
+    pp_tensor_free(&a);
+    pp_tensor_free(&b);
+    assert_int_equal(pp_tensor_load("tests/e2e/fixtures/data_in/k_bhsd_bf16.npy", &a, &err), PP_ERR_INPUT);
+    assert_int_equal(pp_tensor_load_as("tests/e2e/fixtures/data_in/k_bhsd_bf16.npy", PP_FMT_BF16, &a, &err), PP_OK);
+    assert_int_equal(pp_tensor_load("tests/e2e/fixtures/data_in/attn_bhsd.pt:k", &b, &err), PP_OK);
+    assert_true(a.format == PP_FMT_BF16 && b.format == PP_FMT_BF16 && a.numel == b.numel && a.ndim == 4);
+    assert_true(!memcmp(a.data, b.data, (size_t)a.numel * sizeof(double)));
+    pp_tensor_free(&a);
+    pp_tensor_free(&b);
+    // a declared format does not change what a file that names its dtype holds
+    assert_int_equal(pp_tensor_load_as("tests/fixtures/pt/single.pt", PP_FMT_BF16, &a, &err), PP_OK);
+    assert_int_equal(a.format, PP_FMT_FP32);
+    pp_tensor_free(&a);
+}
+
 static void tensor_io_spec_errors(void **state)
 {
     (void)state;
@@ -106,6 +134,12 @@ static void tensor_io_spec_errors(void **state)
         {"/nonexistent/x.npy", 0, "/nonexistent/x.npy: cannot open: No such file or directory"},
         {"/nonexistent/x.safetensors:a", 0, "/nonexistent/x.safetensors: cannot open"},
         {"/nonexistent/x.h5:/a", 0, "/nonexistent/x.h5: cannot open"},
+        {"/nonexistent/x.pt:a", 0, "/nonexistent/x.pt: cannot open"},
+        {"/nonexistent/x.pth", 0, "/nonexistent/x.pth: cannot open"},
+        {"x.pt:a", 1, "x.pt: precprobe reads .pt files but does not write them"},
+        {"tests/fixtures/pt/dtypes.pt:", 0, "dtypes.pt: holds 10 tensors; name one"},  // ':' alone = none
+        {"tests/fixtures/pt/single.pt:a", 0, "single.pt: holds a single tensor, not a dict"},
+        {"x.ptx", 0, "x.ptx: unknown kind"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         pp_tensor t;
@@ -237,6 +271,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tensor_io_every_spec_form),
+        cmocka_unit_test(tensor_io_pt_and_declared_formats),
         cmocka_unit_test(tensor_io_spec_errors),
         cmocka_unit_test(tensor_io_failed_write_keeps_old_file),
         cmocka_unit_test(tensor_io_file_modes),

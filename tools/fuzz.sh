@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fuzz.sh — runs a libFuzzer target on its committed seed corpus for a while, with 2 workers.
-# usage: tools/fuzz.sh TARGET SECONDS      (after `make fuzz`; TARGET: npy, safetensors, toml, case)
+# usage: tools/fuzz.sh TARGET SECONDS      (after `make fuzz`; TARGET: npy, safetensors, pt, toml, case)
 # New inputs go to a scratch corpus (removed afterwards); crashes, leaks and timeouts are saved in
 # tests/fuzz/TARGET/ (git-ignored). To grow the committed corpus, minimise with -merge=1:
 #   build/fuzz/fuzz_TARGET -merge=1 tests/fuzz/TARGET NEWDIR

@@ -36,10 +36,13 @@ static void compare_usage(FILE *f)
         "                                the operands' common dtype, so fp16/bf16 differences\n"
         "                                are fp16/bf16 values; 1.10-2.0 compares in float64\n"
         "  --actual-dtype F              the format ACTUAL's values conform to (fp64 fp32 tf32\n"
-        "  --expected-dtype F            fp16 bf16 e4m3 e5m2), e.g. bf16 values stored as\n"
+        "  --expected-dtype F            fp16 bf16 e4m3 e5m2, or torch's names: bfloat16,\n"
+        "                                torch.float16, ...), e.g. bf16 values stored as\n"
         "                                float32 in a .npy; sets the default tolerances, the\n"
         "                                dtype of the comparison and the ulp statistics. A\n"
-        "                                value not representable in F is an error.\n"
+        "                                value not representable in F is an error. A .npy of\n"
+        "                                ml_dtypes' bfloat16/float8 (raw '<V2'/'<V1' items)\n"
+        "                                needs it.\n"
         "  --stats                       also print precprobe's statistics (worst tolerance\n"
         "                                ratio, mean/RMS error, ulp histogram, NaN/Inf counts)\n"
         "  -h, --help                    this text\n"
@@ -66,7 +69,10 @@ static int parse_tolerance(const char *opt, const char *s, double *out)
 static int load_operand(const char *spec, const char *dtype, pp_tensor *t)
 {
     pp_error err = {0};
-    if (pp_tensor_load(spec, t, &err)) {
+    pp_format_id declared = PP_FMT_FP64;
+    if (dtype)
+        pp_format_from_name(dtype, &declared);  // validated while parsing the options
+    if (pp_tensor_load_as(spec, dtype ? (int)declared : -1, t, &err)) {
         fprintf(stderr, "precprobe compare: %s\n", err.msg);
         return err.code;
     }

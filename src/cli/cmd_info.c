@@ -47,12 +47,15 @@ int pp_cmd_list(int argc, char **argv)
                    op->knobs[k].name, values, op->knobs[k].def, "",
                    op->knobs[k].doc);
         }
+        // each tensor with its axis letters, the alphabet of a case's layout = "..."
         printf("  inputs:");
         for (int t = 0; t < op->n_inputs; t++)
-            printf(" %s", op->inputs[t]);
+            printf(op->input_layouts ? " %s[%s]" : " %s", op->inputs[t],
+                   op->input_layouts ? op->input_layouts[t] : "");
         printf("; outputs:");
         for (int t = 0; t < op->n_outputs; t++)
-            printf(" %s", op->outputs[t]);
+            printf(op->output_layouts ? " %s[%s]" : " %s", op->outputs[t],
+                   op->output_layouts ? op->output_layouts[t] : "");
         printf("\n  reference methods:");
         for (int m = 0; op->ref_methods[m]; m++)
             printf(" %s%s", op->ref_methods[m], m ? "" : " (default)");

@@ -84,6 +84,16 @@ int pp_format_from_name(const char *name, pp_format_id *f)
         {"float", PP_FMT_FP32},   {"float16", PP_FMT_FP16}, {"half", PP_FMT_FP16},
         {"bfloat16", PP_FMT_BF16}, {"float8_e4m3fn", PP_FMT_E4M3}, {"float8_e5m2", PP_FMT_E5M2},
     };
+    // torch's own spelling of a dtype ("torch.bfloat16", what str(t.dtype) prints) names the
+    // same format as the bare name, so a user can paste it from Python.
+    if (strncmp(name, "torch.", 6) == 0) {
+        name += 6;
+        int known = 0;
+        for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+            known |= strcmp(name, aliases[i].alias) == 0;
+        if (!known)
+            return -1;  // "torch.bf16" is no torch dtype
+    }
     for (int i = 0; i < PP_FMT_COUNT; i++) {
         if (strcmp(name, pp_format_get((pp_format_id)i).name) == 0) {
             *f = (pp_format_id)i;

@@ -46,7 +46,8 @@ void pp_index_str(int ndim, const int64_t *shape, int64_t i, char *buf, size_t n
 int pp_tensor_has_shape(const pp_tensor *t, int ndim, const int64_t *shape);
 
 // Looks a format up by name ("fp16", "bf16", ...; also torch's "float16", "bfloat16",
-// "float32", "float64", "half", "float", "double"). Returns 0 and sets *f, or -1.
+// "float32", "float64", "half", "float", "double", "float8_e4m3fn", "float8_e5m2", each also
+// with torch's "torch." prefix: "torch.bfloat16"). Returns 0 and sets *f, or -1.
 int pp_format_from_name(const char *name, pp_format_id *f);
 
 // Checks that every value of t is representable in format f; on failure names the first

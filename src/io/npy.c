@@ -217,7 +217,7 @@ static int parse_header(cursor *c, npy_header *h)
 // dtypes
 
 // Maps a descr to a format and item size; on failure names the dtype the way numpy does.
-static int descr_format(const char *name, const char *d, pp_format_id *f, int *size, int *big,
+static int descr_format(const char *name, const char *d, int raw, pp_format_id *f, int *size, int *big,
                         pp_error *err)
 {
     char shown[64];
@@ -239,6 +239,26 @@ static int descr_format(const char *name, const char *d, pp_format_id *f, int *s
         *size = (int)bytes;
         *big = order == '>';
         return PP_OK;
+    }
+    // ml_dtypes' bfloat16 and float8 arrays are saved as raw void items ('<V2', '<V1'): the file
+    // does not say which format they hold, so the caller must (raw: a declared format, or -1).
+    if (kind == 'V' && plain_size && (bytes == 1 || bytes == 2) && order != '>') {
+        int fits = raw >= 0 && raw < PP_FMT_COUNT && pp_format_get((pp_format_id)raw).storage_bits == 8 * bytes;
+        if (fits) {
+            *f = (pp_format_id)raw;
+            *size = (int)bytes;
+            *big = 0;
+            return PP_OK;
+        }
+        const char *which = bytes == 2 ? "bf16 (ml_dtypes.bfloat16) or fp16" : "e4m3 (ml_dtypes.float8_e4m3fn) or e5m2";
+        if (raw >= 0)
+            return pp_fail(err, PP_ERR_INPUT,
+                           "%s: dtype '%s' holds raw %ld-byte values, which cannot be %s values; "
+                           "declare %s", name, shown, bytes, pp_format_get((pp_format_id)raw).name, which);
+        return pp_fail(err, PP_ERR_INPUT,
+                       "%s: dtype '%s' holds raw %ld-byte values (how numpy saves ml_dtypes' types); "
+                       "declare their format: %s (case: format = \"%s\"; compare: --actual-dtype or --expected-dtype)",
+                       name, shown, bytes, which, bytes == 2 ? "bf16" : "e4m3");
     }
     if (kind == 'O')
         return pp_fail(err, PP_ERR_INPUT,
@@ -275,6 +295,12 @@ static int descr_format(const char *name, const char *d, pp_format_id *f, int *s
 
 int pp_npy_parse(const unsigned char *buf, size_t n, const char *name, pp_tensor *t, pp_error *err)
 {
+    return pp_npy_parse_as(buf, n, name, -1, t, err);
+}
+
+int pp_npy_parse_as(const unsigned char *buf, size_t n, const char *name, int raw_format, pp_tensor *t,
+                    pp_error *err)
+{
     memset(t, 0, sizeof *t);
     if (n < NPY_MAGIC_LEN + 2 || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
         return pp_fail(err, PP_ERR_INPUT, "%s: not a .npy file (bad magic: no \\x93NUMPY)", name);
@@ -307,7 +333,7 @@ int pp_npy_parse(const unsigned char *buf, size_t n, const char *name, pp_tensor
 
     pp_format_id f = PP_FMT_FP64;
     int size = 8, big = 0;
-    if (descr_format(name, h.descr, &f, &size, &big, err))
+    if (descr_format(name, h.descr, raw_format, &f, &size, &big, err))
         return PP_ERR_INPUT;
     if (h.fortran)
         return pp_fail(err, PP_ERR_INPUT,
@@ -336,15 +362,15 @@ int pp_npy_parse(const unsigned char *buf, size_t n, const char *name, pp_tensor
         uint64_t bits = 0;
         for (int b = 0; b < size; b++)
             bits |= (uint64_t)q[big ? size - 1 - b : b] << (8 * b);
-        if (size == 8) {
+        if (f == PP_FMT_BF16 || f == PP_FMT_E4M3 || f == PP_FMT_E5M2 || (size == 2 && f == PP_FMT_FP16)) {
+            t->data[i] = pp_decode(f, bits);  // raw items of a declared format, and '<f2'
+        } else if (size == 8) {
             memcpy(&t->data[i], &bits, 8);
         } else if (size == 4) {
             uint32_t b32 = (uint32_t)bits;
             float x;
             memcpy(&x, &b32, 4);
             t->data[i] = x;
-        } else {
-            t->data[i] = pp_decode(PP_FMT_FP16, bits);
         }
     }
     return PP_OK;
@@ -352,12 +378,17 @@ int pp_npy_parse(const unsigned char *buf, size_t n, const char *name, pp_tensor
 
 int pp_npy_read(const char *path, pp_tensor *t, pp_error *err)
 {
+    return pp_npy_read_as(path, -1, t, err);
+}
+
+int pp_npy_read_as(const char *path, int raw_format, pp_tensor *t, pp_error *err)
+{
     memset(t, 0, sizeof *t);
     pp_file_buf b;
     int rc = pp_file_load(path, &b, err);
     if (rc)
         return rc;
-    rc = pp_npy_parse(b.data, b.size, path, t, err);
+    rc = pp_npy_parse_as(b.data, b.size, path, raw_format, t, err);
     pp_file_release(&b);
     return rc;
 }

@@ -22,9 +22,18 @@
 // Returns PP_OK, PP_ERR_INPUT, or PP_ERR_RUNTIME (out of memory).
 int pp_npy_parse(const unsigned char *buf, size_t n, const char *name, pp_tensor *t, pp_error *err);
 
+// pp_npy_parse, also reading raw void items as numpy saves ml_dtypes' arrays: '<V2' (or '|V2')
+// as bf16 or fp16 bit patterns, '<V1' as e4m3 or e5m2, little-endian, when raw_format names such
+// a format (a pp_format_id, or -1: none declared). Raw items without a declared format of their
+// width are rejected with a message asking for one.
+int pp_npy_parse_as(const unsigned char *buf, size_t n, const char *name, int raw_format, pp_tensor *t,
+                    pp_error *err);
+
 // Reads the .npy file at path: pp_npy_parse on its bytes. Errors also for a missing or
 // unreadable file (PP_ERR_INPUT).
 int pp_npy_read(const char *path, pp_tensor *t, pp_error *err);
+// pp_npy_parse_as on the bytes of the file at path.
+int pp_npy_read_as(const char *path, int raw_format, pp_tensor *t, pp_error *err);
 
 // Writes t to path as numpy.save does (format 1.0, header padded to 64 bytes), atomically.
 // dtype: fp64 as '<f8'; fp16 as '<f2'; fp32, tf32, bf16, e4m3, e5m2 as '<f4' (exact: each of

@@ -1,5 +1,5 @@
-// tensor_io.c — the spec dispatch (X.npy, X.safetensors[:NAME], X.h5:/DATASET) over the three
-// formats.
+// tensor_io.c — the spec dispatch (X.npy, X.safetensors[:NAME], X.h5:/DATASET, X.pt[:NAME])
+// over the four formats.
 #include "io/tensor_io.h"
 
 #include <stdlib.h>
@@ -7,12 +7,13 @@
 
 #include "io/h5io.h"
 #include "io/npy.h"
+#include "io/pt.h"
 #include "io/safetensors.h"
 
 // ---------------------------------------------------------------------------------------------
 // Specs
 
-typedef enum { SPEC_NPY, SPEC_SAFETENSORS, SPEC_H5 } spec_kind;
+typedef enum { SPEC_NPY, SPEC_SAFETENSORS, SPEC_H5, SPEC_PT } spec_kind;
 
 // Splits spec into a file name (malloc'd into *file) and the part after ':' (*inner, pointing
 // into spec, or NULL). The leftmost extension followed by the right character wins, so a
@@ -24,7 +25,7 @@ static int spec_split(const char *spec, spec_kind *kind, char **file, const char
         const char *ext;
         spec_kind kind;
     } exts[] = {{".safetensors", SPEC_SAFETENSORS}, {".hdf5", SPEC_H5}, {".h5", SPEC_H5},
-                {".npy", SPEC_NPY}};
+                {".npy", SPEC_NPY}, {".pth", SPEC_PT}, {".pt", SPEC_PT}};
     *file = NULL;
     *inner = NULL;
     for (const char *p = spec; *p; p++) {
@@ -54,7 +55,7 @@ static int spec_split(const char *spec, spec_kind *kind, char **file, const char
                 *file = NULL;
                 return PP_ERR_INPUT;
             }
-            if (*kind == SPEC_SAFETENSORS && *inner && !**inner)
+            if ((*kind == SPEC_SAFETENSORS || *kind == SPEC_PT) && *inner && !**inner)
                 *inner = NULL;  // "X.safetensors:" is "X.safetensors"
             return PP_OK;
         }
@@ -68,6 +69,11 @@ bad:
 
 int pp_tensor_load(const char *spec, pp_tensor *t, pp_error *err)
 {
+    return pp_tensor_load_as(spec, -1, t, err);
+}
+
+int pp_tensor_load_as(const char *spec, int raw_format, pp_tensor *t, pp_error *err)
+{
     memset(t, 0, sizeof *t);
     spec_kind kind;
     char *file;
@@ -76,9 +82,10 @@ int pp_tensor_load(const char *spec, pp_tensor *t, pp_error *err)
     if (rc)
         return rc;
     switch (kind) {
-    case SPEC_NPY: rc = pp_npy_read(file, t, err); break;
+    case SPEC_NPY: rc = pp_npy_read_as(file, raw_format, t, err); break;
     case SPEC_SAFETENSORS: rc = pp_safetensors_read(file, inner, t, err); break;
     case SPEC_H5: rc = pp_h5_read(file, inner, t, err); break;
+    case SPEC_PT: rc = pp_pt_read(file, inner, t, err); break;
     }
     free(file);
     return rc;
@@ -101,6 +108,10 @@ int pp_tensor_save(const char *spec, const pp_tensor *t, pp_error *err)
             rc = pp_safetensors_update(file, inner, t, err);
         break;
     case SPEC_H5: rc = pp_h5_write(file, inner, t, 0, err); break;
+    case SPEC_PT:  // writing one would mean writing a pickle: safetensors is torch's safe format
+        rc = pp_fail(err, PP_ERR_INPUT, "%s: precprobe reads .pt files but does not write them; save to "
+                     "X.safetensors:NAME, X.npy or X.h5:/DATASET", file);
+        break;
     }
     free(file);
     return rc;

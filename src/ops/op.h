@@ -178,6 +178,12 @@ struct pp_op {
     // Whether the CPU emulation can run a variant with these knobs (0: a vendor path that runs
     // only on the GPU, so --cross-check has no emulation to compare with); NULL: every variant.
     int (*emulated)(const pp_op_knobs *k);
+    // The axes of each input and output as letters, one per dimension in the row's order
+    // (attention's q [b, s, h, d]: "bshd"), distinct within a tensor; NULL: the row names none.
+    // A case may give a file holding a tensor in another order of these letters (layout =
+    // "bhsd", src/core/layout.h): it is transposed into the row's order when read.
+    const char *const *input_layouts;
+    const char *const *output_layouts;
 };
 
 // The operation named name, or NULL.
@@ -193,7 +199,8 @@ int pp_op_emulated(const pp_op *op, const pp_op_knobs *k);
 int pp_op_param_index(const pp_op *op, const char *name);
 int pp_op_knob_index(const pp_op *op, const char *name);
 // The stored value of a knob spelled value (index into values, or an integer knob's number), or
-// -1 when not allowed.
+// -1 when not allowed. A storage-format knob (meanings pp_knob_formats) also takes the names
+// pp_format_from_name knows ("bfloat16", "torch.float16").
 int pp_knob_value_index(const pp_knob_def *knob, const char *value);
 // The knob's allowed values joined with ", " into buf, or "an integer from A to B".
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);

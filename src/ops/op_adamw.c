@@ -79,6 +79,9 @@ static const pp_knob_def knobs[] = {
 };
 static const char *const inputs[] = {"theta0"};
 static const char *const outputs[] = {"theta", "m", "v"};
+// the axes of each, as letters (layout = ... in a case orders them as a file holds them)
+static const char *const input_layouts[] = {"n"};
+static const char *const output_layouts[] = {"n", "n", "n"};
 static const char *const ref_methods[] = {"mpfr", NULL};
 
 static double prm(const pp_op_params *p, int i)
@@ -333,6 +336,8 @@ const pp_op pp_op_adamw = {
     .n_inputs = 1,
     .outputs = outputs,
     .n_outputs = 3,
+    .input_layouts = input_layouts,
+    .output_layouts = output_layouts,
     .check_params = check_params,
     .shape = shape,
     .format = format,

@@ -103,6 +103,9 @@ static const pp_knob_def knobs[] = {
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
+// the axes of each, as letters (layout = ... in a case orders them as a file holds them)
+static const char *const input_layouts[] = {"bshd", "bshd", "bshd", "bshd"};
+static const char *const output_layouts[] = {"bshd", "bhs", "bshd", "bshd", "bshd"};
 static const char *const ref_methods[] = {"fast", "mpfr-plain", NULL};
 
 static int64_t param(const pp_op_params *p, int i)
@@ -338,6 +341,8 @@ const pp_op pp_op_attention = {
     .n_inputs = 4,
     .outputs = outputs,
     .n_outputs = 5,
+    .input_layouts = input_layouts,
+    .output_layouts = output_layouts,
     .check_params = check_params,
     .check_knobs = check_knobs,
     .shape = shape,

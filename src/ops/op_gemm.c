@@ -49,6 +49,9 @@ static const pp_knob_def knobs[] = {
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
+// the axes of each, as letters (layout = ... in a case orders them as a file holds them)
+static const char *const input_layouts[] = {"bmk", "bkn"};
+static const char *const output_layouts[] = {"bmn"};
 static const char *const ref_methods[] = {"fast", "mpfr-plain", NULL};
 
 static int check_params(const pp_op_params *p, char *msg, size_t n)
@@ -204,6 +207,8 @@ const pp_op pp_op_gemm = {
     .n_inputs = 2,
     .outputs = outputs,
     .n_outputs = 1,
+    .input_layouts = input_layouts,
+    .output_layouts = output_layouts,
     .check_params = check_params,
     .shape = shape,
     .format = format,

@@ -71,8 +71,15 @@ void pp_choices_str(const char *const *choices, char *buf, size_t n)
 
 int pp_knob_value_index(const pp_knob_def *knob, const char *value)
 {
-    if (knob->values)
-        return pp_choice_index(knob->values, value);
+    if (knob->values) {
+        int i = pp_choice_index(knob->values, value);
+        pp_format_id f;
+        // A storage-format knob takes torch's spellings too ("bfloat16", "torch.float16"),
+        // stored as the format's own name, so variant names and reports do not change.
+        if (i < 0 && knob->meanings == pp_knob_formats && !pp_format_from_name(value, &f))
+            i = pp_choice_index(knob->values, pp_format_get(f).name);
+        return i;
+    }
     // an integer knob: plain decimal digits, no sign, no leading zeros, within range
     size_t len = strlen(value);
     if (len == 0 || len > 9 || (value[0] == '0' && len > 1))

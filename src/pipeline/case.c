@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layout.h"
 #include "core/nearest.h"
 #include "core/statistic.h"
 #include "io/tensor_io.h"
@@ -233,8 +234,8 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
 }
 
 static const char *const dist_keys[] = {"distribution", "mean", "std", "low", "high", "file", "format",
-                                        "axis", "axis_scale"};
-#define N_DIST_KEYS 9
+                                        "axis", "axis_scale", "round", "layout"};
+#define N_DIST_KEYS 11
 
 // Reads distribution keys of table t into d (starting from the values already there).
 static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
@@ -282,6 +283,77 @@ static int read_dist(const ctx *x, const pp_toml_value *t, pp_dist *d)
     pp_error e;
     if (pp_dist_check(d, &e))
         return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s", x->file, pp_toml_line(t), e.msg);
+    return 0;
+}
+
+// 'format' of a tensor read from a file: a format name, torch's spellings included.
+static int read_file_format(const ctx *x, const pp_toml_value *v, pp_format_id *f)
+{
+    const char *str;
+    int rc = get_string(x, v, "format", &str);
+    if (rc)
+        return rc;
+    if (pp_format_from_name(str, f))
+        return fail_at(x, v,
+                       "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2, or torch's "
+                       "names: bfloat16, torch.float16, ...)", str, NULL, NULL);
+    return 0;
+}
+
+// 'layout' of table t, if given, for a tensor whose axes the op row names (axes, or NULL).
+static int read_layout(const ctx *x, const pp_toml_value *t, const char *axes, const char *tensor, char *out)
+{
+    const pp_toml_value *v = pp_toml_get(t, "layout");
+    const char *s;
+    int rc;
+    if (!v)
+        return 0;
+    if ((rc = get_string(x, v, "layout", &s)))
+        return rc;
+    if (!axes)
+        return fail_at(x, v, "'%s' has no named axes, so it takes no 'layout'", tensor, NULL, NULL);
+    if (pp_layout_check(axes, s)) {
+        char letters[3 * PP_MAX_DIMS + 1] = "";  // "b, s, h, d"
+        size_t at = 0;
+        for (size_t i = 0; axes[i] && at < sizeof letters; i++)
+            at += (size_t)snprintf(letters + at, sizeof letters - at, i ? ", %c" : "%c", axes[i]);
+        return pp_fail(x->err, PP_ERR_INPUT,
+                       "%s:%d: 'layout' = '%s' must be the letters of '%s' (%s) in the order the file holds "
+                       "them, each once (the op's is \"%s\")",
+                       x->file, pp_toml_line(v), s, tensor, letters, axes);
+    }
+    snprintf(out, PP_MAX_DIMS + 1, "%s", s);
+    return 0;
+}
+
+// An external variant's output o: "FILE" or { file = "FILE", format = "...", layout = "..." }.
+static int read_external_output(const ctx *x, const pp_toml_value *f, const pp_op *op, int o, pp_variant_spec *v)
+{
+    int rc;
+    const pp_toml_value *file = f;
+    if (pp_toml_type_of(f) == PP_TOML_TABLE) {
+        static const char *const keys[] = {"file", "format", "layout"};
+        char where[PP_NAME_MAX + 32];
+        snprintf(where, sizeof where, "external output '%s'", op->outputs[o]);
+        if ((rc = pp_toml_check_keys(f, x->file, where, keys, 3, x->err)))
+            return rc;
+        if (!(file = pp_toml_get(f, "file")))
+            return fail_at(x, f, "external output '%s' needs 'file'", op->outputs[o], NULL, NULL);
+        const pp_toml_value *fmt = pp_toml_get(f, "format");
+        if (fmt && (rc = read_file_format(x, fmt, &v->external_format[o])))
+            return rc;
+        v->external_has_format[o] = fmt != NULL;
+        if ((rc = read_layout(x, f, op->output_layouts ? op->output_layouts[o] : NULL, op->outputs[o],
+                              v->external_layouts[o])))
+            return rc;
+    } else if (pp_toml_type_of(f) != PP_TOML_STRING) {
+        return fail_at(x, f, "external output '%s' must be a file spec or { file = \"...\", layout = \"...\" }",
+                       op->outputs[o], NULL, NULL);
+    }
+    const char *s;
+    if ((rc = get_string(x, file, op->outputs[o], &s)))
+        return rc;
+    resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
     return 0;
 }
 
@@ -335,13 +407,25 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
             resolve_path(x->file, str, in->file, sizeof in->file);
         }
         if ((v = pp_toml_get(s, "format"))) {
-            if ((rc = get_string(x, v, "format", &str)))
+            if ((rc = read_file_format(x, v, &in->format)))
                 return rc;
-            if (pp_format_from_name(str, &in->format))
-                return fail_at(x, v, "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2)", str,
-                               NULL, NULL);
             in->has_format = 1;
         }
+        if ((v = pp_toml_get(s, "round"))) {
+            static const char *const modes[] = {"exact", "nearest"};
+            if ((rc = get_string(x, v, "round", &str)))
+                return rc;
+            if (strcmp(str, "exact") && strcmp(str, "nearest"))
+                return unknown(x, v, "rounding", str, "'round' (allowed: exact, nearest)", modes, 2);
+            in->round_nearest = !strcmp(str, "nearest");
+        }
+        if ((rc = read_layout(x, s, op->input_layouts ? op->input_layouts[i] : NULL, op->inputs[i], in->layout)))
+            return rc;
+        static const char *const file_only[] = {"round", "layout"};
+        for (int k = 0; k < 2 && !in->file[0]; k++)
+            if ((v = pp_toml_get(s, file_only[k])))
+                return fail_at(x, v, "'%s' applies to an input read from a file (give 'file')", file_only[k], NULL,
+                               NULL);
     }
     return 0;
 }
@@ -460,15 +544,13 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
         int given = 0;
         for (int o = 0; o < op->n_outputs; o++) {
             const pp_toml_value *f = pp_toml_get(ext, op->outputs[o]);
-            const char *s;
             if (!f)
                 continue;
-            if ((rc = get_string(x, f, op->outputs[o], &s)))
+            if ((rc = read_external_output(x, f, op, o, v)))
                 return rc;
             if (!pp_op_output_active(op, &c->params, &k, o))
                 return fail_at(x, f, "external output '%s' is not produced by this case (see its [op])",
                                op->outputs[o], NULL, NULL);
-            resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
             given++;
         }
         if (!given)

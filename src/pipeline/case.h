@@ -18,9 +18,11 @@
 
 typedef struct pp_input_spec {
     pp_dist dist;                  // generated from the seed when file is empty
-    char file[PP_PATH_MAX];        // a tensor spec (.npy, .safetensors:NAME, .h5:/ds), or ""
+    char file[PP_PATH_MAX];        // a tensor spec (.npy, .safetensors:NAME, .h5:/ds, .pt:NAME), or ""
     int has_format;                // the file's values are declared to be of format
     pp_format_id format;
+    int round_nearest;             // round = "nearest": the file's values rounded to the variant's format
+    char layout[PP_MAX_DIMS + 1];  // the file's axis order ("bhsd"), "" = the op's
 } pp_input_spec;
 
 #define PP_MAX_PAIR_GROUPS 8
@@ -45,6 +47,10 @@ typedef struct pp_variant_spec {
     int from_matrix;
     int external;                            // outputs read from files
     char external_files[PP_MAX_OP_TENSORS][PP_PATH_MAX];
+    // per external output: its declared format (when has_format) and axis order ("" = the op's)
+    int external_has_format[PP_MAX_OP_TENSORS];
+    pp_format_id external_format[PP_MAX_OP_TENSORS];
+    char external_layouts[PP_MAX_OP_TENSORS][PP_MAX_DIMS + 1];
 } pp_variant_spec;
 
 // A gate rule: a statistic of the comparisons its pattern matches must stay within [min, max].

@@ -8,6 +8,7 @@
 #include "core/progress.h"
 #include "io/tensor_io.h"
 #include "pipeline/comparison.h"
+#include "pipeline/file_tensor.h"
 #include "pipeline/ref_cache.h"
 
 void pp_run_group_free(const pp_op *op, pp_format_group *g)
@@ -51,14 +52,6 @@ static int run_cpu_traced(const pp_op *op, const pp_case *c, const pp_variant_sp
     return rc;
 }
 
-static int shape_error(const char *what, const pp_tensor *t, int ndim, const int64_t *shape, pp_error *err)
-{
-    char have[200], want[200];
-    pp_shape_str(t->ndim, t->shape, have, sizeof have);
-    pp_shape_str(ndim, shape, want, sizeof want);
-    return pp_fail(err, PP_ERR_INPUT, "%s has shape %s, but the case's [op] needs %s", what, have, want);
-}
-
 static void progress(const pp_run_opts *o, const char *fmt, const char *a, const char *b)
 {
     if (!o->progress)
@@ -81,16 +74,11 @@ int pp_run_group_inputs(const pp_case *c, pp_format_group *g, pp_error *err)
         if (in->file[0]) {
             char what[PP_PATH_MAX + 64];
             snprintf(what, sizeof what, "%s: input '%s' (%s)", c->path, op->inputs[i], in->file);
-            if ((rc = pp_tensor_load(in->file, t, err)))
+            pp_file_tensor f = {in->file, in->has_format ? (int)in->format : -1,
+                                op->input_layouts ? op->input_layouts[i] : NULL, in->layout, what};
+            if ((rc = pp_file_tensor_load(&f, ndim, shape, t, err)) ||
+                (rc = pp_file_tensor_to_format(t, g->format, in->round_nearest, what, err)))
                 return rc;
-            if (!pp_tensor_has_shape(t, ndim, shape))
-                return shape_error(what, t, ndim, shape, err);
-            if (in->has_format && (rc = pp_tensor_check_format(t, in->format, what, err)))
-                return rc;
-            // The variant computes in its storage format: the file's values must be values of it.
-            if ((rc = pp_tensor_check_format(t, g->format, what, err)))
-                return rc;
-            t->format = g->format;
         } else {
             if ((rc = pp_tensor_alloc(t, ndim, shape, g->format, err)) ||
                 (rc = pp_inputs_fill(t, &in->dist, c->seed, (uint32_t)i, err)))
@@ -130,11 +118,11 @@ static int load_external(const pp_case *c, const pp_variant_spec *v, pp_tensor *
         char what[PP_PATH_MAX + 128];
         snprintf(what, sizeof what, "%s: external variant '%s' output '%s' (%s)", c->path, v->name, op->outputs[o],
                  v->external_files[o]);
-        int rc = pp_tensor_load(v->external_files[o], &out[o], err);
+        pp_file_tensor f = {v->external_files[o], v->external_has_format[o] ? (int)v->external_format[o] : -1,
+                            op->output_layouts ? op->output_layouts[o] : NULL, v->external_layouts[o], what};
+        int rc = pp_file_tensor_load(&f, ndim, shape, &out[o], err);
         if (rc)
             return rc;
-        if (!pp_tensor_has_shape(&out[o], ndim, shape))
-            return shape_error(what, &out[o], ndim, shape, err);
     }
     return PP_OK;
 }

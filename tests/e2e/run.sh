@@ -31,6 +31,8 @@ while IFS='|' read -r name want args; do
 done < tests/e2e/cases.txt
 # the HTML report: its own script (xmllint, no URL, show --html redraws the same page)
 if bash tests/e2e/html.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# tensors from .pt and ml_dtypes .npy files, in another layout: the same report (tests/e2e/data_in.sh)
+if bash tests/e2e/data_in.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"

@@ -22,12 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     pp_tensor t;
     pp_error err = {0};
-    int rc = pp_npy_parse(data, size, "fuzz.npy", &t, &err);
+    // the declared format of raw items ('<V2', '<V1'): drawn from the length, so that every
+    // format and none (-1) meet every input
+    int raw = (int)(size % (PP_FMT_COUNT + 1)) - 1;
+    int rc = pp_npy_parse_as(data, size, "fuzz.npy", raw, &t, &err);
     if (rc == PP_OK) {
         int64_t n = 1;
         for (int d = 0; d < t.ndim; d++)
             n *= t.shape[d];
-        int itemsize = t.format == PP_FMT_FP64 ? 8 : t.format == PP_FMT_FP32 ? 4 : 2;
+        int itemsize = (int)pp_format_get(t.format).storage_bits / 8;
         // The shape, the data read and the values must agree with the bytes given.
         if (t.ndim < 0 || t.ndim > PP_MAX_DIMS || n != t.numel || (size_t)n * (size_t)itemsize > size ||
             pp_tensor_check_format(&t, t.format, "fuzz", &err) != PP_OK)
