@@ -267,13 +267,33 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     o.b = d.b, o.s_q = d.s_q, o.s_kv = d.s_kv, o.h = d.h, o.h_kv = d.h_kv, o.d = d.d, o.causal = d.causal;
     o.sigma_given = p->given[P_SIGMA];
     o.sigma = p->v[P_SIGMA];
-    o.backward = backward(p) && out[O_DQ].data != NULL;
+    // The reference computes out and lse always, and dq, dk, dv together: an output no variant
+    // has (an external variant that gave only out, or only dq) gets a scratch tensor, freed here.
+    o.backward = backward(p) && (out[O_DQ].data || out[O_DK].data || out[O_DV].data);
     o.threads = ctx->threads;
     o.progress = ctx->progress;
     o.progress_ctx = ctx->progress_ctx;
+    pp_tensor scratch[5];
+    memset(scratch, 0, sizeof scratch);
+    double *data[5];
+    int rc = PP_OK;
+    for (int t = 0; t < 5; t++) {
+        data[t] = out[t].data;
+        if (data[t] || (t >= O_DQ && !o.backward))
+            continue;
+        int ndim;
+        int64_t s[PP_MAX_DIMS];
+        shape(p, 1, t, &ndim, s);
+        if ((rc = pp_tensor_alloc(&scratch[t], ndim, s, PP_FMT_FP64, err)))
+            break;
+        data[t] = scratch[t].data;
+    }
     pp_attn_ref_bounds b;
-    int rc = pp_attention_ref(&o, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data, out[O_LSE].data,
-                              out[O_DQ].data, out[O_DK].data, out[O_DV].data, &b, err);
+    if (!rc)
+        rc = pp_attention_ref(&o, in[0].data, in[1].data, in[2].data, in[3].data, data[O_OUT], data[O_LSE],
+                              data[O_DQ], data[O_DK], data[O_DV], &b, err);
+    for (int t = 0; t < 5; t++)
+        pp_tensor_free(&scratch[t]);
     if (rc)
         return rc;
     const double bound[] = {b.out, b.lse, b.dq, b.dk, b.dv};
