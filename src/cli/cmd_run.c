@@ -151,16 +151,32 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
         fprintf(stderr, "precprobe: out of memory\n");
         return 3;
     }
-    snprintf(path, sizeof path, "%s/report.txt", dir);
-    int rc = pp_atomic_write_text(path, text, &err);
-    free(text);
+    // Every report is written to its staging name first and all are renamed together, so a
+    // failing --html (say) leaves the previous report.txt and report.h5 as they were.
+    char txt_path[PP_PATH_MAX + 32];
+    snprintf(txt_path, sizeof txt_path, "%s/report.txt", dir);
     snprintf(path, sizeof path, "%s/report.h5", dir);
+    pp_atomic_set set = {0};
+    const char *txt_tmp = NULL, *h5_tmp = NULL, *junit_tmp = NULL, *html_tmp = NULL;
+    int rc = pp_atomic_set_add(&set, txt_path, &txt_tmp, &err);
     if (!rc)
-        rc = pp_report_h5_write(path, r, &err);
+        rc = pp_atomic_set_add(&set, path, &h5_tmp, &err);
     if (!rc && junit)
-        rc = pp_report_junit_write(junit, r, NULL, &err);
+        rc = pp_atomic_set_add(&set, junit, &junit_tmp, &err);
     if (!rc && html)
-        rc = pp_report_html_write(html, r, &err);
+        rc = pp_atomic_set_add(&set, html, &html_tmp, &err);
+    if (!rc)
+        rc = pp_atomic_write_text(txt_tmp, text, &err);
+    free(text);
+    if (!rc)
+        rc = pp_report_h5_write(h5_tmp, r, &err);
+    if (!rc && junit)
+        rc = pp_report_junit_write(junit_tmp, r, NULL, &err);
+    if (!rc && html)
+        rc = pp_report_html_write(html_tmp, r, &err);
+    if (!rc)
+        rc = pp_atomic_set_commit(&set, &err);
+    pp_atomic_set_discard(&set);
     if (rc) {
         fprintf(stderr, "precprobe: %s\n", err.msg);
         return rc;
