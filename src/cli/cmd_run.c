@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "pipeline/case_identity.h"
 #include "pipeline/gate.h"
 #include "report/report_h5.h"
 #include "report/report_html.h"
@@ -82,6 +83,8 @@ static void check_usage(FILE *f)
         "options:\n"
         "  --baseline FILE          the committed baseline report (check)\n"
         "  --report FILE            judge this report instead of running the case (check)\n"
+        "  --allow-changed-case     compare even when the case's identity (op, parameters, seed,\n"
+        "                           inputs, a variant's knobs) changed since the baseline (check)\n"
         "  -o, --output FILE        where to write the baseline (baseline)\n"
         RUN_CLI_HELP
         "  -h, --help               this text\n");
@@ -279,15 +282,40 @@ int pp_cmd_baseline(int argc, char **argv)
     return rc;
 }
 
+// The baseline's case (the text it holds) against the case being checked: 0 when they are the
+// same experiment (or the baseline holds no case text), else 2 after printing what changed.
+static int check_same_case(const char *baseline, const pp_run_result *base, const pp_case *c)
+{
+    if (!base->case_text)
+        return 0;
+    pp_case bc;
+    pp_error err = {0};
+    // parsed as if at the case's path, so relative input files name the same files
+    if (pp_case_parse(base->case_text, strlen(base->case_text), c->path, &bc, &err)) {
+        fprintf(stderr, "precprobe check: %s: the baseline's case text no longer reads (%s); "
+                        "--allow-changed-case to compare anyway\n", baseline, err.msg);
+        return 2;
+    }
+    char diff[4096];
+    int n = pp_case_identity_diff(&bc, c, diff, sizeof diff);
+    pp_case_free(&bc);
+    if (!n)
+        return 0;
+    fprintf(stderr, "precprobe check: %s is the baseline of another experiment: %d change%s since it was made "
+                    "(--allow-changed-case to compare anyway):\n%s", baseline, n, n == 1 ? "" : "s", diff);
+    return 2;
+}
+
 int pp_cmd_check(int argc, char **argv)
 {
     const char *baseline = NULL, *report = NULL, *pos[1];
     run_cli cli = {0};
-    int n_pos = 0;
+    int n_pos = 0, allow_changed = 0;
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
+        {"--allow-changed-case", NULL, &allow_changed},
     };
-    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
+    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 3, pos, 1, &n_pos);
     if (rc == 1) {
         check_usage(stdout);
         return 0;
@@ -313,6 +341,8 @@ int pp_cmd_check(int argc, char **argv)
         fprintf(stderr, "precprobe check: %s is the baseline of case '%s', not '%s'\n", baseline, base.case_name,
                 now.case_name);
         rc = 2;
+    } else if (!allow_changed && (rc = check_same_case(baseline, &base, &c))) {
+        // printed
     } else if (pp_gate_baseline(&c.slack, &now, &base) < 0) {
         fprintf(stderr, "precprobe: out of memory\n");
         rc = 3;
