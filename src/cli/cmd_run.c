@@ -83,6 +83,8 @@ static void check_usage(FILE *f)
         "options:\n"
         "  --baseline FILE          the committed baseline report (check)\n"
         "  --report FILE            judge this report instead of running the case (check)\n"
+        "  --junit FILE             also write the verdicts as JUnit XML: one testcase per gate rule\n"
+        "                           and per baseline statistic, failing exactly when check fails (check)\n"
         "  --allow-changed-case     compare even when the case's identity (op, parameters, seed,\n"
         "                           inputs, a variant's knobs) changed since the baseline (check)\n"
         "  -o, --output FILE        where to write the baseline (baseline)\n"
@@ -308,14 +310,14 @@ static int check_same_case(const char *baseline, const pp_run_result *base, cons
 
 int pp_cmd_check(int argc, char **argv)
 {
-    const char *baseline = NULL, *report = NULL, *pos[1];
+    const char *baseline = NULL, *report = NULL, *junit = NULL, *pos[1];
     run_cli cli = {0};
     int n_pos = 0, allow_changed = 0;
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
-        {"--allow-changed-case", NULL, &allow_changed},
+        {"--allow-changed-case", NULL, &allow_changed}, {"--junit", &junit, NULL},
     };
-    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 3, pos, 1, &n_pos);
+    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 4, pos, 1, &n_pos);
     if (rc == 1) {
         check_usage(stdout);
         return 0;
@@ -357,6 +359,12 @@ int pp_cmd_check(int argc, char **argv)
         printf("check %s: %s (%d of %d checks failed)\n", c.name, failed ? "FAILED" : "passed", failed,
                now.n_verdicts);
         rc = failed ? 1 : 0;
+        // the same verdicts for CI: one testcase per gate rule and per baseline statistic, so
+        // the JUnit failures are exactly what made this exit 1
+        if (junit && pp_report_junit_write(junit, &now, NULL, &err)) {
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+            rc = err.code;
+        }
     }
     pp_run_result_free(&now);
     pp_run_result_free(&base);
