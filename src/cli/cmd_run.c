@@ -115,6 +115,8 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
     pp_error err = {0};
     memset(r, 0, sizeof *r);
     int rc = pp_case_load(path, c, &err);
+    if (!rc && c->notes)
+        fputs(c->notes, stderr);  // e.g. a [matrix] combination the op cannot run, skipped
     if (!rc && report) {
         rc = pp_report_h5_read(report, r, &err);
     } else if (!rc) {

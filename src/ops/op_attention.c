@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_check.h"
 #include "attention_ref.h"
 #include "cpu/attention.h"
 #ifdef PP_HAVE_CUDA
@@ -218,16 +219,26 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     return v;
 }
 
-// Knob combinations engine cublas cannot run (kernel flash, context parallelism, bf16 storage
-// accumulation), found when the case is read rather than when the variant runs.
+// Knob combinations the kernels cannot run (flash with Megatron-style knobs, a ring that does
+// not divide the sequence, engine cublas with kernel flash, context parallelism or bf16 storage
+// accumulation), found when the case is read rather than after the reference is computed: the
+// kernels' own check (kernels/attention_check.h) on the shapes with no data (batch 0).
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
     pp_attn_variant v = variant_of(p, k);
-    const char *e = pp_attn_engine_error(&v);
-    if (e)
-        snprintf(msg, n, "%s", e);
-    return e ? -1 : 0;
+    pp_attn_dims dm = dims_of(p);
+    dm.b = 0;
+    char e[256] = "";
+    if (pp_attn_check(&v, &dm, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e, sizeof e) == 0)
+        return 0;
+    snprintf(msg, n, "%s", e);
+    return -1;
 }
+
+static const char knob_rules[] =
+    "kernel flash takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and max_subtract row or none; "
+    "cp_world > 1 needs s = s_kv divisible by 2 x cp_world; engine cublas needs kernel unfused and cp_world 1, "
+    "and with accumulate storage format fp16 or fp32";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -360,6 +371,7 @@ const pp_op pp_op_attention = {
     .n_outputs = 5,
     .check_params = check_params,
     .check_knobs = check_knobs,
+    .knob_rules = knob_rules,
     .shape = shape,
     .format = format,
     .output_format = output_format,

@@ -35,6 +35,8 @@ if bash tests/e2e/html.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1
 if bash tests/e2e/outputs.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # CI gating: check --junit and run --junit fail exactly when the command exits 1
 if bash tests/e2e/junit.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# command-line details: list, help
+if bash tests/e2e/cli.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
