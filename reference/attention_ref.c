@@ -3,6 +3,7 @@
 // attention_ref_fast.c and attention_ref_plain.c, what they share attention_ref_job.{h,c}; the
 // proof is reference/PROOFS.md#attention.
 #include "attention_ref.h"
+#include "interrupt.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static void *attn_worker_main(void *arg)
     pp_attn_job_ *J = w->J;
     for (;;) {
         long long t = atomic_fetch_add(w->next, 1);
-        if (t >= J->ntasks)
+        if (t >= J->ntasks || pp_interrupted())  // Ctrl-C: the caller discards the job
             break;
         int rc = J->o->method == PP_ATTN_REF_MPFR_PLAIN ? 1 : pp_attn_fast_task_(J, t, w->index);
         if (rc > 0) {  // the fast path's preconditions fail here: the plain path redoes the task

@@ -248,6 +248,8 @@ int pp_cmd_run(int argc, char **argv)
         pp_case_free(&c);
         if (rc > status)
             status = rc;
+        if (rc == PP_ERR_INTERRUPTED)
+            break;  // the cases after it are not started
     }
     return status;
 }
