@@ -9,7 +9,10 @@ cd "$(dirname "$0")/../.."
 bin=${1:-bin/precprobe}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL interrupt: $*"; exit 1; }
-"$bin" run cases/te-cp-821.toml --out "$tmp/out" --no-cache --device cpu >/dev/null 2>"$tmp/err" &
+# SIGINT back to its default first: a shell that was itself started in the background hands its
+# children an ignored SIGINT, which precprobe (rightly) keeps ignored
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$bin" run cases/te-cp-821.toml --out "$tmp/out" --no-cache --device cpu >/dev/null 2>"$tmp/err" &
 pid=$!
 sleep 5
 start=$(date +%s)
