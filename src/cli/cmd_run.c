@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "core/progress.h"
 #include "pipeline/case_identity.h"
 #include "pipeline/gate.h"
 #include "report/report_h5.h"
@@ -39,7 +40,7 @@ typedef struct run_cli {
     "  --cache DIR              reference cache (default $PRECPROBE_CACHE, $XDG_CACHE_HOME/precprobe\n"  \
     "                           or ~/.cache/precprobe): a reference is reused when op, parameters,\n"    \
     "                           method and the exact input bits match; --no-cache: off\n"               \
-    "  -q, --quiet              no progress bar (it is drawn only when stderr is a terminal)\n"
+    "  -q, --quiet              no progress (a bar when stderr is a terminal, else a line every 10 s)\n"
 
 static void run_usage(FILE *f)
 {
@@ -124,8 +125,8 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
         if (!cli->no_cache)
             cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
                        : pp_ref_cache_default_dir(cache, sizeof cache);
-        pp_run_opts o = {cli->device, cli->threads,   save, isatty(2) && !cli->quiet, cli->reference,
-                         cache,       cli->cross_check};
+        int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
+        pp_run_opts o = {cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (!rc && pp_gate_evaluate(c, r) < 0) {

@@ -63,7 +63,7 @@ static int shape_error(const char *what, const pp_tensor *t, int ndim, const int
 
 static void progress(const pp_run_opts *o, const char *fmt, const char *a, const char *b)
 {
-    if (!o->progress)
+    if (o->progress != PP_PROGRESS_BAR)  // a stage name in place, on a terminal only
         return;
     fprintf(stderr, "\r\033[K");
     fprintf(stderr, fmt, a, b);
