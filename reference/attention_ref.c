@@ -200,7 +200,10 @@ int pp_attention_ref_ex(const pp_attn_ref_opts *o, const double *q, const double
     J.rows_per_task = ATTN_ROWS_PER_TASK;
     J.tasks_per_head = (o->s_q + ATTN_ROWS_PER_TASK - 1) / ATTN_ROWS_PER_TASK;
     J.ntasks = bw ? o->b * o->h_kv : o->b * o->h * J.tasks_per_head;
-    J.total = o->b * o->h * o->s_q;
+    J.total = 0;  // progress units: every row's work (pp_attn_row_work_), per batch and head
+    for (int64_t i = 0; i < o->s_q; i++)
+        J.total += pp_attn_row_work_(&J, i);
+    J.total *= o->b * o->h;
     atomic_init(&J.done, 0);
     atomic_init(&J.oom, 0);
     atomic_init(&J.fallbacks, 0);

@@ -526,14 +526,13 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     for (int64_t hh = sp.h0; hh < sp.h1 && !bad && !stop; hh++)
         for (int64_t i = sp.i0; i < sp.i1 && !bad && !(stop = pp_interrupted()); i++) {
             bad = fast_row(J, &w, &sp, hh, i, R);
-            pp_attn_row_done_(J, worker);
-            rows++;
+            rows += pp_attn_row_done_(J, worker, i);
         }
     if (!bad && !stop && J->backward)
         fast_columns(J, &w, &sp, R);
     fast_ws_free(&w);
     if (bad)
-        atomic_fetch_sub(&J->done, rows);  // the plain path counts them again
+        atomic_fetch_sub(&J->done, rows);  // the plain path counts their work again
     return bad;
 }
 

@@ -331,7 +331,7 @@ int pp_attn_plain_task_(pp_attn_job_ *J, int64_t task, int worker)
     for (int64_t hh = sp.h0; hh < sp.h1 && !stop; hh++)
         for (int64_t i = sp.i0; i < sp.i1 && !(stop = pp_interrupted()); i++) {
             plain_row(J, &w, &sp, hh, i, R);
-            pp_attn_row_done_(J, worker);
+            pp_attn_row_done_(J, worker, i);
         }
     if (J->backward && !stop)
         plain_columns(J, &w, &sp, R);
