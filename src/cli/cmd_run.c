@@ -68,18 +68,36 @@ static void run_usage(FILE *f)
         "0 when every [gate] rule holds, 1 when one fails, 2 bad input, 3 runtime failure.\n");
 }
 
+static void baseline_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: precprobe baseline CASE.toml -o BASELINE.h5 [options]\n"
+        "\n"
+        "Runs the case and writes its report.h5 to BASELINE.h5 (atomically), the file\n"
+        "`precprobe check CASE.toml --baseline BASELINE.h5` later compares a run with. The\n"
+        "baseline holds the case's text, so check can tell when the case has changed since.\n"
+        "\n"
+        "options:\n"
+        "  -o, --output FILE        where to write the baseline (required)\n"
+        RUN_CLI_HELP
+        "  -h, --help               this text\n"
+        "\n"
+        "exit status: 0 written (the case's [gate] rules are not applied), 2 bad input,\n"
+        "3 runtime failure, 130 interrupted\n");
+}
+
 static void check_usage(FILE *f)
 {
     fprintf(f,
         "usage: precprobe check CASE.toml --baseline BASELINE.h5 [options]\n"
-        "       precprobe baseline CASE.toml -o BASELINE.h5 [options]\n"
         "\n"
         "check: runs the case (or reads --report RUN.h5 from an earlier run) and fails (exit 1)\n"
         "when a statistic got worse than in the baseline by more than the slack, or a [gate]\n"
         "rule of the case fails. One line per regression: variant, tensor, statistic,\n"
         "baseline -> now. Slack (default; the case's [gate] slack = {...} overrides):\n"
         "mismatch_fraction +0.005, max_abs_diff x1.10, max_rel_diff x1.10, max_ulp +1.\n"
-        "baseline: runs the case and writes its report.h5 to BASELINE.h5.\n"
+        "A baseline made from another experiment (the case's op, parameters, seed, inputs or\n"
+        "a variant's knobs changed since) is refused with the list of changes (exit 2).\n"
         "\n"
         "options:\n"
         "  --baseline FILE          the committed baseline report (check)\n"
@@ -88,7 +106,6 @@ static void check_usage(FILE *f)
         "                           and per baseline statistic, failing exactly when check fails (check)\n"
         "  --allow-changed-case     compare even when the case's identity (op, parameters, seed,\n"
         "                           inputs, a variant's knobs) changed since the baseline (check)\n"
-        "  -o, --output FILE        where to write the baseline (baseline)\n"
         RUN_CLI_HELP
         "  -h, --help               this text\n");
 }
@@ -265,7 +282,7 @@ int pp_cmd_baseline(int argc, char **argv)
     };
     int rc = pp_cli_parse("baseline", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
     if (rc == 1) {
-        check_usage(stdout);
+        baseline_usage(stdout);
         return 0;
     }
     if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))

@@ -25,7 +25,8 @@ static void usage(FILE *f)
             "  reference CASE -o OUT.h5  write a case's inputs and its certified reference\n"
             "\n"
             "options:\n"
-            "  --help, -h                this text ('precprobe COMMAND --help' for a command)\n"
+            "  --help, -h                this text ('precprobe COMMAND --help' or 'precprobe help\n"
+            "                            COMMAND' for a command)\n"
             "  --version                 version and build features\n"
             "\n"
             "exit status: 0 pass/close, 1 not close or gate failed, 2 bad usage or input,\n"
@@ -40,6 +41,14 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    // "precprobe help COMMAND" is "precprobe COMMAND --help"
+    char help_opt[] = "--help";
+    char *help_argv[] = {argv[0], argc > 2 ? argv[2] : NULL, help_opt, NULL};
+    if (!strcmp(cmd, "help") && argc > 2) {
+        argv = help_argv;
+        argc = 3;
+        cmd = argv[1];
+    }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
