@@ -301,14 +301,15 @@ static int interrupted(const pp_run_plan *plan, const pp_run_opts *o, const pp_t
     else
         snprintf(what, sizeof what, "during the %s of variant %s", pp_task_kind_name(t->kind),
                  c->variants[t->variant].name);
-    int cache = o->cache_dir && o->cache_dir[0] && !c->op->traced;
+    const char *not_kept = !o->cache_dir || !o->cache_dir[0] ? "not kept (no reference cache for this run)"
+                         : c->op->traced ? "not kept (this operation's references are not cached)"
+                                         : NULL;
     char kept[128];
     if (!refs_done)
         snprintf(kept, sizeof kept, "no reference had finished");
     else
         snprintf(kept, sizeof kept, "%d finished reference%s %s", refs_done, refs_done == 1 ? "" : "s",
-                 cache ? "kept in the reference cache: a rerun resumes from there"
-                       : "not kept (no reference cache for this run)");
+                 not_kept ? not_kept : "kept in the reference cache: a rerun resumes from there");
     return pp_fail(err, PP_ERR_INTERRUPTED, "%s: interrupted (%s) %s; %s", c->name,
                    pp_interrupted() == SIGINT ? "SIGINT" : "SIGTERM", what, kept);
 }
