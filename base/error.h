@@ -6,11 +6,12 @@
 enum {
     PP_OK = 0,
     PP_ERR_INPUT = 2,   // bad usage, unreadable or malformed input: exit status 2
-    PP_ERR_RUNTIME = 3  // I/O failure while writing, CUDA failure, out of memory: exit status 3
+    PP_ERR_RUNTIME = 3,  // I/O failure while writing, CUDA failure, out of memory: exit status 3
+    PP_ERR_INTERRUPTED = 130  // stopped by Ctrl-C or SIGTERM (base/interrupt.h): exit status 130
 };
 
 typedef struct pp_error {
-    int code;       // PP_OK, PP_ERR_INPUT or PP_ERR_RUNTIME
+    int code;       // PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME or PP_ERR_INTERRUPTED
     char msg[512];  // one line, no trailing newline; begins with the offending file or name
 } pp_error;
 

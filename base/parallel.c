@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 
+#include "interrupt.h"
+
 typedef struct pp_worker {
     pp_task_fn fn;
     void *ctx;
@@ -13,7 +15,8 @@ typedef struct pp_worker {
 static void *worker_main(void *arg)
 {
     pp_worker *w = arg;
-    for (int64_t t = w->first; t < w->ntasks; t += w->stride)
+    // a stop request (Ctrl-C) skips the tasks not started: the caller discards the job
+    for (int64_t t = w->first; t < w->ntasks && !pp_interrupted(); t += w->stride)
         w->fn(w->ctx, t);
     if (w->thread_exit)
         w->thread_exit();

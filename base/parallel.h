@@ -13,7 +13,8 @@ typedef void (*pp_task_fn)(void *ctx, int64_t task);
 // PP_MAX_THREADS) and at least 1; worker 0 is the calling thread. A worker thread that cannot be
 // created has its share run by the caller afterwards: the same tasks, the same results.
 // thread_exit (may be NULL) runs at the end of every worker's share, on its thread (the
-// references free MPFR's per-thread caches there).
+// references free MPFR's per-thread caches there). After a stop request (base/interrupt.h) the
+// tasks not yet started are skipped: a caller that sees pp_interrupted() discards the results.
 void pp_parallel_for(pp_task_fn fn, void *ctx, int64_t ntasks, int nthreads, void (*thread_exit)(void));
 
 #endif

@@ -3,6 +3,7 @@
 // attention_ref_fast.c and attention_ref_plain.c, what they share attention_ref_job.{h,c}; the
 // proof is reference/PROOFS.md#attention.
 #include "attention_ref.h"
+#include "interrupt.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static void *attn_worker_main(void *arg)
     pp_attn_job_ *J = w->J;
     for (;;) {
         long long t = atomic_fetch_add(w->next, 1);
-        if (t >= J->ntasks)
+        if (t >= J->ntasks || pp_interrupted())  // Ctrl-C: the caller discards the job
             break;
         int rc = J->o->method == PP_ATTN_REF_MPFR_PLAIN ? 1 : pp_attn_fast_task_(J, t, w->index);
         if (rc > 0) {  // the fast path's preconditions fail here: the plain path redoes the task
@@ -199,7 +200,10 @@ int pp_attention_ref_ex(const pp_attn_ref_opts *o, const double *q, const double
     J.rows_per_task = ATTN_ROWS_PER_TASK;
     J.tasks_per_head = (o->s_q + ATTN_ROWS_PER_TASK - 1) / ATTN_ROWS_PER_TASK;
     J.ntasks = bw ? o->b * o->h_kv : o->b * o->h * J.tasks_per_head;
-    J.total = o->b * o->h * o->s_q;
+    J.total = 0;  // progress units: every row's work (pp_attn_row_work_), per batch and head
+    for (int64_t i = 0; i < o->s_q; i++)
+        J.total += pp_attn_row_work_(&J, i);
+    J.total *= o->b * o->h;
     atomic_init(&J.done, 0);
     atomic_init(&J.oom, 0);
     atomic_init(&J.fallbacks, 0);

@@ -6,6 +6,7 @@
 
 #include "attention_ref_fast.h"
 #include "format.h"
+#include "interrupt.h"
 
 // ---------------------------------------------------------------------------------------------
 // Constants
@@ -520,17 +521,18 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
                 bad |= absmax_row(w.omax, J->dout + qo, J->d);
         }
     int64_t rows = 0;
-    for (int64_t hh = sp.h0; hh < sp.h1 && !bad; hh++)
-        for (int64_t i = sp.i0; i < sp.i1 && !bad; i++) {
+    // a stop request (Ctrl-C) ends the task at the next row: the caller discards the job
+    int stop = 0;
+    for (int64_t hh = sp.h0; hh < sp.h1 && !bad && !stop; hh++)
+        for (int64_t i = sp.i0; i < sp.i1 && !bad && !(stop = pp_interrupted()); i++) {
             bad = fast_row(J, &w, &sp, hh, i, R);
-            pp_attn_row_done_(J, worker);
-            rows++;
+            rows += pp_attn_row_done_(J, worker, i);
         }
-    if (!bad && J->backward)
+    if (!bad && !stop && J->backward)
         fast_columns(J, &w, &sp, R);
     fast_ws_free(&w);
     if (bad)
-        atomic_fetch_sub(&J->done, rows);  // the plain path counts them again
+        atomic_fetch_sub(&J->done, rows);  // the plain path counts their work again
     return bad;
 }
 

@@ -1,5 +1,5 @@
 // attention_ref_job.c — what both paths of the attention reference call back: progress, counted
-// per row and reported from worker 0.
+// per row in units of its work and reported from worker 0.
 #include "attention_ref_job.h"
 
 #include <time.h>
@@ -16,14 +16,16 @@ void pp_attn_progress_start_(pp_attn_job_ *J)
     J->last_report = attn_now();
 }
 
-void pp_attn_row_done_(pp_attn_job_ *J, int worker)
+int64_t pp_attn_row_done_(pp_attn_job_ *J, int worker, int64_t i)
 {
-    long long d = atomic_fetch_add(&J->done, 1) + 1;
+    int64_t w = pp_attn_row_work_(J, i);
+    long long d = atomic_fetch_add(&J->done, w) + w;
     if (worker != 0 || !J->o->progress)
-        return;
+        return w;
     double t = attn_now();
     if (t - J->last_report < 0.1)
-        return;
+        return w;
     J->last_report = t;
     J->o->progress(J->o->progress_ctx, d < J->total ? d : J->total, J->total);
+    return w;
 }

@@ -39,7 +39,7 @@ typedef struct pp_attn_job_ {
     int64_t rows_per_task, tasks_per_head;  // forward-only split of a head's rows
     int64_t ntasks;
     pp_attn_task_res_ *res;
-    atomic_llong done;              // rows finished (progress only)
+    atomic_llong done;              // work finished, in pp_attn_row_work_ units (progress only)
     int64_t total;
     double last_report;             // touched by worker 0 only
     atomic_int oom;
@@ -85,6 +85,12 @@ static inline int64_t pp_attn_visible_(const pp_attn_job_ *J, int64_t i)
     return n < 0 ? 0 : (n > J->s_kv ? J->s_kv : n);
 }
 
+// The work of row i, for progress: the keys it sees, plus one for the row itself.
+static inline int64_t pp_attn_row_work_(const pp_attn_job_ *J, int64_t i)
+{
+    return pp_attn_visible_(J, i) + 1;
+}
+
 // Index helpers: q, dout, out, dq [b, s_q, h, d]; k, v, dk, dv [b, s_kv, h_kv, d]; lse [b, h, s_q].
 static inline int64_t pp_attn_qi_(const pp_attn_job_ *J, int64_t bi, int64_t i, int64_t hh)
 {
@@ -126,7 +132,9 @@ static inline void pp_attn_put_(double *val, double *elem, int64_t idx, double v
 // Starts the progress clock: the first report comes 0.1 s after this.
 void pp_attn_progress_start_(pp_attn_job_ *J);
 
-// One row done: counts it, and reports progress from worker 0 at most every 0.1 s.
-void pp_attn_row_done_(pp_attn_job_ *J, int worker);
+// Row i done: counts its work, and reports progress from worker 0 at most every 0.1 s. Progress
+// is in units of work, pp_attn_row_work_ per row, so that a causal reference, whose later rows
+// see more keys, shows an ETA that does not grow. Returns the units counted.
+int64_t pp_attn_row_done_(pp_attn_job_ *J, int worker, int64_t i);
 
 #endif

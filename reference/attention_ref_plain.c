@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attention_ref_plain.h"
+#include "interrupt.h"
 
 // ---------------------------------------------------------------------------------------------
 // Workspace
@@ -325,12 +326,14 @@ int pp_attn_plain_task_(pp_attn_job_ *J, int64_t task, int worker)
             if (J->backward)
                 absmax_row(w.omax, J->dout + qo, J->d);
         }
-    for (int64_t hh = sp.h0; hh < sp.h1; hh++)
-        for (int64_t i = sp.i0; i < sp.i1; i++) {
+    // a stop request (Ctrl-C) ends the task at the next row: the caller discards the job
+    int stop = 0;
+    for (int64_t hh = sp.h0; hh < sp.h1 && !stop; hh++)
+        for (int64_t i = sp.i0; i < sp.i1 && !(stop = pp_interrupted()); i++) {
             plain_row(J, &w, &sp, hh, i, R);
-            pp_attn_row_done_(J, worker);
+            pp_attn_row_done_(J, worker, i);
         }
-    if (J->backward)
+    if (J->backward && !stop)
         plain_columns(J, &w, &sp, R);
     plain_ws_free(&w, J->d);
     return 0;

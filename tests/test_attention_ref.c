@@ -564,26 +564,32 @@ static void progress_cb(void *ctx, int64_t done, int64_t total)
     p->last_total = total;
 }
 
-// The progress callback: rows counted up to b·h·s_q, called at the end with (total, total).
+// The progress callback: work counted up to its total, called at the end with (total, total).
+// Work is weighted by the keys a row sees (plus one per row), so a causal reference, whose later
+// rows cost more, counts 2·2·Σ(i + 2) = 920 units over its 20 rows, not 2·2·20 rows at one each;
+// without the mask every row sees all 20 keys: 2·2·20·21.
 static void attention_ref_progress(void **state)
 {
     (void)state;
     pp_test_rng r = {pp_test_seed() + 9};
-    attn_case c = make_case(2, 20, 20, 2, 1, 16, 1);
-    case_fill(&c, &r, PP_FMT_FP16, 1.0);
-    for (int m = 0; m < 2; m++) {
-        progress_log log = {0, 0, 0, 1};
-        c.o.progress = progress_cb;
-        c.o.progress_ctx = &log;
-        attn_result res;
-        run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 2, &res);
-        assert_true(log.calls >= 1);
-        assert_true(log.monotone);
-        assert_int_equal(log.last_done, 2 * 2 * 20);
-        assert_int_equal(log.last_total, 2 * 2 * 20);
-        result_free(&res);
+    for (int causal = 0; causal < 2; causal++) {
+        attn_case c = make_case(2, 20, 20, 2, 1, 16, causal);
+        case_fill(&c, &r, PP_FMT_FP16, 1.0);
+        int64_t want = causal ? 2 * 2 * (20 * 21 / 2 + 20) : 2 * 2 * 20 * 21;
+        for (int m = 0; m < 2; m++) {
+            progress_log log = {0, 0, 0, 1};
+            c.o.progress = progress_cb;
+            c.o.progress_ctx = &log;
+            attn_result res;
+            run_ref(&c, m ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST, 0, 2, &res);
+            assert_true(log.calls >= 1);
+            assert_true(log.monotone);
+            assert_int_equal(log.last_done, want);
+            assert_int_equal(log.last_total, want);
+            result_free(&res);
+        }
+        case_free(&c);
     }
-    case_free(&c);
 }
 
 static void attention_ref_rejects_bad_input(void **state)

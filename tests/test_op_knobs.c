@@ -159,7 +159,8 @@ static void test_row_hooks(void **state)
 }
 
 // A knob combination the op cannot run is an error when the case is read, at the line of the
-// variant that makes it ([variants.NAME] or [matrix]), naming it.
+// variant that makes it ([variants.NAME], or [matrix] with skip_unsupported = false), naming it;
+// by default a [matrix] combination is skipped with a note naming it and why.
 static void test_knob_check_names_file_line(void **state)
 {
     (void)state;
@@ -167,7 +168,10 @@ static void test_knob_check_names_file_line(void **state)
                         "[variants.ok]\nkernel = \"unfused\"\n[variants.vendor]\nkernel = \"flash\"\n"
                         "engine = \"cublas\"\n";
     const char *matrix = "[case]\nname = \"x\"\nop = \"attention\"\n[op]\ns = 8\nh = 2\nd = 4\n"
-                         "[matrix]\nkernel = [\"unfused\", \"flash\"]\nengine = [\"cublas\"]\n";
+                         "[matrix]\nkernel = [\"unfused\", \"flash\"]\nengine = [\"cublas\"]\n"
+                         "skip_unsupported = false\n";
+    const char *skipping = "[case]\nname = \"x\"\nop = \"attention\"\n[op]\ns = 8\nh = 2\nd = 4\n"
+                           "[matrix]\nkernel = [\"unfused\", \"flash\"]\nengine = [\"cublas\"]\n";
     pp_case c;
     pp_error err = {0};
     assert_int_equal(pp_case_parse(named, strlen(named), "named.toml", &c, &err), PP_ERR_INPUT);
@@ -177,6 +181,12 @@ static void test_knob_check_names_file_line(void **state)
     memset(&err, 0, sizeof err);
     assert_int_equal(pp_case_parse(matrix, strlen(matrix), "matrix.toml", &c, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "matrix.toml:8: variant 'flash-cublas' (from [matrix]): "));
+    pp_case_free(&c);
+    assert_int_equal(pp_case_parse(skipping, strlen(skipping), "skip.toml", &c, &err), PP_OK);
+    assert_int_equal(c.n_variants, 1);
+    assert_string_equal(c.variants[0].name, "unfused-cublas");
+    assert_non_null(c.notes);
+    assert_non_null(strstr(c.notes, "skip.toml:8: note: [matrix] combination 'flash-cublas' skipped: "));
     pp_case_free(&c);
 }
 

@@ -32,11 +32,43 @@ static void progress_disabled_or_young_draws_nothing(void **state)
     pp_progress_update(NULL, 1, 2);  // a reference without a bar passes NULL
 }
 
+// With stderr a file or pipe (a CI log), a line every 10 s (the first 10 s in), none between,
+// and no terminal control characters.
+static void progress_log_prints_a_line_every_ten_seconds(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/pp_test_progress_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0);
+    assert_int_equal(dup2(fd, 2), 2);
+    pp_progress p;
+    pp_progress_start(&p, "ref", PP_PROGRESS_LOG);
+    pp_progress_update_at(&p, 10, 100, p.t0 + 1.0);   // too early
+    pp_progress_update_at(&p, 50, 100, p.t0 + 9.9);   // still too early
+    pp_progress_update_at(&p, 50, 100, p.t0 + 10.0);  // the first line
+    pp_progress_update_at(&p, 60, 100, p.t0 + 15.0);  // too soon after it
+    pp_progress_update_at(&p, 80, 100, p.t0 + 20.0);  // the second
+    pp_progress_end(&p);                              // nothing to clear
+    fflush(stderr);
+    assert_int_equal(dup2(saved, 2), 2);
+    close(saved);
+    close(fd);
+    char *text = (char *)pp_test_slurp(path, NULL);
+    unlink(path);
+    assert_string_equal(text, "precprobe: ref  50/100 (50%)  5/s  ETA 0:10\n"
+                              "precprobe: ref  80/100 (80%)  4/s  ETA 0:05\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(progress_format_counts_rate_and_eta),
         cmocka_unit_test(progress_disabled_or_young_draws_nothing),
+        cmocka_unit_test(progress_log_prints_a_line_every_ten_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

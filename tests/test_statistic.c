@@ -124,12 +124,53 @@ static void the_gate_reads_the_table(void **state)
     pp_case_free(&c);
 }
 
+// max_ulp_at_scale: the largest |a − e| in ulps at the expected tensor's largest magnitude. A
+// near-zero expected element off by a tiny amount makes max_ulp explode (its own ulp is tiny) but
+// not max_ulp_at_scale; the statistic merges across any split; a report older than it (scale
+// unknown) gives NaN, an empty comparison 0.
+static void max_ulp_at_scale_ignores_near_zero_elements(void **state)
+{
+    (void)state;
+    // fp16: expected {1, 2, 2^-24 (the smallest subnormal, whose ulp is 2^-24)}; actual off by
+    // ulp(2) = 2^-9 at 2, and by 2^-20 (16 of its ulps) at the subnormal
+    static const double e[] = {1.0, 2.0, 0x1p-24};
+    const double a[] = {1.0, 2.0 + 0x1p-9, 0x1p-24 + 0x1p-20};
+    pp_close_opts o;
+    memset(&o, 0, sizeof o);
+    o.torch_major = 2;
+    o.torch_minor = 1;
+    o.actual_format = o.expected_format = PP_FMT_FP16;
+    pp_close_stats s, part;
+    pp_close_stats_init(&s);
+    pp_close_stats_update(&s, &o, a, e, 3, 0);
+    assert_true(pp_statistic_value("max_ulp", &s) == 16.0);            // the subnormal dominates
+    assert_true(pp_statistic_value("max_ulp_at_scale", &s) == 1.0);    // 2^-9 / ulp(2) = 1
+    assert_true(pp_statistic_value("max_abs_error", &s) == 0x1p-9);
+    // split in two and merged: the same
+    pp_close_stats_init(&part);
+    pp_close_stats_update(&part, &o, a + 1, e + 1, 2, 1);
+    pp_close_stats merged;
+    pp_close_stats_init(&merged);
+    pp_close_stats_update(&merged, &o, a, e, 1, 0);
+    pp_close_stats_merge(&merged, &part);
+    assert_true(pp_statistic_value("max_ulp_at_scale", &merged) == 1.0);
+    // a report older than the statistic: the scale unknown
+    s.ulp_scale = 0.0;
+    assert_true(isnan(pp_statistic_value("max_ulp_at_scale", &s)));
+    pp_close_stats empty;
+    pp_close_stats_init(&empty);
+    assert_true(pp_statistic_value("max_ulp_at_scale", &empty) == 0.0);
+    assert_string_equal(pp_statistic_find("max_ulp_at_scale")->label, "ulp@scale");
+    assert_string_equal(pp_statistic_find("max_abs_error")->label, "max error");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_name_resolves),
         cmocka_unit_test(the_case_reader_reads_the_table),
         cmocka_unit_test(the_gate_reads_the_table),
+        cmocka_unit_test(max_ulp_at_scale_ignores_near_zero_elements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,6 +67,8 @@ def main():
             text = ""
         except AssertionError as exc:
             text = str(exc) + "\n"
+        if not text and "--quiet" not in words:
+            continue  # close: precprobe's one line "close: ..." is its own, expected written by hand
         with open(os.path.join(ROOT, "tests/e2e/expected", name + ".out"), "w") as f:
             f.write(text)
         written += 1

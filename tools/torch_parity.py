@@ -129,7 +129,7 @@ def main():
             not_close += want is not None
             sa = save(os.path.join(tmp, f"a{i}"), ta)
             se = save(os.path.join(tmp, f"e{i}"), te)
-            cmd = [args.precprobe, "compare", sa, se, "--torch-version", version]
+            cmd = [args.precprobe, "compare", sa, se, "--torch-version", version, "--quiet"]  # torch's silence
             if tol is not None:
                 cmd += ["--rtol", repr(tol[0]), "--atol", repr(tol[1])]
             if equal_nan:

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "core/close.h"
+#include "core/repr.h"
 #include "core/tensor.h"
 #include "io/tensor_io.h"
 
@@ -18,7 +19,8 @@ static void compare_usage(FILE *f)
         "usage: precprobe compare ACTUAL EXPECTED [options]\n"
         "\n"
         "Compares ACTUAL with EXPECTED as torch.testing.assert_close(actual, expected,\n"
-        "check_dtype=False) does, and prints torch's message when they are not close.\n"
+        "check_dtype=False) does, and prints torch's message when they are not close (when\n"
+        "they are, torch prints nothing; precprobe one line saying so, unless --quiet).\n"
         "\n"
         "operands:\n"
         "  FILE.npy                      a NumPy array (float16, float32, float64; C order)\n"
@@ -45,6 +47,8 @@ static void compare_usage(FILE *f)
         "                                needs it.\n"
         "  --stats                       also print precprobe's statistics (worst tolerance\n"
         "                                ratio, mean/RMS error, ulp histogram, NaN/Inf counts)\n"
+        "  -q, --quiet                   when close, print nothing (torch's silence) instead of\n"
+        "                                the line \"close: N elements within rtol R, atol A\"\n"
         "  -h, --help                    this text\n"
         "\n"
         "exit status: 0 close, 1 not close, 2 bad usage or input, 3 runtime failure\n",
@@ -93,15 +97,15 @@ int pp_cmd_compare(int argc, char **argv)
     const char *operand[2] = {NULL, NULL};
     const char *dtype[2] = {NULL, NULL};
     const char *rtol_s = NULL, *atol_s = NULL, *version_s = NULL;
-    int equal_nan = 0, want_stats = 0, n_operands = 0;
+    int equal_nan = 0, want_stats = 0, n_operands = 0, quiet = 0;
 
     const pp_cli_opt opts_def[] = {
         {"--rtol", &rtol_s, NULL},           {"--atol", &atol_s, NULL},
         {"--torch-version", &version_s, NULL}, {"--actual-dtype", &dtype[0], NULL},
         {"--expected-dtype", &dtype[1], NULL}, {"--equal-nan", NULL, &equal_nan},
-        {"--stats", NULL, &want_stats},
+        {"--stats", NULL, &want_stats},        {"--quiet", NULL, &quiet}, {"-q", NULL, &quiet},
     };
-    int prc = pp_cli_parse("compare", argc, argv, opts_def, 7, operand, 2, &n_operands);
+    int prc = pp_cli_parse("compare", argc, argv, opts_def, 9, operand, 2, &n_operands);
     if (prc == 1) {
         compare_usage(stdout);
         return 0;
@@ -178,10 +182,17 @@ int pp_cmd_compare(int argc, char **argv)
 
     char msg[8192];
     int not_close = pp_close_message(&stats, &opts, t[0].ndim, t[0].shape, msg, sizeof msg);
-    if (not_close)
+    if (not_close) {
         printf("%s\n", msg);
+    } else if (!quiet) {
+        // torch says nothing when the tensors are close; one line says what was checked
+        char rt[PP_REPR_MAX], at[PP_REPR_MAX];
+        pp_repr_double(opts.rtol, rt, sizeof rt);
+        pp_repr_double(opts.atol, at, sizeof at);
+        printf("close: %lld elements within rtol %s, atol %s\n", (long long)stats.numel, rt, at);
+    }
     if (want_stats) {
-        if (not_close)
+        if (not_close || !quiet)
             printf("\n");
         pp_close_stats_text(&stats, &opts, t[0].ndim, t[0].shape, msg, sizeof msg);
         printf("%s", msg);

@@ -9,6 +9,7 @@
 #include "io/atomic_file.h"
 #include "pipeline/case.h"
 #include "cli/cli.h"
+#include "core/progress.h"
 #include "cli/cli_args.h"
 #include "io/h5attr.h"
 #include "io/h5io.h"
@@ -32,7 +33,7 @@ static void usage(FILE *f)
         "  --format F               the storage format of the inputs (default: the first variant's)\n"
         "  --reference METHOD       the reference method (precprobe list names each op's)\n"
         "  --threads N              worker threads (default: one per CPU)\n"
-        "  -q, --quiet              no progress bar\n"
+        "  -q, --quiet              no progress (a bar when stderr is a terminal, else a line every 10 s)\n"
         "  --cache DIR, --no-cache  the reference cache, as for precprobe run\n"
         "  -h, --help               this text\n");
 }
@@ -136,7 +137,8 @@ int pp_cmd_reference(int argc, char **argv)
     char cache[PP_PATH_MAX] = "";
     if (!no_cache)
         cache_s ? (void)snprintf(cache, sizeof cache, "%s", cache_s) : pp_ref_cache_default_dir(cache, sizeof cache);
-    pp_run_opts o = {"cpu", threads, 0, isatty(2) && !quiet, method, cache, 0};
+    pp_run_opts o = {"cpu", threads, 0, quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
+                     method, cache, 0};
     pp_tensor in[PP_MAX_OP_TENSORS], refs[PP_MAX_OP_TENSORS];
     pp_reference_info info[PP_MAX_OP_TENSORS];
     memset(in, 0, sizeof in);

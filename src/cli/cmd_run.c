@@ -9,6 +9,8 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "core/progress.h"
+#include "pipeline/case_identity.h"
 #include "pipeline/gate.h"
 #include "report/report_h5.h"
 #include "report/report_html.h"
@@ -38,7 +40,7 @@ typedef struct run_cli {
     "  --cache DIR              reference cache (default $PRECPROBE_CACHE, $XDG_CACHE_HOME/precprobe\n"  \
     "                           or ~/.cache/precprobe): a reference is reused when op, parameters,\n"    \
     "                           method and the exact input bits match; --no-cache: off\n"               \
-    "  -q, --quiet              no progress bar (it is drawn only when stderr is a terminal)\n"
+    "  -q, --quiet              no progress (a bar when stderr is a terminal, else a line every 10 s)\n"
 
 static void run_usage(FILE *f)
 {
@@ -66,23 +68,44 @@ static void run_usage(FILE *f)
         "0 when every [gate] rule holds, 1 when one fails, 2 bad input, 3 runtime failure.\n");
 }
 
+static void baseline_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: precprobe baseline CASE.toml -o BASELINE.h5 [options]\n"
+        "\n"
+        "Runs the case and writes its report.h5 to BASELINE.h5 (atomically), the file\n"
+        "`precprobe check CASE.toml --baseline BASELINE.h5` later compares a run with. The\n"
+        "baseline holds the case's text, so check can tell when the case has changed since.\n"
+        "\n"
+        "options:\n"
+        "  -o, --output FILE        where to write the baseline (required)\n"
+        RUN_CLI_HELP
+        "  -h, --help               this text\n"
+        "\n"
+        "exit status: 0 written (the case's [gate] rules are not applied), 2 bad input,\n"
+        "3 runtime failure, 130 interrupted\n");
+}
+
 static void check_usage(FILE *f)
 {
     fprintf(f,
         "usage: precprobe check CASE.toml --baseline BASELINE.h5 [options]\n"
-        "       precprobe baseline CASE.toml -o BASELINE.h5 [options]\n"
         "\n"
         "check: runs the case (or reads --report RUN.h5 from an earlier run) and fails (exit 1)\n"
         "when a statistic got worse than in the baseline by more than the slack, or a [gate]\n"
         "rule of the case fails. One line per regression: variant, tensor, statistic,\n"
         "baseline -> now. Slack (default; the case's [gate] slack = {...} overrides):\n"
         "mismatch_fraction +0.005, max_abs_diff x1.10, max_rel_diff x1.10, max_ulp +1.\n"
-        "baseline: runs the case and writes its report.h5 to BASELINE.h5.\n"
+        "A baseline made from another experiment (the case's op, parameters, seed, inputs or\n"
+        "a variant's knobs changed since) is refused with the list of changes (exit 2).\n"
         "\n"
         "options:\n"
         "  --baseline FILE          the committed baseline report (check)\n"
         "  --report FILE            judge this report instead of running the case (check)\n"
-        "  -o, --output FILE        where to write the baseline (baseline)\n"
+        "  --junit FILE             also write the verdicts as JUnit XML: one testcase per gate rule\n"
+        "                           and per baseline statistic, failing exactly when check fails (check)\n"
+        "  --allow-changed-case     compare even when the case's identity (op, parameters, seed,\n"
+        "                           inputs, a variant's knobs) changed since the baseline (check)\n"
         RUN_CLI_HELP
         "  -h, --help               this text\n");
 }
@@ -110,6 +133,8 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
     pp_error err = {0};
     memset(r, 0, sizeof *r);
     int rc = pp_case_load(path, c, &err);
+    if (!rc && c->notes)
+        fputs(c->notes, stderr);  // e.g. a [matrix] combination the op cannot run, skipped
     if (!rc && report) {
         rc = pp_report_h5_read(report, r, &err);
     } else if (!rc) {
@@ -117,8 +142,8 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
         if (!cli->no_cache)
             cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
                        : pp_ref_cache_default_dir(cache, sizeof cache);
-        pp_run_opts o = {cli->device, cli->threads,   save, isatty(2) && !cli->quiet, cli->reference,
-                         cache,       cli->cross_check};
+        int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
+        pp_run_opts o = {cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (!rc && pp_gate_evaluate(c, r) < 0) {
@@ -151,16 +176,32 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
         fprintf(stderr, "precprobe: out of memory\n");
         return 3;
     }
-    snprintf(path, sizeof path, "%s/report.txt", dir);
-    int rc = pp_atomic_write_text(path, text, &err);
-    free(text);
+    // Every report is written to its staging name first and all are renamed together, so a
+    // failing --html (say) leaves the previous report.txt and report.h5 as they were.
+    char txt_path[PP_PATH_MAX + 32];
+    snprintf(txt_path, sizeof txt_path, "%s/report.txt", dir);
     snprintf(path, sizeof path, "%s/report.h5", dir);
+    pp_atomic_set set = {0};
+    const char *txt_tmp = NULL, *h5_tmp = NULL, *junit_tmp = NULL, *html_tmp = NULL;
+    int rc = pp_atomic_set_add(&set, txt_path, &txt_tmp, &err);
     if (!rc)
-        rc = pp_report_h5_write(path, r, &err);
+        rc = pp_atomic_set_add(&set, path, &h5_tmp, &err);
     if (!rc && junit)
-        rc = pp_report_junit_write(junit, r, NULL, &err);
+        rc = pp_atomic_set_add(&set, junit, &junit_tmp, &err);
     if (!rc && html)
-        rc = pp_report_html_write(html, r, &err);
+        rc = pp_atomic_set_add(&set, html, &html_tmp, &err);
+    if (!rc)
+        rc = pp_atomic_write_text(txt_tmp, text, &err);
+    free(text);
+    if (!rc)
+        rc = pp_report_h5_write(h5_tmp, r, &err);
+    if (!rc && junit)
+        rc = pp_report_junit_write(junit_tmp, r, NULL, &err);
+    if (!rc && html)
+        rc = pp_report_html_write(html_tmp, r, &err);
+    if (!rc)
+        rc = pp_atomic_set_commit(&set, &err);
+    pp_atomic_set_discard(&set);
     if (rc) {
         fprintf(stderr, "precprobe: %s\n", err.msg);
         return rc;
@@ -225,6 +266,8 @@ int pp_cmd_run(int argc, char **argv)
         pp_case_free(&c);
         if (rc > status)
             status = rc;
+        if (rc == PP_ERR_INTERRUPTED)
+            break;  // the cases after it are not started
     }
     return status;
 }
@@ -239,7 +282,7 @@ int pp_cmd_baseline(int argc, char **argv)
     };
     int rc = pp_cli_parse("baseline", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
     if (rc == 1) {
-        check_usage(stdout);
+        baseline_usage(stdout);
         return 0;
     }
     if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
@@ -263,15 +306,40 @@ int pp_cmd_baseline(int argc, char **argv)
     return rc;
 }
 
+// The baseline's case (the text it holds) against the case being checked: 0 when they are the
+// same experiment (or the baseline holds no case text), else 2 after printing what changed.
+static int check_same_case(const char *baseline, const pp_run_result *base, const pp_case *c)
+{
+    if (!base->case_text)
+        return 0;
+    pp_case bc;
+    pp_error err = {0};
+    // parsed as if at the case's path, so relative input files name the same files
+    if (pp_case_parse(base->case_text, strlen(base->case_text), c->path, &bc, &err)) {
+        fprintf(stderr, "precprobe check: %s: the baseline's case text no longer reads (%s); "
+                        "--allow-changed-case to compare anyway\n", baseline, err.msg);
+        return 2;
+    }
+    char diff[4096];
+    int n = pp_case_identity_diff(&bc, c, diff, sizeof diff);
+    pp_case_free(&bc);
+    if (!n)
+        return 0;
+    fprintf(stderr, "precprobe check: %s is the baseline of another experiment: %d change%s since it was made "
+                    "(--allow-changed-case to compare anyway):\n%s", baseline, n, n == 1 ? "" : "s", diff);
+    return 2;
+}
+
 int pp_cmd_check(int argc, char **argv)
 {
-    const char *baseline = NULL, *report = NULL, *pos[1];
+    const char *baseline = NULL, *report = NULL, *junit = NULL, *pos[1];
     run_cli cli = {0};
-    int n_pos = 0;
+    int n_pos = 0, allow_changed = 0;
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--baseline", &baseline, NULL}, {"--report", &report, NULL},
+        {"--allow-changed-case", NULL, &allow_changed}, {"--junit", &junit, NULL},
     };
-    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 2, pos, 1, &n_pos);
+    int rc = pp_cli_parse("check", argc, argv, opts, RUN_CLI_N + 4, pos, 1, &n_pos);
     if (rc == 1) {
         check_usage(stdout);
         return 0;
@@ -297,6 +365,8 @@ int pp_cmd_check(int argc, char **argv)
         fprintf(stderr, "precprobe check: %s is the baseline of case '%s', not '%s'\n", baseline, base.case_name,
                 now.case_name);
         rc = 2;
+    } else if (!allow_changed && (rc = check_same_case(baseline, &base, &c))) {
+        // printed
     } else if (pp_gate_baseline(&c.slack, &now, &base) < 0) {
         fprintf(stderr, "precprobe: out of memory\n");
         rc = 3;
@@ -311,6 +381,12 @@ int pp_cmd_check(int argc, char **argv)
         printf("check %s: %s (%d of %d checks failed)\n", c.name, failed ? "FAILED" : "passed", failed,
                now.n_verdicts);
         rc = failed ? 1 : 0;
+        // the same verdicts for CI: one testcase per gate rule and per baseline statistic, so
+        // the JUnit failures are exactly what made this exit 1
+        if (junit && pp_report_junit_write(junit, &now, NULL, &err)) {
+            fprintf(stderr, "precprobe: %s\n", err.msg);
+            rc = err.code;
+        }
     }
     pp_run_result_free(&now);
     pp_run_result_free(&base);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "error.h"
+#include "interrupt.h"
 
 static void usage(FILE *f)
 {
@@ -23,11 +25,13 @@ static void usage(FILE *f)
             "  reference CASE -o OUT.h5  write a case's inputs and its certified reference\n"
             "\n"
             "options:\n"
-            "  --help, -h                this text ('precprobe COMMAND --help' for a command)\n"
+            "  --help, -h                this text ('precprobe COMMAND --help' or 'precprobe help\n"
+            "                            COMMAND' for a command)\n"
             "  --version                 version and build features\n"
             "\n"
             "exit status: 0 pass/close, 1 not close or gate failed, 2 bad usage or input,\n"
-            "             3 runtime failure (I/O, CUDA)\n");
+            "             3 runtime failure (I/O, CUDA), 130 interrupted (Ctrl-C; finished\n"
+            "             references stay in the cache, so a rerun resumes)\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +41,14 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    // "precprobe help COMMAND" is "precprobe COMMAND --help"
+    char help_opt[] = "--help";
+    char *help_argv[] = {argv[0], argc > 2 ? argv[2] : NULL, help_opt, NULL};
+    if (!strcmp(cmd, "help") && argc > 2) {
+        argv = help_argv;
+        argc = 3;
+        cmd = argv[1];
+    }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
@@ -53,9 +65,23 @@ int main(int argc, char **argv)
         {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
         {"reference", pp_cmd_reference},
     };
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(cmd, commands[i].name))
+            continue;
+        // The commands that compute references stop cleanly on Ctrl-C: what finished stays in
+        // the reference cache and the run says what it cut short (base/interrupt.h); the others
+        // are quick and keep the default action.
+        int stoppable = !strcmp(cmd, "run") || !strcmp(cmd, "check") || !strcmp(cmd, "baseline") ||
+                        !strcmp(cmd, "reference");
+        if (stoppable)
+            pp_interrupt_install();
+        int status = commands[i].fn(argc - 1, argv + 1);
+        if (stoppable && pp_interrupted() && status != PP_ERR_INTERRUPTED) {
+            fprintf(stderr, "precprobe: interrupted\n");  // after the work that polls: 130 all the same
+            status = PP_ERR_INTERRUPTED;
+        }
+        return status;
+    }
     fprintf(stderr, "precprobe: unknown command '%s' (see precprobe --help)\n", cmd);
     return 2;
 }

@@ -354,6 +354,9 @@ void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const doub
         int bin;
         if (isfinite(a) && isfinite(e)) {
             s->n_finite++;
+            double ue = ulp_of(&F, e);
+            if (ue > s->ulp_scale)
+                s->ulp_scale = ue;
             if (a == e) {
                 bin = PP_CLOSE_BIN_EQUAL;
                 offer(&s->ulp_err, 0.0, idx, a, e);
@@ -394,6 +397,8 @@ void pp_close_stats_merge(pp_close_stats *into, const pp_close_stats *from)
     max_merge(&into->tol_ratio, &from->tol_ratio);
     max_merge(&into->ulp_err, &from->ulp_err);
     max_merge(&into->abs_err, &from->abs_err);
+    if (from->ulp_scale > into->ulp_scale)
+        into->ulp_scale = from->ulp_scale;
     into->n_finite += from->n_finite;
     pp_exactsum_merge(&into->sum_abs, &from->sum_abs);
     pp_exactsum_merge(&into->sum_sq, &from->sum_sq);

@@ -78,6 +78,10 @@ typedef struct pp_close_stats {
     pp_close_max ulp_err;    // |a − e| / pp_ulp(actual_format, e), over pairs in bins 0..23
     pp_close_max abs_err;    // RN(|a − e|) over pairs with both operands finite (every pair, close
                              // or not, unlike abs_diff; +Inf only if a − e overflows binary64)
+    double ulp_scale;        // the greatest pp_ulp(actual_format, e) over pairs with both operands
+                             // finite: the ulp at the expected tensor's largest magnitude, which
+                             // max_ulp_at_scale measures max |a − e| in; 0 when none (or a report
+                             // older than it)
     int64_t n_finite;        // pairs with both operands finite: the mean/RMS population
     pp_exactsum sum_abs;     // Σ |a − e| over those pairs, exact
     pp_exactsum sum_sq;      // Σ (a − e)² over those pairs, exact

@@ -33,15 +33,22 @@ void pp_progress_format(const char *label, int64_t done, int64_t total, double e
              100.0 * frac, rate, eta);
 }
 
-void pp_progress_update(void *vp, int64_t done, int64_t total)
+void pp_progress_update_at(pp_progress *p, int64_t done, int64_t total, double t)
 {
-    pp_progress *p = vp;
     if (!p || !p->enabled)
         return;
-    double t = now_s();
+    char line[320];
+    if (p->enabled == PP_PROGRESS_LOG) {
+        if (t - p->last < PP_PROGRESS_LOG_EVERY)
+            return;
+        pp_progress_format(p->label, done, total, t - p->t0, line, sizeof line);
+        fprintf(stderr, "precprobe: %s\n", line);
+        fflush(stderr);
+        p->last = t;
+        return;
+    }
     if (t - p->t0 < 1.0 || (p->drawn && t - p->last < 0.1))
         return;
-    char line[320];
     pp_progress_format(p->label, done, total, t - p->t0, line, sizeof line);
     fprintf(stderr, "\r\033[K%s", line);
     fflush(stderr);
@@ -49,9 +56,16 @@ void pp_progress_update(void *vp, int64_t done, int64_t total)
     p->drawn = 1;
 }
 
+void pp_progress_update(void *vp, int64_t done, int64_t total)
+{
+    pp_progress *p = vp;
+    if (p && p->enabled)
+        pp_progress_update_at(p, done, total, now_s());
+}
+
 void pp_progress_end(pp_progress *p)
 {
-    if (p->enabled && p->drawn) {
+    if (p->enabled == PP_PROGRESS_BAR && p->drawn) {
         fprintf(stderr, "\r\033[K");
         fflush(stderr);
     }

@@ -46,6 +46,16 @@ static double max_abs_error(const pp_close_stats *s)
     return max_of(&s->abs_err);
 }
 
+// max |a − e| in ulps at the expected tensor's scale (the ulp of its largest magnitude), so a
+// near-zero expected element, whose own ulp is tiny, cannot dominate as it does max_ulp; NaN when
+// the scale is unknown (a report older than it), 0 when no pair has both operands finite.
+static double max_ulp_at_scale(const pp_close_stats *s)
+{
+    if (s->abs_err.index < 0)
+        return 0.0;
+    return s->ulp_scale > 0 ? s->abs_err.value / s->ulp_scale : NAN;
+}
+
 static double nan_count(const pp_close_stats *s)
 {
     return (double)s->nan_actual;
@@ -68,8 +78,12 @@ static const pp_statistic statistics[] = {
     {"worst_tolerance_ratio", NULL, "the greatest |a - e| / (atol + rtol |e|)", worst_tolerance_ratio},
     {"nan_count", NULL, "NaN values in the actual tensor", nan_count},
     {"inf_count", NULL, "infinite values in the actual tensor", inf_count},
-    {"max_abs_error", NULL, "the greatest |a - e| over every pair with both operands finite, close or not",
+    {"max_abs_error", "max error", "the greatest |a - e| over every pair with both operands finite, close or not",
      max_abs_error},
+    {"max_ulp_at_scale", "ulp@scale",
+     "max_abs_error in ulps of the actual's format at the expected tensor's largest magnitude (a near-zero "
+     "expected element cannot dominate, as it can max_ulp)",
+     max_ulp_at_scale},
 };
 
 int pp_statistic_count(void)

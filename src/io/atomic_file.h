@@ -11,7 +11,9 @@
 #include "error.h"
 
 // Reserves a temporary name beside path, "PATH.tmp-XXXXXXXX", by creating it empty with
-// O_EXCL (so no other writer picks it). A new file gets mode 0666 less the umask; when path
+// O_EXCL (so no other writer picks it). A symlink is followed: the name is beside the file it
+// points to, which pp_atomic_finish replaces, so the link stays a link. A destination that
+// exists and is not a regular file (directory, device, FIFO, socket) is refused, untouched. A new file gets mode 0666 less the umask; when path
 // exists its mode is copied, so a replaced report keeps its permissions.
 // @param [in]  path  the destination (its directory must be writable)
 // @param [out] tmp   the temporary name, malloc'd; NULL on failure
@@ -27,6 +29,29 @@ int pp_atomic_finish(const char *path, char **tmp, pp_error *err);
 // Removes the temporary file, frees *tmp and sets it to NULL; path is untouched. Safe when *tmp
 // is NULL.
 void pp_atomic_discard(char **tmp);
+
+// Several files replaced as one set: each destination is reserved and checked first (a
+// non-regular target refuses the whole set before anything is written), each writer writes to
+// its staging name (itself atomically: the staging file is a regular file), and only when every
+// writer succeeded are all renamed onto their destinations; on any failure none is, and no
+// temporary file is left. A failing third report therefore never leaves the first two replaced.
+#define PP_ATOMIC_SET_MAX 8
+typedef struct pp_atomic_set {
+    int n;
+    const char *path[PP_ATOMIC_SET_MAX];  // the destinations (not copied: the caller keeps them)
+    char *tmp[PP_ATOMIC_SET_MAX];         // their staging names (pp_atomic_reserve's)
+} pp_atomic_set;
+
+// Adds path to the set (zero-initialised by the caller); *staging is where its writer writes.
+// Returns PP_OK or PP_ERR_RUNTIME (pp_atomic_reserve's message; more than PP_ATOMIC_SET_MAX).
+int pp_atomic_set_add(pp_atomic_set *s, const char *path, const char **staging, pp_error *err);
+
+// Renames every staged file onto its destination (pp_atomic_finish each); the set is empty
+// afterwards. On a failure the files not yet renamed are discarded.
+int pp_atomic_set_commit(pp_atomic_set *s, pp_error *err);
+
+// Removes every staged file; no destination is touched. Safe on an empty set.
+void pp_atomic_set_discard(pp_atomic_set *s);
 
 // Creates folder dir and any missing parents (mkdir -p). Returns 0, or -1 with errno set.
 int pp_mkdir_p(const char *dir);

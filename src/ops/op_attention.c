@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_check.h"
 #include "attention_ref.h"
 #include "cpu/attention.h"
 #ifdef PP_HAVE_CUDA
@@ -221,16 +222,26 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     return v;
 }
 
-// Knob combinations engine cublas cannot run (kernel flash, context parallelism, bf16 storage
-// accumulation), found when the case is read rather than when the variant runs.
+// Knob combinations the kernels cannot run (flash with Megatron-style knobs, a ring that does
+// not divide the sequence, engine cublas with kernel flash, context parallelism or bf16 storage
+// accumulation), found when the case is read rather than after the reference is computed: the
+// kernels' own check (kernels/attention_check.h) on the shapes with no data (batch 0).
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
     pp_attn_variant v = variant_of(p, k);
-    const char *e = pp_attn_engine_error(&v);
-    if (e)
-        snprintf(msg, n, "%s", e);
-    return e ? -1 : 0;
+    pp_attn_dims dm = dims_of(p);
+    dm.b = 0;
+    char e[256] = "";
+    if (pp_attn_check(&v, &dm, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e, sizeof e) == 0)
+        return 0;
+    snprintf(msg, n, "%s", e);
+    return -1;
 }
+
+static const char knob_rules[] =
+    "kernel flash takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and max_subtract row or none; "
+    "cp_world > 1 needs s = s_kv divisible by 2 x cp_world; engine cublas needs kernel unfused and cp_world 1, "
+    "and with accumulate storage format fp16 or fp32";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -270,13 +281,33 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     o.b = d.b, o.s_q = d.s_q, o.s_kv = d.s_kv, o.h = d.h, o.h_kv = d.h_kv, o.d = d.d, o.causal = d.causal;
     o.sigma_given = p->given[P_SIGMA];
     o.sigma = p->v[P_SIGMA];
-    o.backward = backward(p) && out[O_DQ].data != NULL;
+    // The reference computes out and lse always, and dq, dk, dv together: an output no variant
+    // has (an external variant that gave only out, or only dq) gets a scratch tensor, freed here.
+    o.backward = backward(p) && (out[O_DQ].data || out[O_DK].data || out[O_DV].data);
     o.threads = ctx->threads;
     o.progress = ctx->progress;
     o.progress_ctx = ctx->progress_ctx;
+    pp_tensor scratch[5];
+    memset(scratch, 0, sizeof scratch);
+    double *data[5];
+    int rc = PP_OK;
+    for (int t = 0; t < 5; t++) {
+        data[t] = out[t].data;
+        if (data[t] || (t >= O_DQ && !o.backward))
+            continue;
+        int ndim;
+        int64_t s[PP_MAX_DIMS];
+        shape(p, 1, t, &ndim, s);
+        if ((rc = pp_tensor_alloc(&scratch[t], ndim, s, PP_FMT_FP64, err)))
+            break;
+        data[t] = scratch[t].data;
+    }
     pp_attn_ref_bounds b;
-    int rc = pp_attention_ref(&o, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data, out[O_LSE].data,
-                              out[O_DQ].data, out[O_DK].data, out[O_DV].data, &b, err);
+    if (!rc)
+        rc = pp_attention_ref(&o, in[0].data, in[1].data, in[2].data, in[3].data, data[O_OUT], data[O_LSE],
+                              data[O_DQ], data[O_DK], data[O_DV], &b, err);
+    for (int t = 0; t < 5; t++)
+        pp_tensor_free(&scratch[t]);
     if (rc)
         return rc;
     const double bound[] = {b.out, b.lse, b.dq, b.dk, b.dv};
@@ -345,6 +376,7 @@ const pp_op pp_op_attention = {
     .output_layouts = output_layouts,
     .check_params = check_params,
     .check_knobs = check_knobs,
+    .knob_rules = knob_rules,
     .shape = shape,
     .format = format,
     .output_format = output_format,

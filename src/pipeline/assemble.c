@@ -25,7 +25,26 @@ static int metadata(const pp_run_plan *plan, pp_run_result *r)
     return 0;
 }
 
-// Every variant: its name, every knob as text (defaults filled in), its series (moved).
+// Whether knob decides the storage format of a variant with knobs k (another of its values gives
+// another op->format): the one thing an external variant's knobs say, the format its files'
+// values are read and compared in. Integer knobs never do.
+static int knob_sets_format(const pp_op *op, const pp_op_knobs *k, int knob)
+{
+    if (!op->knobs[knob].values)
+        return 0;
+    pp_format_id f = op->format(k);
+    pp_op_knobs other = *k;
+    for (int v = 0; op->knobs[knob].values[v]; v++) {
+        other.v[knob] = v;
+        if (op->format(&other) != f)
+            return 1;
+    }
+    return 0;
+}
+
+// Every variant: its name, every knob as text (defaults filled in), its series (moved). An
+// external variant lists only its format knobs: the emulation's knobs (kernel, engine, ...) say
+// nothing about a kernel that is not ours.
 static int variants(const pp_run_plan *plan, pp_run_products *p, pp_run_result *r)
 {
     const pp_case *c = plan->c;
@@ -39,10 +58,13 @@ static int variants(const pp_run_plan *plan, pp_run_products *p, pp_run_result *
         pp_variant_result *vr = &r->variants[v];
         snprintf(vr->name, sizeof vr->name, "%s", vs->name);
         vr->external = vs->external;
-        vr->n_knobs = op->n_knobs;
+        vr->n_knobs = 0;
         for (int k = 0; k < op->n_knobs; k++) {
-            snprintf(vr->knobs[k].name, sizeof vr->knobs[k].name, "%s", op->knobs[k].name);
-            pp_knob_text(&op->knobs[k], vs->knobs.v[k], vr->knobs[k].value, sizeof vr->knobs[k].value);
+            if (vs->external && !knob_sets_format(op, &vs->knobs, k))
+                continue;
+            pp_knob_setting *ks = &vr->knobs[vr->n_knobs++];
+            snprintf(ks->name, sizeof ks->name, "%s", op->knobs[k].name);
+            pp_knob_text(&op->knobs[k], vs->knobs.v[k], ks->value, sizeof ks->value);
         }
         vr->series = p->variants[v].series;
         vr->n_series = p->variants[v].n_series;

@@ -496,6 +496,24 @@ static int add_variant(const ctx *x, const pp_toml_value *at, pp_case *c, const 
     return 0;
 }
 
+// Appends one line to the case's notes (what the reader decided for the user: a skipped
+// [matrix] combination), printed by the command line before the run.
+static int add_skip_note(const ctx *x, pp_case *c, int line, const char *name, const char *why)
+{
+    char text[PP_PATH_MAX + 512];
+    int k = snprintf(text, sizeof text, "%s:%d: note: [matrix] combination '%s' skipped: %s", x->file, line, name,
+                     why);
+    size_t old = c->notes ? strlen(c->notes) : 0, add = k > 0 ? strlen(text) : 0;
+    char *grown = realloc(c->notes, old + add + 2);
+    if (!grown)
+        return pp_fail(x->err, PP_ERR_RUNTIME, "out of memory");
+    memcpy(grown + old, text, add);
+    grown[old + add] = '\n';
+    grown[old + add + 1] = '\0';
+    c->notes = grown;
+    return 0;
+}
+
 static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
 {
     const pp_op *op = c->op;
@@ -561,15 +579,26 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
     // [matrix]: the cross product of the listed knob values, other knobs from [knobs].
     const pp_toml_value *mt = pp_toml_get(root, "matrix");
     if (mt) {
+        // skip_unsupported (default true): a combination the op cannot run is left out with a
+        // note rather than failing the case, since a cross product easily holds a few.
+        knob_names[op->n_knobs] = "skip_unsupported";
         if ((rc = want_type(x, mt, PP_TOML_TABLE, "matrix")) ||
-            (rc = pp_toml_check_keys(mt, x->file, "[matrix]", knob_names, op->n_knobs, x->err)))
+            (rc = pp_toml_check_keys(mt, x->file, "[matrix]", knob_names, op->n_knobs + 1, x->err)))
             return rc;
-        int nk = pp_toml_table_size(mt);
+        bool skip_unsupported = true;
+        const pp_toml_value *su = pp_toml_get(mt, "skip_unsupported");
+        if (su && ((rc = want_type(x, su, PP_TOML_BOOL, "skip_unsupported")) ||
+                   (pp_toml_as_bool(su, &skip_unsupported), 0)))
+            return rc;
+        int nk = 0;
         int ki[PP_MAX_KNOBS], count[PP_MAX_KNOBS], vals[PP_MAX_KNOBS][32];
         long total = 1;
-        for (int j = 0; j < nk; j++) {
-            const char *key = pp_toml_table_key(mt, j);
-            const pp_toml_value *arr = pp_toml_table_value(mt, j);
+        for (int jt = 0; jt < pp_toml_table_size(mt); jt++) {
+            const char *key = pp_toml_table_key(mt, jt);
+            const pp_toml_value *arr = pp_toml_table_value(mt, jt);
+            if (!strcmp(key, "skip_unsupported"))
+                continue;
+            int j = nk++;
             ki[j] = pp_op_knob_index(op, key);
             if ((rc = want_type(x, arr, PP_TOML_ARRAY, key)))
                 return rc;
@@ -607,6 +636,15 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 pp_knob_text(&op->knobs[ki[j]], k.v[ki[j]], text, sizeof text);
                 at += (size_t)snprintf(name + at, sizeof name - at, j ? "-%s" : "%s", text);
             }
+            char why[256];
+            if (op->check_knobs && op->check_knobs(&c->params, &k, why, sizeof why)) {
+                if (!skip_unsupported)
+                    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s' (from [matrix]): %s "
+                                   "(skip_unsupported = false)", x->file, pp_toml_line(mt), name, why);
+                if ((rc = add_skip_note(x, c, pp_toml_line(mt), name, why)))
+                    return rc;
+                continue;
+            }
             if ((rc = add_variant(x, mt, c, name, &k)))
                 return rc;
             c->variants[c->n_variants - 1].from_matrix = 1;
@@ -634,10 +672,26 @@ static int pair_variant(const ctx *x, const pp_toml_value *p, const pp_toml_valu
     if (rc)
         return rc;
     if ((*vi = pp_case_variant_index(c, s)) < 0) {
+        // the variants' names, the generated [matrix] names among them (a user writes the name a
+        // matrix makes from its values, in key order, and is told what it made)
         const char *names[PP_MAX_VARIANTS];
-        for (int k = 0; k < c->n_variants; k++)
+        char known[600] = "";
+        size_t at = 0;
+        for (int k = 0; k < c->n_variants; k++) {
             names[k] = c->variants[k].name;
-        return unknown(x, p, "variant", s, "[compare] pairs", names, c->n_variants);
+            if (at + strlen(names[k]) + 8 < sizeof known)
+                at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", k ? ", " : "", names[k]);
+            else if (at + 6 < sizeof known) {
+                snprintf(known + at, sizeof known - at, ", ...");
+                at = sizeof known;  // full: the names after this one are left out
+            }
+        }
+        const char *near = pp_nearest_name(s, names, c->n_variants);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: unknown variant '%s' in [compare] pairs (%svariants: %s)", x->file,
+                       pp_toml_line(p), s, hint, known);
     }
     return 0;
 }
@@ -928,6 +982,7 @@ void pp_case_free(pp_case *c)
 {
     free(c->variants);
     free(c->text);
+    free(c->notes);
     memset(c, 0, sizeof *c);
 }
 

@@ -95,6 +95,8 @@ typedef struct pp_case {
     pp_gate_rule rules[PP_MAX_GATE_RULES];
     pp_slack slack;
     char *text;                    // the file's text, owned
+    char *notes;                   // NULL, or lines the reader has for the user (a skipped [matrix]
+                                   // combination), each "FILE:LINE: note: ...\n"; owned
 } pp_case;
 
 // Reads and checks the case file at path. Returns PP_OK, or PP_ERR_INPUT with "FILE:LINE: ...".

@@ -1,11 +1,13 @@
 // execute.c — the execute stage (execute.h): inputs, references, variants, cross-checks.
 #include "pipeline/execute.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/progress.h"
+#include "interrupt.h"
 #include "io/tensor_io.h"
 #include "pipeline/comparison.h"
 #include "pipeline/file_tensor.h"
@@ -54,7 +56,7 @@ static int run_cpu_traced(const pp_op *op, const pp_case *c, const pp_variant_sp
 
 static void progress(const pp_run_opts *o, const char *fmt, const char *a, const char *b)
 {
-    if (!o->progress)
+    if (o->progress != PP_PROGRESS_BAR)  // a stage name in place, on a terminal only
         return;
     fprintf(stderr, "\r\033[K");
     fprintf(stderr, fmt, a, b);
@@ -170,6 +172,8 @@ int pp_run_group_reference(const pp_case *c, const pp_run_opts *o, pp_format_gro
         if (why[0])
             fprintf(stderr, "precprobe: reference cache entry ignored (%s); recomputing\n", why);
     }
+    if (pp_interrupted())
+        return pp_fail(err, PP_ERR_INTERRUPTED, "interrupted");
     char label[PP_NAME_MAX + 64];
     snprintf(label, sizeof label, "%s: reference (%s)", c->name, pp_format_get(g->format).name);
     pp_progress bar;
@@ -179,6 +183,9 @@ int pp_run_group_reference(const pp_case *c, const pp_run_opts *o, pp_format_gro
                                             err)
                     : op->reference(&c->params, g->format, g->inputs, g->refs, g->info, &ctx, err);
     pp_progress_end(&bar);
+    // a stop request cut the work short: the values are incomplete and must not be cached
+    if (!rc && pp_interrupted())
+        return pp_fail(err, PP_ERR_INTERRUPTED, "interrupted");
     if (!rc && cache) {
         pp_error store_err = {0};
         if (pp_ref_cache_store(o->cache_dir, key, op, g->want, g->refs, g->info, &store_err))
@@ -267,15 +274,45 @@ static int run_variant(const pp_run_plan *plan, int v, pp_run_products *p, pp_er
                           : op->run_cpu(&c->params, &vs->knobs, g->inputs, vp->outs, plan->threads, err);
 }
 
+// The one line a stop request ends the run with: which task it cut short, and what is kept —
+// every reference finished before it is in the cache, so a rerun computes only the rest.
+static int interrupted(const pp_run_plan *plan, const pp_run_opts *o, const pp_task *t, int refs_done,
+                       pp_error *err)
+{
+    const pp_case *c = plan->c;
+    char what[PP_NAME_MAX + 64];
+    const char *fmt = t && t->group >= 0 ? pp_format_get(plan->group_format[t->group]).name : "";
+    if (!t)
+        snprintf(what, sizeof what, "after the last task");
+    else if (t->kind == PP_TASK_INPUTS || t->kind == PP_TASK_REFERENCE)
+        snprintf(what, sizeof what, "during the %s (%s)", pp_task_kind_name(t->kind), fmt);
+    else
+        snprintf(what, sizeof what, "during the %s of variant %s", pp_task_kind_name(t->kind),
+                 c->variants[t->variant].name);
+    const char *not_kept = !o->cache_dir || !o->cache_dir[0] ? "not kept (no reference cache for this run)"
+                         : c->op->traced ? "not kept (this operation's references are not cached)"
+                                         : NULL;
+    char kept[128];
+    if (!refs_done)
+        snprintf(kept, sizeof kept, "no reference had finished");
+    else
+        snprintf(kept, sizeof kept, "%d finished reference%s %s", refs_done, refs_done == 1 ? "" : "s",
+                 not_kept ? not_kept : "kept in the reference cache: a rerun resumes from there");
+    return pp_fail(err, PP_ERR_INTERRUPTED, "%s: interrupted (%s) %s; %s", c->name,
+                   pp_interrupted() == SIGINT ? "SIGINT" : "SIGTERM", what, kept);
+}
+
 int pp_run_execute(const pp_run_plan *plan, const pp_run_opts *o, const unsigned char *selected,
                    pp_run_products *p, pp_error *err)
 {
     const pp_case *c = plan->c;
-    int rc = PP_OK;
+    int rc = PP_OK, refs_done = 0;
     for (int i = 0; i < plan->n_tasks && !rc; i++) {
         const pp_task *t = &plan->tasks[i];
         if (selected && !selected[i])
             continue;
+        if (pp_interrupted())
+            return interrupted(plan, o, t, refs_done, err);
         pp_format_group *g = t->group >= 0 ? &p->groups[t->group] : NULL;
         switch (t->kind) {
         case PP_TASK_INPUTS:
@@ -284,6 +321,7 @@ int pp_run_execute(const pp_run_plan *plan, const pp_run_opts *o, const unsigned
             break;
         case PP_TASK_REFERENCE:
             rc = pp_run_group_reference(c, o, g, plan->threads, err);
+            refs_done += !rc;
             break;
         case PP_TASK_VARIANT:
             progress(o, "precprobe: %s: variant %s", c->name, c->variants[t->variant].name);
@@ -297,6 +335,8 @@ int pp_run_execute(const pp_run_plan *plan, const pp_run_opts *o, const unsigned
         case PP_TASK_COMPARE_PAIR:
             break;  // the compare stage's
         }
+        if (rc == PP_ERR_INTERRUPTED || (!rc && pp_interrupted()))
+            return interrupted(plan, o, t, refs_done, err);  // the task's results are incomplete
     }
     progress(o, "%s%s", "", "");
     return rc;

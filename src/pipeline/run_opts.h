@@ -7,7 +7,7 @@ typedef struct pp_run_opts {
     const char *device;    // "cpu", "cuda" or "auto"
     int threads;           // < 1: one per online CPU
     int save_tensors;      // keep inputs, outputs and references in the result (for report.h5)
-    int progress;          // print progress on stderr (the caller checks that it is a terminal)
+    int progress;          // progress on stderr: PP_PROGRESS_OFF, _BAR (a terminal), _LOG (core/progress.h)
     const char *reference_method;  // NULL: the case's; else one of the op's ref_methods
     const char *cache_dir;         // reference cache folder (src/pipeline/ref_cache.h); NULL or "": none
     int cross_check;               // on cuda, also run the CPU emulation: "cpu-emulation" comparisons

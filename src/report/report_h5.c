@@ -89,6 +89,8 @@ static const pp_rs_field comparison_fields[] = {
     // absent in reports written before it existed (older baselines)
     {.name = "max_abs_error", .kind = PP_RS_SUB, .flags = PP_RS_OPTIONAL, .off = C(stats.abs_err),
      .sub = &max_table},
+    // absent in reports written before it existed: max_ulp_at_scale is then unknown (NaN)
+    {.name = "ulp_scale", .kind = PP_RS_F64, .flags = PP_RS_OPTIONAL, .off = C(stats.ulp_scale)},
     {.name = "n_finite", .kind = PP_RS_I64, .off = C(stats.n_finite)},
     {.name = "mean_abs", .kind = PP_RS_HOOK, .hook = &pp_report_mean_abs_hook},
     {.name = "rms", .kind = PP_RS_HOOK, .hook = &pp_report_rms_hook},

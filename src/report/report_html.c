@@ -273,7 +273,8 @@ static void table(pp_textbuf *b, const pp_run_result *r)
                  "<div class=\"wide\"><table class=\"sortable\" id=\"comparisons\">\n<thead><tr><th>variant</th><th>tensor</th>"
                  "<th>against</th>");
     // the statistics' headings as the statistic table (core/statistic.h) names them
-    static const char *const columns[] = {"mismatch_fraction", "max_abs_diff", "max_rel_diff", "max_ulp", "mean_abs"};
+    static const char *const columns[] = {"mismatch_fraction", "max_abs_diff", "max_rel_diff", "max_ulp", "mean_abs",
+                                          "max_abs_error", "max_ulp_at_scale"};
     for (size_t k = 0; k < sizeof columns / sizeof columns[0]; k++)
         pp_tb_printf(b, "<th>%s</th>", pp_statistic_find(columns[k])->label);
     pp_tb_str(b, "<th>NaN/Inf</th><th>torch's message</th></tr></thead>\n<tbody>\n");
@@ -298,6 +299,8 @@ static void table(pp_textbuf *b, const pp_run_result *r)
         num_cell(b, row.max_rel.value, row.max_rel.text);
         num_cell(b, row.max_ulp.value, row.max_ulp.text);
         num_cell(b, mabs, mean);
+        num_cell(b, row.max_err.value, row.max_err.text);
+        num_cell(b, row.ulp_scale.value, row.ulp_scale.text);
         num_cell(b, row.nonfinite.value, row.nonfinite.text);
         pp_tb_str(b, "<td><pre>");
         int m = pp_close_message(&c->stats, &c->opts, c->ndim, c->shape, msg, sizeof msg);

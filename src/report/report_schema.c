@@ -567,6 +567,8 @@ static int read_field(const pp_rs_io *io, hid_t loc, const char *where, const pp
                    ? pp_rs_invalid(io, where, "attribute %s missing or not an integer", name)
                    : PP_OK;
     case PP_RS_F64:
+        if ((f->flags & PP_RS_OPTIONAL) && H5Aexists(loc, name) <= 0)
+            return PP_OK;  // an attribute newer than the report: the value stays as initialised
         if (pp_h5attr_get_num(loc, name, H5T_FLOAT, H5T_NATIVE_DOUBLE, p, 1, NULL))
             return pp_rs_invalid(io, where, "attribute %s missing or not floating-point", name);
         return !(f->flags & PP_RS_NONNEG) || nonneg(*(double *)p)

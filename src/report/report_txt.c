@@ -73,14 +73,17 @@ static void summary(pp_textbuf *b, const pp_run_result *r)
     for (int i = 0; i < r->n_comparisons; i++)
         if ((int)strlen(r->comparisons[i].tensor) > tw)
             tw = (int)strlen(r->comparisons[i].tensor);
-    pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", "variant", tw, "tensor", "against",
-                 heading("mismatch_fraction"), heading("max_abs_diff"), heading("max_rel_diff"), heading("max_ulp"),
-                 "NaN/Inf");
+    // torch's two numbers (0.0 for a close comparison), then what every element says: the true
+    // max |error| and the ulps at the tensor's scale (per-element max ulp: report.txt's body)
+    pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %23s %10s %8s\n", "variant", tw, "tensor", "against",
+                 heading("mismatch_fraction"), heading("max_abs_diff"), heading("max_rel_diff"),
+                 heading("max_abs_error"), heading("max_ulp_at_scale"), "NaN/Inf");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
         pp_summary_row row = pp_summary_row_of(&c->stats);
-        pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %10s %8s\n", c->variant, tw, c->tensor, c->against,
-                     row.mismatch.text, row.max_abs.text, row.max_rel.text, row.max_ulp.text, row.nonfinite.text);
+        pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %23s %10s %8s\n", c->variant, tw, c->tensor, c->against,
+                     row.mismatch.text, row.max_abs.text, row.max_rel.text, row.max_err.text, row.ulp_scale.text,
+                     row.nonfinite.text);
     }
     if (r->n_verdicts) {
         int failed = 0;

@@ -1,6 +1,8 @@
 // summary_row.c — a comparison's summary cells (see summary_row.h).
 #include "report/summary_row.h"
 
+#include "core/statistic.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +32,10 @@ pp_summary_row pp_summary_row_of(const pp_close_stats *s)
         snprintf(r.max_ulp.text, sizeof r.max_ulp.text, "%.4g", s->ulp_err.value);
         r.max_ulp.value = s->ulp_err.value;
     }
+    r.max_err = max_cell(&s->abs_err);
+    double us = pp_statistic_value("max_ulp_at_scale", s);
+    snprintf(r.ulp_scale.text, sizeof r.ulp_scale.text, us != us ? "-" : "%.4g", us);
+    r.ulp_scale.value = us;
     int64_t nonfinite = s->nan_actual + s->inf_actual;
     snprintf(r.nonfinite.text, sizeof r.nonfinite.text, "%lld", (long long)nonfinite);
     r.nonfinite.value = (double)nonfinite;

@@ -1,5 +1,5 @@
-// summary_row.h — the numbers of one comparison's summary row (mismatch, max abs, max rel, max
-// ulp, NaN/Inf), each as the text shown and the value it sorts by: written once, so the text
+// summary_row.h — the numbers of one comparison's summary row (mismatch, torch's max abs and max
+// rel, the true max error, max ulp, ulps at the tensor's scale, NaN/Inf), each as the text shown and the value it sorts by: written once, so the text
 // report's summary and the HTML report's comparison table show the same cells.
 #ifndef PP_SUMMARY_ROW_H
 #define PP_SUMMARY_ROW_H
@@ -17,6 +17,8 @@ typedef struct pp_summary_row {
     pp_summary_cell max_abs;    // shortest round-trip repr; "0.0" (0) when no pair was compared
     pp_summary_cell max_rel;    // likewise
     pp_summary_cell max_ulp;    // %.4g; "0" (0) when no pair was compared
+    pp_summary_cell max_err;    // max_abs_error (every pair, close or not), as max_abs
+    pp_summary_cell ulp_scale;  // max_ulp_at_scale, %.4g; "-" (NaN) in a report older than it
     pp_summary_cell nonfinite;  // NaN and Inf in the actual tensor, a count
 } pp_summary_row;
 

@@ -33,6 +33,14 @@ done < tests/e2e/cases.txt
 if bash tests/e2e/html.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # tensors from .pt and ml_dtypes .npy files, in another layout: the same report (tests/e2e/data_in.sh)
 if bash tests/e2e/data_in.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# output paths: FIFO, socket, symlink, a failing --html leaves the previous reports
+if bash tests/e2e/outputs.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# CI gating: check --junit and run --junit fail exactly when the command exits 1
+if bash tests/e2e/junit.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# command-line details: list, help
+if bash tests/e2e/cli.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# Ctrl-C on a real process: exit 130 and a message, promptly
+if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"

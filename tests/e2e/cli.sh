@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# cli.sh — command-line details that exact-output lines in cases.txt would make brittle:
+# `precprobe list` states each op's allowed knob combinations.   usage: tests/e2e/cli.sh [bin]
+set -u
+cd "$(dirname "$0")/../.."
+bin=${1:-bin/precprobe}
+fail() { echo "FAIL cli: $*"; exit 1; }
+"$bin" list | grep -q '^  knob combinations: kernel flash takes accumulate fp32' || fail "list: attention's knob combinations"
+"$bin" list | grep -q '^  knob combinations: every one runs' || fail "list: an op whose combinations all run"
+# an external variant is listed with its format only, not the emulation's knobs it does not have
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$bin" run cases/external-gemm.toml --out "$tmp/ext" --device cpu -q >/dev/null || fail "run external-gemm"
+grep -q '^variant:   torch-baddbmm            format=fp16 (external: outputs read from files)$' "$tmp/ext/report.txt" ||
+    fail "external variant's knobs: $(grep '^variant:   torch' "$tmp/ext/report.txt")"
+# cases/README.md's [matrix] example is a valid [matrix], and forms the names the example uses
+{ printf '[case]\nname = "doc-matrix"\nop = "gemm"\n[op]\nm = 4\nn = 4\nk = 8\n'
+  sed -n '/^\[matrix\]/,/^\[compare\]/p' cases/README.md | grep -v '^\[compare\]'
+  printf '[compare]\npairs = [["pre-storage", "post-fp32"]]\n[gate]\n"pre-storage.c.inf_count" = { max = 0 }\n'
+} > "$tmp/doc-matrix.toml"
+"$bin" run "$tmp/doc-matrix.toml" --out "$tmp/doc" --device cpu -q --no-cache >/dev/null 2>"$tmp/doc.err" ||
+    fail "cases/README.md's [matrix] example: $(cat "$tmp/doc.err")"
+echo "ok   cli (list states knob combinations; an external variant shows its format only; the [matrix] doc example)"
