@@ -18,6 +18,14 @@ typedef struct ref_scal {
     double ra, rb, rdec;     // relative error bounds
 } ref_scal;
 
+// Where a block's running bound first exceeded PP_ADAMW_REF_MAX_REL of its quantity's scale.
+typedef struct ref_fail {
+    int64_t elem;
+    int step;       // 0: no failure
+    int what;       // 0 θ, 1 m, 2 v
+    double bound, scale;
+} ref_fail;
+
 typedef struct ref_ctx {
     const pp_adamw_problem *pr;
     pp_format_id P;
@@ -29,6 +37,7 @@ typedef struct ref_ctx {
     const double *theta0;
     double *theta, *m, *v;
     double *bnd;             // [nblocks][3] per-block max bounds
+    ref_fail *fail;          // [nblocks] the block's first uncertified element (step 0: none)
     pp_adamw_trace *trace;
     double *lossp;           // [nblocks][T + 1]
 } ref_ctx;
@@ -79,6 +88,7 @@ static void ref_scal_make(ref_ctx *R, ref_scal *S, int t)
 typedef struct ref_elem {
     mpfr_t th, m, v, g, t1, t2, s, den, q;
     double eth, em, ev;  // absolute error bounds of th, m, v
+    double sth, sm, sv;  // scales: the largest |θ|, |m|, |v| seen so far on this trajectory
 } ref_elem;
 
 static void ref_elem_init(ref_elem *E, mpfr_prec_t prec)
@@ -97,6 +107,28 @@ static void ref_elem_start(ref_elem *E, double theta0)
     mpfr_set_zero(E->m, 1);
     mpfr_set_zero(E->v, 1);
     E->eth = E->em = E->ev = 0.0;
+    E->sth = fabs(theta0);
+    E->sm = E->sv = 0.0;
+}
+
+// Is the element still certified after step t? Its running bounds must stay within
+// PP_ADAMW_REF_MAX_REL of each quantity's scale (the largest magnitude on its trajectory so
+// far). They can grow geometrically where the gradient feeds back (quadratic, linear
+// regression), PROOFS.md#adamw-feedback: a bound past the limit is reported, never delivered.
+// Returns 1 when certified, else 0 with *f filled.
+static int ref_certified(ref_elem *E, int64_t i, int t, ref_fail *f)
+{
+    double x[3] = {mag(E->th), mag(E->m), mag(E->v)}, *sc[3] = {&E->sth, &E->sm, &E->sv};
+    double e[3] = {E->eth, E->em, E->ev};
+    for (int k = 0; k < 3; k++) {
+        if (x[k] > *sc[k])
+            *sc[k] = x[k];
+        if (!(e[k] <= PP_ADAMW_REF_MAX_REL * *sc[k])) {  // NaN bounds fail too
+            *f = (ref_fail){i, t, k, e[k], *sc[k]};
+            return 0;
+        }
+    }
+    return 1;
 }
 
 // One exact AdamW step with gradient E->g (error bound eg). Each line's rounding is one u times
@@ -203,6 +235,8 @@ static void ref_block(ref_ctx *R, int64_t b)
                 mpfr_set_d(E.g, pp_adamw_synth_grad_s(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
             }
             ref_step(R, t, &E, eg);
+            if (!ref_certified(&E, i, t, &R->fail[b]))
+                goto done;
             if (lp) {
                 double d = mpfr_get_d(E.th, MPFR_RNDN) - opt;
                 lp[t] += 0.5 * h * d * d;
@@ -212,6 +246,7 @@ static void ref_block(ref_ctx *R, int64_t b)
         }
         max3(R->bnd + 3 * b, &E, R, i);
     }
+done:
     ref_elem_clear(&E);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
@@ -279,7 +314,11 @@ static int ref_linreg(ref_ctx *R, pp_error *err)
             mpfr_div_si(E[k].g, acc, (long)r, MPFR_RNDN);
             double eg = ((prop + u * partial) / (double)r + u * mag(E[k].g)) * SLACK;
             ref_step(R, t + 1, &E[k], eg);
+            if (!R->fail[0].step)
+                ref_certified(&E[k], k, t + 1, &R->fail[0]);
         }
+        if (R->fail[0].step)
+            break;
         if (R->trace && snap < R->trace->n_snaps && R->trace->snap_step[snap] == t + 1) {
             for (int64_t k = 0; k < n; k++)
                 R->trace->snap[(int64_t)snap * n + k] = mpfr_get_d(E[k].th, MPFR_RNDN);
@@ -327,6 +366,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     int64_t nb = pr->kind == PP_ADAMW_GRAD_LINREG ? 1 : (pr->n + REF_BLOCK - 1) / REF_BLOCK;
     R.sc = malloc((size_t)(T + 1) * sizeof *R.sc);
     R.bnd = calloc((size_t)(3 * nb), sizeof *R.bnd);
+    R.fail = calloc((size_t)nb, sizeof *R.fail);
     if (trace) {
         memset(trace, 0, sizeof *trace);
         trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);
@@ -336,9 +376,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
         if (has_loss && pr->kind != PP_ADAMW_GRAD_LINREG)
             R.lossp = calloc((size_t)(nb * (T + 1)), sizeof *R.lossp);
     }
-    if (!R.sc || !R.bnd || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
+    if (!R.sc || !R.bnd || !R.fail || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
         (trace && has_loss && pr->kind != PP_ADAMW_GRAD_LINREG && !R.lossp)) {
-        free(R.sc), free(R.bnd), free(R.lossp);
+        free(R.sc), free(R.bnd), free(R.lossp), free(R.fail);
         if (trace) {
             free(trace->snap), free(trace->loss);
             memset(trace, 0, sizeof *trace);
@@ -363,6 +403,16 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
             for (int t = 0; t <= T; t++)
                 trace->loss[t] = pp_adamw_loss_total(R.lossp + t, nb, T + 1);
     }
+    for (int64_t b = 0; b < nb && rc == PP_OK; b++)  // the first failing block: the smallest element
+        if (R.fail[b].step) {
+            static const char *const names[] = {"theta", "m", "v"};
+            const ref_fail *f = &R.fail[b];
+            rc = pp_fail(err, PP_ERR_RUNTIME,
+                         "adamw reference: element %lld, step %d: the proven error bound of %s (%.3g) exceeds "
+                         "2^-50 of its scale (%.3g); the exact trajectory is not certified "
+                         "(reference/PROOFS.md#adamw-feedback)",
+                         (long long)f->elem, f->step, names[f->what], f->bound, f->scale);
+        }
     bound[0] = bound[1] = bound[2] = 0.0;
     for (int64_t b = 0; b < nb; b++)
         for (int k = 0; k < 3; k++)
@@ -371,7 +421,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     for (int t = 1; t <= T; t++)
         mpfr_clears(R.sc[t].a, R.sc[t].b, R.sc[t].dec, (mpfr_ptr)0);
     mpfr_clears(R.beta1, R.beta2, R.c1, R.c2, R.eps, (mpfr_ptr)0);
-    free(R.sc), free(R.bnd), free(R.lossp);
+    free(R.sc), free(R.bnd), free(R.lossp), free(R.fail);
     if (rc && trace) {
         free(trace->snap), free(trace->loss);
         memset(trace, 0, sizeof *trace);

@@ -10,6 +10,10 @@
 
 #define PP_ADAMW_REF_PREC 128
 
+// The largest running error bound delivered, relative to the quantity's scale (the largest
+// magnitude of θ, m or v on the element's trajectory so far): beyond it the run fails.
+#define PP_ADAMW_REF_MAX_REL 0x1p-50
+
 // θ_T, m_T, v_T of exact AdamW (real arithmetic; bias corrections, square root and division
 // exact), with lr_t, β1, β2, ε, wd the binary64 values of pr, from theta0 (values of format P).
 // Per step:  θ ← θ(1 − lr_t·wd);  m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²;
@@ -23,7 +27,8 @@
 // @param [out] trace      snapshots (binary64 of the exact θ) and loss per step (binary64
 //                         evaluation of the loss at those θ; not certified), may be NULL.
 // Preconditions: ε > 0, 0 ≤ β1, β2 < 1, snr > 0 (synthetic).
-// Returns PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME.
+// Returns PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME (also when an element's running bound exceeds
+// PP_ADAMW_REF_MAX_REL of its scale: the message names the element, the step and the quantity).
 int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const double *theta0, double *theta,
                  double *m, double *v, double bound[3], pp_adamw_trace *trace, int threads, pp_error *err);
 

@@ -3,6 +3,7 @@
 // Run: make build/rel/tests/test_adamw_ref && build/rel/tests/test_adamw_ref
 #include <math.h>
 #include <mpfr.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -116,11 +117,39 @@ static void adamw_ref_bound_contains_256_bit_run(void **state)
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Feedback (PROOFS.md#adamw-feedback): quadratic gradients, weight decay 0.01, lr 1e-3. Before
+// the certification check this run delivered |error| <= 6.4e-6 for θ after 500 steps (0.079
+// with another θ₀; ½ulp of binary64 at 300 steps): the componentwise running bound grows by a
+// factor ≈ 1.2 per step once θ settles near θ* while the true error contracts. Such a bound must
+// never be delivered: the run fails, naming the element, the step and the quantity.
+static void adamw_ref_feedback_bound_refused(void **state)
+{
+    (void)state;
+    enum { N = 256 };
+    pp_adamw_problem pr = {PP_ADAMW_GRAD_QUADRATIC, N, 500, 11, {1e-3, 0.9, 0.999, 1e-8, 0.01},
+                           PP_ADAMW_LR_CONSTANT, 0, 1.0, 1.0, 0, 0};
+    static double th0[N], th[N], m[N], v[N];
+    double bnd[3];
+    for (int i = 0; i < N; i++)
+        th0[i] = pp_round(PP_FMT_FP32, pp_rand_normal(11, 0x10000, (uint64_t)i), PP_RND_NE, 0);
+    pp_error err = {0, ""};
+    assert_int_equal(pp_adamw_ref(&pr, PP_FMT_FP32, 0, th0, th, m, v, bnd, NULL, 2, &err), PP_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "adamw reference: element "));
+    assert_non_null(strstr(err.msg, ", step "));
+    assert_non_null(strstr(err.msg, "exceeds 2^-50 of its scale"));
+    // 200 steps of the same run stay certified, with the ½ulp of binary64 and far less
+    pr.steps = 200;
+    assert_int_equal(pp_adamw_ref(&pr, PP_FMT_FP32, 0, th0, th, m, v, bnd, NULL, 2, &err), PP_OK);
+    assert_true(bnd[0] < 0x1p-49 && bnd[1] < 0x1p-49 && bnd[2] < 0x1p-49);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(adamw_ref_constant_gradient_three_steps),
         cmocka_unit_test(adamw_ref_bound_contains_256_bit_run),
+        cmocka_unit_test(adamw_ref_feedback_bound_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
