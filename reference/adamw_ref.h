@@ -1,5 +1,7 @@
-// adamw_ref.h — the certified reference of an AdamW run: the same T steps in MPFR (default 128
-// bits) from the same θ₀ and gradient source, with a running bound per element (PROOFS.md#adamw).
+// adamw_ref.h — the certified reference of an AdamW run: the same T steps in double-double (the
+// fast path, MPFR where it cannot certify an element) or in MPFR (mpfr-plain, default 128 bits)
+// from the same θ₀ and gradient source, with a running bound per element (PROOFS.md#adamw,
+// PROOFS.md#adamw-dd).
 #ifndef PP_ADAMW_REF_H
 #define PP_ADAMW_REF_H
 
@@ -21,7 +23,10 @@
 // The synthetic source gives the same g_{t,i} (values of P) the variants see; quadratic and
 // linear regression use the exact gradient of the reference's own θ.
 // @param [in]  pr, P      the problem and the parameter format (θ₀'s and the synthetic g's).
-// @param [in]  prec       MPFR precision in bits (≥ 64; 0 means PP_ADAMW_REF_PREC).
+// @param [in]  prec       0: the fast path — each element (synthetic, quadratic) in double-double
+//                         (adamw_ref_dd.c), in MPFR at PP_ADAMW_REF_PREC bits where its bound
+//                         would leave PP_ADAMW_REF_MAX_REL; linear regression in MPFR. ≥ 64:
+//                         mpfr-plain, every element in MPFR at prec bits.
 // @param [out] theta, m, v   n values as binary64 (nearest).
 // @param [out] bound      [3] max over elements of the proven |value − exact| for θ, m, v.
 // @param [out] trace      snapshots (binary64 of the exact θ) and loss per step (binary64
