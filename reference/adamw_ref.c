@@ -42,7 +42,6 @@ typedef struct ref_ctx {
     ref_fail *fail;          // [nblocks] the block's first uncertified element (step 0: none)
     int fast;                // 1: double-double per element, MPFR where it cannot certify
     pp_adamw_dd_scal_ *dsc;  // [T + 1] the scalars as double-doubles (fast)
-    int64_t *nfall;          // [nblocks] elements the fast path handed to MPFR
     pp_adamw_trace *trace;
     double *lossp;           // [nblocks][T + 1]
 } ref_ctx;
@@ -294,8 +293,6 @@ static void ref_block(ref_ctx *R, int64_t b)
             if (ok) {
                 out[0] = o.theta, out[1] = o.m, out[2] = o.v;
                 bnd[0] = o.bound[0], bnd[1] = o.bound[1], bnd[2] = o.bound[2];
-            } else {
-                R->nfall[b]++;
             }
         }
         if (!ok && !ref_mpfr_elem(R, &E, i, th64, out, bnd, &R->fail[b]))
@@ -439,7 +436,6 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     R.sc = malloc((size_t)(T + 1) * sizeof *R.sc);
     R.bnd = calloc((size_t)(3 * nb), sizeof *R.bnd);
     R.fail = calloc((size_t)nb, sizeof *R.fail);
-    R.nfall = calloc((size_t)nb, sizeof *R.nfall);
     R.fast = fast;
     R.dsc = fast ? calloc((size_t)T + 1, sizeof *R.dsc) : NULL;
     if (trace) {
@@ -451,9 +447,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
         if (has_loss && pr->kind != PP_ADAMW_GRAD_LINREG)
             R.lossp = calloc((size_t)(nb * (T + 1)), sizeof *R.lossp);
     }
-    if (!R.sc || !R.bnd || !R.fail || !R.nfall || (fast && !R.dsc) || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
+    if (!R.sc || !R.bnd || !R.fail || (fast && !R.dsc) || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
         (trace && has_loss && pr->kind != PP_ADAMW_GRAD_LINREG && !R.lossp)) {
-        free(R.sc), free(R.bnd), free(R.lossp), free(R.fail), free(R.nfall), free(R.dsc);
+        free(R.sc), free(R.bnd), free(R.lossp), free(R.fail), free(R.dsc);
         if (trace) {
             free(trace->snap), free(trace->loss);
             memset(trace, 0, sizeof *trace);
@@ -500,7 +496,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     for (int t = 1; t <= T; t++)
         mpfr_clears(R.sc[t].a, R.sc[t].b, R.sc[t].dec, (mpfr_ptr)0);
     mpfr_clears(R.beta1, R.beta2, R.c1, R.c2, R.eps, (mpfr_ptr)0);
-    free(R.sc), free(R.bnd), free(R.lossp), free(R.fail), free(R.nfall), free(R.dsc);
+    free(R.sc), free(R.bnd), free(R.lossp), free(R.fail), free(R.dsc);
     if (rc && trace) {
         free(trace->snap), free(trace->loss);
         memset(trace, 0, sizeof *trace);

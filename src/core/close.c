@@ -157,7 +157,7 @@ static void ctx_init(pair_ctx *c, const pp_close_opts *o)
     c->atol32 = (float)o->atol;
 }
 
-static inline double round_c(const pair_ctx *c, float x)
+static inline __attribute__((always_inline)) double round_c(const pair_ctx *c, float x)
 {
     return pp_opmath_round(c->c, x);
 }

@@ -17,6 +17,12 @@
 // 2^−14 <= |x| < 65504, where neither its subnormal quantum nor its overflow enters. Everything
 // else (zeros, NaN, Inf, fp16's subnormal range and overflow edge) goes to pp_round.
 // tests/test_opmath_round.c checks it against pp_round.
+// The rare operands, out of line so that the hot loops stay small.
+static __attribute__((noinline, unused)) double pp_opmath_round_slow_(pp_format_id f, float x)
+{
+    return pp_round(f, (double)x, PP_RND_NE, 0);
+}
+
 static inline __attribute__((always_inline)) double pp_opmath_round(pp_format_id f, float x)
 {
     uint32_t u;
@@ -33,7 +39,7 @@ static inline __attribute__((always_inline)) double pp_opmath_round(pp_format_id
         memcpy(&x, &u, sizeof x);
         return x;
     }
-    return pp_round(f, (double)x, PP_RND_NE, 0);
+    return pp_opmath_round_slow_(f, x);
 }
 
 #endif
