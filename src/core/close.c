@@ -399,18 +399,23 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
 {
     pair_ctx cc = *c;
     cc.ar = ar;
+    // The two hottest counters in locals, the histogram in two copies by index parity: the
+    // pairs of a comparison crowd into a few bins, and one copy would make each increment wait
+    // for the previous one's store.
+    int64_t mismatched = 0, n_finite = 0, hist2[2][PP_CLOSE_ULP_BINS];
+    memset(hist2, 0, sizeof hist2);
     for (int64_t i = 0; i < n; i++) {
         double a = actual[i], e = expected[i];
-        int64_t idx = first + i;
+        int64_t idx = first + i, *hist = hist2[i & 1];
         double ad = 0.0, rd = 0.0;
-        P->mismatched += !torch_pair(&cc, a, e, &ad, &rd);
+        mismatched += !torch_pair(&cc, a, e, &ad, &rd);
         lmax_offer(&P->abs_diff, ad, idx, a, e);
         lmax_offer(&P->rel_diff, rd, idx, a, e);
         lmax_offer(&P->tol_ratio, tol_ratio(&cc, a, e), idx, a, e);
         if (isfinite(a) && isfinite(e)) {
-            P->n_finite++;
+            n_finite++;
             if (a == e) {
-                P->hist[PP_CLOSE_BIN_EQUAL]++;
+                hist[PP_CLOSE_BIN_EQUAL]++;
                 lmax_offer(&P->ulp_err, 0.0, idx, a, e);
                 lmax_offer(&P->abs_err, 0.0, idx, a, e);
                 continue;
@@ -427,7 +432,7 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
                 add_error_sums(s, a, e, d, t);
             }
             double u = ulp_ratio(F, fabs(d), e);
-            P->hist[ulp_bin(u, isfinite(d) & (t != 0.0) & ((t > 0) == (d > 0)))]++;
+            hist[ulp_bin(u, isfinite(d) & (t != 0.0) & ((t > 0) == (d > 0)))]++;
             lmax_offer(&P->ulp_err, u, idx, a, e);
             lmax_offer(&P->abs_err, fabs(d), idx, a, e);
             continue;
@@ -437,12 +442,16 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
         P->nan_e += isnan(e) != 0;
         P->inf_e += isinf(e) != 0;
         if (a == e) {  // equal infinities
-            P->hist[PP_CLOSE_BIN_EQUAL]++;
+            hist[PP_CLOSE_BIN_EQUAL]++;
             lmax_offer(&P->ulp_err, 0.0, idx, a, e);
         } else {
-            P->hist[PP_CLOSE_BIN_NONFINITE]++;
+            hist[PP_CLOSE_BIN_NONFINITE]++;
         }
     }
+    P->mismatched += mismatched;
+    P->n_finite += n_finite;
+    for (int k = 0; k < PP_CLOSE_ULP_BINS; k++)
+        P->hist[k] += hist2[0][k] + hist2[1][k];
 }
 
 void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const double *actual,
