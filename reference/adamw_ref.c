@@ -1,6 +1,8 @@
-// adamw_ref.c — exact AdamW in MPFR with a running error bound per element (PROOFS.md#adamw).
-// Per-step scalars once per step; per element, mpfr_t variables reused across all T steps.
+// adamw_ref.c — exact AdamW with a running error bound per element (PROOFS.md#adamw): the
+// double-double path per element (adamw_ref_dd.c) with MPFR where it cannot certify, or MPFR only
+// (mpfr-plain). Per-step scalars once per step in MPFR; per element, mpfr_t variables reused.
 #include "adamw_ref.h"
+#include "adamw_ref_dd.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -18,6 +20,14 @@ typedef struct ref_scal {
     double ra, rb, rdec;     // relative error bounds
 } ref_scal;
 
+// Where a block's running bound first exceeded PP_ADAMW_REF_MAX_REL of its quantity's scale.
+typedef struct ref_fail {
+    int64_t elem;
+    int step;       // 0: no failure
+    int what;       // 0 θ, 1 m, 2 v
+    double bound, scale;
+} ref_fail;
+
 typedef struct ref_ctx {
     const pp_adamw_problem *pr;
     pp_format_id P;
@@ -29,6 +39,9 @@ typedef struct ref_ctx {
     const double *theta0;
     double *theta, *m, *v;
     double *bnd;             // [nblocks][3] per-block max bounds
+    ref_fail *fail;          // [nblocks] the block's first uncertified element (step 0: none)
+    int fast;                // 1: double-double per element, MPFR where it cannot certify
+    pp_adamw_dd_scal_ *dsc;  // [T + 1] the scalars as double-doubles (fast)
     pp_adamw_trace *trace;
     double *lossp;           // [nblocks][T + 1]
 } ref_ctx;
@@ -40,6 +53,28 @@ typedef struct ref_ctx {
 static double mag(const mpfr_t x)
 {
     return fabs(mpfr_get_d(x, MPFR_RNDA));
+}
+
+// x as a double-double: hi = RN(x), lo = RN(x − hi) (x − hi is exact at x's precision), so
+// |hi + lo − x| ≤ 2^−106·|x| and the pair is normalised (PROOFS.md#adamw-dd, "scalars").
+static void dd_of(const mpfr_t x, mpfr_t tmp, double out[2])
+{
+    out[0] = mpfr_get_d(x, MPFR_RNDN);
+    mpfr_sub_d(tmp, x, out[0], MPFR_RNDN);  // exact
+    out[1] = mpfr_get_d(tmp, MPFR_RNDN);
+}
+
+// The double-double scalars of step t from the MPFR ones: each relative bound grows by the
+// conversion's 2^−106 (rounded up to 2^−105 to cover (1 + r) factors).
+static void dd_scal_make(pp_adamw_dd_scal_ *D, const ref_scal *S, mpfr_t tmp)
+{
+    dd_of(S->a, tmp, D->a);
+    dd_of(S->b, tmp, D->b);
+    dd_of(S->dec, tmp, D->dec);
+    D->a_d = S->a_d, D->b_d = S->b_d, D->dec_d = S->dec_d;
+    D->ra = (S->ra + 0x1p-105) * SLACK;
+    D->rb = (S->rb + 0x1p-105) * SLACK;
+    D->rdec = (S->rdec + 0x1p-105) * SLACK;
 }
 
 static void ref_scal_make(ref_ctx *R, ref_scal *S, int t)
@@ -70,6 +105,8 @@ static void ref_scal_make(ref_ctx *R, ref_scal *S, int t)
     S->rdec = S->dec_d > 0 ? u * (mag(p) + S->dec_d) / fabs(mpfr_get_d(S->dec, MPFR_RNDZ)) * SLACK : 0.0;
     if (h->weight_decay == 0.0)
         S->rdec = 0.0;
+    if (R->dsc)
+        dd_scal_make(&R->dsc[t], S, p);
     mpfr_clears(p, bc, (mpfr_ptr)0);
 }
 
@@ -79,6 +116,7 @@ static void ref_scal_make(ref_ctx *R, ref_scal *S, int t)
 typedef struct ref_elem {
     mpfr_t th, m, v, g, t1, t2, s, den, q;
     double eth, em, ev;  // absolute error bounds of th, m, v
+    double sth, sm, sv;  // scales: the largest |θ|, |m|, |v| seen so far on this trajectory
 } ref_elem;
 
 static void ref_elem_init(ref_elem *E, mpfr_prec_t prec)
@@ -97,6 +135,28 @@ static void ref_elem_start(ref_elem *E, double theta0)
     mpfr_set_zero(E->m, 1);
     mpfr_set_zero(E->v, 1);
     E->eth = E->em = E->ev = 0.0;
+    E->sth = fabs(theta0);
+    E->sm = E->sv = 0.0;
+}
+
+// Is the element still certified after step t? Its running bounds must stay within
+// PP_ADAMW_REF_MAX_REL of each quantity's scale (the largest magnitude on its trajectory so
+// far). They can grow geometrically where the gradient feeds back (quadratic, linear
+// regression), PROOFS.md#adamw-feedback: a bound past the limit is reported, never delivered.
+// Returns 1 when certified, else 0 with *f filled.
+static int ref_certified(ref_elem *E, int64_t i, int t, ref_fail *f)
+{
+    double x[3] = {mag(E->th), mag(E->m), mag(E->v)}, *sc[3] = {&E->sth, &E->sm, &E->sv};
+    double e[3] = {E->eth, E->em, E->ev};
+    for (int k = 0; k < 3; k++) {
+        if (x[k] > *sc[k])
+            *sc[k] = x[k];
+        if (!(e[k] <= PP_ADAMW_REF_MAX_REL * *sc[k])) {  // NaN bounds fail too
+            *f = (ref_fail){i, t, k, e[k], *sc[k]};
+            return 0;
+        }
+    }
+    return 1;
 }
 
 // One exact AdamW step with gradient E->g (error bound eg). Each line's rounding is one u times
@@ -172,46 +232,89 @@ static void max3(double *b, const ref_elem *E, const ref_ctx *R, int64_t i)
 
 #define REF_BLOCK 256
 
-static void ref_block(ref_ctx *R, int64_t b)
+// One element in MPFR from θ₀ through T steps; th64[t] = the binary64 θ after step t (th64 may
+// be NULL). Returns 1 and the outputs with their bounds (½ulp included), or 0 with *f filled.
+static int ref_mpfr_elem(const ref_ctx *R, ref_elem *E, int64_t i, double *th64, double out[3], double bnd[3],
+                         ref_fail *f)
 {
     const pp_adamw_problem *pr = R->pr;
     int T = pr->steps, quad = pr->kind == PP_ADAMW_GRAD_QUADRATIC;
+    double u = R->u;
+    ref_elem_start(E, R->theta0[i]);
+    float h = 0.0f, opt = 0.0f;
+    double sig = 0.0;
+    if (quad)
+        pp_adamw_quad_data(pr, i, &h, &opt);
+    else
+        sig = pp_adamw_synth_signal(pr, i);
+    for (int t = 1; t <= T; t++) {
+        double eg = 0.0;
+        if (quad) {  // g = h·(θ − θ*): two roundings
+            mpfr_sub_d(E->t1, E->th, opt, MPFR_RNDN);
+            mpfr_mul_d(E->g, E->t1, h, MPFR_RNDN);
+            eg = (h * E->eth + u * (h * mag(E->t1) + mag(E->g))) * SLACK;
+        } else {
+            mpfr_set_d(E->g, pp_adamw_synth_grad_s(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
+        }
+        ref_step(R, t, E, eg);
+        if (!ref_certified(E, i, t, f))
+            return 0;
+        if (th64)
+            th64[t] = mpfr_get_d(E->th, MPFR_RNDN);
+    }
+    bnd[0] = out_bound(E->th, &out[0], E->eth);
+    bnd[1] = out_bound(E->m, &out[1], E->em);
+    bnd[2] = out_bound(E->v, &out[2], E->ev);
+    return 1;
+}
+
+// The elements of block b: each by the double-double path when R->fast (adamw_ref_dd.c), by
+// MPFR when that path cannot certify it (or when !R->fast). The loss partials and snapshots
+// come from the certified run's binary64 θ, element by element in order, as before.
+static void ref_block(ref_ctx *R, int64_t b)
+{
+    const pp_adamw_problem *pr = R->pr;
+    int T = pr->steps;
     int64_t lo = b * REF_BLOCK, hi = lo + REF_BLOCK < pr->n ? lo + REF_BLOCK : pr->n;
-    double *lp = R->lossp ? R->lossp + b * (T + 1) : NULL, u = R->u;
+    double *lp = R->lossp ? R->lossp + b * (T + 1) : NULL;
+    double *th64 = malloc((size_t)(T + 1) * sizeof *th64);
+    if (!th64) {
+        R->fail[b] = (ref_fail){lo, -1, 0, 0.0, 0.0};  // step −1: out of memory
+        return;
+    }
     ref_elem E;
     ref_elem_init(&E, R->prec);
     for (int64_t i = lo; i < hi; i++) {
-        ref_elem_start(&E, R->theta0[i]);
-        float h = 0.0f, opt = 0.0f;
-        double sig = 0.0;
-        if (quad)
-            pp_adamw_quad_data(pr, i, &h, &opt);
-        else
-            sig = pp_adamw_synth_signal(pr, i);
-        if (lp) {
-            double d = R->theta0[i] - opt;
-            lp[0] += 0.5 * h * d * d;
-        }
-        int snap = 0;
-        for (int t = 1; t <= T; t++) {
-            double eg = 0.0;
-            if (quad) {  // g = h·(θ − θ*): two roundings
-                mpfr_sub_d(E.t1, E.th, opt, MPFR_RNDN);
-                mpfr_mul_d(E.g, E.t1, h, MPFR_RNDN);
-                eg = (h * E.eth + u * (h * mag(E.t1) + mag(E.g))) * SLACK;
-            } else {
-                mpfr_set_d(E.g, pp_adamw_synth_grad_s(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
+        double out[3], bnd[3];
+        int ok = 0;
+        if (R->fast) {
+            pp_adamw_dd_elem_ o;
+            ok = pp_adamw_ref_dd_elem_(pr, R->P, R->dsc, i, R->theta0[i], PP_ADAMW_REF_MAX_REL, th64, &o);
+            if (ok) {
+                out[0] = o.theta, out[1] = o.m, out[2] = o.v;
+                bnd[0] = o.bound[0], bnd[1] = o.bound[1], bnd[2] = o.bound[2];
             }
-            ref_step(R, t, &E, eg);
-            if (lp) {
-                double d = mpfr_get_d(E.th, MPFR_RNDN) - opt;
+        }
+        if (!ok && !ref_mpfr_elem(R, &E, i, th64, out, bnd, &R->fail[b]))
+            break;
+        R->theta[i] = out[0], R->m[i] = out[1], R->v[i] = out[2];
+        for (int k = 0; k < 3; k++)
+            if (bnd[k] > R->bnd[3 * b + k])
+                R->bnd[3 * b + k] = bnd[k];
+        th64[0] = R->theta0[i];
+        if (lp) {
+            float h, opt;
+            pp_adamw_quad_data(pr, i, &h, &opt);
+            for (int t = 0; t <= T; t++) {
+                double d = th64[t] - opt;
                 lp[t] += 0.5 * h * d * d;
             }
-            if (R->trace && snap < R->trace->n_snaps && R->trace->snap_step[snap] == t)
-                R->trace->snap[(int64_t)snap++ * pr->n + i] = mpfr_get_d(E.th, MPFR_RNDN);
         }
-        max3(R->bnd + 3 * b, &E, R, i);
+        if (R->trace)
+            for (int k = 0; k < R->trace->n_snaps; k++)
+                R->trace->snap[(int64_t)k * pr->n + i] = th64[R->trace->snap_step[k]];
     }
+    free(th64);
     ref_elem_clear(&E);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
@@ -279,7 +382,11 @@ static int ref_linreg(ref_ctx *R, pp_error *err)
             mpfr_div_si(E[k].g, acc, (long)r, MPFR_RNDN);
             double eg = ((prop + u * partial) / (double)r + u * mag(E[k].g)) * SLACK;
             ref_step(R, t + 1, &E[k], eg);
+            if (!R->fail[0].step)
+                ref_certified(&E[k], k, t + 1, &R->fail[0]);
         }
+        if (R->fail[0].step)
+            break;
         if (R->trace && snap < R->trace->n_snaps && R->trace->snap_step[snap] == t + 1) {
             for (int64_t k = 0; k < n; k++)
                 R->trace->snap[(int64_t)snap * n + k] = mpfr_get_d(E[k].th, MPFR_RNDN);
@@ -304,6 +411,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
                  double *m, double *v, double bound[3], pp_adamw_trace *trace, int threads, pp_error *err)
 {
     const pp_adamw_hyper *h = &pr->hyper;
+    int fast = prec == 0 && pr->kind != PP_ADAMW_GRAD_LINREG;
     if (prec == 0)
         prec = PP_ADAMW_REF_PREC;
     if (prec < 64 || prec > 4096 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
@@ -327,6 +435,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     int64_t nb = pr->kind == PP_ADAMW_GRAD_LINREG ? 1 : (pr->n + REF_BLOCK - 1) / REF_BLOCK;
     R.sc = malloc((size_t)(T + 1) * sizeof *R.sc);
     R.bnd = calloc((size_t)(3 * nb), sizeof *R.bnd);
+    R.fail = calloc((size_t)nb, sizeof *R.fail);
+    R.fast = fast;
+    R.dsc = fast ? calloc((size_t)T + 1, sizeof *R.dsc) : NULL;
     if (trace) {
         memset(trace, 0, sizeof *trace);
         trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);
@@ -336,9 +447,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
         if (has_loss && pr->kind != PP_ADAMW_GRAD_LINREG)
             R.lossp = calloc((size_t)(nb * (T + 1)), sizeof *R.lossp);
     }
-    if (!R.sc || !R.bnd || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
+    if (!R.sc || !R.bnd || !R.fail || (fast && !R.dsc) || (trace && (!trace->snap || (has_loss && !trace->loss))) ||
         (trace && has_loss && pr->kind != PP_ADAMW_GRAD_LINREG && !R.lossp)) {
-        free(R.sc), free(R.bnd), free(R.lossp);
+        free(R.sc), free(R.bnd), free(R.lossp), free(R.fail), free(R.dsc);
         if (trace) {
             free(trace->snap), free(trace->loss);
             memset(trace, 0, sizeof *trace);
@@ -363,6 +474,20 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
             for (int t = 0; t <= T; t++)
                 trace->loss[t] = pp_adamw_loss_total(R.lossp + t, nb, T + 1);
     }
+    for (int64_t b = 0; b < nb && rc == PP_OK; b++)  // the first failing block: the smallest element
+        if (R.fail[b].step) {
+            static const char *const names[] = {"theta", "m", "v"};
+            const ref_fail *f = &R.fail[b];
+            if (f->step < 0) {
+                rc = pp_fail(err, PP_ERR_RUNTIME, "adamw reference: out of memory");
+                break;
+            }
+            rc = pp_fail(err, PP_ERR_RUNTIME,
+                         "adamw reference: element %lld, step %d: the proven error bound of %s (%.3g) exceeds "
+                         "2^-50 of its scale (%.3g); the exact trajectory is not certified "
+                         "(reference/PROOFS.md#adamw-feedback)",
+                         (long long)f->elem, f->step, names[f->what], f->bound, f->scale);
+        }
     bound[0] = bound[1] = bound[2] = 0.0;
     for (int64_t b = 0; b < nb; b++)
         for (int k = 0; k < 3; k++)
@@ -371,7 +496,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     for (int t = 1; t <= T; t++)
         mpfr_clears(R.sc[t].a, R.sc[t].b, R.sc[t].dec, (mpfr_ptr)0);
     mpfr_clears(R.beta1, R.beta2, R.c1, R.c2, R.eps, (mpfr_ptr)0);
-    free(R.sc), free(R.bnd), free(R.lossp);
+    free(R.sc), free(R.bnd), free(R.lossp), free(R.fail), free(R.dsc);
     if (rc && trace) {
         free(trace->snap), free(trace->loss);
         memset(trace, 0, sizeof *trace);

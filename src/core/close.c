@@ -1,6 +1,7 @@
 // close.c — torch.testing.assert_close's isclose and its message numbers, emulated in the
 // arithmetic of the torch version named, plus binary64 error statistics; all exactly mergeable.
 #include "core/close.h"
+#include "core/opmath_round.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -156,50 +157,57 @@ static void ctx_init(pair_ctx *c, const pp_close_opts *o)
     c->atol32 = (float)o->atol;
 }
 
-static double round_c(const pair_ctx *c, float x)
+static inline __attribute__((always_inline)) double round_c(const pair_ctx *c, float x)
 {
-    return pp_round(c->c, (double)x, PP_RND_NE, 0);
+    return pp_opmath_round(c->c, x);
 }
 
-// Returns 1 when (a, e) is close; else 0 with torch's abs and rel differences in *ad, *rd.
-static int torch_pair(const pair_ctx *c, double a, double e, double *ad, double *rd)
+// x when keep, else +0.0, without a branch (half the pairs of a typical comparison mismatch, in
+// no pattern a branch predictor could learn).
+static inline double keep_if(int keep, double x)
 {
-    if (a == e || (c->equal_nan && isnan(a) && isnan(e)))
-        return 1;
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    b &= -(uint64_t)(keep != 0);
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+// Returns 1 when (a, e) is close; else 0. *ad, *rd: torch's abs and rel differences when not
+// close, +0.0 when close. Every quantity is computed for every pair and the verdict selects
+// (a NaN or Inf operand only makes some of them NaN or Inf: no traps, no side effects).
+static inline __attribute__((always_inline)) int torch_pair(const pair_ctx *c, double a, double e, double *ad, double *rd)
+{
+    int same = a == e || (c->equal_nan && isnan(a) && isnan(e));
     double err, rel;
+    int within;
     if (c->ar == AR_F64) {
         err = fabs(a - e);
-        if (!c->equality && isfinite(err) && err <= c->atol + fabs(c->rtol * e))
-            return 1;
+        within = isfinite(err) && err <= c->atol + fabs(c->rtol * e);
         rel = err / fabs(e);
     } else if (c->ar == AR_F32) {
         // Every intermediate is stored in a float: C11 rounds on assignment even where float
         // arithmetic is evaluated wider (FLT_EVAL_METHOD != 0).
         float af = (float)a, ef = (float)e;
         float err32 = fabsf(af - ef);
-        if (!c->equality) {
-            float t32 = c->rtol32 * ef;
-            float allowed32 = c->atol32 + fabsf(t32);
-            if (isfinite(err32) && err32 <= allowed32)
-                return 1;
-        }
+        float t32 = c->rtol32 * ef;
+        float allowed32 = c->atol32 + fabsf(t32);
+        within = isfinite(err32) && err32 <= allowed32;
         float rel32 = err32 / fabsf(ef);
         err = err32;
         rel = rel32;
     } else {  // fp32 opmath, each result passed as a float (rounded), then rounded to C
         float af = (float)a, ef = (float)e;
         err = fabs(round_c(c, af - ef));
-        if (!c->equality) {
-            double t = round_c(c, c->rtol32 * ef);
-            double allowed = round_c(c, c->atol32 + (float)fabs(t));
-            if (isfinite(err) && err <= allowed)
-                return 1;
-        }
+        double t = round_c(c, c->rtol32 * ef);
+        double allowed = round_c(c, c->atol32 + (float)fabs(t));
+        within = isfinite(err) && err <= allowed;
         rel = round_c(c, (float)err / fabsf(ef));
     }
-    *ad = err;
-    *rd = rel;
-    return 0;
+    int close = same | ((c->equality == 0) & within);
+    *ad = keep_if(!close, err);
+    *rd = keep_if(!close, rel);
+    return close;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,12 +226,6 @@ static int beats(double v, int64_t i, const pp_close_max *m)
     return v > m->value || (v == m->value && i < m->index);
 }
 
-static void offer(pp_close_max *m, double v, int64_t i, double a, double e)
-{
-    if (beats(v, i, m))
-        *m = (pp_close_max){v, i, a, e};
-}
-
 static void max_init(pp_close_max *m)
 {
     *m = (pp_close_max){0.0, -1, 0.0, 0.0};
@@ -238,7 +240,7 @@ static void max_init(pp_close_max *m)
 //   |a − e| infinite (one operand infinite, opposite infinities, or binary64 overflow): Inf;
 //   tolerance 0 (and a != e): Inf;
 //   else fl(fl|a − e| / fl(atol + fl(rtol·|e|))), which overflows to Inf or is 0 for Inf tolerance.
-static double tol_ratio(const pair_ctx *c, double a, double e)
+static inline double tol_ratio(const pair_ctx *c, double a, double e)
 {
     if (a == e)
         return 0.0;
@@ -252,7 +254,7 @@ static double tol_ratio(const pair_ctx *c, double a, double e)
 }
 
 // 2^q as a binary64, for q in [-1074, 1023], built from its bits.
-static double pow2(int q)
+static inline double pow2(int q)
 {
     uint64_t b = q >= -1022 ? (uint64_t)(q + 1023) << 52 : (uint64_t)1 << (q + 1074);
     double x;
@@ -260,10 +262,11 @@ static double pow2(int q)
     return x;
 }
 
-// pp_ulp(f, x) for finite x, from x's exponent bits instead of frexp/ldexp (the hot loop calls
-// it once per pair): the quantum of f in |x|'s binade, the binade clamped below at f's emin and
-// above at max_finite's. The brute-force test checks it against pp_ulp through the statistics.
-static double ulp_of(const pp_format *F, double x)
+// The exponent k of pp_ulp(f, x) = 2^k for finite x, from x's exponent bits instead of
+// frexp/ldexp (the hot loop needs it once per pair): the quantum of f in |x|'s binade, the binade
+// clamped below at f's emin and above at max_finite's. The brute-force test checks it against
+// pp_ulp through the statistics.
+static inline int ulp_exp(const pp_format *F, double x)
 {
     double ax = fabs(x);
     if (ax > F->max_finite)
@@ -273,7 +276,16 @@ static double ulp_of(const pp_format *F, double x)
     int E = (int)(b >> 52) - 1023;  // binary64 zero and subnormals give -1023, below every emin
     if (E < F->emin)
         E = F->emin;
-    return pow2(E - F->p + 1);
+    return E - F->p + 1;
+}
+
+// fl(ad / pp_ulp(f, e)). Dividing by 2^k and multiplying by 2^−k are the same real number, so
+// one correctly rounded product gives the quotient's bits; 2^−k is a binary64 for k >= −1023,
+// which leaves only fp64's subnormal quantum to the division.
+static inline double ulp_ratio(const pp_format *F, double ad, double e)
+{
+    int k = ulp_exp(F, e);
+    return k >= -1023 ? ad * pow2(-k) : ad / pow2(k);
 }
 
 // The ulp bin of u = |s| / ulp > 0 (s = fl(a − e), ulp a power of two, so u is exact barring
@@ -281,19 +293,17 @@ static double ulp_of(const pp_format *F, double x)
 // sign), which matters only when u lands exactly on an edge 2^j: the exact ratio is then above
 // the edge. Edges: bin 1 holds u <= 0.5, bin 2 0.5 < u <= 1, bin j+2 2^(j−1) < u <= 2^j (1 <= j
 // <= 20), bin 23 beyond 2^20.
-static int ulp_bin(double u, int above)
+static inline int ulp_bin(double u, int above)
 {
     uint64_t b;
     memcpy(&b, &u, sizeof b);
     int E = (int)(b >> 52) - 1023;  // u in [2^E, 2^(E+1)) for normal u; Inf gives 1024
-    if (E == -1023)
-        return 1;  // subnormal u: far below 0.5
     int pow = (b & (((uint64_t)1 << 52) - 1)) == 0;
-    int j = (pow && !above) ? E : E + 1;  // the least j with exact ratio <= 2^j
-    if (j <= -1)
-        return 1;
-    if (j > 20)
-        return PP_CLOSE_BIN_HUGE;
+    int j = E + 1 - (pow & !above);  // the least j with exact ratio <= 2^j (subnormal u: < −1000)
+    // Clamped without branches (the bins of a comparison's pairs follow no pattern): j <= −1 is
+    // bin 1, j > 20 bin 23 (PP_CLOSE_BIN_HUGE), else bin j + 2.
+    j = j < -1 ? -1 : j;
+    j = j > 21 ? 21 : j;
     return j + 2;
 }
 
@@ -331,54 +341,160 @@ void pp_close_stats_init(pp_close_stats *s)
     pp_exactsum_init(&s->sum_sq);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The streaming pass
+//
+// One call's pairs have increasing flat indices, so within a call "first index wins ties"
+// means "a strictly greater value wins" and the first NaN stays: the call keeps its own maxima
+// that way (lmax) and merges them into s at the end with the full rule (max_merge), which gives
+// what offering every pair to s would. Counts go to locals. The exact differences go through a
+// buffer to pp_exactsum_add_abs_sq, which adds the same digits and counts as one call per term;
+// the rare pair whose difference is inexact in binary64 flushes the buffer first, so the
+// accumulators see the terms in the order offering them one by one would (only that order's
+// carry passes could tell). test_close_fast.c checks all of it against the one-pair-at-a-time
+// oracle, bit for bit.
+
+typedef struct lmax {
+    double value;  // −1 while empty: every statistic offered is >= 0 or NaN
+    int64_t index;
+    double actual, expected;
+} lmax;
+
+static inline void lmax_offer(lmax *m, double v, int64_t i, double a, double e)
+{
+    if (v > m->value || (isnan(v) && !isnan(m->value)))
+        *m = (lmax){v, i, a, e};
+}
+
+static void max_merge(pp_close_max *into, const pp_close_max *from);
+
+static void lmax_merge(pp_close_max *into, const lmax *m)
+{
+    pp_close_max f = {m->value, m->index, m->actual, m->expected};
+    if (m->index >= 0)
+        max_merge(into, &f);
+}
+
+enum { SUMBUF = 256 };
+
+typedef struct pass {
+    lmax abs_diff, rel_diff, tol_ratio, ulp_err, abs_err;
+    int64_t mismatched, n_finite, nan_a, inf_a, nan_e, inf_e;
+    double max_abs_e;  // the greatest |e| over finite pairs (−1: none), for ulp_scale
+    int64_t hist[PP_CLOSE_ULP_BINS];
+    double buf[SUMBUF];  // exact differences a − e not yet in the accumulators
+    int nbuf;
+} pass;
+
+static void pass_flush(pass *P, pp_close_stats *s)
+{
+    pp_exactsum_add_abs_sq(&s->sum_abs, &s->sum_sq, P->buf, P->nbuf);
+    P->nbuf = 0;
+}
+
+// The pairs [lo, hi) of one call under arithmetic ar (a constant where inlined, so each
+// arithmetic gets its own loop without the per-pair switch).
+static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_stats *s, const pair_ctx *c,
+                                                          const pp_format *F, arith ar, const double *actual,
+                                                          const double *expected, int64_t n, int64_t first)
+{
+    pair_ctx cc = *c;
+    cc.ar = ar;
+    // The two hottest counters in locals, the histogram in two copies by index parity: the
+    // pairs of a comparison crowd into a few bins, and one copy would make each increment wait
+    // for the previous one's store.
+    int64_t mismatched = 0, n_finite = 0, hist2[2][PP_CLOSE_ULP_BINS];
+    double max_abs_e = P->max_abs_e;
+    memset(hist2, 0, sizeof hist2);
+    for (int64_t i = 0; i < n; i++) {
+        double a = actual[i], e = expected[i];
+        int64_t idx = first + i, *hist = hist2[i & 1];
+        double ad = 0.0, rd = 0.0;
+        mismatched += !torch_pair(&cc, a, e, &ad, &rd);
+        lmax_offer(&P->abs_diff, ad, idx, a, e);
+        lmax_offer(&P->rel_diff, rd, idx, a, e);
+        lmax_offer(&P->tol_ratio, tol_ratio(&cc, a, e), idx, a, e);
+        if (isfinite(a) && isfinite(e)) {
+            n_finite++;
+            double ae = fabs(e);
+            max_abs_e = ae > max_abs_e ? ae : max_abs_e;
+            if (a == e) {
+                hist[PP_CLOSE_BIN_EQUAL]++;
+                lmax_offer(&P->ulp_err, 0.0, idx, a, e);
+                lmax_offer(&P->abs_err, 0.0, idx, a, e);
+                continue;
+            }
+            double d = a - e;  // TwoSum(a, −e): d + t == a − e exactly when d is finite
+            double bp = d - a;
+            double t = (a - (d - bp)) + (-e - bp);
+            if (t == 0.0 && isfinite(d)) {
+                P->buf[P->nbuf++] = d;
+                if (P->nbuf == SUMBUF)
+                    pass_flush(P, s);
+            } else {
+                pass_flush(P, s);
+                add_error_sums(s, a, e, d, t);
+            }
+            double u = ulp_ratio(F, fabs(d), e);
+            hist[ulp_bin(u, isfinite(d) & (t != 0.0) & ((t > 0) == (d > 0)))]++;
+            lmax_offer(&P->ulp_err, u, idx, a, e);
+            lmax_offer(&P->abs_err, fabs(d), idx, a, e);
+            continue;
+        }
+        P->nan_a += isnan(a) != 0;
+        P->inf_a += isinf(a) != 0;
+        P->nan_e += isnan(e) != 0;
+        P->inf_e += isinf(e) != 0;
+        if (a == e) {  // equal infinities
+            hist[PP_CLOSE_BIN_EQUAL]++;
+            lmax_offer(&P->ulp_err, 0.0, idx, a, e);
+        } else {
+            hist[PP_CLOSE_BIN_NONFINITE]++;
+        }
+    }
+    P->mismatched += mismatched;
+    P->n_finite += n_finite;
+    P->max_abs_e = max_abs_e;
+    for (int k = 0; k < PP_CLOSE_ULP_BINS; k++)
+        P->hist[k] += hist2[0][k] + hist2[1][k];
+}
+
 void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const double *actual,
                            const double *expected, int64_t n, int64_t first_flat_index)
 {
     pair_ctx c;
     ctx_init(&c, o);
     pp_format F = pp_format_get(o->actual_format);
-    for (int64_t i = 0; i < n; i++) {
-        double a = actual[i], e = expected[i];
-        int64_t idx = first_flat_index + i;
-        double ad = 0.0, rd = 0.0;
-        if (!torch_pair(&c, a, e, &ad, &rd))
-            s->mismatched++;
-        offer(&s->abs_diff, ad, idx, a, e);
-        offer(&s->rel_diff, rd, idx, a, e);
-        offer(&s->tol_ratio, tol_ratio(&c, a, e), idx, a, e);
-
-        s->nan_actual += isnan(a) != 0;
-        s->inf_actual += isinf(a) != 0;
-        s->nan_expected += isnan(e) != 0;
-        s->inf_expected += isinf(e) != 0;
-        int bin;
-        if (isfinite(a) && isfinite(e)) {
-            s->n_finite++;
-            double ue = ulp_of(&F, e);
-            if (ue > s->ulp_scale)
-                s->ulp_scale = ue;
-            if (a == e) {
-                bin = PP_CLOSE_BIN_EQUAL;
-                offer(&s->ulp_err, 0.0, idx, a, e);
-                offer(&s->abs_err, 0.0, idx, a, e);
-            } else {
-                double d = a - e;  // TwoSum(a, −e): d + t == a − e exactly when d is finite
-                double bp = d - a;
-                double t = (a - (d - bp)) + (-e - bp);
-                add_error_sums(s, a, e, d, t);
-                double u = fabs(d) / ulp_of(&F, e);
-                bin = ulp_bin(u, isfinite(d) && t != 0.0 && ((t > 0) == (d > 0)));
-                offer(&s->ulp_err, u, idx, a, e);
-                offer(&s->abs_err, fabs(d), idx, a, e);
-            }
-        } else if (a == e) {  // equal infinities
-            bin = PP_CLOSE_BIN_EQUAL;
-            offer(&s->ulp_err, 0.0, idx, a, e);
-        } else {
-            bin = PP_CLOSE_BIN_NONFINITE;
-        }
-        s->ulp_hist[bin]++;
+    pass P;
+    memset(&P, 0, sizeof P);
+    P.abs_diff = P.rel_diff = P.tol_ratio = P.ulp_err = P.abs_err = (lmax){-1.0, -1, 0.0, 0.0};
+    P.max_abs_e = -1.0;
+    switch (c.ar) {
+    case AR_F64: pass_run(&P, s, &c, &F, AR_F64, actual, expected, n, first_flat_index); break;
+    case AR_F32: pass_run(&P, s, &c, &F, AR_F32, actual, expected, n, first_flat_index); break;
+    default: pass_run(&P, s, &c, &F, AR_HALF, actual, expected, n, first_flat_index); break;
     }
+    pass_flush(&P, s);
+    s->mismatched += P.mismatched;
+    lmax_merge(&s->abs_diff, &P.abs_diff);
+    lmax_merge(&s->rel_diff, &P.rel_diff);
+    lmax_merge(&s->tol_ratio, &P.tol_ratio);
+    lmax_merge(&s->ulp_err, &P.ulp_err);
+    lmax_merge(&s->abs_err, &P.abs_err);
+    s->n_finite += P.n_finite;
+    // ulp_f is non-decreasing in |e|, so the greatest ulp over the pairs is the ulp of the
+    // greatest |e|: one ulp per call instead of one per pair.
+    if (P.max_abs_e >= 0.0) {
+        double ue = pow2(ulp_exp(&F, P.max_abs_e));
+        if (ue > s->ulp_scale)
+            s->ulp_scale = ue;
+    }
+    s->nan_actual += P.nan_a;
+    s->inf_actual += P.inf_a;
+    s->nan_expected += P.nan_e;
+    s->inf_expected += P.inf_e;
+    for (int k = 0; k < PP_CLOSE_ULP_BINS; k++)
+        s->ulp_hist[k] += P.hist[k];
     s->numel += n > 0 ? n : 0;
 }
 

@@ -120,6 +120,59 @@ void pp_exactsum_add_product(pp_exactsum *s, double a, double b)
         add_bits(s, hi, qa + qb + 64, na ^ nb);
 }
 
+// limb[k..k+2] += the base-2^32 digits of m·2^(p & 31) with k = p >> 5, p = q − LSB: what
+// add_bits adds for a positive term, without its pending count.
+static inline void add_digits_pos(int64_t *limb, uint64_t m, int q)
+{
+    int p = q - PP_EXACTSUM_LSB;
+    int64_t *l = limb + (p >> 5);
+    pp_u128 v = (pp_u128)m << (p & 31);
+    l[0] += (int64_t)((uint64_t)v & 0xFFFFFFFF);
+    l[1] += (int64_t)((uint64_t)(v >> 32) & 0xFFFFFFFF);
+    l[2] += (int64_t)(uint64_t)(v >> 64);
+}
+
+void pp_exactsum_add_abs_sq(pp_exactsum *abs, pp_exactsum *sq, const double *d, int n)
+{
+    // Between carry passes the limbs are sums of digit contributions, so the order of the
+    // additions is free; only where a carry pass falls matters. Far from one (the usual case),
+    // the counts are added once at the end; near one, the calls are made one by one.
+    if (n <= 0)
+        return;
+    if ((uint64_t)abs->pending + (uint64_t)n >= CARRY_EVERY || (uint64_t)sq->pending + 2u * (uint64_t)n >= CARRY_EVERY) {
+        for (int i = 0; i < n; i++) {
+            pp_exactsum_add(abs, fabs(d[i]));
+            pp_exactsum_add_product(sq, d[i], d[i]);
+        }
+        return;
+    }
+    uint32_t na = 0, ns = 0;
+    for (int i = 0; i < n; i++) {
+        double x = d[i];
+        if (!isfinite(x) || x == 0.0) {  // counted or nothing, exactly as the calls do
+            if (!isfinite(x)) {
+                count_special(abs, fabs(x));
+                count_special(sq, x * x);
+            }
+            continue;
+        }
+        uint64_t m;
+        int q, neg;
+        split(x, &m, &q, &neg);
+        add_digits_pos(abs->limb, m, q);
+        pp_u128 p = (pp_u128)m * m;  // x² = m²·2^(2q), positive
+        uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64);
+        if (lo)
+            add_digits_pos(sq->limb, lo, 2 * q);
+        if (hi)
+            add_digits_pos(sq->limb, hi, 2 * q + 64);
+        na++;
+        ns += (lo != 0) + (hi != 0);
+    }
+    abs->pending += na;
+    sq->pending += ns;
+}
+
 void pp_exactsum_merge(pp_exactsum *into, const pp_exactsum *from)
 {
     pp_exactsum f = *from;

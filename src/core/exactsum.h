@@ -34,6 +34,11 @@ void pp_exactsum_add(pp_exactsum *s, double x);
 // ±Inf, or NaN (NaN, Inf·0).
 void pp_exactsum_add_product(pp_exactsum *s, double a, double b);
 
+// For i < n in turn: abs += |d[i]| (pp_exactsum_add) and sq += d[i]·d[i] (pp_exactsum_add_product).
+// The limbs and counters afterwards are bit for bit those of the 2n calls, carry passes included:
+// a batch that could reach a carry pass makes the calls one by one. abs may not alias sq.
+void pp_exactsum_add_abs_sq(pp_exactsum *abs, pp_exactsum *sq, const double *d, int n);
+
 // into += from, exactly. from is unchanged; into may not alias from.
 void pp_exactsum_merge(pp_exactsum *into, const pp_exactsum *from);
 
