@@ -316,7 +316,9 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.max_subtract = v->max_subtract;
     L.cp_accum = v->cp_accum;
     L.cp_grad_accum = v->cp_grad_accum;
-    L.bn = v->block_n > 0 ? v->block_n : 64;
+    int tiles[4];
+    pp_attn_flash_tiles(v, dm->d, dm->causal, tiles);
+    L.bn = tiles[1], L.bbm = tiles[2], L.bbn = tiles[3];
     pp_attn_scalars_make(v, dm->d, &L.sc);
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
     L.d = dm->d, L.causal = dm->causal;

@@ -17,7 +17,7 @@
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -45,6 +45,9 @@ static const char *const scales[] = {"post", "pre", "pre-q", NULL};
 static const char *const softmaxes[] = {"fp32", "storage", "naive", NULL};
 static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
 static const char *const cp_accums[] = {"storage", "fp32", NULL};
+static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
+static const pp_knob_meaning arch_ids[] = {
+    {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
 // What each choice means to the kernels (kernels/attention.h), by name (op.h).
 static const pp_knob_meaning kernel_ids[] = {{"flash", PP_ATTN_FLASH}, {"unfused", PP_ATTN_UNFUSED}, {NULL, 0}};
@@ -67,8 +70,14 @@ static const pp_knob_def knobs[] = {
                   "flash: FlashAttention-2 tiles with online softmax; unfused: Megatron-style, every intermediate "
                   "tensor materialised in its storage format",
                   .meanings = kernel_ids},
-    [K_BLOCK_M] = {"block_m", NULL, "64", "flash: query rows per tile", 1, 4096},
-    [K_BLOCK_N] = {"block_n", NULL, "64", "flash: keys per tile", 1, 4096},
+    [K_BLOCK_M] = {"block_m", NULL, "0",
+                   "flash forward: query rows per tile (0: the arch's; it never changes a result: a tile a row "
+                   "cannot see is a no-op)",
+                   0, 4096},
+    [K_BLOCK_N] = {"block_n", NULL, "0",
+                   "flash forward: keys per tile (0: the arch's, e.g. 64 at d = 128 on sm80/sm90); it changes the "
+                   "rounding",
+                   0, 4096},
     [K_ACCUMULATE] = {"accumulate", accumulates, "fp32", "GEMM accumulation: fp32, or the storage format",
                       .meanings = accumulate_ids},
     [K_SCALE] = {"scale", scales, "post",
@@ -89,9 +98,12 @@ static const pp_knob_def knobs[] = {
                         .meanings = max_subtract_ids},
     [K_CP_WORLD] = {"cp_world", NULL, "1", "context-parallel ring size (1: off), simulated on one machine", 1, 1024},
     [K_CP_ACCUM] = {"cp_accum", cp_accums, "storage",
-                    "CP forward: accumulation of partial outputs (storage: before TE PR 821; fp32: after)",
+                    "CP forward: accumulation of partial outputs (storage: TransformerEngine's, before PR 821 and "
+                    "still today, the PR was never merged; fp32: as PR 821 proposed)",
                     .meanings = cp_accum_ids},
-    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage", "CP backward: accumulation of dq, dk, dv",
+    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage",
+                         "CP backward: accumulation of dq, dk, dv (storage: TransformerEngine's, then and now; fp32: "
+                         "as PR 821 proposed)",
                          .meanings = cp_accum_ids},
     // Last, so the knobs before it keep their indices and existing reports their order.
     [K_ENGINE] = {"engine", pp_engine_values, "ours",
@@ -100,6 +112,11 @@ static const pp_knob_def knobs[] = {
                   "backward call it (cuda only; kernel unfused, cp_world 1; compute type 32F for accumulate fp32, "
                   "16F for fp16 with accumulate storage)",
                   .meanings = pp_engine_meanings},
+    [K_ARCH] = {"arch", archs, "sm90",
+                "flash: whose FlashAttention-2 launch templates pick the tiles (forward, and the backward's blocks "
+                "that order dk/dv and dq): sm90 and sm80 128x64 forward, 64x128 backward at d = 128; sm86 (sm86/sm89) "
+                "smaller",
+                .meanings = arch_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -204,6 +221,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.kernel = (pp_attn_kernel)id(k, K_KERNEL);
     v.block_m = k->v[K_BLOCK_M];
     v.block_n = k->v[K_BLOCK_N];
+    v.arch = (pp_attn_arch)id(k, K_ARCH);
     v.accum = (pp_attn_accum)id(k, K_ACCUMULATE);
     v.scale = (pp_attn_scale)id(k, K_SCALE);
     v.qk_layer_scaling = k->v[K_QK_LAYER_SCALING];
