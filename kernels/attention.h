@@ -125,11 +125,25 @@
 // ---- Context parallel (TE's ring: NVIDIA/TransformerEngine transformer_engine/pytorch/attention.py
 // @ 9709147e, class AttnFuncWithCP: load-balanced split and step types 620-770, backward ring
 // 1133-1227, output and lse merges 492-499, 782-822) ----
-// lse merge (PR 716 formula, fp32, step order): lse = lse_0; then for each later step i (rows it
-//   touches): mx = max(lse, lse_i), mn = min(…); lse = mx ⊕ log(1 ⊕ exp(mn ⊖ mx))
-//   (mx = −Inf: lse stays −Inf)
-// out merge (after the ring, step order, accumulator of cp_accum format C, from +0):
+// cp_flavour picks the TransformerEngine whose merges run (PR 821 was never merged: TE then and
+// now accumulates out, dq, dk/dv in the input dtype for bf16/fp16; fp32 buffers are what PR 821
+// proposed, head 7e1dcc3: attention.py 497, 785, 853, 895):
+// lse merge (step order): lse = lse_0; then for each later step i (rows it touches):
+//   mx = max(lse, lse_i), mn = min(…) (mx = −Inf: lse stays −Inf), and
+//   pr-821:  lse = mx ⊕ log(1 ⊕ exp(mn ⊖ mx)) in fp32 (PR 716's formula)
+//   te-main: lse = mx ⊕ log1p(exp(mn ⊖ mx)) in fp32 (context_parallel.py @ d0067d0:192, 205;
+//            log1p correctly rounded here, torch's log1pf within an ulp of it)
+//   te-2024: the same formula as pr-821 in binary64 (the running lse is .to(torch.double), 783;
+//            libm exp/log), rounded to fp32 once after the ring (801)
+// out merge (after the ring, step order, accumulator of cp_accum format C, from +0; today's TE
+//   starts from RN_C(t_0) (.to(dtype), context_parallel.py:149), the same value but for a zero's sign):
 //   t = out_i ⊗ exp(lse_i ⊖ lse); acc = RN_C(acc ⊕ t); out = RN_F(acc)
+//   te-2024, second-half steps (i > rank, causal): the correction reads softmax_lse_, a view of the
+//   binary64 lse taken before softmax_lse was reassigned to its fp32 rounding (786, 818-822):
+//   t = RN_64(out_i · exp_64(lse_i − lse_64)), acc = RN_C(RN_64(acc + t))
+// Measured on te-cp-small (te-cp-small's variants before → after cp_flavour; FA2 order already in):
+//   bf16 te-main (log1p) vs the old fp32 log(1 + x): no summary figure moves; te-2024 vs pr-821
+//   merge with bf16 buffers: none in bf16; fp16: out max ulp 1384 → 1385, dv 60.0% → 60.1%.
 // grads: dq_acc = RN_C(dq_acc ⊕ dq_i) in backward-step order; dk/dv of KV block o accumulate
 //   along the ring path (ranks o−1, o−2, …, o), each hop RN_C(acc ⊕ dkv_i); final RN_F.
 //   (The baseline's copy on first touch equals adding to +0, but for the sign of a zero.)
@@ -172,6 +186,9 @@ typedef enum { PP_ATTN_ENGINE_OURS = 0, PP_ATTN_ENGINE_CUBLAS } pp_attn_engine;
 // the default) and sm80 (A100) run the same kernels; sm86 stands for sm86/sm89 (99 KB of shared
 // memory per block: smaller tiles at some head dimensions).
 typedef enum { PP_ATTN_ARCH_SM90 = 0, PP_ATTN_ARCH_SM80, PP_ATTN_ARCH_SM86 } pp_attn_arch;
+// Which TransformerEngine's context-parallel merges (see "Context parallel" above): today's
+// (the default), the one before PR 821 (summer 2024), or PR 821's proposal (never merged).
+typedef enum { PP_ATTN_CP_TE_MAIN = 0, PP_ATTN_CP_TE_2024, PP_ATTN_CP_PR_821 } pp_attn_cp_flavour;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
@@ -184,7 +201,8 @@ typedef struct pp_attn_variant {
     pp_attn_softmax softmax;
     pp_attn_max max_subtract;
     int cp_world;                          // 1 (or 0) = no context parallelism
-    pp_format_id cp_accum, cp_grad_accum;  // v->format (pre TE PR 821) or PP_FMT_FP32
+    pp_format_id cp_accum, cp_grad_accum;  // v->format (TE then and now) or PP_FMT_FP32 (as PR 821 proposed)
+    pp_attn_cp_flavour cp_flavour;         // the lse merge (and the out merge's view of it)
     int sigma_given;
     double sigma;  // default: 1/√d as the exact real, rounded where the variant rounds it
     int pb_alpha;  // PB-Relax's A (0 means 32, CogView's value)
@@ -489,13 +507,41 @@ PP_HD static inline float pp_attn_softmax_bwd_dx(pp_format_id f, pp_attn_softmax
     return dx;
 }
 
-// CP: the lse merge of TE PR 716, in fp32.
-PP_HD static inline float pp_attn_cp_lse_merge(float lse, float lse_i)
+// log1p(x) rounded to binary32 for x in [0, 1] (the lse merge's argument exp(mn − mx)): 2·atanh(u),
+// u = x/(2 + x) ≤ 1/3 in binary64, the series to u^39 (truncation < 2^−60), one conversion;
+// torch's CUDA log1pf is within 1 ulp of it (not emulated bit for bit). NaN passes through.
+PP_HD static inline float pp_attn_log1pf(float x)
+{
+    if (x != x || x == 0.0f)
+        return x;
+    double xd = (double)x, u = xd / (2.0 + xd), z = u * u, p = 1.0 / 39.0;
+    for (int k = 37; k >= 1; k -= 2)
+        p = p * z + 1.0 / (double)k;
+    return (float)(2.0 * u * p);
+}
+
+// CP: the fp32 lse merge (TE's flash_attn_fwd_softmax_lse_correction): mx + log(1 + exp(mn − mx))
+// as PR 821 left it (PR 716's formula), mx + log1p(exp(mn − mx)) in today's TE
+// (context_parallel.py @ d0067d0:192, 205). mx = −Inf: lse stays −Inf.
+PP_HD static inline float pp_attn_cp_lse_merge(pp_attn_cp_flavour fl, float lse, float lse_i)
 {
     float mx = lse > lse_i ? lse : lse_i, mn = lse > lse_i ? lse_i : lse;
     if (mx == -INFINITY)
         return mx;
-    return mx + pp_logf(1.0f + pp_expf(mn - mx));
+    float e = pp_expf(mn - mx);
+    return fl == PP_ATTN_CP_TE_MAIN ? mx + pp_attn_log1pf(e) : mx + pp_logf(1.0f + e);
+}
+
+// CP before PR 821 (attention.py @ 9709147e:783): the running lse is a binary64 tensor
+// (softmax_lse_per_step[0].to(torch.double)) and the same formula runs in binary64 (torch's type
+// promotion of the fp32 step lse). exp/log are the C library's (the GPU's on the GPU): binary64
+// within an ulp, which reaches the fp32 lse or a bf16/fp16 out only at a rounding boundary.
+PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
+{
+    double li = (double)lse_i, mx = lse > li ? lse : li, mn = lse > li ? li : lse;
+    if (mx == -INFINITY)
+        return mx;
+    return mx + log(1.0 + exp(mn - mx));
 }
 
 // CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum.
@@ -505,6 +551,18 @@ PP_HD static inline float pp_attn_cp_out_step(pp_format_id c, float acc, float o
         return acc;
     float t = out_i * pp_expf(lse_i - lse);
     return pp_attn_store(c, acc + t);
+}
+
+// CP before PR 821, a second-half step (i > rank, causal): its correction reads softmax_lse_, the
+// [..., 1, :] view taken of the binary64 lse before the fp32 rounding reassigned softmax_lse
+// (attention.py @ 9709147e:786, 818-822), so t = out_i·exp(lse_i − lse64) and the add run in
+// binary64 (type promotion), then RN_C.
+PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+{
+    if (lse_i == -INFINITY)
+        return acc;
+    double t = (double)out_i * exp((double)lse_i - lse64);
+    return (float)pp_round(c, (double)acc + t, PP_RND_NE, 0);
 }
 
 // CP: a gradient accumulator step acc = RN_C(acc + g), C = cp_grad_accum.

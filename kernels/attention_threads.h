@@ -86,6 +86,7 @@ typedef struct pp_attn_launch {
     pp_attn_softmax softmax;
     pp_attn_max max_subtract;
     pp_format_id cp_accum, cp_grad_accum;
+    pp_attn_cp_flavour cp_flavour;
     int bn;        // flash forward key tile
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
@@ -105,6 +106,7 @@ typedef struct pp_attn_launch {
     // CP state
     const float *Oall, *Lall;    // all steps' partials [W][b][h][s][d], [W][b][h][s]
     float *run_lse, *acc_dq, *acc_dk, *acc_dv;
+    double *run_lse64;           // cp_flavour te-2024: the binary64 running lse [b][h][s]
     // finals
     float *out, *dq, *dk, *dv;
     // PP_AT_GATHER / PP_AT_FILL0
@@ -778,7 +780,20 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     if (!pp_attn_cp_touched(L, t % L->sq))
         return;
     float li = L->Lse[t];
-    L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->run_lse[t], li);
+    if (L->cp_flavour == PP_ATTN_CP_TE_2024) {  // binary64, rounded to fp32 for the output
+        double x = L->step == 0 ? (double)li : pp_attn_cp_lse_merge64(L->run_lse64[t], li);
+        L->run_lse64[t] = x;
+        L->run_lse[t] = (float)x;
+        return;
+    }
+    L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->cp_flavour, L->run_lse[t], li);
+}
+
+// The rank holding global row s (chunks r and 2W − 1 − r).
+PP_HD static inline int pp_attn_cp_rank_of(const pp_attn_launch *L, int64_t s)
+{
+    int64_t ch = s / L->c;
+    return (int)(ch < L->W ? ch : 2 * L->W - 1 - ch);
 }
 
 // CP forward, after the ring, threads [t0, t0 + n) of one row: out = RN_F(acc), acc the
@@ -798,6 +813,11 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
                 continue;
             const float *oi = L->Oall + i * rows * L->d + t;
             float li = L->Lall[i * rows + row];
+            if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
+                for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
+                    acc[l] = pp_attn_cp_out_step64(L->cp_accum, acc[l], oi[l], li, L->run_lse64[row]);
+                continue;
+            }
             for (int64_t l = 0; l < m; l++)
                 acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
         }

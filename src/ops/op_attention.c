@@ -17,7 +17,7 @@
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -44,7 +44,8 @@ static const char *const accumulates[] = {"fp32", "storage", NULL};
 static const char *const scales[] = {"post", "pre", "pre-q", NULL};
 static const char *const softmaxes[] = {"fp32", "storage", "naive", NULL};
 static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
-static const char *const cp_accums[] = {"storage", "fp32", NULL};
+static const char *const cp_accums[] = {"flavour", "storage", "fp32", NULL};
+static const char *const cp_flavours[] = {"te-main", "te-2024", "pr-821", NULL};
 static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
 static const pp_knob_meaning arch_ids[] = {
     {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
@@ -60,8 +61,12 @@ static const pp_knob_meaning softmax_ids[] = {
 static const pp_knob_meaning max_subtract_ids[] = {
     {"row", PP_ATTN_MAX_ROW}, {"pb-relax", PP_ATTN_MAX_PB_RELAX}, {"none", PP_ATTN_MAX_NONE}, {NULL, 0}};
 // CP accumulation: in the storage format (the variant's format), or fp32.
-enum { CP_ACC_STORAGE, CP_ACC_FP32 };
-static const pp_knob_meaning cp_accum_ids[] = {{"storage", CP_ACC_STORAGE}, {"fp32", CP_ACC_FP32}, {NULL, 0}};
+// flavour: as cp_flavour's TransformerEngine does (storage, but fp32 for pr-821).
+enum { CP_ACC_FLAVOUR, CP_ACC_STORAGE, CP_ACC_FP32 };
+static const pp_knob_meaning cp_accum_ids[] = {
+    {"flavour", CP_ACC_FLAVOUR}, {"storage", CP_ACC_STORAGE}, {"fp32", CP_ACC_FP32}, {NULL, 0}};
+static const pp_knob_meaning cp_flavour_ids[] = {
+    {"te-main", PP_ATTN_CP_TE_MAIN}, {"te-2024", PP_ATTN_CP_TE_2024}, {"pr-821", PP_ATTN_CP_PR_821}, {NULL, 0}};
 
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "bf16", "storage of q, k, v, dout, out, dq, dk, dv and every stored intermediate",
@@ -97,13 +102,13 @@ static const pp_knob_def knobs[] = {
                         "row: safe softmax; pb-relax: CogView's per-head max of |scores|; none",
                         .meanings = max_subtract_ids},
     [K_CP_WORLD] = {"cp_world", NULL, "1", "context-parallel ring size (1: off), simulated on one machine", 1, 1024},
-    [K_CP_ACCUM] = {"cp_accum", cp_accums, "storage",
-                    "CP forward: accumulation of partial outputs (storage: TransformerEngine's, before PR 821 and "
-                    "still today, the PR was never merged; fp32: as PR 821 proposed)",
+    [K_CP_ACCUM] = {"cp_accum", cp_accums, "flavour",
+                    "CP forward: accumulation of partial outputs (flavour: cp_flavour's; storage: TransformerEngine's, "
+                    "before PR 821 and still today, the PR was never merged; fp32: as PR 821 proposed)",
                     .meanings = cp_accum_ids},
-    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage",
-                         "CP backward: accumulation of dq, dk, dv (storage: TransformerEngine's, then and now; fp32: "
-                         "as PR 821 proposed)",
+    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "flavour",
+                         "CP backward: accumulation of dq, dk, dv (flavour: cp_flavour's; storage: TransformerEngine's, "
+                         "then and now; fp32: as PR 821 proposed)",
                          .meanings = cp_accum_ids},
     // Last, so the knobs before it keep their indices and existing reports their order.
     [K_ENGINE] = {"engine", pp_engine_values, "ours",
@@ -117,6 +122,12 @@ static const pp_knob_def knobs[] = {
                 "that order dk/dv and dq): sm90 and sm80 128x64 forward, 64x128 backward at d = 128; sm86 (sm86/sm89) "
                 "smaller",
                 .meanings = arch_ids},
+    [K_CP_FLAVOUR] = {"cp_flavour", cp_flavours, "te-main",
+                      "CP: whose TransformerEngine ring merges: te-main (today: fp32 lse merge with log1p; out, dq, "
+                      "dk, dv accumulated in the storage format), te-2024 (before PR 821: binary64 lse merge rounded "
+                      "to fp32 once, second-half steps reading the binary64 view; storage accumulation), pr-821 (as "
+                      "PR 821 proposed, never merged: fp32 lse merge, fp32 out and gradient buffers)",
+                      .meanings = cp_flavour_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -228,8 +239,10 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.softmax = (pp_attn_softmax)id(k, K_SOFTMAX);
     v.max_subtract = (pp_attn_max)id(k, K_MAX_SUBTRACT);
     v.cp_world = k->v[K_CP_WORLD];
-    v.cp_accum = id(k, K_CP_ACCUM) == CP_ACC_STORAGE ? v.format : PP_FMT_FP32;
-    v.cp_grad_accum = id(k, K_CP_GRAD_ACCUM) == CP_ACC_STORAGE ? v.format : PP_FMT_FP32;
+    v.cp_flavour = (pp_attn_cp_flavour)id(k, K_CP_FLAVOUR);
+    int acc = id(k, K_CP_ACCUM), gacc = id(k, K_CP_GRAD_ACCUM), fl32 = v.cp_flavour == PP_ATTN_CP_PR_821;
+    v.cp_accum = acc == CP_ACC_FP32 || (acc == CP_ACC_FLAVOUR && fl32) ? PP_FMT_FP32 : v.format;
+    v.cp_grad_accum = gacc == CP_ACC_FP32 || (gacc == CP_ACC_FLAVOUR && fl32) ? PP_FMT_FP32 : v.format;
     v.sigma_given = p->given[P_SIGMA];
     v.sigma = p->v[P_SIGMA];
     v.engine = id(k, K_ENGINE) == PP_ENGINE_OURS ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
