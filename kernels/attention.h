@@ -85,11 +85,18 @@
 //   values differ, never their arguments; the MMA's internal reduction (here one fma chain per
 //   output element, keys in order within a tile); an empty row's lse is +Inf in FA2, −Inf here
 //   (what the CP merges and the backward test for; its out is 0 in both).
-// Measured on te-cp-small (bf16 / fp16 out vs reference, mismatch and max ulp; rank-3 out of
-//   cp-bf16acc / cp-fp32acc vs non-cp), old upward order + exp(s − m) + one row sum at block_n 64 →
-//   all of the above (FA2 order, FFMA exp2, quad sums, arch tiles 128×128 at d = 64):
-//   non-cp out 95.9% 5461 ulp → 95.9% 2255 ulp; fp16 69.0% → 69.3%; lse max 2.77 → 1.5 ulp;
-//   cp-bf16acc / cp-fp32acc out@rank3 54.3% / 47.4% → 55.2% / 48.5%.
+// Measured on te-cp-small (d = 64; each change run with and without it, everything else as
+//   shipped; "out" = non-cp out vs the exact reference, mismatch and max ulp; "rank 3" = the
+//   cp-bf16acc / cp-fp32acc out@te-cp-rank:3 vs non-cp mismatch):
+//   key tiles from the last down (vs upward): out 95.9%, max 4971 → 2255 ulp; dk max 7521 → 6818
+//     ulp; fp16 out 69.4% → 69.3%; rank 3 55.3% / 49.0% → 55.2% / 48.5%
+//   exp2 of one FFMA, lse = fma(m, σ, log l) (vs exp(RN(σs) − RN(σm)), lse = RN(σm) + log l):
+//     fp16 out 69.2% → 69.3%, dv 53.0% → 52.9%; fp16 rank 3 (fp32acc) 45.8% → 45.7%; rest equal
+//   4 partial row sums (vs one): lse max 2.345 → 1.5 ulp (bf16 non-cp); everything else equal
+//   arch tiles (sm90, d = 64: 128×128) vs block_n 64: fp16 out 69.0% → 69.3%, dq max 17710 → 18730
+//     ulp, fp16 dk max 1133 → 901 ulp
+//   All of it against the old emulation (upward, exp(s − m), one sum, 64-key tiles): out 5461 →
+//   2255 ulp, lse 2.77 → 1.5 ulp, fp16 out 68.9% → 69.3%, rank 3 54.3% / 47.4% → 55.2% / 48.5%.
 //
 // ---- Backward (given out, lse of the forward, dout) ----
 // Flash (FA2 flash_bwd_kernel.h; blocks bbm × bbn from pp_attn_flash_tiles: 64×128 at d = 128 on
@@ -106,8 +113,9 @@
 //   added in fp32 (FA2 atomicAdds each into dq_accum, 678); dq' = RN_F(α32 ⊗ dQ) (preprocess
 //   243-252). The real order of the atomicAdds is the GPU's scheduling, unknown: precprobe adds the
 //   blocks in increasing key order (FA2's documented n_block loop), a choice, not a fact.
-//   Measured on te-cp-small (with the forward above): non-cp dq 96.0% 16370 ulp → 96.0% 18730 ulp,
-//   dk 90.1% 6622 → 90.2% 6818; cp-fp32acc cat(dq,dk,dv)@rank3 42.4% → 42.5%.
+//   Measured on te-cp-small (block order and dq blocks vs one upward chain each): only fp16 dk's
+//   max moves (900.2 → 901.2 ulp): at d = 64 the blocks are 128×128, the CP blocks (128 rows)
+//   are one block, and fp32 reorderings rarely move a bf16/fp16 result.
 // Unfused (autograd of the forward's ops): dP_ij = RN_F(acc) of dO_i·V_j (accum knob);
 //   fp32 flavour (Megatron scaled_masked_softmax_warp_backward): g·y products y = P_ij:
 //     gy_j = dP_j ⊗ P_j; D = ((0 ⊕ gy_0) ⊕ gy_1) ⊕ …; dx32 = L ⊗ (gy_j ⊖ (P_j ⊗ D)) (no ⊗ when

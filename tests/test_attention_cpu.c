@@ -367,6 +367,68 @@ static void attention_flash_is_fa2_forward(void **state)
     run_free(&R);
 }
 
+// Flash backward = FlashAttention-2's written out (kernels/attention.h, "Backward"): at d = 8 on
+// sm90 the blocks are 128×128, so 160 rows make two query blocks and two key blocks. dv, dk: per
+// key, the query block [128, 160) first, then [0, 128), rows increasing within each; dq: per
+// key block a chain from +0, the two partials added in fp32 (the atomicAdd order assumed).
+static void attention_flash_is_fa2_backward(void **state)
+{
+    (void)state;
+    enum { S = 160, D = 8, B = 128 };
+    pp_attn_dims dm = {1, S, S, 1, 1, D, 1};
+    run R;
+    run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 4, 2.0);
+    pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+    v.block_m = v.block_n = 0;  // the arch's (sm90)
+    int tiles[4];
+    pp_attn_flash_tiles(&v, D, 1, tiles);
+    assert_true(tiles[0] == 128 && tiles[1] == 128 && tiles[2] == B && tiles[3] == B);
+    assert_int_equal(run_exec(&R, &v, 1, 1, NULL), 0);
+    pp_attn_scalars sc;
+    pp_attn_scalars_make(&v, D, &sc);
+    float(*P)[S] = calloc(S, sizeof *P), (*dS)[S] = calloc(S, sizeof *dS);
+    for (int i = 0; i < S; i++) {
+        float Di = 0.0f;
+        for (int c = 0; c < D; c++)
+            Di = fmaf((float)R.dout[i * D + c], (float)R.out[i * D + c], Di);
+        for (int j = 0; j <= i; j++) {
+            float s = 0.0f, dp = 0.0f;
+            for (int c = 0; c < D; c++) {
+                s = fmaf((float)R.q[i * D + c], (float)R.k[j * D + c], s);
+                dp = fmaf((float)R.dout[i * D + c], (float)R.v[j * D + c], dp);
+            }
+            float p = pp_attn_exp2f(fmaf(s, sc.sl2, -((float)R.lse[i] * 1.44269502f)));
+            P[i][j] = pp_round_bf16_ne(p);
+            dS[i][j] = pp_round_bf16_ne(p * (dp - Di));
+        }
+    }
+    for (int j = 0; j < S; j++)
+        for (int c = 0; c < D; c++) {
+            float av = 0.0f, ak = 0.0f;
+            for (int x0 = B; x0 >= 0; x0 -= B)
+                for (int i = x0 > j ? x0 : j; i < x0 + B && i < S; i++) {
+                    av = fmaf(P[i][j], (float)R.dout[i * D + c], av);
+                    ak = fmaf(dS[i][j], (float)R.q[i * D + c], ak);
+                }
+            assert_true(R.dv[j * D + c] == (double)pp_round_bf16_ne(av));
+            assert_true(R.dk[j * D + c] == (double)pp_round_bf16_ne(sc.alpha32 * ak));
+        }
+    for (int i = 0; i < S; i++)
+        for (int c = 0; c < D; c++) {
+            float acc = 0.0f;
+            for (int j0 = 0; j0 <= i; j0 += B) {
+                float part = 0.0f;
+                for (int j = j0; j <= i && j < j0 + B; j++)
+                    part = fmaf(dS[i][j], (float)R.k[j * D + c], part);
+                acc = j0 == 0 ? part : acc + part;
+            }
+            assert_true(R.dq[i * D + c] == (double)pp_round_bf16_ne(sc.alpha32 * acc));
+        }
+    free(P);
+    free(dS);
+    run_free(&R);
+}
+
 // pp_attn_exp2f is 2^x correctly rounded: against binary64 exp2 rounded once (which double
 // rounding could only break within 2^−29 ulp of a binary32 midpoint: none among these).
 static void attention_exp2f_correctly_rounded(void **state)
@@ -563,6 +625,7 @@ int main(void)
         cmocka_unit_test(attention_fp16_overflow_storage_softmax),
         cmocka_unit_test(attention_fp32_close_to_fp64),
         cmocka_unit_test(attention_flash_is_fa2_forward),
+        cmocka_unit_test(attention_flash_is_fa2_backward),
         cmocka_unit_test(attention_exp2f_correctly_rounded),
         cmocka_unit_test(attention_threads_and_simd_invariant),
         cmocka_unit_test(attention_backward_finite_difference),

@@ -346,6 +346,17 @@ static int cp_rank_of_chunk(int k, int n)
     return k < n / 2 ? k : n - 1 - k;
 }
 
+// The report header's note: the engine's (cuBLAS), else for flash what the emulation cannot
+// reproduce of FlashAttention-2 without a GPU (kernels/attention.h, "Flash": not emulated).
+static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
+{
+    const char *e = pp_engine_vendor_note(knobs_set, n), *kern = pp_knob_setting_value(knobs_set, n, "kernel");
+    if (e || (kern && strcmp(kern, "flash")))
+        return e;
+    return "(FlashAttention-2's exp2 argument and order; its ex2.approx and __logf are correctly rounded exp2 and "
+           "log here, its dq atomicAdd order taken as the key blocks' order)";
+}
+
 static const pp_seq_chunking cp_chunking = {
     .title = "max |error| per context-parallel ring chunk",
     .svg_title = "max error per ring chunk",
@@ -384,6 +395,6 @@ const pp_op pp_op_attention = {
     .view_world = view_world,
     .view_world_knob = "cp_world",
     .chunking = &cp_chunking,
-    .vendor_note = pp_engine_vendor_note,
+    .vendor_note = vendor_note,
     .emulated = emulated,
 };
