@@ -429,6 +429,44 @@ static void attention_flash_is_fa2_backward(void **state)
     run_free(&R);
 }
 
+// FA2's launch templates' tiles (kernels/attention.h, pp_attn_flash_tiles): at d = 128 sm90 and
+// sm80 forward 128×64, backward 64×128; sm86 forward 128×32 (64×64 causal), backward 64×64; at
+// d = 64 128×128 (sm86's backward 64×128); block_m, block_n override the forward only.
+static void attention_flash_tiles_by_arch(void **state)
+{
+    (void)state;
+    static const struct { pp_attn_arch a; int d, causal, t[4]; } want[] = {
+        {PP_ATTN_ARCH_SM90, 128, 1, {128, 64, 64, 128}}, {PP_ATTN_ARCH_SM80, 128, 0, {128, 64, 64, 128}},
+        {PP_ATTN_ARCH_SM86, 128, 0, {128, 32, 64, 64}},  {PP_ATTN_ARCH_SM86, 128, 1, {64, 64, 64, 64}},
+        {PP_ATTN_ARCH_SM90, 64, 1, {128, 128, 128, 128}}, {PP_ATTN_ARCH_SM86, 64, 0, {128, 128, 64, 128}},
+        {PP_ATTN_ARCH_SM90, 256, 0, {64, 64, 64, 64}},   {PP_ATTN_ARCH_SM80, 256, 0, {128, 64, 64, 64}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+        v.block_m = v.block_n = 0;
+        v.arch = want[i].a;
+        int t[4];
+        pp_attn_flash_tiles(&v, want[i].d, want[i].causal, t);
+        assert_memory_equal(t, want[i].t, sizeof t);
+        v.block_m = 16, v.block_n = 8;
+        pp_attn_flash_tiles(&v, want[i].d, want[i].causal, t);
+        assert_true(t[0] == 16 && t[1] == 8 && t[2] == want[i].t[2] && t[3] == want[i].t[3]);
+    }
+}
+
+// pp_attn_log1pf (today's TE lse merge) against binary64 log1p rounded once on [0, 1].
+static void attention_log1pf_correctly_rounded(void **state)
+{
+    (void)state;
+    uint64_t x = 0x243F6A8885A308D3u;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        float a = (float)ldexp((double)(x >> 40) * 0x1p-24, -(int)(x % 40));  // [0, 1), all scales
+        assert_true(pp_f32_bits(pp_attn_log1pf(a)) == pp_f32_bits((float)log1p((double)a)));
+    }
+    assert_true(pp_attn_log1pf(1.0f) == (float)log1p(1.0) && pp_attn_log1pf(0.0f) == 0.0f);
+}
+
 // pp_attn_exp2f is 2^x correctly rounded: against binary64 exp2 rounded once (which double
 // rounding could only break within 2^−29 ulp of a binary32 midpoint: none among these).
 static void attention_exp2f_correctly_rounded(void **state)
@@ -627,6 +665,8 @@ int main(void)
         cmocka_unit_test(attention_flash_is_fa2_forward),
         cmocka_unit_test(attention_flash_is_fa2_backward),
         cmocka_unit_test(attention_exp2f_correctly_rounded),
+        cmocka_unit_test(attention_flash_tiles_by_arch),
+        cmocka_unit_test(attention_log1pf_correctly_rounded),
         cmocka_unit_test(attention_threads_and_simd_invariant),
         cmocka_unit_test(attention_backward_finite_difference),
         cmocka_unit_test(attention_causal_empty_rows),
