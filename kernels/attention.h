@@ -61,25 +61,61 @@
 //   is left to right.)
 // out_ic = RN_F(acc) of P_i·V_c (the bmm; α = 1, so the fp32 epilogue is RN_F(RN_32(acc)) = RN_F(acc)).
 //
-// ---- Flash (FlashAttention-2 style; knobs: scale, max row/none, block_n; fp32 accum, fp32
-// softmax, L = 1, no pb-relax), per row i, key tiles [t·bn, (t+1)·bn) in increasing t ----
-//   s_ij = RN_32(α32·acc_ij) (post, α32 = RN_32(α)) or acc_ij over q', k' (pre, pre-q: α32 = 1)
-//   m_new = max(m, max_{j in tile, visible} s_ij) (row) or 0 (none); m starts −Inf, l = 0, o = 0
-//   corr = m == −Inf ? 0 : exp(m ⊖ m_new);  p_j = exp(s_j ⊖ m_new)
-//   l = RN_32(l·corr), then l = l ⊕ p_j for j in tile order (fp32 p, not rounded)
-//   o_c = RN_32(o_c·corr), then o_c = fma(RN_F(p_j), v_jc, o_c) for j in tile order (P rounded to
-//   F before P·V, as the tensor-core MMA takes it)
-//   end: out_ic = RN_F(o_c ⊗ (1 ⊘ l)); lse_i = m ⊕ log(l)
-//   (A tile with no visible key for row i is an exact no-op, so block_m never changes a result;
-//   FA2's exp2-with-folded-scale and its quad-level partial row sums are not reproduced.)
+// ---- Flash (FlashAttention-2 v2.x, Dao-AILab/flash-attention csrc/flash_attn/src at 0251105 as
+// cited in issue 15; the loop confirmed in the stored copy c1f0be2; knobs: scale, max row/none,
+// block_m, block_n, arch; fp32 accum, fp32 softmax, L = 1, no pb-relax), per row i ----
+// Tiles (pp_attn_flash_tiles): bm × bn from FA2's launch templates by d, mask and arch (sm90 and
+//   sm80 at d = 128: 128×64; sm86/sm89 128×32 non-causal, 64×64 causal; d ≤ 64: 128×128);
+//   block_m, block_n override. Key tiles [t·bn, (t+1)·bn) of the block's keys, t from the tile
+//   holding row i's last visible key DOWN to 0 (flash_fwd_kernel.h ~138, 274, 309, 385: n_block
+//   from n_block_max − 1 down). A tile row i cannot see is an exact no-op (all scores −Inf: m, l, o
+//   unchanged), so block_m never changes a result; block_n does.
+//   s_ij = acc_ij, the raw fp32 dot (q', k' for pre/pre-q); σ32 = alpha32 (post; 1 for pre/pre-q),
+//   sl2 = RN_32(σ32 ×_64 log2 e) (FA2's host: softmax_scale · M_LOG2E, flash_api.cpp:138)
+//   m_new = max(m, max_{j in tile, visible} s_ij) (row) or 0 (none); m starts −Inf, l_q = 0, o = 0
+//   ms = m_new == −Inf ? 0 : m_new ⊗ sl2;  p_j = exp2(fma(s_j, sl2, −ms))  (one FFMA, softmax.h:76-88)
+//   corr = m == −Inf ? 0 : exp2((m ⊖ m_new) ⊗ sl2)  (none: 1);  l_q = l_q ⊗ corr, o_c = o_c ⊗ corr
+//   (softmax.h:150-160, before P·V), then for j in tile order: l_{q(j)} = l_{q(j)} ⊕ p_j with
+//   q(j) = (j mod 8)/2, the 4 per-thread partials of the m16n8 accumulator layout (softmax.h:59-63);
+//   o_c = fma(RN_F(p_j), v_jc, o_c) (P converted to F before P·V: flash_fwd_kernel.h:354, 416)
+//   end (softmax.h:172-183): l = (l_0 ⊕ l_2) ⊕ (l_1 ⊕ l_3) (quad all-reduce: shfl_xor 2, then 1);
+//   out_ic = RN_F(o_c ⊗ (1 ⊘ l)); lse_i = fma(m, σ32, log l) (row_max·scale + __logf(sum), contracted)
+// Not emulated (no GPU bit for bit): exp2f is ex2.approx.ftz.f32 under --use_fast_math (setup.py:321)
+//   and __logf lg2.approx: here correctly rounded exp2 (pp_attn_exp2f) and pp_logf, so only their
+//   values differ, never their arguments; the MMA's internal reduction (here one fma chain per
+//   output element, keys in order within a tile); an empty row's lse is +Inf in FA2, −Inf here
+//   (what the CP merges and the backward test for; its out is 0 in both).
+// Measured on te-cp-small (d = 64; each change run with and without it, everything else as
+//   shipped; "out" = non-cp out vs the exact reference, mismatch and max ulp; "rank 3" = the
+//   cp-bf16acc / cp-fp32acc out@te-cp-rank:3 vs non-cp mismatch):
+//   key tiles from the last down (vs upward): out 95.9%, max 4971 → 2255 ulp; dk max 7521 → 6818
+//     ulp; fp16 out 69.4% → 69.3%; rank 3 55.3% / 49.0% → 55.2% / 48.5%
+//   exp2 of one FFMA, lse = fma(m, σ, log l) (vs exp(RN(σs) − RN(σm)), lse = RN(σm) + log l):
+//     fp16 out 69.2% → 69.3%, dv 53.0% → 52.9%; fp16 rank 3 (fp32acc) 45.8% → 45.7%; rest equal
+//   4 partial row sums (vs one): lse max 2.345 → 1.5 ulp (bf16 non-cp); everything else equal
+//   arch tiles (sm90, d = 64: 128×128) vs block_n 64: fp16 out 69.0% → 69.3%, dq max 17710 → 18730
+//     ulp, fp16 dk max 1133 → 901 ulp
+//   All of it against the old emulation (upward, exp(s − m), one sum, 64-key tiles): out 5461 →
+//   2255 ulp, lse 2.77 → 1.5 ulp, fp16 out 68.9% → 69.3%, rank 3 54.3% / 47.4% → 55.2% / 48.5%.
 //
 // ---- Backward (given out, lse of the forward, dout) ----
-// Flash: D_i = fma chain over c of dO_ic·O_ic (from +0, c increasing);
-//   P_ij = exp(s_ij ⊖ lse_i) (s recomputed exactly as forward); dP_ij = fma chain dO_i·v_j;
-//   dS_ij = P_ij ⊗ (dP_ij ⊖ D_i);
-//   dV_jc = fma chain over visible i increasing of RN_F(P_ij)·dO_ic;  dv = RN_F(dV)
-//   dK_jc = fma chain over i of RN_F(dS_ij)·q'_ic;  dk' = RN_F(α32 ⊗ dK)
-//   dQ_ic = fma chain over j of RN_F(dS_ij)·k'_jc;  dq' = RN_F(α32 ⊗ dQ)
+// Flash (FA2 flash_bwd_kernel.h; blocks bbm × bbn from pp_attn_flash_tiles: 64×128 at d = 128 on
+//   sm80/sm90, flash_bwd_launch_template.h:247-248; 64×64 on sm86; 128×128 at d = 64):
+//   D_i = fma chain over c of dO_ic·O_ic (from +0, c increasing; FA2's preprocess sums per-thread
+//   chunks then all-reduces: flash_bwd_preprocess_kernel.h:40-46, not reproduced);
+//   P_ij = exp2(fma(s_ij, sl2, −RN_32(lse_i ⊗ log2e_32))) on the raw score (flash_bwd_kernel.h:536;
+//   exp2 as the forward's); dP_ij = fma chain dO_i·v_j; dS_ij = P_ij ⊗ (dP_ij ⊖ D_i) (fp32,
+//   converted to F before its GEMMs: 584-593, 624);
+//   dV_jc = fma(RN_F(P_ij), dO_ic, ·) over the query blocks of bbm rows FROM THE LAST DOWN, rows
+//   increasing within a block (457, 635, 689: m_block from m_block_max − 1 down); dv = RN_F(dV)
+//   dK_jc the same chain of RN_F(dS_ij)·q'_ic;  dk' = RN_F(α32 ⊗ dK) (scaled and converted once, 733-737)
+//   dQ_ic: per key block of bbn keys a chain from +0 of RN_F(dS_ij)·k'_jc, the blocks' partials
+//   added in fp32 (FA2 atomicAdds each into dq_accum, 678); dq' = RN_F(α32 ⊗ dQ) (preprocess
+//   243-252). The real order of the atomicAdds is the GPU's scheduling, unknown: precprobe adds the
+//   blocks in increasing key order (FA2's documented n_block loop), a choice, not a fact.
+//   Measured on te-cp-small (block order and dq blocks vs one upward chain each): only fp16 dk's
+//   max moves (900.2 → 901.2 ulp): at d = 64 the blocks are 128×128, the CP blocks (128 rows)
+//   are one block, and fp32 reorderings rarely move a bf16/fp16 result.
 // Unfused (autograd of the forward's ops): dP_ij = RN_F(acc) of dO_i·V_j (accum knob);
 //   fp32 flavour (Megatron scaled_masked_softmax_warp_backward): g·y products y = P_ij:
 //     gy_j = dP_j ⊗ P_j; D = ((0 ⊕ gy_0) ⊕ gy_1) ⊕ …; dx32 = L ⊗ (gy_j ⊖ (P_j ⊗ D)) (no ⊗ when
@@ -97,11 +133,25 @@
 // ---- Context parallel (TE's ring: NVIDIA/TransformerEngine transformer_engine/pytorch/attention.py
 // @ 9709147e, class AttnFuncWithCP: load-balanced split and step types 620-770, backward ring
 // 1133-1227, output and lse merges 492-499, 782-822) ----
-// lse merge (PR 716 formula, fp32, step order): lse = lse_0; then for each later step i (rows it
-//   touches): mx = max(lse, lse_i), mn = min(…); lse = mx ⊕ log(1 ⊕ exp(mn ⊖ mx))
-//   (mx = −Inf: lse stays −Inf)
-// out merge (after the ring, step order, accumulator of cp_accum format C, from +0):
+// cp_flavour picks the TransformerEngine whose merges run (PR 821 was never merged: TE then and
+// now accumulates out, dq, dk/dv in the input dtype for bf16/fp16; fp32 buffers are what PR 821
+// proposed, head 7e1dcc3: attention.py 497, 785, 853, 895):
+// lse merge (step order): lse = lse_0; then for each later step i (rows it touches):
+//   mx = max(lse, lse_i), mn = min(…) (mx = −Inf: lse stays −Inf), and
+//   pr-821:  lse = mx ⊕ log(1 ⊕ exp(mn ⊖ mx)) in fp32 (PR 716's formula)
+//   te-main: lse = mx ⊕ log1p(exp(mn ⊖ mx)) in fp32 (context_parallel.py @ d0067d0:192, 205;
+//            log1p correctly rounded here, torch's log1pf within an ulp of it)
+//   te-2024: the same formula as pr-821 in binary64 (the running lse is .to(torch.double), 783;
+//            libm exp/log), rounded to fp32 once after the ring (801)
+// out merge (after the ring, step order, accumulator of cp_accum format C, from +0; today's TE
+//   starts from RN_C(t_0) (.to(dtype), context_parallel.py:149), the same value but for a zero's sign):
 //   t = out_i ⊗ exp(lse_i ⊖ lse); acc = RN_C(acc ⊕ t); out = RN_F(acc)
+//   te-2024, second-half steps (i > rank, causal): the correction reads softmax_lse_, a view of the
+//   binary64 lse taken before softmax_lse was reassigned to its fp32 rounding (786, 818-822):
+//   t = RN_64(out_i · exp_64(lse_i − lse_64)), acc = RN_C(RN_64(acc + t))
+// Measured on te-cp-small (te-cp-small's variants before → after cp_flavour; FA2 order already in):
+//   bf16 te-main (log1p) vs the old fp32 log(1 + x): no summary figure moves; te-2024 vs pr-821
+//   merge with bf16 buffers: none in bf16; fp16: out max ulp 1384 → 1385, dv 60.0% → 60.1%.
 // grads: dq_acc = RN_C(dq_acc ⊕ dq_i) in backward-step order; dk/dv of KV block o accumulate
 //   along the ring path (ranks o−1, o−2, …, o), each hop RN_C(acc ⊕ dkv_i); final RN_F.
 //   (The baseline's copy on first touch equals adding to +0, but for the sign of a zero.)
@@ -140,18 +190,27 @@ typedef enum { PP_ATTN_MAX_ROW = 0, PP_ATTN_MAX_PB_RELAX, PP_ATTN_MAX_NONE } pp_
 // cuBLAS (cublasGemmStridedBatchedEx, as Megatron's baddbmm/bmm and their autograd call it; see
 // "Engine cublas" below). Everything between the GEMMs is ours in both.
 typedef enum { PP_ATTN_ENGINE_OURS = 0, PP_ATTN_ENGINE_CUBLAS } pp_attn_engine;
+// Whose FlashAttention-2 launch templates pick the flash tiles (pp_attn_flash_tiles): sm90 (H100,
+// the default) and sm80 (A100) run the same kernels; sm86 stands for sm86/sm89 (99 KB of shared
+// memory per block: smaller tiles at some head dimensions).
+typedef enum { PP_ATTN_ARCH_SM90 = 0, PP_ATTN_ARCH_SM80, PP_ATTN_ARCH_SM86 } pp_attn_arch;
+// Which TransformerEngine's context-parallel merges (see "Context parallel" above): today's
+// (the default), the one before PR 821 (summer 2024), or PR 821's proposal (never merged).
+typedef enum { PP_ATTN_CP_TE_MAIN = 0, PP_ATTN_CP_TE_2024, PP_ATTN_CP_PR_821 } pp_attn_cp_flavour;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
     pp_attn_kernel kernel;
-    int block_m, block_n;  // flash tiles (64, 64); 0 means 64
+    int block_m, block_n;  // flash forward tiles; 0: the arch's (pp_attn_flash_tiles)
+    pp_attn_arch arch;     // picks the flash tiles, forward and backward
     pp_attn_accum accum;
     pp_attn_scale scale;
     int qk_layer_scaling;  // L ≥ 1 (0 means 1); unfused only
     pp_attn_softmax softmax;
     pp_attn_max max_subtract;
     int cp_world;                          // 1 (or 0) = no context parallelism
-    pp_format_id cp_accum, cp_grad_accum;  // v->format (pre TE PR 821) or PP_FMT_FP32
+    pp_format_id cp_accum, cp_grad_accum;  // v->format (TE then and now) or PP_FMT_FP32 (as PR 821 proposed)
+    pp_attn_cp_flavour cp_flavour;         // the lse merge (and the out merge's view of it)
     int sigma_given;
     double sigma;  // default: 1/√d as the exact real, rounded where the variant rounds it
     int pb_alpha;  // PB-Relax's A (0 means 32, CogView's value)
@@ -170,7 +229,33 @@ typedef struct pp_attn_scalars {
     float alpha32;   // post: RN_32 of the same real (flash scale; unfused backward); 1 otherwise
     float s_q, s_k;  // prescale factors of q and k (1 when not prescaled)
     float L, A;      // layer scaling; PB-Relax's A (1 without pb-relax)
+    float sl2;       // flash: RN_32(σ32·log2 e), FA2's scale_softmax_log2 (σ32 = alpha32)
 } pp_attn_scalars;
+
+// Flash tiles as FlashAttention-2's launch templates pick them for head dimension d (FA2 rounds d
+// up to 32, 64, 96, 128, 160, 192, 256), the mask and the arch, without dropout. t[0] × t[1]:
+// forward query rows × keys (flash_fwd_launch_template.h @ 01afd16, run_mha_fwd_hdim*); t[2] × t[3]:
+// backward (flash_bwd_launch_template.h @ 073afd5, run_mha_bwd_hdim*: max_smem_per_block ≥ 144 KB on
+// sm80 and sm90, 99 KB on sm86/sm89). v's block_m, block_n (nonzero) override the forward's.
+PP_HD static inline void pp_attn_flash_tiles(const pp_attn_variant *v, int64_t d, int causal, int t[4])
+{
+    int sm8x = v->arch == PP_ATTN_ARCH_SM86, big = !sm8x;  // big: ≥ 144 KB of shared memory per block
+    int fm = 128, fn = 64, bm = 64, bn = 64;
+    if (d <= 32)
+        fn = 128, bm = 128, bn = 128;
+    else if (d <= 64)
+        fn = 128, bm = big ? 128 : 64, bn = 128;
+    else if (d <= 96)
+        fm = sm8x && causal ? 64 : 128, bn = 128;
+    else if (d <= 128)
+        fm = sm8x && causal ? 64 : 128, fn = sm8x ? (causal ? 64 : 32) : 64, bn = big ? 128 : 64;
+    else if (d > 192)  // 256: forward 128×64 on A100, 64×64 on H100 and sm86; backward 64×64, sm86 64×32
+        fm = v->arch == PP_ATTN_ARCH_SM80 ? 128 : 64, bn = sm8x ? 32 : 64;
+    t[0] = v->block_m > 0 ? v->block_m : fm;
+    t[1] = v->block_n > 0 ? v->block_n : fn;
+    t[2] = bm;
+    t[3] = bn;
+}
 
 // Why v's engine cannot run v (a one-line message naming the knob), or NULL. Host only.
 static inline const char *pp_attn_engine_error(const pp_attn_variant *v)
@@ -229,6 +314,9 @@ PP_HD static inline int pp_attn_scalars_make(const pp_attn_variant *v, int64_t d
     default:
         return -1;
     }
+    // FA2's host computes softmax_scale (a float) × M_LOG2E in binary64 and stores a float
+    // (flash_api.cpp:138); σ32 is alpha32 (1 for the prescaled variants: FA2 sees scale 1).
+    s.sl2 = (float)((double)s.alpha32 * 1.4426950408889634);
     *out = s;
     return 0;
 }
@@ -302,38 +390,78 @@ PP_HD static inline float pp_attn_lse(float m, float sum, float shift)
     return (m + pp_logf(sum)) + shift;
 }
 
-// Flash: the correction factor of the running sums when the max moves from m_old to m_new.
-PP_HD static inline float pp_attn_flash_corr(float m_old, float m_new)
+// 2^x rounded to binary32: FA2 calls exp2f under --use_fast_math, i.e. ex2.approx.ftz.f32, whose
+// error (≈ 2 ulp, the SFU's table) cannot be reproduced without a GPU; this is the correctly
+// rounded 2^x instead (binary64 arithmetic as pp_expf: n = nearest integer, r = (x − n)·ln 2,
+// e^r by Taylor, one conversion), so FA2's exponent *argument* is bit-exact and its value is off
+// by the SFU's error only. Same special values as pp_expf (−Inf → +0).
+PP_HD static inline float pp_attn_exp2f(float x)
 {
-    return m_old == -INFINITY ? 0.0f : pp_expf(m_old - m_new);
+    if (x != x)
+        return x;
+    double xd = (double)x;
+    xd = xd > 150.0 ? 150.0 : xd < -160.0 ? -160.0 : xd;
+    const double SHIFT = 6755399441055744.0;  // 1.5·2^52
+    double n = (xd + SHIFT) - SHIFT;          // nearest integer (|xd| ≤ 160: exact)
+    double r = (xd - n) * 0.69314718055994530942;  // x − n exact, |r| ≤ ln2/2
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    int ni = (int)n;  // 2^n: a binary64 normal for |n| ≤ 160
+    double scale = pp_f64_from_bits((uint64_t)(ni + 1023) << 52);
+    return (float)(p * scale);
 }
 
-// Flash: the score s = RN_32(α·dot) from the fp32 dot product of q and k (forward and backward).
-PP_HD static inline float pp_attn_flash_s(const pp_attn_scalars *sc, float dot)
+// Flash (FA2 softmax.h:76-88): the row max m of the raw scores times σ·log2 e, one binary32
+// multiply; 0 for m = −Inf (nothing visible yet), as FA2's Check_inf.
+PP_HD static inline float pp_attn_flash_max_scaled(const pp_attn_scalars *sc, float m)
 {
-    return sc->alpha32 * dot;
+    return m == -INFINITY ? 0.0f : m * sc->sl2;
 }
 
-// Flash: p = exp(s − m) with m = −Inf (nothing visible yet) giving 0.
-PP_HD static inline float pp_attn_flash_p(float s, float m)
+// Flash: p = exp2(s·σlog2e − m·σlog2e) on the raw score s, the argument one FFMA
+// (fmaf(s, sl2, −ms): FA2's "tensor * scale - max_scaled", contracted by nvcc).
+PP_HD static inline float pp_attn_flash_p(const pp_attn_scalars *sc, float s, float ms)
 {
-    return m == -INFINITY ? 0.0f : pp_expf(s - m);
+    return pp_attn_exp2f(fmaf(s, sc->sl2, -ms));
 }
 
-// Flash, at a new tile's max: the running sum and the d accumulators times corr.
-PP_HD static inline void pp_attn_flash_rescale(float *o, int64_t d, float *l, float corr)
+// Flash: the correction of the running sums when the raw max moves from m_old to m_new:
+// exp2((m_old − m_new)·σlog2e), two binary32 ops (FA2 softmax.h:150-160); 0 when m_old = −Inf.
+PP_HD static inline float pp_attn_flash_corr(const pp_attn_scalars *sc, float m_old, float m_new)
 {
-    *l = *l * corr;
+    return m_old == -INFINITY ? 0.0f : pp_attn_exp2f((m_old - m_new) * sc->sl2);
+}
+
+// Flash, at a new tile's max: the 4 per-thread partial row sums and the d accumulators times corr.
+PP_HD static inline void pp_attn_flash_rescale(float *o, int64_t d, float *l4, float corr)
+{
+    for (int q = 0; q < 4; q++)
+        l4[q] = l4[q] * corr;
     for (int64_t c = 0; c < d; c++)
         o[c] = o[c] * corr;
 }
 
-// Flash epilogue of a row with running max m and sum l: out = RN_F(o·(1/l)) (1/l rounded once,
-// as the kernels compute it) and lse = m + log l; a row that saw no key (seen = 0) or whose sum
-// is 0 gives zeros and lse = −Inf.
-PP_HD static inline void pp_attn_flash_finish(pp_format_id f, int seen, float m, float l, float *o, int64_t d,
-                                              float *lse)
+// Flash epilogue of a row with raw running max m and partial sums l4 (FA2 softmax.h:172-183):
+// the quad all-reduce l = (l0 + l2) + (l1 + l3) (shfl_xor 2, then 1), inv = 1/l, out = RN_F(o·inv),
+// lse = fma(m, σ32, log l) (FA2's row_max·scale + __logf(sum), contracted; __logf is approximate
+// on the GPU, pp_logf here). A row that saw no key (seen = 0) or whose sum is 0 gives zeros and
+// lse −Inf (FA2 writes +Inf; −Inf is what the CP merges and the backward test for).
+PP_HD static inline void pp_attn_flash_finish(pp_format_id f, const pp_attn_scalars *sc, int seen, float m,
+                                              const float *l4, float *o, int64_t d, float *lse)
 {
+    float l = (l4[0] + l4[2]) + (l4[1] + l4[3]);
     if (!seen || l == 0.0f) {
         for (int64_t c = 0; c < d; c++)
             o[c] = 0.0f;
@@ -343,13 +471,14 @@ PP_HD static inline void pp_attn_flash_finish(pp_format_id f, int seen, float m,
     float inv = 1.0f / l;
     for (int64_t c = 0; c < d; c++)
         o[c] = pp_attn_store(f, o[c] * inv);
-    *lse = pp_attn_lse(m, l, 0.0f);
+    *lse = fmaf(m, sc->alpha32, pp_logf(l));
 }
 
-// Flash backward: P = exp(s − lse), dS = P·(dP − D), all fp32.
-PP_HD static inline float pp_attn_bwd_p(float s, float lse)
+// Flash backward (FA2 flash_bwd_kernel.h:536, softmax.h scale_apply_exp2<Scale_max = false>):
+// P = exp2(s·σlog2e − RN_32(lse·log2e_32)) on the raw score s, one FFMA; all fp32.
+PP_HD static inline float pp_attn_bwd_p(const pp_attn_scalars *sc, float s, float lse)
 {
-    return pp_expf(s - lse);
+    return pp_attn_exp2f(fmaf(s, sc->sl2, -(lse * 1.44269502f)));
 }
 PP_HD static inline float pp_attn_bwd_ds(float p, float dp, float D)
 {
@@ -386,13 +515,41 @@ PP_HD static inline float pp_attn_softmax_bwd_dx(pp_format_id f, pp_attn_softmax
     return dx;
 }
 
-// CP: the lse merge of TE PR 716, in fp32.
-PP_HD static inline float pp_attn_cp_lse_merge(float lse, float lse_i)
+// log1p(x) rounded to binary32 for x in [0, 1] (the lse merge's argument exp(mn − mx)): 2·atanh(u),
+// u = x/(2 + x) ≤ 1/3 in binary64, the series to u^39 (truncation < 2^−60), one conversion;
+// torch's CUDA log1pf is within 1 ulp of it (not emulated bit for bit). NaN passes through.
+PP_HD static inline float pp_attn_log1pf(float x)
+{
+    if (x != x || x == 0.0f)
+        return x;
+    double xd = (double)x, u = xd / (2.0 + xd), z = u * u, p = 1.0 / 39.0;
+    for (int k = 37; k >= 1; k -= 2)
+        p = p * z + 1.0 / (double)k;
+    return (float)(2.0 * u * p);
+}
+
+// CP: the fp32 lse merge (TE's flash_attn_fwd_softmax_lse_correction): mx + log(1 + exp(mn − mx))
+// as PR 821 left it (PR 716's formula), mx + log1p(exp(mn − mx)) in today's TE
+// (context_parallel.py @ d0067d0:192, 205). mx = −Inf: lse stays −Inf.
+PP_HD static inline float pp_attn_cp_lse_merge(pp_attn_cp_flavour fl, float lse, float lse_i)
 {
     float mx = lse > lse_i ? lse : lse_i, mn = lse > lse_i ? lse_i : lse;
     if (mx == -INFINITY)
         return mx;
-    return mx + pp_logf(1.0f + pp_expf(mn - mx));
+    float e = pp_expf(mn - mx);
+    return fl == PP_ATTN_CP_TE_MAIN ? mx + pp_attn_log1pf(e) : mx + pp_logf(1.0f + e);
+}
+
+// CP before PR 821 (attention.py @ 9709147e:783): the running lse is a binary64 tensor
+// (softmax_lse_per_step[0].to(torch.double)) and the same formula runs in binary64 (torch's type
+// promotion of the fp32 step lse). exp/log are the C library's (the GPU's on the GPU): binary64
+// within an ulp, which reaches the fp32 lse or a bf16/fp16 out only at a rounding boundary.
+PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
+{
+    double li = (double)lse_i, mx = lse > li ? lse : li, mn = lse > li ? li : lse;
+    if (mx == -INFINITY)
+        return mx;
+    return mx + log(1.0 + exp(mn - mx));
 }
 
 // CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum.
@@ -402,6 +559,18 @@ PP_HD static inline float pp_attn_cp_out_step(pp_format_id c, float acc, float o
         return acc;
     float t = out_i * pp_expf(lse_i - lse);
     return pp_attn_store(c, acc + t);
+}
+
+// CP before PR 821, a second-half step (i > rank, causal): its correction reads softmax_lse_, the
+// [..., 1, :] view taken of the binary64 lse before the fp32 rounding reassigned softmax_lse
+// (attention.py @ 9709147e:786, 818-822), so t = out_i·exp(lse_i − lse64) and the add run in
+// binary64 (type promotion), then RN_C.
+PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+{
+    if (lse_i == -INFINITY)
+        return acc;
+    double t = (double)out_i * exp((double)lse_i - lse64);
+    return (float)pp_round(c, (double)acc + t, PP_RND_NE, 0);
 }
 
 // CP: a gradient accumulator step acc = RN_C(acc + g), C = cp_grad_accum.

@@ -40,7 +40,7 @@ static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...
 // Device buffers: every one the plan allocates is listed, so one loop frees them.
 
 enum { B_STAGE, B_Q, B_K, B_V, B_KT, B_VT, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
-       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_COUNT };
+       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_LSE64, B_COUNT };
 
 typedef struct plan {
     const pp_attn_device *dev;
@@ -316,7 +316,10 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.max_subtract = v->max_subtract;
     L.cp_accum = v->cp_accum;
     L.cp_grad_accum = v->cp_grad_accum;
-    L.bn = v->block_n > 0 ? v->block_n : 64;
+    L.cp_flavour = v->cp_flavour;
+    int tiles[4];
+    pp_attn_flash_tiles(v, dm->d, dm->causal, tiles);
+    L.bn = tiles[1], L.bbm = tiles[2], L.bbn = tiles[3];
     pp_attn_scalars_make(v, dm->d, &L.sc);
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
     L.d = dm->d, L.causal = dm->causal;
@@ -351,6 +354,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     cnt[B_LALL] = cp ? W * grp * sq : 0;
     cnt[B_ADQ] = cp && backward ? uq : 0;
     cnt[B_ADK] = cnt[B_ADV] = cp && backward ? ukv : 0;
+    cnt[B_LSE64] = cp && v->cp_flavour == PP_ATTN_CP_TE_2024 ? 2 * grp * sq : 0;  // doubles, as float pairs
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];
@@ -372,6 +376,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.out_f = B[B_OUT], L.lse_f = B[B_LSE];
     L.Oall = B[B_OALL], L.Lall = B[B_LALL];
     L.run_lse = B[B_LSE], L.acc_dq = B[B_ADQ], L.acc_dk = B[B_ADK], L.acc_dv = B[B_ADV];
+    L.run_lse64 = (double *)(void *)B[B_LSE64];  // the device's allocations are 8-byte aligned
     L.O = cp ? B[B_OALL] : B[B_OUT], L.Lse = cp ? B[B_LALL] : B[B_LSE];
     for (int64_t u = 0; !rc && u < units; u += per) {
         int64_t n = units - u < per ? units - u : per;

@@ -86,7 +86,9 @@ typedef struct pp_attn_launch {
     pp_attn_softmax softmax;
     pp_attn_max max_subtract;
     pp_format_id cp_accum, cp_grad_accum;
-    int bn;  // flash key tile
+    pp_attn_cp_flavour cp_flavour;
+    int bn;        // flash forward key tile
+    int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     int64_t b, h, h_kv, grp, sq, skv, d;
     int causal;
@@ -104,6 +106,7 @@ typedef struct pp_attn_launch {
     // CP state
     const float *Oall, *Lall;    // all steps' partials [W][b][h][s][d], [W][b][h][s]
     float *run_lse, *acc_dq, *acc_dk, *acc_dv;
+    double *run_lse64;           // cp_flavour te-2024: the binary64 running lse [b][h][s]
     // finals
     float *out, *dq, *dk, *dv;
     // PP_AT_GATHER / PP_AT_FILL0
@@ -452,9 +455,11 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
     }
 }
 
-// Flash forward of row x through the key tiles; o lives in the output row itself. A tile's
-// scores are computed in key lanes for its max, then again for p (the same values), unless one
-// run of lanes held the whole tile.
+// Flash forward of row x through the key tiles, the last tile first (FA2 flash_fwd_kernel.h: n_block
+// from n_block_max − 1 down to n_block_min); o lives in the output row itself. Raw scores (the
+// scale is folded into the exponent); the row sum as FA2's 4 per-thread partials, key y into
+// partial (y mod 8)/2 (the m16n8 accumulator layout), in key order. A tile's scores are computed
+// in key lanes for its max, then again for p (the same values), unless one run of lanes held it.
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -467,41 +472,40 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     float *o = L->O + pp_attn_qoff(L, b, hh, s);
     float *lse = L->Lse + (b * L->h + hh) * L->sq + s;
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
-    float m = none ? 0.0f : -INFINITY, l = 0.0f;
+    float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES];
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
-    for (int64_t j0 = 0; j0 <= je; j0 += L->bn) {
+    // tiles past row x's last visible key are exact no-ops (every score masked), so the row
+    // starts at the tile holding je whatever the block's first tile is: block_m changes nothing
+    for (int64_t j0 = je < 0 ? -1 : je - je % L->bn; j0 >= 0; j0 -= L->bn) {
         int64_t j1 = j0 + L->bn <= je + 1 ? j0 + L->bn : je + 1, w;
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, j, j1 - j);
             pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
-            for (int64_t i = 0; i < w; i++) {
-                sv[i] = pp_attn_flash_s(&L->sc, sv[i]);
-                if (!none && (sv[i] > mn || sv[i] != sv[i]))
+            for (int64_t i = 0; !none && i < w; i++)
+                if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
-            }
         }
         int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
-        float corr = none ? 1.0f : pp_attn_flash_corr(m, mn);
-        pp_attn_flash_rescale(o, d, &l, corr);
+        float corr = none ? 1.0f : pp_attn_flash_corr(&L->sc, m, mn);
+        float ms = pp_attn_flash_max_scaled(&L->sc, mn);
+        pp_attn_flash_rescale(o, d, l4, corr);
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, j, j1 - j);
-            if (!kept) {
+            if (!kept)
                 pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
-                for (int64_t i = 0; i < w; i++)
-                    sv[i] = pp_attn_flash_s(&L->sc, sv[i]);
-            }
             for (int64_t i = 0; i < w; i++) {
-                float p = pp_attn_flash_p(sv[i], mn);
-                l = l + p;
+                float p = pp_attn_flash_p(&L->sc, sv[i], ms);
+                int64_t q = ((j + i) & 7) >> 1;
+                l4[q] = l4[q] + p;
                 pp_attn_axpy(L, pp_attn_store(L->f, p), L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j + i)), o, d);
             }
         }
         m = mn;
     }
-    pp_attn_flash_finish(L->f, je >= 0, m, l, o, d, lse);
+    pp_attn_flash_finish(L->f, &L->sc, je >= 0, m, l4, o, d, lse);
 }
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
@@ -533,7 +537,7 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
             pp_attn_dots_T(L, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
             for (int64_t i = 0; i < w; i++) {
-                float p = pp_attn_bwd_p(pp_attn_flash_s(&L->sc, sv[i]), lse);
+                float p = pp_attn_bwd_p(&L->sc, sv[i], lse);
                 P[j + i] = pp_attn_store(L->f, p);
                 dS[j + i] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dpv[i], D));
             }
@@ -624,10 +628,21 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
                 y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc[l]);
             continue;
         }
+        // flash: per key block of bbn keys a chain from +0, added in fp32 to the row's dQ (FA2's
+        // atomicAdd into dq_accum; the real order across blocks is the GPU's, unknown: blocks in
+        // increasing order here); unfused: one chain
+        int64_t bn = L->kernel == PP_ATTN_FLASH && L->bbn > 0 ? L->bbn : je + 1;
+        float part[PP_ATTN_MAX_LANES];
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
-        for (int64_t j = 0; j <= je; j++)
-            pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+        for (int64_t j0 = 0; j0 <= je; j0 += bn) {
+            for (int64_t l = 0; l < m; l++)
+                part[l] = 0.0f;
+            for (int64_t j = j0; j <= je && j < j0 + bn; j++)
+                pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
+            for (int64_t l = 0; l < m; l++)
+                acc[l] = j0 == 0 ? part[l] : acc[l] + part[l];
+        }
         for (int64_t l = 0; l < m; l++)
             y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);
     }
@@ -667,7 +682,11 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
                 av[g][l] = ak[g][l] = 0.0f;
                 dv[g][l] = dk[g][l] = 0.0;
             }
-        for (int64_t x = i0[0]; x < G.nq; x++) {
+        // flash: FA2's query blocks of bbm rows from the last down (flash_bwd_kernel.h: m_block
+        // from m_block_max − 1 down), rows increasing within a block; unfused: one chain, x increasing
+        int64_t bm = L->kernel == PP_ATTN_FLASH && L->bbm > 0 ? L->bbm : G.nq;
+        for (int64_t x0 = G.nq <= 0 ? -1 : (G.nq - 1) - (G.nq - 1) % bm; x0 >= 0; x0 -= bm)
+        for (int64_t x = x0 > i0[0] ? x0 : i0[0]; x < x0 + bm && x < G.nq; x++) {
             int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
             const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
             const float *go = L->go + qo, *qr = L->q + qo;
@@ -761,7 +780,20 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     if (!pp_attn_cp_touched(L, t % L->sq))
         return;
     float li = L->Lse[t];
-    L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->run_lse[t], li);
+    if (L->cp_flavour == PP_ATTN_CP_TE_2024) {  // binary64, rounded to fp32 for the output
+        double x = L->step == 0 ? (double)li : pp_attn_cp_lse_merge64(L->run_lse64[t], li);
+        L->run_lse64[t] = x;
+        L->run_lse[t] = (float)x;
+        return;
+    }
+    L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->cp_flavour, L->run_lse[t], li);
+}
+
+// The rank holding global row s (chunks r and 2W − 1 − r).
+PP_HD static inline int pp_attn_cp_rank_of(const pp_attn_launch *L, int64_t s)
+{
+    int64_t ch = s / L->c;
+    return (int)(ch < L->W ? ch : 2 * L->W - 1 - ch);
 }
 
 // CP forward, after the ring, threads [t0, t0 + n) of one row: out = RN_F(acc), acc the
@@ -781,6 +813,11 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
                 continue;
             const float *oi = L->Oall + i * rows * L->d + t;
             float li = L->Lall[i * rows + row];
+            if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
+                for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
+                    acc[l] = pp_attn_cp_out_step64(L->cp_accum, acc[l], oi[l], li, L->run_lse64[row]);
+                continue;
+            }
             for (int64_t l = 0; l < m; l++)
                 acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
         }

@@ -148,15 +148,16 @@ static int sweep(const attn_case_backend *be, pp_attn_variant v, const char *kno
                     v.cp_world = worlds[wi];
                     v.cp_accum = ca == 1 ? PP_FMT_FP32 : v.format;
                     v.cp_grad_accum = ca == 2 ? PP_FMT_FP32 : v.format;
+                    v.cp_flavour = (pp_attn_cp_flavour)ca;  // te-main, te-2024, pr-821 in turn
                     bufs B;
                     double sc = f == 0 ? scale : 1.0;  // fp16: the scale that overflows
                     bufs_init(&B, &dm, v.format, sc, seed + (uint64_t)si * 977);
                     char what[300];
                     snprintf(what, sizeof what, "%s %s shape %d (b %lld s %lld/%lld h %lld/%lld d %lld causal %d) "
-                             "cp %d accum %s/%s",
+                             "cp %d accum %s/%s flavour %d",
                              knobs, pp_format_get(v.format).name, si, (long long)dm.b, (long long)dm.s_q,
                              (long long)dm.s_kv, (long long)dm.h, (long long)dm.h_kv, (long long)dm.d, dm.causal,
-                             v.cp_world, pp_format_get(v.cp_accum).name, pp_format_get(v.cp_grad_accum).name);
+                             v.cp_world, pp_format_get(v.cp_accum).name, pp_format_get(v.cp_grad_accum).name, ca);
                     fails += check_one(be, &v, &dm, &B, 1, what);
                     if (si == 1 || si == 5)
                         fails += check_one(be, &v, &dm, &B, 0, what);  // forward only

@@ -1,5 +1,5 @@
 // test_attention_cpu.c — the CPU attention emulation (kernels/attention.h, kernels/cpu/attention.c):
-// hand-worked knob examples, fp32 agreement with an fp64 evaluation, flash one-tile = plain
+// hand-worked knob examples, fp32 agreement with an fp64 evaluation, flash = FA2's forward written out
 // softmax, backward vs finite differences, GQA, causal with s_q ≠ s_kv, fp16 overflow of the
 // storage softmax, thread and SIMD invariance. Run: build/rel/tests/test_attention_cpu
 #include <math.h>
@@ -316,39 +316,170 @@ static void attention_fp32_close_to_fp64(void **state)
     }
 }
 
-// Flash with one tile spanning the row = the plain (non-online) softmax: m = row max, p = exp(s − m),
-// l = Σ p in order, o = Σ RN_F(p)·v in order, out = RN_F(o·(1/l)); written out here directly.
-static void attention_flash_one_tile_equals_plain(void **state)
+// Flash = FlashAttention-2's forward written out directly (kernels/attention.h, "Flash"): key tiles
+// of 4 from the last one down (row 5 sees tiles [4, 6) then [0, 4)), raw scores, the running max
+// scaled once by σlog2e, p = exp2(fma(s, σlog2e, −m·σlog2e)), the correction exp2((m_old −
+// m_new)·σlog2e) on o and the 4 partial sums, key j into partial (j mod 8)/2, the quad all-reduce
+// (l0 + l2) + (l1 + l3), out = RN_F(o·(1/l)), lse = fma(m, σ, log l).
+static void attention_flash_is_fa2_forward(void **state)
 {
     (void)state;
     pp_attn_dims dm = {1, 6, 6, 1, 1, 8, 1};
     run R;
     run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 2, 2.0);
     pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
-    v.block_n = 64;
+    v.block_n = 4;
     assert_int_equal(run_exec(&R, &v, 0, 1, NULL), 0);
     pp_attn_scalars sc;
     pp_attn_scalars_make(&v, dm.d, &sc);
+    assert_true(sc.sl2 == (float)((double)sc.alpha32 * 1.4426950408889634));
     for (int64_t i = 0; i < dm.s_q; i++) {
-        float s[6], m = -INFINITY, l = 0.0f, o[8] = {0};
-        for (int64_t j = 0; j <= i; j++) {
-            float a = 0.0f;
-            for (int64_t c = 0; c < dm.d; c++)
-                a = fmaf((float)R.q[i * 8 + c], (float)R.k[j * 8 + c], a);
-            s[j] = sc.alpha32 * a;
-            m = s[j] > m ? s[j] : m;
-        }
-        for (int64_t j = 0; j <= i; j++) {
-            float p = pp_expf(s[j] - m);
-            l = l + p;
+        float m = -INFINITY, l4[4] = {0}, o[8] = {0};
+        for (int64_t j0 = i - i % 4; j0 >= 0; j0 -= 4) {
+            int64_t j1 = j0 + 4 < i + 1 ? j0 + 4 : i + 1;
+            float s[4], mn = m;
+            for (int64_t j = j0; j < j1; j++) {
+                float a = 0.0f;
+                for (int64_t c = 0; c < dm.d; c++)
+                    a = fmaf((float)R.q[i * 8 + c], (float)R.k[j * 8 + c], a);
+                s[j - j0] = a;
+                mn = a > mn ? a : mn;
+            }
+            float corr = m == -INFINITY ? 0.0f : (float)exp2((double)((m - mn) * sc.sl2));
+            for (int q = 0; q < 4; q++)
+                l4[q] = l4[q] * corr;
             for (int64_t c = 0; c < 8; c++)
-                o[c] = fmaf(pp_round_bf16_ne(p), (float)R.v[j * 8 + c], o[c]);
+                o[c] = o[c] * corr;
+            float ms = mn * sc.sl2;
+            for (int64_t j = j0; j < j1; j++) {
+                float p = (float)exp2((double)fmaf(s[j - j0], sc.sl2, -ms));
+                l4[(j % 8) / 2] += p;
+                for (int64_t c = 0; c < 8; c++)
+                    o[c] = fmaf(pp_round_bf16_ne(p), (float)R.v[j * 8 + c], o[c]);
+            }
+            m = mn;
         }
+        float l = (l4[0] + l4[2]) + (l4[1] + l4[3]);
         for (int64_t c = 0; c < 8; c++)
             assert_true(R.out[i * 8 + c] == (double)pp_round_bf16_ne(o[c] * (1.0f / l)));
-        assert_true(R.lse[i] == (double)(m + pp_logf(l)));
+        assert_true(R.lse[i] == (double)fmaf(m, sc.alpha32, pp_logf(l)));
     }
     run_free(&R);
+}
+
+// Flash backward = FlashAttention-2's written out (kernels/attention.h, "Backward"): at d = 8 on
+// sm90 the blocks are 128×128, so 160 rows make two query blocks and two key blocks. dv, dk: per
+// key, the query block [128, 160) first, then [0, 128), rows increasing within each; dq: per
+// key block a chain from +0, the two partials added in fp32 (the atomicAdd order assumed).
+static void attention_flash_is_fa2_backward(void **state)
+{
+    (void)state;
+    enum { S = 160, D = 8, B = 128 };
+    pp_attn_dims dm = {1, S, S, 1, 1, D, 1};
+    run R;
+    run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 4, 2.0);
+    pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+    v.block_m = v.block_n = 0;  // the arch's (sm90)
+    int tiles[4];
+    pp_attn_flash_tiles(&v, D, 1, tiles);
+    assert_true(tiles[0] == 128 && tiles[1] == 128 && tiles[2] == B && tiles[3] == B);
+    assert_int_equal(run_exec(&R, &v, 1, 1, NULL), 0);
+    pp_attn_scalars sc;
+    pp_attn_scalars_make(&v, D, &sc);
+    float(*P)[S] = calloc(S, sizeof *P), (*dS)[S] = calloc(S, sizeof *dS);
+    for (int i = 0; i < S; i++) {
+        float Di = 0.0f;
+        for (int c = 0; c < D; c++)
+            Di = fmaf((float)R.dout[i * D + c], (float)R.out[i * D + c], Di);
+        for (int j = 0; j <= i; j++) {
+            float s = 0.0f, dp = 0.0f;
+            for (int c = 0; c < D; c++) {
+                s = fmaf((float)R.q[i * D + c], (float)R.k[j * D + c], s);
+                dp = fmaf((float)R.dout[i * D + c], (float)R.v[j * D + c], dp);
+            }
+            float p = pp_attn_exp2f(fmaf(s, sc.sl2, -((float)R.lse[i] * 1.44269502f)));
+            P[i][j] = pp_round_bf16_ne(p);
+            dS[i][j] = pp_round_bf16_ne(p * (dp - Di));
+        }
+    }
+    for (int j = 0; j < S; j++)
+        for (int c = 0; c < D; c++) {
+            float av = 0.0f, ak = 0.0f;
+            for (int x0 = B; x0 >= 0; x0 -= B)
+                for (int i = x0 > j ? x0 : j; i < x0 + B && i < S; i++) {
+                    av = fmaf(P[i][j], (float)R.dout[i * D + c], av);
+                    ak = fmaf(dS[i][j], (float)R.q[i * D + c], ak);
+                }
+            assert_true(R.dv[j * D + c] == (double)pp_round_bf16_ne(av));
+            assert_true(R.dk[j * D + c] == (double)pp_round_bf16_ne(sc.alpha32 * ak));
+        }
+    for (int i = 0; i < S; i++)
+        for (int c = 0; c < D; c++) {
+            float acc = 0.0f;
+            for (int j0 = 0; j0 <= i; j0 += B) {
+                float part = 0.0f;
+                for (int j = j0; j <= i && j < j0 + B; j++)
+                    part = fmaf(dS[i][j], (float)R.k[j * D + c], part);
+                acc = j0 == 0 ? part : acc + part;
+            }
+            assert_true(R.dq[i * D + c] == (double)pp_round_bf16_ne(sc.alpha32 * acc));
+        }
+    free(P);
+    free(dS);
+    run_free(&R);
+}
+
+// FA2's launch templates' tiles (kernels/attention.h, pp_attn_flash_tiles): at d = 128 sm90 and
+// sm80 forward 128×64, backward 64×128; sm86 forward 128×32 (64×64 causal), backward 64×64; at
+// d = 64 128×128 (sm86's backward 64×128); block_m, block_n override the forward only.
+static void attention_flash_tiles_by_arch(void **state)
+{
+    (void)state;
+    static const struct { pp_attn_arch a; int d, causal, t[4]; } want[] = {
+        {PP_ATTN_ARCH_SM90, 128, 1, {128, 64, 64, 128}}, {PP_ATTN_ARCH_SM80, 128, 0, {128, 64, 64, 128}},
+        {PP_ATTN_ARCH_SM86, 128, 0, {128, 32, 64, 64}},  {PP_ATTN_ARCH_SM86, 128, 1, {64, 64, 64, 64}},
+        {PP_ATTN_ARCH_SM90, 64, 1, {128, 128, 128, 128}}, {PP_ATTN_ARCH_SM86, 64, 0, {128, 128, 64, 128}},
+        {PP_ATTN_ARCH_SM90, 256, 0, {64, 64, 64, 64}},   {PP_ATTN_ARCH_SM80, 256, 0, {128, 64, 64, 64}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+        v.block_m = v.block_n = 0;
+        v.arch = want[i].a;
+        int t[4];
+        pp_attn_flash_tiles(&v, want[i].d, want[i].causal, t);
+        assert_memory_equal(t, want[i].t, sizeof t);
+        v.block_m = 16, v.block_n = 8;
+        pp_attn_flash_tiles(&v, want[i].d, want[i].causal, t);
+        assert_true(t[0] == 16 && t[1] == 8 && t[2] == want[i].t[2] && t[3] == want[i].t[3]);
+    }
+}
+
+// pp_attn_log1pf (today's TE lse merge) against binary64 log1p rounded once on [0, 1].
+static void attention_log1pf_correctly_rounded(void **state)
+{
+    (void)state;
+    uint64_t x = 0x243F6A8885A308D3u;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        float a = (float)ldexp((double)(x >> 40) * 0x1p-24, -(int)(x % 40));  // [0, 1), all scales
+        assert_true(pp_f32_bits(pp_attn_log1pf(a)) == pp_f32_bits((float)log1p((double)a)));
+    }
+    assert_true(pp_attn_log1pf(1.0f) == (float)log1p(1.0) && pp_attn_log1pf(0.0f) == 0.0f);
+}
+
+// pp_attn_exp2f is 2^x correctly rounded: against binary64 exp2 rounded once (which double
+// rounding could only break within 2^−29 ulp of a binary32 midpoint: none among these).
+static void attention_exp2f_correctly_rounded(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 2000000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        float a = (float)((double)(x >> 11) * 0x1p-53 * 300.0 - 160.0);
+        assert_true(pp_f32_bits(pp_attn_exp2f(a)) == pp_f32_bits((float)exp2((double)a)));
+    }
+    assert_true(pp_attn_exp2f(-INFINITY) == 0.0f && pp_attn_exp2f(0.0f) == 1.0f && pp_attn_exp2f(200.0f) == INFINITY);
+    assert_true(pp_attn_exp2f(-149.0f) == 0x1p-149f && isnan(pp_attn_exp2f(NAN)));
 }
 
 // Threads and the portable (libm fmaf) path give the same bits as 1 thread with AVX2+FMA.
@@ -531,7 +662,11 @@ int main(void)
         cmocka_unit_test(attention_softmax_hand_worked),
         cmocka_unit_test(attention_fp16_overflow_storage_softmax),
         cmocka_unit_test(attention_fp32_close_to_fp64),
-        cmocka_unit_test(attention_flash_one_tile_equals_plain),
+        cmocka_unit_test(attention_flash_is_fa2_forward),
+        cmocka_unit_test(attention_flash_is_fa2_backward),
+        cmocka_unit_test(attention_exp2f_correctly_rounded),
+        cmocka_unit_test(attention_flash_tiles_by_arch),
+        cmocka_unit_test(attention_log1pf_correctly_rounded),
         cmocka_unit_test(attention_threads_and_simd_invariant),
         cmocka_unit_test(attention_backward_finite_difference),
         cmocka_unit_test(attention_causal_empty_rows),

@@ -134,12 +134,46 @@ static void cp_merge_by_hand_world2(void **state)
     pp_error e;
     assert_int_equal(pp_attention_cpu(&p, &d0, 0, R.q + 2 * 4, R.k + 2 * 4, R.v + 2 * 4, NULL, o0, l0, NULL, NULL, NULL, 1, &e), 0);
     assert_int_equal(pp_attention_cpu(&p, &d1, 0, R.q + 3 * 4, R.k, R.v, NULL, o1, l1, NULL, NULL, NULL, 1, &e), 0);
-    float lse = pp_attn_cp_lse_merge((float)l0[1], (float)l1[0]);
+    float lse = pp_attn_cp_lse_merge(PP_ATTN_CP_TE_MAIN, (float)l0[1], (float)l1[0]);
     assert_true(R.lse[3] == (double)lse);
     for (int c = 0; c < 4; c++) {
         float acc = pp_attn_cp_out_step(PP_FMT_BF16, 0.0f, (float)o0[4 + c], (float)l0[1], lse);
         acc = pp_attn_cp_out_step(PP_FMT_BF16, acc, (float)o1[c], (float)l1[0], lse);
         assert_true(R.out[3 * 4 + c] == (double)pp_round_bf16_ne(acc));
+    }
+    run_free(&R);
+}
+
+// cp_flavour te-2024 (TE before PR 821), world 2, causal, s = 8: rank 0 holds chunks 0 and 3
+// (positions 0, 1, 6, 7). Position 7 sees step 0 (rank 0's own kv, local causal: positions 0, 1,
+// 6, 7) and step 1 (rank 1's kv, chunks 1, 2: keys 2..5, no mask; a second-half step, i > rank).
+// The lse merge runs in binary64 and is rounded once; step 0's out correction reads that fp32
+// lse, step 1's the binary64 one (the stale view), its product and add in binary64.
+static void cp_te2024_merge_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 8, 8, 1, 1, 4, 1};
+    run R;
+    run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 14);
+    pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH, 2, PP_FMT_BF16);
+    v.cp_flavour = PP_ATTN_CP_TE_2024;
+    assert_int_equal(run_exec(&R, &v, 1, NULL), 0);
+    pp_attn_variant p = variant(PP_FMT_BF16, PP_ATTN_FLASH, 1, PP_FMT_BF16);
+    pp_attn_dims d0 = {1, 4, 4, 1, 1, 4, 1}, d1 = {1, 1, 4, 1, 1, 4, 0};
+    double q0[16], k0[16], v0[16], o0[16], l0[4], o1[4], l1[1];
+    const int pos[4] = {0, 1, 6, 7};
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 4; c++)
+            q0[i * 4 + c] = R.q[pos[i] * 4 + c], k0[i * 4 + c] = R.k[pos[i] * 4 + c], v0[i * 4 + c] = R.v[pos[i] * 4 + c];
+    pp_error e;
+    assert_int_equal(pp_attention_cpu(&p, &d0, 0, q0, k0, v0, NULL, o0, l0, NULL, NULL, NULL, 1, &e), 0);
+    assert_int_equal(pp_attention_cpu(&p, &d1, 0, R.q + 7 * 4, R.k + 2 * 4, R.v + 2 * 4, NULL, o1, l1, NULL, NULL, NULL, 1, &e), 0);
+    double lse64 = pp_attn_cp_lse_merge64((double)(float)l0[3], (float)l1[0]);
+    assert_true(R.lse[7] == (double)(float)lse64);
+    for (int c = 0; c < 4; c++) {
+        float acc = pp_attn_cp_out_step(PP_FMT_BF16, 0.0f, (float)o0[12 + c], (float)l0[3], (float)lse64);
+        acc = pp_attn_cp_out_step64(PP_FMT_BF16, acc, (float)o1[c], (float)l1[0], lse64);
+        assert_true(R.out[7 * 4 + c] == (double)pp_round_bf16_ne(acc));
     }
     run_free(&R);
 }
@@ -200,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cp_world1_equals_plain),
         cmocka_unit_test(cp_merge_by_hand_world2),
+        cmocka_unit_test(cp_te2024_merge_by_hand),
         cmocka_unit_test(cp_fp32_accum_not_worse_than_storage),
         cmocka_unit_test(cp_rejects_bad_shapes),
     };

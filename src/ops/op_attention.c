@@ -18,7 +18,7 @@
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -45,7 +45,11 @@ static const char *const accumulates[] = {"fp32", "storage", NULL};
 static const char *const scales[] = {"post", "pre", "pre-q", NULL};
 static const char *const softmaxes[] = {"fp32", "storage", "naive", NULL};
 static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
-static const char *const cp_accums[] = {"storage", "fp32", NULL};
+static const char *const cp_accums[] = {"flavour", "storage", "fp32", NULL};
+static const char *const cp_flavours[] = {"te-main", "te-2024", "pr-821", NULL};
+static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
+static const pp_knob_meaning arch_ids[] = {
+    {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
 // What each choice means to the kernels (kernels/attention.h), by name (op.h).
 static const pp_knob_meaning kernel_ids[] = {{"flash", PP_ATTN_FLASH}, {"unfused", PP_ATTN_UNFUSED}, {NULL, 0}};
@@ -58,8 +62,12 @@ static const pp_knob_meaning softmax_ids[] = {
 static const pp_knob_meaning max_subtract_ids[] = {
     {"row", PP_ATTN_MAX_ROW}, {"pb-relax", PP_ATTN_MAX_PB_RELAX}, {"none", PP_ATTN_MAX_NONE}, {NULL, 0}};
 // CP accumulation: in the storage format (the variant's format), or fp32.
-enum { CP_ACC_STORAGE, CP_ACC_FP32 };
-static const pp_knob_meaning cp_accum_ids[] = {{"storage", CP_ACC_STORAGE}, {"fp32", CP_ACC_FP32}, {NULL, 0}};
+// flavour: as cp_flavour's TransformerEngine does (storage, but fp32 for pr-821).
+enum { CP_ACC_FLAVOUR, CP_ACC_STORAGE, CP_ACC_FP32 };
+static const pp_knob_meaning cp_accum_ids[] = {
+    {"flavour", CP_ACC_FLAVOUR}, {"storage", CP_ACC_STORAGE}, {"fp32", CP_ACC_FP32}, {NULL, 0}};
+static const pp_knob_meaning cp_flavour_ids[] = {
+    {"te-main", PP_ATTN_CP_TE_MAIN}, {"te-2024", PP_ATTN_CP_TE_2024}, {"pr-821", PP_ATTN_CP_PR_821}, {NULL, 0}};
 
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "bf16", "storage of q, k, v, dout, out, dq, dk, dv and every stored intermediate",
@@ -68,8 +76,14 @@ static const pp_knob_def knobs[] = {
                   "flash: FlashAttention-2 tiles with online softmax; unfused: Megatron-style, every intermediate "
                   "tensor materialised in its storage format",
                   .meanings = kernel_ids},
-    [K_BLOCK_M] = {"block_m", NULL, "64", "flash: query rows per tile", 1, 4096},
-    [K_BLOCK_N] = {"block_n", NULL, "64", "flash: keys per tile", 1, 4096},
+    [K_BLOCK_M] = {"block_m", NULL, "0",
+                   "flash forward: query rows per tile (0: the arch's; it never changes a result: a tile a row "
+                   "cannot see is a no-op)",
+                   0, 4096},
+    [K_BLOCK_N] = {"block_n", NULL, "0",
+                   "flash forward: keys per tile (0: the arch's, e.g. 64 at d = 128 on sm80/sm90); it changes the "
+                   "rounding",
+                   0, 4096},
     [K_ACCUMULATE] = {"accumulate", accumulates, "fp32", "GEMM accumulation: fp32, or the storage format",
                       .meanings = accumulate_ids},
     [K_SCALE] = {"scale", scales, "post",
@@ -89,10 +103,13 @@ static const pp_knob_def knobs[] = {
                         "row: safe softmax; pb-relax: CogView's per-head max of |scores|; none",
                         .meanings = max_subtract_ids},
     [K_CP_WORLD] = {"cp_world", NULL, "1", "context-parallel ring size (1: off), simulated on one machine", 1, 1024},
-    [K_CP_ACCUM] = {"cp_accum", cp_accums, "storage",
-                    "CP forward: accumulation of partial outputs (storage: before TE PR 821; fp32: after)",
+    [K_CP_ACCUM] = {"cp_accum", cp_accums, "flavour",
+                    "CP forward: accumulation of partial outputs (flavour: cp_flavour's; storage: TransformerEngine's, "
+                    "before PR 821 and still today, the PR was never merged; fp32: as PR 821 proposed)",
                     .meanings = cp_accum_ids},
-    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "storage", "CP backward: accumulation of dq, dk, dv",
+    [K_CP_GRAD_ACCUM] = {"cp_grad_accum", cp_accums, "flavour",
+                         "CP backward: accumulation of dq, dk, dv (flavour: cp_flavour's; storage: TransformerEngine's, "
+                         "then and now; fp32: as PR 821 proposed)",
                          .meanings = cp_accum_ids},
     // Last, so the knobs before it keep their indices and existing reports their order.
     [K_ENGINE] = {"engine", pp_engine_values, "ours",
@@ -101,6 +118,17 @@ static const pp_knob_def knobs[] = {
                   "backward call it (cuda only; kernel unfused, cp_world 1; compute type 32F for accumulate fp32, "
                   "16F for fp16 with accumulate storage)",
                   .meanings = pp_engine_meanings},
+    [K_ARCH] = {"arch", archs, "sm90",
+                "flash: whose FlashAttention-2 launch templates pick the tiles (forward, and the backward's blocks "
+                "that order dk/dv and dq): sm90 and sm80 128x64 forward, 64x128 backward at d = 128; sm86 (sm86/sm89) "
+                "smaller",
+                .meanings = arch_ids},
+    [K_CP_FLAVOUR] = {"cp_flavour", cp_flavours, "te-main",
+                      "CP: whose TransformerEngine ring merges: te-main (today: fp32 lse merge with log1p; out, dq, "
+                      "dk, dv accumulated in the storage format), te-2024 (before PR 821: binary64 lse merge rounded "
+                      "to fp32 once, second-half steps reading the binary64 view; storage accumulation), pr-821 (as "
+                      "PR 821 proposed, never merged: fp32 lse merge, fp32 out and gradient buffers)",
+                      .meanings = cp_flavour_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -208,14 +236,17 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.kernel = (pp_attn_kernel)id(k, K_KERNEL);
     v.block_m = k->v[K_BLOCK_M];
     v.block_n = k->v[K_BLOCK_N];
+    v.arch = (pp_attn_arch)id(k, K_ARCH);
     v.accum = (pp_attn_accum)id(k, K_ACCUMULATE);
     v.scale = (pp_attn_scale)id(k, K_SCALE);
     v.qk_layer_scaling = k->v[K_QK_LAYER_SCALING];
     v.softmax = (pp_attn_softmax)id(k, K_SOFTMAX);
     v.max_subtract = (pp_attn_max)id(k, K_MAX_SUBTRACT);
     v.cp_world = k->v[K_CP_WORLD];
-    v.cp_accum = id(k, K_CP_ACCUM) == CP_ACC_STORAGE ? v.format : PP_FMT_FP32;
-    v.cp_grad_accum = id(k, K_CP_GRAD_ACCUM) == CP_ACC_STORAGE ? v.format : PP_FMT_FP32;
+    v.cp_flavour = (pp_attn_cp_flavour)id(k, K_CP_FLAVOUR);
+    int acc = id(k, K_CP_ACCUM), gacc = id(k, K_CP_GRAD_ACCUM), fl32 = v.cp_flavour == PP_ATTN_CP_PR_821;
+    v.cp_accum = acc == CP_ACC_FP32 || (acc == CP_ACC_FLAVOUR && fl32) ? PP_FMT_FP32 : v.format;
+    v.cp_grad_accum = gacc == CP_ACC_FP32 || (gacc == CP_ACC_FLAVOUR && fl32) ? PP_FMT_FP32 : v.format;
     v.sigma_given = p->given[P_SIGMA];
     v.sigma = p->v[P_SIGMA];
     v.engine = id(k, K_ENGINE) == PP_ENGINE_OURS ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
@@ -349,6 +380,17 @@ static int cp_rank_of_chunk(int k, int n)
     return k < n / 2 ? k : n - 1 - k;
 }
 
+// The report header's note: the engine's (cuBLAS), else for flash what the emulation cannot
+// reproduce of FlashAttention-2 without a GPU (kernels/attention.h, "Flash": not emulated).
+static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
+{
+    const char *e = pp_engine_vendor_note(knobs_set, n), *kern = pp_knob_setting_value(knobs_set, n, "kernel");
+    if (e || (kern && strcmp(kern, "flash")))
+        return e;
+    return "(FlashAttention-2's exp2 argument and order; its ex2.approx and __logf are correctly rounded exp2 and "
+           "log here, its dq atomicAdd order taken as the key blocks' order)";
+}
+
 static const pp_seq_chunking cp_chunking = {
     .title = "max |error| per context-parallel ring chunk",
     .svg_title = "max error per ring chunk",
@@ -390,6 +432,6 @@ const pp_op pp_op_attention = {
     .view_world = view_world,
     .view_world_knob = "cp_world",
     .chunking = &cp_chunking,
-    .vendor_note = pp_engine_vendor_note,
+    .vendor_note = vendor_note,
     .emulated = emulated,
 };
