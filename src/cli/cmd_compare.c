@@ -36,7 +36,8 @@ static void compare_usage(FILE *f)
         "                                the operands' common dtype, so fp16/bf16 differences\n"
         "                                are fp16/bf16 values; 1.10-2.0 compares in float64\n"
         "  --actual-dtype F              the format ACTUAL's values conform to (fp64 fp32 tf32\n"
-        "  --expected-dtype F            fp16 bf16 e4m3 e5m2), e.g. bf16 values stored as\n"
+        "  --expected-dtype F            fp16 bf16 e4m3 e5m2 e8m0 e2m1 e2m3 e3m2), e.g. bf16\n"
+        "                                values stored as\n"
         "                                float32 in a .npy; sets the default tolerances, the\n"
         "                                dtype of the comparison and the ulp statistics. A\n"
         "                                value not representable in F is an error.\n"
@@ -125,7 +126,7 @@ int pp_cmd_compare(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         pp_format_id f;
         if (dtype[k] && pp_format_from_name(dtype[k], &f)) {
-            fprintf(stderr, "precprobe compare: --%s-dtype: unknown format '%s' (fp64 fp32 tf32 fp16 bf16 e4m3 e5m2)\n",
+            fprintf(stderr, "precprobe compare: --%s-dtype: unknown format '%s' (fp64 fp32 tf32 fp16 bf16 e4m3 e5m2 e8m0 e2m1 e2m3 e3m2)\n",
                     k ? "expected" : "actual", dtype[k]);
             return 2;
         }

@@ -338,7 +338,7 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
             if ((rc = get_string(x, v, "format", &str)))
                 return rc;
             if (pp_format_from_name(str, &in->format))
-                return fail_at(x, v, "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2)", str,
+                return fail_at(x, v, "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2, e8m0, e2m1, e2m3, e3m2)", str,
                                NULL, NULL);
             in->has_format = 1;
         }
