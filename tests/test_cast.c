@@ -128,11 +128,66 @@ static void cast_codes_round_trip_npy(void **state)
     pp_tensor_free(&in);
 }
 
+// MX block scaling, restated from OCP MX v1.0 §6.3: per block of 32 along the last dimension,
+// X = 2^(floor(log2 amax) − emax_elem) (clamped to E8M0), P = round(V/X) saturated.
+static void cast_mx_follows_the_spec(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {3, 70};  // rows of 32 + 32 + 6
+    pp_tensor in, P, X;
+    pp_error err = {0};
+    assert_int_equal(pp_tensor_alloc(&in, 2, shape, PP_FMT_FP32, &err), PP_OK);
+    fill(&in, 0x3C);
+    for (int64_t i = 12; i < in.numel; i++)  // outliers in some blocks (the specials fill row 0)
+        if (i % 37 == 0)
+            in.data[i] *= 1e4;
+    in.data[69] = 0.0;  // row 0's short block: zero and one value
+    const pp_format_id fs[5] = {PP_FMT_E4M3, PP_FMT_E5M2, PP_FMT_E2M1, PP_FMT_E2M3, PP_FMT_E3M2};
+    for (int k = 0; k < 5; k++) {
+        pp_format F = pp_format_get(fs[k]);
+        pp_cast_opts o = {fs[k], PP_RND_NE, 0, 0};
+        assert_int_equal(pp_cast_mx(&in, &o, 32, &P, &X, &err), PP_OK);
+        assert_int_equal(X.ndim, 2);
+        assert_int_equal(X.shape[1], 3);
+        for (int64_t r = 0; r < 3; r++)
+            for (int64_t b = 0; b < 3; b++) {
+                int64_t lo = b * 32, hi = lo + 32 > 70 ? 70 : lo + 32;
+                double amax = 0;
+                int special = 0;
+                for (int64_t c = lo; c < hi; c++) {
+                    double a = fabs(in.data[r * 70 + c]);
+                    special |= !isfinite(a);
+                    amax = a > amax ? a : amax;
+                }
+                double x = X.data[r * 3 + b];
+                if (special) {
+                    assert_true(isnan(x));
+                    continue;
+                }
+                int e = amax == 0 ? -127 : (int)floor(log2(amax)) - F.emax;
+                e = e < -127 ? -127 : e > 127 ? 127 : e;
+                assert_true(x == ldexp(1.0, e));
+                for (int64_t c = lo; c < hi; c++) {
+                    double v = in.data[r * 70 + c];
+                    double want = pp_round(fs[k], v / x, (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+                    assert_true(pp_test_same_value(P.data[r * 70 + c], want));
+                    assert_true(fabs(P.data[r * 70 + c]) <= F.max_finite);
+                }
+            }
+        pp_tensor_free(&P);
+        pp_tensor_free(&X);
+    }
+    pp_cast_opts bad = {PP_FMT_FP16, PP_RND_NE, 0, 0};
+    assert_int_equal(pp_cast_mx(&in, &bad, 32, &P, &X, &err), PP_ERR_INPUT);
+    pp_tensor_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cast_values_equal_pp_round_through_a_file),
         cmocka_unit_test(cast_codes_round_trip_npy),
+        cmocka_unit_test(cast_mx_follows_the_spec),
     };
     return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

@@ -35,6 +35,12 @@ static void cast_usage(FILE *f)
         "                         with dtype F8_E4M3/F8_E5M2 for e4m3/e5m2, or OUT.npy of\n"
         "                         uint8 codes (one per byte, low bits) for any format of\n"
         "                         at most 8 bits\n"
+        "  --scaling S            none (default) or mx: OCP MX v1.0 block scaling along the\n"
+        "                         last dimension, blocks of 32 sharing an e8m0 scale\n"
+        "                         2^(floor(log2(amax)) - emax of FORMAT), elements saturated;\n"
+        "                         OUT gets scale x element (or, --packed, the element codes)\n"
+        "  --scales S.npy         with --scaling mx: the scales' e8m0 codes, uint8, one per\n"
+        "                         block (required with --packed)\n"
         "  -h, --help             this text\n"
         "\n"
         "Values are written as float32 (fp64 as float64): every value of every other\n"
@@ -53,6 +59,19 @@ static int fail(const pp_error *err)
     return err->code == PP_ERR_RUNTIME ? 3 : 2;
 }
 
+// Writes t's e8m0 codes (t's values are E8M0 values or NaN) to path.
+static int write_codes(const char *path, const pp_tensor *t, pp_error *err)
+{
+    uint8_t *codes = malloc(t->numel ? (size_t)t->numel : 1);
+    if (!codes)
+        return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory", path);
+    int rc = pp_cast_codes(t, codes, err);
+    if (!rc)
+        rc = pp_npy_write_codes(path, t->ndim, t->shape, t->numel, codes, err);
+    free(codes);
+    return rc;
+}
+
 // Writes the cast tensor t as OUT names: values, or codes with --packed.
 static int write_out(const char *out, pp_tensor *t, int packed, pp_error *err)
 {
@@ -69,26 +88,45 @@ static int write_out(const char *out, pp_tensor *t, int packed, pp_error *err)
         return pp_fail(err, PP_ERR_INPUT,
                        "--packed: %s codes go to a .npy file of uint8%s", F.name,
                        t->format == PP_FMT_E4M3 || t->format == PP_FMT_E5M2 ? " or a .safetensors file" : "");
-    uint8_t *codes = malloc(t->numel ? (size_t)t->numel : 1);
-    if (!codes)
-        return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory", out);
-    int rc = pp_cast_codes(t, codes, err);
-    if (!rc)
-        rc = pp_npy_write_codes(out, t->ndim, t->shape, t->numel, codes, err);
-    free(codes);
+    return write_codes(out, t, err);
+}
+
+// --scaling mx: OUT gets X·P (or P's codes with --packed), --scales the X codes.
+static int cast_mx(const pp_tensor *in, const pp_cast_opts *o, const char *out, const char *scales_path,
+                   int packed, pp_error *err)
+{
+    pp_tensor P, X;
+    int rc = pp_cast_mx(in, o, 32, &P, &X, err);
+    if (rc)
+        return rc;
+    if (scales_path)
+        rc = write_codes(scales_path, &X, err);
+    if (!rc && packed) {
+        rc = write_out(out, &P, 1, err);
+    } else if (!rc) {
+        int64_t cols = in->ndim ? in->shape[in->ndim - 1] : 1, nb = X.ndim ? X.shape[X.ndim - 1] : 1;
+        for (int64_t i = 0; i < P.numel; i++)  // X·P: exact (a power of two times a short value)
+            P.data[i] *= X.data[(i / cols) * nb + (i % cols) / 32];
+        P.format = PP_FMT_FP32;
+        rc = pp_tensor_save(out, &P, err);
+    }
+    pp_tensor_free(&P);
+    pp_tensor_free(&X);
     return rc;
 }
 
 int pp_cmd_cast(int argc, char **argv)
 {
     const char *in_spec = NULL, *to_s = NULL, *out = NULL, *mode_s = NULL, *seed_s = NULL;
+    const char *scaling_s = NULL, *scales_path = NULL;
     int saturate = 0, packed = 0, n_pos = 0;
     const pp_cli_opt opts_def[] = {
         {"--to", &to_s, NULL},          {"-o", &out, NULL},
         {"--rounding", &mode_s, NULL},  {"--seed", &seed_s, NULL},
         {"--saturate", NULL, &saturate}, {"--packed", NULL, &packed},
+        {"--scaling", &scaling_s, NULL}, {"--scales", &scales_path, NULL},
     };
-    int prc = pp_cli_parse("cast", argc, argv, opts_def, 6, &in_spec, 1, &n_pos);
+    int prc = pp_cli_parse("cast", argc, argv, opts_def, 8, &in_spec, 1, &n_pos);
     if (prc == 1) {
         cast_usage(stdout);
         return 0;
@@ -125,14 +163,27 @@ int pp_cmd_cast(int argc, char **argv)
         }
         o.seed = (uint64_t)s;
     }
+    int mx = 0;
+    if (scaling_s && !(mx = !strcmp(scaling_s, "mx")) && strcmp(scaling_s, "none")) {
+        fprintf(stderr, "precprobe cast: --scaling: unknown scaling '%s' (none mx)\n", scaling_s);
+        return 2;
+    }
+    if (scales_path && (!mx || !ends_with(scales_path, ".npy"))) {
+        fprintf(stderr, "precprobe cast: --scales S.npy goes with --scaling mx\n");
+        return 2;
+    }
+    if (mx && packed && !scales_path) {
+        fprintf(stderr, "precprobe cast: --packed with --scaling mx needs --scales S.npy\n");
+        return 2;
+    }
     pp_error err = {0};
     pp_tensor t, r;
     memset(&r, 0, sizeof r);
     if (pp_tensor_load(in_spec, &t, &err))
         return fail(&err);
-    int rc = pp_cast_tensor(&t, &o, &r, &err);
+    int rc = mx ? cast_mx(&t, &o, out, scales_path, packed, &err) : pp_cast_tensor(&t, &o, &r, &err);
     pp_tensor_free(&t);
-    if (!rc)
+    if (!rc && !mx)
         rc = write_out(out, &r, packed, &err);
     pp_tensor_free(&r);
     return rc ? fail(&err) : 0;

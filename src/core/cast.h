@@ -32,4 +32,18 @@ int pp_cast_tensor(const pp_tensor *in, const pp_cast_opts *o, pp_tensor *out, p
 // Returns PP_OK, or PP_ERR_INPUT when the format is wider than 8 bits.
 int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err);
 
+// MX block scaling (OCP MX v1.0 §6.3): along the last dimension, blocks of `block` consecutive
+// elements (the last block of a row may be shorter) share one E8M0 scale
+// X = 2^(floor(log2(amax)) − emax_elem), the exponent clamped to E8M0's [−127, 127] (amax 0
+// gives 2^−127); each element becomes P = round(V / X) in o->to (V / X is exact), saturated to
+// ±max_finite as the spec's conversion clamps, in o->mode (o->saturate is ignored). A block
+// holding NaN or ±Inf gets the NaN scale (0xFF) and its elements round(V) (X·P is then NaN).
+// @param [out] elems   in's shape, format o->to: the P values
+// @param [out] scales  in's shape with the last extent ceil(extent/block), format E8M0: the X
+//                      values (NaN for the NaN scale); a 0-d tensor is one block of one.
+// Returns PP_OK, PP_ERR_INPUT (o->to is not an OCP MX element format: e4m3 e5m2 e2m1 e2m3 e3m2;
+// block < 1) or PP_ERR_RUNTIME (out of memory); on failure both are zeroed.
+int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor *elems,
+               pp_tensor *scales, pp_error *err);
+
 #endif
