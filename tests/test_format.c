@@ -91,12 +91,12 @@ static uint64_t mix(uint64_t x)  // a fixed hash: reproducible "random" bits per
 static void format_get_table_consistent(void **state)
 {
     (void)state;
-    const char *names[PP_FMT_COUNT] = {"fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"};
-    const int p[PP_FMT_COUNT] = {53, 24, 11, 11, 8, 4, 3};
-    const int emin[PP_FMT_COUNT] = {-1022, -126, -126, -14, -126, -6, -14};
-    const int emax[PP_FMT_COUNT] = {1023, 127, 127, 15, 127, 8, 15};
-    const int bits[PP_FMT_COUNT] = {64, 32, 32, 16, 16, 8, 8};
-    for (int i = 0; i < PP_FMT_COUNT; i++) {
+    const char *names[PP_TEST_FMT_IEEE] = {"fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"};
+    const int p[PP_TEST_FMT_IEEE] = {53, 24, 11, 11, 8, 4, 3};
+    const int emin[PP_TEST_FMT_IEEE] = {-1022, -126, -126, -14, -126, -6, -14};
+    const int emax[PP_TEST_FMT_IEEE] = {1023, 127, 127, 15, 127, 8, 15};
+    const int bits[PP_TEST_FMT_IEEE] = {64, 32, 32, 16, 16, 8, 8};
+    for (int i = 0; i < PP_TEST_FMT_IEEE; i++) {
         pp_format_id f = (pp_format_id)i;
         pp_format F = pp_format_get(f);
         layout L = layout_of(f);
@@ -140,17 +140,28 @@ static void format_get_e4m3_max_448_no_inf(void **state)
     assert_false(pp_is_representable(PP_FMT_E4M3, INFINITY));
     assert_false(pp_is_representable(PP_FMT_E4M3, 480.0));
     assert_true(pp_is_representable(PP_FMT_E4M3, 448.0));
+    // torch's float8_e4m3fn (c10/util/Float8_e4m3fn.h): ±Inf and an overflow give NaN (with the
+    // sign: 0x7F, 0xFF); with PP_RND_SAT (TransformerEngine) ±448 in every mode; TZ stays at 448
     for (int m = 0; m < 3; m++) {
-        assert_true(pp_round(PP_FMT_E4M3, INFINITY, all_modes[m], 0) == 448.0);
-        assert_true(pp_round(PP_FMT_E4M3, -INFINITY, all_modes[m], 0) == -448.0);
-        assert_true(pp_round(PP_FMT_E4M3, 1e300, all_modes[m], 0) == 448.0);
-        assert_true(pp_round(PP_FMT_E4M3, -480.0, all_modes[m], 0) == -448.0);
-        assert_true(pp_round(PP_FMT_E4M3, 479.99, all_modes[m], 0x0) == 448.0);
-        assert_true(pp_round_e4m3_ne(-1e30f) == -448.0f && pp_round_e4m3_sr(1e30f, 0) == 448.0f);
+        pp_rounding sat = (pp_rounding)(all_modes[m] | PP_RND_SAT);
+        assert_true(isnan(pp_round(PP_FMT_E4M3, INFINITY, all_modes[m], 0)));
+        assert_true(signbit(pp_round(PP_FMT_E4M3, -INFINITY, all_modes[m], 0)));
+        assert_true(pp_round(PP_FMT_E4M3, INFINITY, sat, 0) == 448.0);
+        assert_true(pp_round(PP_FMT_E4M3, -INFINITY, sat, 0) == -448.0);
+        assert_true(pp_round(PP_FMT_E4M3, 1e300, sat, 0) == 448.0);
+        assert_true(pp_round(PP_FMT_E4M3, -480.0, sat, 0) == -448.0);
+        assert_true(pp_round(PP_FMT_E4M3, 479.99, sat, 0x0) == 448.0);
+        double over = all_modes[m] == PP_RND_TZ ? 448.0 : NAN;
+        assert_true(pp_test_same_value(pp_round(PP_FMT_E4M3, 1e300, all_modes[m], 0), over));
+        assert_true(pp_test_same_value(pp_round(PP_FMT_E4M3, 479.99, all_modes[m], 0), over));
     }
-    // 464 is the midpoint of 448 = 1.110·2^8 (even) and 480 = 1.111·2^8: ties to 448 anyway
+    assert_true(isnan(pp_round_e4m3_ne(-1e30f)) && isnan(pp_round_e4m3_sr(1e30f, 0)));
+    assert_true(pp_round_e4m3_tz(1e30f) == 448.0f);
+    // 464 is the midpoint of 448 = 1.110·2^8 (even) and 480 = 1.111·2^8: ties to 448; above, NaN
     assert_true(pp_round(PP_FMT_E4M3, 464.0, PP_RND_NE, 0) == 448.0);
-    assert_true(pp_round(PP_FMT_E4M3, 465.0, PP_RND_NE, 0) == 448.0);
+    assert_true(isnan(pp_round(PP_FMT_E4M3, 465.0, PP_RND_NE, 0)));
+    assert_true(pp_round(PP_FMT_E4M3, 465.0, (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0) == 448.0);
+    assert_true(pp_encode(PP_FMT_E4M3, pp_round(PP_FMT_E4M3, -500.0, PP_RND_NE, 0)) == 0xFF);
     assert_true(pp_encode(PP_FMT_E4M3, 448.0) == 0x7E);
     assert_true(pp_encode(PP_FMT_E4M3, INFINITY) == 0x7F);  // no Inf pattern: the NaN pattern
     assert_true(pp_encode(PP_FMT_E4M3, -INFINITY) == 0xFF);
@@ -198,7 +209,7 @@ static void round_nan_propagates_unchanged(void **state)
                               0xFFF4000000000000ull, 0x7FFFFFFFFFFFFFFFull, 0xFFF00000DEADBEEFull};
     const uint32_t nans32[5] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFA00000u, 0x7FFFFFFFu};
     int fails = 0;
-    for (int f = 0; f < PP_FMT_COUNT; f++)
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++)
         for (int m = 0; m < 3; m++)
             for (int r = 0; r < 6; r++) {
                 for (int i = 0; i < 6; i++) {
@@ -224,7 +235,7 @@ static void round_nan_propagates_unchanged(void **state)
 static void round_signed_zero_kept(void **state)
 {
     (void)state;
-    for (int f = 0; f < PP_FMT_COUNT; f++)
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++)
         for (int m = 0; m < 3; m++)
             for (int r = 0; r < 6; r++) {
                 assert_true(pp_test_same_bits(pp_round((pp_format_id)f, 0.0, all_modes[m], some_rbits[r]), 0.0));
@@ -236,18 +247,21 @@ static void round_signed_zero_kept(void **state)
     assert_true(pp_encode(PP_FMT_FP16, -0.0) == 0x8000 && pp_encode(PP_FMT_E4M3, -0.0) == 0x80);
 }
 
-// ±Inf stays ±Inf in every mode (TZ included: Inf is exact), or saturates where f has no Inf.
+// ±Inf stays ±Inf in every mode (TZ included: Inf is exact), or is NaN where f has no Inf
+// (E4M3); with PP_RND_SAT it saturates to ±max_finite.
 static void round_inf_kept_or_saturated(void **state)
 {
     (void)state;
-    for (int f = 0; f < PP_FMT_COUNT; f++) {
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++) {
         pp_format F = pp_format_get((pp_format_id)f);
-        double want = F.has_inf ? INFINITY : F.max_finite;
+        double want = pp_test_overflow_value(&F);
         for (int m = 0; m < 3; m++)
             for (int r = 0; r < 6; r++) {
-                assert_true(pp_round((pp_format_id)f, INFINITY, all_modes[m], some_rbits[r]) == want);
-                assert_true(pp_round((pp_format_id)f, -INFINITY, all_modes[m], some_rbits[r]) == -want);
-                assert_true(pp_test_round_named((pp_format_id)f, all_modes[m], -INFINITY, some_rbits[r]) == (float)-want);
+                pp_rounding sat = (pp_rounding)(all_modes[m] | PP_RND_SAT);
+                assert_true(pp_test_same_value(pp_round((pp_format_id)f, INFINITY, all_modes[m], some_rbits[r]), want));
+                assert_true(pp_test_same_value(pp_round((pp_format_id)f, -INFINITY, all_modes[m], some_rbits[r]), -want));
+                assert_true(pp_test_same_value(pp_test_round_named((pp_format_id)f, all_modes[m], -INFINITY, some_rbits[r]), (float)-want));
+                assert_true(pp_round((pp_format_id)f, -INFINITY, sat, some_rbits[r]) == -F.max_finite);
             }
     }
     assert_true(pp_round_fp32_tz(-INFINITY) == -INFINITY);
@@ -258,30 +272,35 @@ static void round_inf_kept_or_saturated(void **state)
 static void round_overflow_rules(void **state)
 {
     (void)state;
-    for (int f = 0; f < PP_FMT_COUNT; f++) {
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++) {
         pp_format_id id = (pp_format_id)f;
         pp_format F = pp_format_get(id);
-        double max = F.max_finite, inf = F.has_inf ? INFINITY : max;
+        double max = F.max_finite, inf = pp_test_overflow_value(&F);
+#define assert_true_same(a, b) assert_true(pp_test_same_value((a), (b)))
         double half = ldexp(1.0, F.emax - F.p);  // ½ ulp(max)
         double mid = max + half;                 // exact except for fp64 (DBL_MAX + 2^970 = Inf)
         double top = ldexp(1.0, F.emax) * 2;     // 2^(emax+1), Inf for fp64
         if (id != PP_FMT_FP64) {
-            assert_true(pp_round(id, mid, PP_RND_NE, 0) == inf);
+            // E4M3's max 448 = 1.110·2^8 is even: its midpoint 464 ties down, to 448
+            assert_true_same(pp_round(id, mid, PP_RND_NE, 0), pp_ordinal(id, max) & 1 ? inf : max);
+            assert_true(pp_round(id, mid, (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0) == max);
+            assert_true(pp_round(id, -top, (pp_rounding)(PP_RND_SR | PP_RND_SAT), 0) == -max);
             assert_true(pp_round(id, nextafter(mid, 0), PP_RND_NE, 0) == max);
             assert_true(pp_round(id, -nextafter(mid, 0), PP_RND_NE, 0) == -max);
             assert_true(pp_round(id, mid, PP_RND_SR, 0xFFFFFFFFu) == max);  // never away
-            assert_true(pp_round(id, mid, PP_RND_SR, 0) == inf);           // P(away) = ½
-            assert_true(pp_round(id, mid, PP_RND_SR, 0x7FFFFFFFu) == inf);
+            assert_true_same(pp_round(id, mid, PP_RND_SR, 0), inf);           // P(away) = ½
+            assert_true_same(pp_round(id, mid, PP_RND_SR, 0x7FFFFFFFu), inf);
             assert_true(pp_round(id, mid, PP_RND_SR, 0x80000000u) == max);
             for (int r = 0; r < 6; r++)
-                assert_true(pp_round(id, -top, PP_RND_SR, some_rbits[r]) == -inf);
+                assert_true_same(pp_round(id, -top, PP_RND_SR, some_rbits[r]), -inf);
         }
         assert_true(pp_round(id, -DBL_MAX, PP_RND_TZ, 0) == -max);
-        assert_true(pp_round(id, DBL_MAX, PP_RND_NE, 0) == (id == PP_FMT_FP64 ? DBL_MAX : inf));
+        assert_true_same(pp_round(id, DBL_MAX, PP_RND_NE, 0), (id == PP_FMT_FP64 ? DBL_MAX : inf));
         for (int r = 0; r < 6; r++)
-            assert_true(pp_round(id, DBL_MAX, PP_RND_SR, some_rbits[r]) == (id == PP_FMT_FP64 ? DBL_MAX : inf));
+            assert_true_same(pp_round(id, DBL_MAX, PP_RND_SR, some_rbits[r]), (id == PP_FMT_FP64 ? DBL_MAX : inf));
         (void)top;
     }
+#undef assert_true_same
     // the named functions at the same thresholds
     assert_true(pp_round_fp16_ne(65520.0f) == INFINITY && pp_round_fp16_ne(65519.996f) == 65504.0f);
     assert_true(pp_round_fp16_tz(1e30f) == 65504.0f && pp_round_fp16_sr(65536.0f, 0xFFFFFFFFu) == INFINITY);
@@ -517,7 +536,7 @@ static void round_binary64_subnormal_inputs(void **state)
 {
     (void)state;
     const double xs[4] = {0x1p-1074, DBL_MIN / 2, DBL_MIN - 0x1p-1074, 0x1.23456789p-1030};
-    for (int f = 1; f < PP_FMT_COUNT; f++)
+    for (int f = 1; f < PP_TEST_FMT_IEEE; f++)
         for (int i = 0; i < 4; i++)
             for (int m = 0; m < 3; m++)
                 for (int r = 0; r < 6; r++) {
@@ -531,7 +550,7 @@ static void round_binary64_subnormal_inputs(void **state)
 static void is_representable_cases(void **state)
 {
     (void)state;
-    for (int f = 0; f < PP_FMT_COUNT; f++) {
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++) {
         assert_true(pp_is_representable((pp_format_id)f, NAN));
         assert_true(pp_is_representable((pp_format_id)f, -0.0));
         assert_false(pp_is_representable((pp_format_id)f, 0.1) && f != PP_FMT_FP64);

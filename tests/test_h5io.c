@@ -50,8 +50,8 @@ static void h5_roundtrip_every_format(void **state)
 {
     char pbuf[512];
     const char *path = pp_test_tmp_path(state, "rt.h5", pbuf);
-    static const size_t stored_size[PP_FMT_COUNT] = {8, 4, 4, 2, 4, 4, 4};
-    for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
+    static const size_t stored_size[PP_TEST_FMT_IEEE] = {8, 4, 4, 2, 4, 4, 4};
+    for (int fi = 0; fi < PP_TEST_FMT_IEEE; fi++) {
         pp_format_id f = (pp_format_id)fi;
         double v[16];
         int n = pp_test_special_values(f, v);

@@ -357,7 +357,7 @@ static void inputs_fill_equals_element_alone(void **state)
     const uint64_t seed = pp_test_seed();
     pp_dist dists[2] = {{.kind = PP_DIST_NORMAL, .mean = 0.5, .std = 3.0, .low = 0.0, .high = 0.0}, {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = -2.0, .high = 5.0}};
     int bad = 0;
-    for (int f = 0; f < PP_FMT_COUNT; f++) {
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++) {
         for (int k = 0; k < 2; k++) {
             pp_tensor t;
             pp_error err;
@@ -606,7 +606,7 @@ static void inputs_fill_values_representable(void **state)
         {.kind = PP_DIST_UNIFORM, .mean = 0.0, .std = 0.0, .low = -1.0, .high = 1.0},
     };
     int bad = 0;
-    for (int f = 0; f < PP_FMT_COUNT; f++) {
+    for (int f = 0; f < PP_TEST_FMT_IEEE; f++) {
         for (size_t k = 0; k < sizeof dists / sizeof dists[0]; k++) {
             pp_tensor t;
             pp_error err;

@@ -23,7 +23,7 @@
 static void npy_roundtrip_special_values(void **state)
 {
     char pbuf[512];
-    for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
+    for (int fi = 0; fi < PP_TEST_FMT_IEEE; fi++) {
         pp_format_id f = (pp_format_id)fi;
         double v[16];
         int n = pp_test_special_values(f, v);

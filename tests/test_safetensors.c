@@ -56,11 +56,11 @@ static void safetensors_roundtrip_every_format(void **state)
 {
     char pbuf[512];
     const char *path = pp_test_tmp_path(state, "rt.safetensors", pbuf);
-    pp_tensor ts[PP_FMT_COUNT + 2];
-    const pp_tensor *tp[PP_FMT_COUNT + 2];
-    const char *names[PP_FMT_COUNT + 2];
+    pp_tensor ts[PP_TEST_FMT_IEEE + 2];
+    const pp_tensor *tp[PP_TEST_FMT_IEEE + 2];
+    const char *names[PP_TEST_FMT_IEEE + 2];
     pp_error err = {0};
-    for (int fi = 0; fi < PP_FMT_COUNT; fi++) {
+    for (int fi = 0; fi < PP_TEST_FMT_IEEE; fi++) {
         double v[16];
         int n = pp_test_special_values((pp_format_id)fi, v);
         int64_t shape[2] = {2, n};
@@ -71,15 +71,15 @@ static void safetensors_roundtrip_every_format(void **state)
         tp[fi] = &ts[fi];
     }
     int64_t empty[3] = {4, 0, 2};
-    assert_int_equal(pp_tensor_alloc(&ts[PP_FMT_COUNT], 3, empty, PP_FMT_BF16, &err), PP_OK);
-    assert_int_equal(pp_tensor_alloc(&ts[PP_FMT_COUNT + 1], 0, NULL, PP_FMT_E4M3, &err), PP_OK);
-    ts[PP_FMT_COUNT + 1].data[0] = -448.0;
-    names[PP_FMT_COUNT] = "empty";
-    names[PP_FMT_COUNT + 1] = "scalar";
-    tp[PP_FMT_COUNT] = &ts[PP_FMT_COUNT];
-    tp[PP_FMT_COUNT + 1] = &ts[PP_FMT_COUNT + 1];
-    assert_int_equal(pp_safetensors_write(path, PP_FMT_COUNT + 2, names, tp, &err), PP_OK);
-    for (int k = 0; k < PP_FMT_COUNT + 2; k++) {
+    assert_int_equal(pp_tensor_alloc(&ts[PP_TEST_FMT_IEEE], 3, empty, PP_FMT_BF16, &err), PP_OK);
+    assert_int_equal(pp_tensor_alloc(&ts[PP_TEST_FMT_IEEE + 1], 0, NULL, PP_FMT_E4M3, &err), PP_OK);
+    ts[PP_TEST_FMT_IEEE + 1].data[0] = -448.0;
+    names[PP_TEST_FMT_IEEE] = "empty";
+    names[PP_TEST_FMT_IEEE + 1] = "scalar";
+    tp[PP_TEST_FMT_IEEE] = &ts[PP_TEST_FMT_IEEE];
+    tp[PP_TEST_FMT_IEEE + 1] = &ts[PP_TEST_FMT_IEEE + 1];
+    assert_int_equal(pp_safetensors_write(path, PP_TEST_FMT_IEEE + 2, names, tp, &err), PP_OK);
+    for (int k = 0; k < PP_TEST_FMT_IEEE + 2; k++) {
         pp_tensor r;
         int rc = pp_safetensors_read(path, names[k], &r, &err);
         if (rc)
@@ -90,7 +90,7 @@ static void safetensors_roundtrip_every_format(void **state)
         pp_test_check_tensor(names[k], &r, ts[k].ndim, ts[k].shape, ts[k].data);
         pp_tensor_free(&r);
     }
-    for (int k = 0; k < PP_FMT_COUNT + 2; k++)
+    for (int k = 0; k < PP_TEST_FMT_IEEE + 2; k++)
         pp_tensor_free(&ts[k]);
 }
 

@@ -100,6 +100,19 @@ static inline uint64_t pp_test_xoshiro_next(pp_test_xoshiro *g)
     return r;
 }
 
+// The formats below this id (fp64 … e5m2: signed, subnormals, Inf or E4M3's NaN) are those the
+// generic sweeps over "every format" were written for; the OCP MX formats appended after them
+// (E8M0 unsigned without zero, FP4/FP6 without Inf or NaN) have their own tests
+// (tests/test_format_mx.c).
+#define PP_TEST_FMT_IEEE PP_FMT_E8M0
+
+// What ±Inf and an overflow in NE or SR become in format F without PP_RND_SAT: ±Inf, NaN where F
+// has NaN but no Inf (E4M3, as torch's float8_e4m3fn), else ±max_finite (FP4, FP6).
+static inline double pp_test_overflow_value(const pp_format *F)
+{
+    return F->has_inf ? INFINITY : F->has_nan ? NAN : F->max_finite;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The named rounding functions
 

@@ -38,13 +38,13 @@ static void compare_usage(FILE *f)
         "                                the operands' common dtype, so fp16/bf16 differences\n"
         "                                are fp16/bf16 values; 1.10-2.0 compares in float64\n"
         "  --actual-dtype F              the format ACTUAL's values conform to (fp64 fp32 tf32\n"
-        "  --expected-dtype F            fp16 bf16 e4m3 e5m2, or torch's names: bfloat16,\n"
-        "                                torch.float16, ...), e.g. bf16 values stored as\n"
-        "                                float32 in a .npy; sets the default tolerances, the\n"
-        "                                dtype of the comparison and the ulp statistics. A\n"
-        "                                value not representable in F is an error. A .npy of\n"
-        "                                ml_dtypes' bfloat16/float8 (raw '<V2'/'<V1' items)\n"
-        "                                needs it.\n"
+        "  --expected-dtype F            fp16 bf16 e4m3 e5m2 e8m0 e2m1 e2m3 e3m2, or torch's\n"
+        "                                names: bfloat16, torch.float16, ...), e.g. bf16\n"
+        "                                values stored as float32 in a .npy; sets the default\n"
+        "                                tolerances, the dtype of the comparison and the ulp\n"
+        "                                statistics. A value not representable in F is an\n"
+        "                                error. A .npy of ml_dtypes' bfloat16/float8 (raw\n"
+        "                                '<V2'/'<V1' items) needs it.\n"
         "  --stats                       also print precprobe's statistics (worst tolerance\n"
         "                                ratio, mean/RMS error, ulp histogram, NaN/Inf counts)\n"
         "  -q, --quiet                   when close, print nothing (torch's silence) instead of\n"
@@ -135,7 +135,7 @@ int pp_cmd_compare(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         pp_format_id f;
         if (dtype[k] && pp_format_from_name(dtype[k], &f)) {
-            fprintf(stderr, "precprobe compare: --%s-dtype: unknown format '%s' (fp64 fp32 tf32 fp16 bf16 e4m3 e5m2)\n",
+            fprintf(stderr, "precprobe compare: --%s-dtype: unknown format '%s' (fp64 fp32 tf32 fp16 bf16 e4m3 e5m2 e8m0 e2m1 e2m3 e3m2)\n",
                     k ? "expected" : "actual", dtype[k]);
             return 2;
         }

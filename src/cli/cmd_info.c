@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "format.h"
 #include "pipeline/case.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
@@ -65,6 +66,15 @@ int pp_cmd_list(int argc, char **argv)
     printf("\ngate statistics ([gate] \"VARIANT.TENSOR.STAT\" = { min = ..., max = ... }):\n");
     for (int i = 0; i < pp_statistic_count(); i++)
         printf("  %-24s %s\n", pp_statistic_at(i)->name, pp_statistic_at(i)->doc);
+    // from the format table itself, so a format added there is listed here
+    printf("\nformats (an input's format, compare --actual-dtype, cast --to):\n");
+    for (int f = 0; f < PP_FMT_COUNT; f++) {
+        pp_format F = pp_format_get((pp_format_id)f);
+        printf("  %-5s %2d bits, p %2d, emin %5d, emax %4d, max %.17g%s%s%s%s\n", F.name, F.storage_bits,
+               F.p, F.emin, F.emax, F.max_finite, F.has_inf ? ", Inf" : "",
+               F.has_nan == PP_NAN_NONE ? ", no NaN (saturates)" : F.has_inf ? ", NaN" : ", NaN at all ones",
+               F.is_signed ? "" : ", unsigned", F.has_subnormals ? "" : ", no zero or subnormals");
+    }
     glob_t g;
     if (glob("cases/*.toml", 0, NULL, &g) == 0) {
         printf("\nshipped cases:\n");

@@ -11,9 +11,9 @@
 // ---------------------------------------------------------------------------------------------
 // Formats, tolerances, versions
 
-static int is_fp8(pp_format_id f)
+static int is_fp8(pp_format_id f)  // and the narrower OCP MX formats: no torch arithmetic either
 {
-    return f == PP_FMT_E4M3 || f == PP_FMT_E5M2;
+    return (unsigned)f < (unsigned)PP_FMT_COUNT && pp_format_get(f).storage_bits <= 8;
 }
 
 pp_format_id pp_common_format(pp_format_id a, pp_format_id b)

@@ -83,6 +83,8 @@ int pp_format_from_name(const char *name, pp_format_id *f)
         {"float64", PP_FMT_FP64}, {"double", PP_FMT_FP64},  {"float32", PP_FMT_FP32},
         {"float", PP_FMT_FP32},   {"float16", PP_FMT_FP16}, {"half", PP_FMT_FP16},
         {"bfloat16", PP_FMT_BF16}, {"float8_e4m3fn", PP_FMT_E4M3}, {"float8_e5m2", PP_FMT_E5M2},
+        {"e4m3fn", PP_FMT_E4M3},   {"float8_e8m0fnu", PP_FMT_E8M0}, {"float4_e2m1fn", PP_FMT_E2M1},
+        {"float6_e2m3fn", PP_FMT_E2M3}, {"float6_e3m2fn", PP_FMT_E3M2},  // torch / ml_dtypes names
     };
     // torch's own spelling of a dtype ("torch.bfloat16", what str(t.dtype) prints) names the
     // same format as the bare name, so a user can paste it from Python.

@@ -295,8 +295,8 @@ static int read_file_format(const ctx *x, const pp_toml_value *v, pp_format_id *
         return rc;
     if (pp_format_from_name(str, f))
         return fail_at(x, v,
-                       "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2, or torch's "
-                       "names: bfloat16, torch.float16, ...)", str, NULL, NULL);
+                       "unknown format '%s' (allowed: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2, e8m0, e2m1, "
+                       "e2m3, e3m2, or torch's names: bfloat16, torch.float16, float8_e4m3fn, ...)", str, NULL, NULL);
     return 0;
 }
 

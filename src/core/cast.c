@@ -1,0 +1,96 @@
+// cast.c — rounding a tensor's values into a format (pp_round per element) and their codes.
+#include "core/cast.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "philox.h"
+
+uint32_t pp_cast_rbits(uint64_t seed, int64_t i)
+{
+    return pp_philox_element(seed, 0, (uint64_t)i, 0).v[0];
+}
+
+int pp_cast_tensor(const pp_tensor *in, const pp_cast_opts *o, pp_tensor *out, pp_error *err)
+{
+    if ((unsigned)o->to >= (unsigned)PP_FMT_COUNT)
+        return pp_fail(err, PP_ERR_INPUT, "cast: unknown format id %d", (int)o->to);
+    if ((unsigned)o->mode > (unsigned)PP_RND_SR)
+        return pp_fail(err, PP_ERR_INPUT, "cast: unknown rounding mode %d", (int)o->mode);
+    int rc = pp_tensor_alloc(out, in->ndim, in->shape, o->to, err);
+    if (rc)
+        return rc;
+    pp_rounding m = (pp_rounding)(o->mode | (o->saturate ? PP_RND_SAT : 0));
+    for (int64_t i = 0; i < in->numel; i++) {
+        uint32_t rb = o->mode == PP_RND_SR ? pp_cast_rbits(o->seed, i) : 0;
+        out->data[i] = pp_round(o->to, in->data[i], m, rb);
+    }
+    return PP_OK;
+}
+
+int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err)
+{
+    if ((unsigned)t->format >= (unsigned)PP_FMT_COUNT || pp_format_get(t->format).storage_bits > 8)
+        return pp_fail(err, PP_ERR_INPUT, "cast: codes need a format of at most 8 bits");
+    for (int64_t i = 0; i < t->numel; i++)
+        codes[i] = (uint8_t)pp_encode(t->format, t->data[i]);
+    return PP_OK;
+}
+
+// The block's shared exponent, or 128 (the NaN scale) when the block holds NaN or ±Inf.
+static int mx_shared_exp(const double *v, int64_t n, int emax_elem)
+{
+    double amax = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = v[i] < 0 ? -v[i] : v[i];
+        if (!(a <= 1.7976931348623157e308))  // NaN or Inf
+            return 128;
+        if (a > amax)
+            amax = a;
+    }
+    if (amax == 0)
+        return -127;
+    int e = ilogb(amax) - emax_elem;  // ilogb: floor(log2 |x|), exact, subnormals included
+    return e < -127 ? -127 : e > 127 ? 127 : e;
+}
+
+int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor *elems,
+               pp_tensor *scales, pp_error *err)
+{
+    pp_format_id f = o->to;
+    memset(elems, 0, sizeof *elems);
+    memset(scales, 0, sizeof *scales);
+    if (f != PP_FMT_E4M3 && f != PP_FMT_E5M2 && f != PP_FMT_E2M1 && f != PP_FMT_E2M3 && f != PP_FMT_E3M2)
+        return pp_fail(err, PP_ERR_INPUT, "MX scaling needs an element format (e4m3 e5m2 e2m1 e2m3 e3m2), not %s",
+                       pp_format_get(f).name);
+    if (block < 1 || (unsigned)o->mode > (unsigned)PP_RND_SR)
+        return pp_fail(err, PP_ERR_INPUT, "MX scaling: bad block size or rounding mode");
+    int64_t cols = in->ndim ? in->shape[in->ndim - 1] : 1, rows = cols ? in->numel / cols : 0;
+    int64_t nb = (cols + block - 1) / block, sshape[PP_MAX_DIMS];
+    for (int d = 0; d < in->ndim; d++)
+        sshape[d] = in->shape[d];
+    if (in->ndim)
+        sshape[in->ndim - 1] = nb;
+    int rc = pp_tensor_alloc(elems, in->ndim, in->shape, f, err);
+    if (!rc)
+        rc = pp_tensor_alloc(scales, in->ndim, sshape, PP_FMT_E8M0, err);
+    if (rc) {
+        pp_tensor_free(elems);
+        return rc;
+    }
+    int emax_elem = pp_format_get(f).emax;
+    pp_rounding m = (pp_rounding)(o->mode | PP_RND_SAT);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t first = r * cols + b * block, n = cols - b * block < block ? cols - b * block : block;
+            int e = mx_shared_exp(in->data + first, n, emax_elem);
+            double inv = pp_f64_from_bits(pp_pow2_bits_(e == 128 ? 0 : -e));  // 1/X, exact
+            scales->data[r * nb + b] = e == 128 ? pp_f64_from_bits(PP_F64_QNAN) : pp_f64_from_bits(pp_pow2_bits_(e));
+            for (int64_t i = first; i < first + n; i++) {
+                uint32_t rb = o->mode == PP_RND_SR ? pp_cast_rbits(o->seed, i) : 0;
+                // V/X: exact for float32 inputs (≥ 2^−149 times 1/X ≥ 2^−127 stays normal in binary64)
+                elems->data[i] = pp_round(f, in->data[i] * inv, m, rb);
+            }
+        }
+    return PP_OK;
+}

@@ -1,0 +1,49 @@
+// cast.h — a tensor's values rounded into a format, and their storage codes: what
+// `precprobe cast` computes (the rounding itself is kernels/format.h's pp_round).
+#ifndef PP_CAST_H
+#define PP_CAST_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "format.h"
+#include "core/tensor.h"
+
+typedef struct pp_cast_opts {
+    pp_format_id to;     // the target format
+    pp_rounding mode;    // PP_RND_NE, PP_RND_TZ or PP_RND_SR (no flag bits)
+    int saturate;        // 1: PP_RND_SAT (TransformerEngine); 0: torch's casts (no saturation)
+    uint64_t seed;       // PP_RND_SR only: element i's bits are the first word of Philox draw 0
+                         // of (seed, tensor 0, i), so a cast is reproducible and independent of
+                         // the element order
+} pp_cast_opts;
+
+// The 32 random bits element i gets under PP_RND_SR.
+uint32_t pp_cast_rbits(uint64_t seed, int64_t i);
+
+// out gets in's shape and, element by element, pp_round(o->to, in->data[i], mode[|SAT], rbits_i).
+// out->format is o->to. Returns PP_OK, PP_ERR_INPUT (unknown format or mode) or PP_ERR_RUNTIME
+// (out of memory); on failure out is zeroed.
+int pp_cast_tensor(const pp_tensor *in, const pp_cast_opts *o, pp_tensor *out, pp_error *err);
+
+// codes[i] = pp_encode(t->format, t->data[i]) for a format of at most 8 bits: the storage code in
+// the low storage_bits bits of a byte (E2M1: bit 3 the sign; E2M3, E3M2: bit 5; E8M0: no sign).
+// A format without NaN (FP4, FP6) codes NaN as ±max_finite (the NaN's sign), as pp_encode does.
+// Returns PP_OK, or PP_ERR_INPUT when the format is wider than 8 bits.
+int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err);
+
+// MX block scaling (OCP MX v1.0 §6.3): along the last dimension, blocks of `block` consecutive
+// elements (the last block of a row may be shorter) share one E8M0 scale
+// X = 2^(floor(log2(amax)) − emax_elem), the exponent clamped to E8M0's [−127, 127] (amax 0
+// gives 2^−127); each element becomes P = round(V / X) in o->to (V / X is exact), saturated to
+// ±max_finite as the spec's conversion clamps, in o->mode (o->saturate is ignored). A block
+// holding NaN or ±Inf gets the NaN scale (0xFF) and its elements round(V) (X·P is then NaN).
+// @param [out] elems   in's shape, format o->to: the P values
+// @param [out] scales  in's shape with the last extent ceil(extent/block), format E8M0: the X
+//                      values (NaN for the NaN scale); a 0-d tensor is one block of one.
+// Returns PP_OK, PP_ERR_INPUT (o->to is not an OCP MX element format: e4m3 e5m2 e2m1 e2m3 e3m2;
+// block < 1) or PP_ERR_RUNTIME (out of memory); on failure both are zeroed.
+int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor *elems,
+               pp_tensor *scales, pp_error *err);
+
+#endif
