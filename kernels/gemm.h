@@ -1,6 +1,7 @@
 // gemm.h — the element-wise arithmetic of precprobe's batched GEMM C = α·A·B: the variant's
 // knobs, its scalars (α and the prescale factor, correctly rounded), the accumulate step, the
-// epilogue and the prescale. C11 and nvcc (PP_HD); the loops are kernels/cpu/gemm.c.
+// epilogue and the prescale. C11 and nvcc (PP_HD); the loop order is kernels/gemm_thread.h, run by
+// kernels/cpu/gemm.c and kernels/cuda/gemm_kernels.cu.
 #ifndef PP_GEMM_H
 #define PP_GEMM_H
 

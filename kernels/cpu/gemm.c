@@ -1,7 +1,8 @@
-// cpu/gemm.c — the loops of the CPU GEMM emulation: prescale, then per output row an
-// i-l-j loop (l the reduction index, in order) over column tiles, threads over (batch, row block).
-// Every output element's arithmetic is the same sequence of kernels/gemm.h steps on any thread.
+// cpu/gemm.c — the CPU GEMM emulation: prescale, then per output row the one loop order of
+// kernels/gemm_thread.h over column tiles (the tile's columns its lanes), threads over (batch,
+// row block). Every output element's arithmetic is the same sequence of kernels/gemm.h steps.
 #include "gemm.h"
+#include "gemm_thread.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -57,48 +58,18 @@ typedef struct gemm_job {
     double *c;
 } gemm_job;
 
-// Rows [i0, i1) of batch bi with a binary32 accumulator: acc = fmaf(a_il, b_lj, acc), l in order.
-static void gemm_rows_fp32(const gemm_job *g, const double *a, const double *b, double *c,
-                           int64_t i0, int64_t i1)
+// Rows [i0, i1): each row in tiles of GEMM_TILE columns, the tile's columns as the lanes of the
+// one loop order (gemm_thread.h), so the compiler vectorises across them.
+static void gemm_rows(const gemm_job *g, const double *a, const double *b, double *c, int64_t i0, int64_t i1)
 {
-    float acc[GEMM_TILE];
-    for (int64_t i = i0; i < i1; i++) {
+    float acc32[GEMM_TILE];
+    double acc64[GEMM_TILE];
+    pp_gemm_lane_acc acc = {acc32, acc64};
+    for (int64_t i = i0; i < i1; i++)
         for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
             int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
-            for (int64_t j = 0; j < jn; j++)
-                acc[j] = 0.0f;
-            for (int64_t l = 0; l < g->k; l++) {
-                float ail = (float)a[i * g->k + l];  // exact: a value of F ⊆ binary32
-                const double *brow = b + l * g->n + j0;
-                for (int64_t j = 0; j < jn; j++)
-                    acc[j] = pp_gemm_step_fp32(ail, (float)brow[j], acc[j]);
-            }
-            for (int64_t j = 0; j < jn; j++)
-                c[i * g->n + j0 + j] = pp_gemm_epilogue_fp32(g->f, g->alpha_c, acc[j]);
+            pp_gemm_row_run(g->f, g->accum, g->alpha_c, g->n, g->k, a + i * g->k, b, j0, jn, c + i * g->n, acc);
         }
-    }
-}
-
-// Rows [i0, i1) with an accumulator in F: acc = RN_F(a_il·b_lj + acc), l in order.
-static void gemm_rows_storage(const gemm_job *g, const double *a, const double *b, double *c,
-                              int64_t i0, int64_t i1)
-{
-    double acc[GEMM_TILE];
-    for (int64_t i = i0; i < i1; i++) {
-        for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
-            int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
-            for (int64_t j = 0; j < jn; j++)
-                acc[j] = 0.0;
-            for (int64_t l = 0; l < g->k; l++) {
-                double ail = a[i * g->k + l];
-                const double *brow = b + l * g->n + j0;
-                for (int64_t j = 0; j < jn; j++)
-                    acc[j] = pp_gemm_step_storage(g->f, ail, brow[j], acc[j]);
-            }
-            for (int64_t j = 0; j < jn; j++)
-                c[i * g->n + j0 + j] = pp_gemm_epilogue_storage(g->f, g->alpha_c, acc[j]);
-        }
-    }
 }
 
 static void gemm_task(void *ctx, int64_t t)
@@ -110,10 +81,7 @@ static void gemm_task(void *ctx, int64_t t)
         i1 = g->m;
     const double *a = g->a + bi * g->m * g->k, *b = g->b + bi * g->k * g->n;
     double *c = g->c + bi * g->m * g->n;
-    if (g->accum == PP_GEMM_ACC_FP32)
-        gemm_rows_fp32(g, a, b, c, i0, i1);
-    else
-        gemm_rows_storage(g, a, b, c, i0, i1);
+    gemm_rows(g, a, b, c, i0, i1);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // gemm_kernels.cu — the batched GEMM on the GPU: gemm_kernel1 (one thread per output element,
-// the CPU emulation's steps and order from kernels/gemm.h, so bit-identical to it) and the cuBLAS
+// the one loop order of kernels/gemm_thread.h that the CPU emulation runs too, so bit-identical) and the cuBLAS
 // vendor path. Host launchers in cuda/gemm_cuda.h.
 // Build (the Makefile does): nvcc -O2 -std=c++17 --fmad=false -Isrc -Ikernels -c gemm_kernels.cu
 #include <cublas_v2.h>
@@ -12,6 +12,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/gemm_cuda.h"
 #include "gemm.h"
+#include "gemm_thread.h"
 
 // cuBLAS calls fail like CUDA calls (cuda/cuda_check.h): one line, rc = 3, `goto done`.
 #define PP_CUBLAS_CHECK(call)                                                                     \
@@ -29,8 +30,8 @@
 // ---------------------------------------------------------------------------------------------
 // GPU kernels
 
-// kernel1: thread t computes C[bi, i, j] (t = (bi·m + i)·n + j) exactly as the CPU's
-// gemm_rows_fp32 / gemm_rows_storage do: acc from +0, l = 0, 1, …, k−1, then the epilogue.
+// kernel1: thread t computes C[bi, i, j] (t = (bi·m + i)·n + j): the one loop order of
+// kernels/gemm_thread.h with one lane, as the CPU runs it with a tile of lanes.
 __global__ void pp_gemm_kernel1(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t m, int64_t n,
                                 int64_t k, const double *a, const double *b, double *c, int64_t total)
 {
@@ -38,19 +39,10 @@ __global__ void pp_gemm_kernel1(pp_format_id f, pp_gemm_accum accum, double alph
     if (t >= total)
         return;
     int64_t j = t % n, i = (t / n) % m, bi = t / (m * n);
-    const double *arow = a + (bi * m + i) * k;
-    const double *bcol = b + bi * k * n + j;
-    if (accum == PP_GEMM_ACC_FP32) {
-        float acc = 0.0f;
-        for (int64_t l = 0; l < k; l++)
-            acc = pp_gemm_step_fp32((float)arow[l], (float)bcol[l * n], acc);
-        c[t] = pp_gemm_epilogue_fp32(f, alpha_c, acc);
-    } else {
-        double acc = 0.0;
-        for (int64_t l = 0; l < k; l++)
-            acc = pp_gemm_step_storage(f, arow[l], bcol[l * n], acc);
-        c[t] = pp_gemm_epilogue_storage(f, alpha_c, acc);
-    }
+    float acc32;
+    double acc64;
+    pp_gemm_lane_acc acc = {&acc32, &acc64};
+    pp_gemm_row_run(f, accum, alpha_c, n, k, a + (bi * m + i) * k, b + bi * k * n, j, 1, c + (bi * m + i) * n, acc);
 }
 
 // x' = RN_F(RN_32(s·x)) element-wise (pp_gemm_prescale, as the CPU's gemm_prescale).

@@ -1,0 +1,57 @@
+// gemm_thread.h — the loop order of the batched GEMM, written once (PP_HD) for both devices: a
+// run of `lanes` consecutive output columns j0 … j0+lanes−1 of one row, each column its own chain
+//   acc = +0;  for l = 0, 1, …, k−1: acc = step(a_il, b_lj, acc);  c_ij = epilogue(acc)
+// with the steps of kernels/gemm.h (pp_gemm_step_fp32: one fmaf; pp_gemm_step_storage: one
+// rounding to F per addition). The lane loop is innermost and lanes never meet, so any lane count
+// gives the same bits: the CPU emulation (kernels/cpu/gemm.c) runs tiles of columns and the
+// compiler vectorises across them; the GPU's kernel1 (kernels/cuda/gemm_kernels.cu) runs one
+// lane per thread. C11 and nvcc.
+#ifndef PP_GEMM_THREAD_H
+#define PP_GEMM_THREAD_H
+
+#include <stdint.h>
+
+#include "gemm.h"
+#include "pp_hd.h"
+
+// The lanes' accumulators: binary32 for accumulate fp32, values of F held in binary64 otherwise.
+// The caller provides at least `lanes` of the one its accumulation uses.
+typedef struct pp_gemm_lane_acc {
+    float *f32;
+    double *f64;
+} pp_gemm_lane_acc;
+
+// crow[j0 + j] for j < lanes: row `arow` (k values) times columns j0 … of b (k rows of n values,
+// row-major), under accumulation accum, epilogue factor alpha_c in the compute type.
+PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t n,
+                                         int64_t k, const double *arow, const double *b, int64_t j0,
+                                         int64_t lanes, double *crow, pp_gemm_lane_acc acc)
+{
+    if (accum == PP_GEMM_ACC_FP32) {
+        float *s = acc.f32;
+        for (int64_t j = 0; j < lanes; j++)
+            s[j] = 0.0f;
+        for (int64_t l = 0; l < k; l++) {
+            float ail = (float)arow[l];  // exact: a value of F ⊆ binary32
+            const double *brow = b + l * n + j0;
+            for (int64_t j = 0; j < lanes; j++)
+                s[j] = pp_gemm_step_fp32(ail, (float)brow[j], s[j]);
+        }
+        for (int64_t j = 0; j < lanes; j++)
+            crow[j0 + j] = pp_gemm_epilogue_fp32(f, alpha_c, s[j]);
+    } else {
+        double *s = acc.f64;
+        for (int64_t j = 0; j < lanes; j++)
+            s[j] = 0.0;
+        for (int64_t l = 0; l < k; l++) {
+            double ail = arow[l];
+            const double *brow = b + l * n + j0;
+            for (int64_t j = 0; j < lanes; j++)
+                s[j] = pp_gemm_step_storage(f, ail, brow[j], s[j]);
+        }
+        for (int64_t j = 0; j < lanes; j++)
+            crow[j0 + j] = pp_gemm_epilogue_storage(f, alpha_c, s[j]);
+    }
+}
+
+#endif
