@@ -435,8 +435,11 @@ PP_HD static inline float pp_attn_exp2f(float x)
 //   row sum (stream ROW_SUM): the 4 per-thread partial row sums of FA2's forward are added in a
 //     seeded order ((a + b) + (c + d) over a permutation of l0..l3) instead of (l0+l2)+(l1+l3):
 //     which key lands in which partial, and which lane pairs first, are layout choices.
-// Not perturbed: the unfused path, the CP merges, the dq/dk/dv reductions.
-enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3 };
+//   dQ (stream DQ_BLOCKS): the flash backward's per-key-block partials of a dq row (FA2's
+//     atomicAdd into dq_accum, whose order across blocks is the scheduler's) are added in a seeded
+//     order of the blocks, i ↦ (a·i + c) mod nb with gcd(a, nb) = 1, instead of increasing.
+// Not perturbed: the unfused path, the CP merges, the dk/dv reductions, MMA k-chunks.
+enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
 
 // The 128 random bits of (seed, stream, row, key): Philox keyed by the seed.
 PP_HD static inline pp_philox4x32_ctr pp_attn_order_bits(uint64_t seed, uint32_t stream, int64_t row, int64_t key)
@@ -458,6 +461,28 @@ PP_HD static inline float pp_attn_order_exp(uint64_t seed, uint32_t stream, int6
         return r;
     int k = (int)(pp_attn_order_bits(seed, stream, row, key).v[0] % 5u) - 2;
     return pp_f32_from_bits((uint32_t)((int64_t)b + k));
+}
+
+// The order of nb blocks (see "Order band", dQ): *a, *c with block(i) = (a·i + c) mod nb, a
+// permutation of 0..nb−1; seed 0 gives a = 1, c = 0 (increasing).
+PP_HD static inline void pp_attn_order_blocks(uint64_t seed, int64_t row, int64_t nb, int64_t *a, int64_t *c)
+{
+    *a = 1, *c = 0;
+    if (seed == 0 || nb < 2)
+        return;
+    pp_philox4x32_ctr u = pp_attn_order_bits(seed, PP_ATTN_ORDER_DQ_BLOCKS, row, 0);
+    *c = (int64_t)(u.v[0] % (uint64_t)nb);
+    int64_t x = 1 + (int64_t)(u.v[1] % (uint64_t)(nb - 1));  // 1..nb−1, then the next coprime one
+    for (;; x = x % (nb - 1) + 1) {
+        int64_t g = x, h = nb;
+        while (h) {
+            int64_t t = g % h;
+            g = h, h = t;
+        }
+        if (g == 1)
+            break;
+    }
+    *a = x;
 }
 
 // FA2's quad all-reduce of the 4 partial row sums: (l0 + l2) + (l1 + l3) at seed 0, else the same

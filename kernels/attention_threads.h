@@ -610,6 +610,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         return;
     float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
+    int64_t grow = (b * L->h + hh) * L->sq + pp_attn_qrow(L, &G, x) + (int64_t)L->step * L->b * L->h * L->sq;
     if (je < 0) {
         for (int64_t e = e0; e < e0 + n; e++)
             y[e] = 0.0f;
@@ -640,13 +641,16 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         float part[PP_ATTN_MAX_LANES];
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
-        for (int64_t j0 = 0; j0 <= je; j0 += bn) {
+        int64_t nb = je / bn + 1, pa, pc;  // blocks visited as (pa·i + pc) mod nb: "Order band"
+        pp_attn_order_blocks(L->order_seed, grow, nb, &pa, &pc);
+        for (int64_t i = 0; i < nb; i++) {
+            int64_t j0 = (pa * i + pc) % nb * bn;
             for (int64_t l = 0; l < m; l++)
                 part[l] = 0.0f;
             for (int64_t j = j0; j <= je && j < j0 + bn; j++)
                 pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
             for (int64_t l = 0; l < m; l++)
-                acc[l] = j0 == 0 ? part[l] : acc[l] + part[l];
+                acc[l] = i == 0 ? part[l] : acc[l] + part[l];
         }
         for (int64_t l = 0; l < m; l++)
             y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);

@@ -1,6 +1,6 @@
 // test_attention_order.c — the order band's perturbations (kernels/attention.h "Order band"):
 // seed 0 is the nominal arithmetic bit for bit, the exp step moves a result by at most 2 ulps,
-// the row-sum permutation is a sum of the same 4 partials, and a seeded flash run changes some
+// the row-sum permutation is a sum of the same 4 partials, the dQ block order a permutation, and a seeded flash run changes some
 // bits but stays close. Run: build/rel/tests/test_attention_order
 #include <math.h>
 
@@ -42,6 +42,28 @@ static void order_row_sum_permutes_partials(void **state)
         seen_lo |= l == 0.0f, seen_hi |= l == 0x1p-29f;
     }
     assert_true(seen_lo && seen_hi);
+}
+
+// The dQ block order: a permutation of the blocks for every count and seed; increasing at seed 0.
+static void order_blocks_permute(void **state)
+{
+    (void)state;
+    int seen[64], moved = 0;
+    for (int64_t nb = 1; nb <= 64; nb++)
+        for (uint64_t seed = 0; seed < 20; seed++) {
+            int64_t a, c;
+            pp_attn_order_blocks(seed, (int64_t)(seed * 977 + (uint64_t)nb), nb, &a, &c);
+            memset(seen, 0, sizeof seen);
+            for (int64_t i = 0; i < nb; i++) {
+                int64_t blk = (a * i + c) % nb;
+                assert_true(blk >= 0 && blk < nb && !seen[blk]);
+                seen[blk] = 1;
+                if (seed == 0)
+                    assert_true(blk == i);
+                moved += blk != i;
+            }
+        }
+    assert_true(moved > 0);
 }
 
 static void fill(uint64_t *s, double *x, int64_t n)
@@ -94,6 +116,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(order_exp_within_two_ulps),
         cmocka_unit_test(order_row_sum_permutes_partials),
+        cmocka_unit_test(order_blocks_permute),
         cmocka_unit_test(order_flash_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
