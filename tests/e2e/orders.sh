@@ -33,4 +33,10 @@ grep -q 'mismatch_fraction_band_max' "$tmp/gate.toml" || fail "gate edit"
 "$bin" run "$tmp/gate.toml" --out "$tmp/g" --device cpu -q --no-cache --orders 4 >/dev/null || fail "gate on _band_max"
 grep -q '^PASS  cp-fp32acc.out@te-cp-rank:3.non-cp.mismatch_fraction_band_max <= 0.5' "$tmp/g/report.txt" ||
     fail "band_max verdict: $(grep band_max "$tmp/g/report.txt")"
-echo "ok   orders (te-cp-small --orders 8: non-empty bands, CP conclusion robust, report.h5 bands, show, band_max gate)"
+# two variants of the same knobs against a third: their bands overlap, no conclusion to draw
+printf '[case]\nname = "twins"\nop = "attention"\nseed = 5\n[op]\nb = 1\ns = 128\nh = 1\nd = 32\nmask = "causal"\npasses = "fwd"\n[knobs]\nformat = "bf16"\nkernel = "flash"\n[variants.base]\ncp_world = 1\n[variants.a]\ncp_world = 2\n[variants.b]\ncp_world = 2\n[compare]\npairs = [["a", "base"], ["b", "base"]]\n' \
+    > "$tmp/twins.toml"
+"$bin" run "$tmp/twins.toml" --out "$tmp/tw" --device cpu -q --no-cache --orders 4 >/dev/null || fail "twins run"
+grep -q '^order: a vs b, out against base: mismatch .*: not robust to order$' "$tmp/tw/report.txt" ||
+    fail "twins: $(grep '^order: a vs b, out' "$tmp/tw/report.txt")"
+echo "ok   orders (te-cp-small --orders 8: non-empty bands, CP conclusion robust, twins not robust, report.h5 bands, show, band_max gate)"
