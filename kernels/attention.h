@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "philox.h"
 #include "gemm.h"
 #include "pp_hd.h"
 #include "pp_math.h"
@@ -215,6 +216,7 @@ typedef struct pp_attn_variant {
     double sigma;  // default: 1/√d as the exact real, rounded where the variant rounds it
     int pb_alpha;  // PB-Relax's A (0 means 32, CogView's value)
     pp_attn_engine engine;  // ours (0, the default) or cublas (GPU only; unfused, no CP)
+    uint64_t order_seed;    // 0: the nominal arithmetic; else one admissible order (see "Order band")
 } pp_attn_variant;
 
 // query i sees keys j ≤ i + s_kv − s_q when causal
@@ -423,6 +425,84 @@ PP_HD static inline float pp_attn_exp2f(float x)
     return (float)(p * scale);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Order band (issue 15): what the GPU leaves unspecified, drawn from order_seed ≠ 0 (0: nominal).
+// Each perturbation is admissible, i.e. something a conforming GPU run could do, and a pure
+// function of (seed, stream, row, key), so a run is reproducible and thread-count independent:
+//   exp (stream FWD_P, BWD_P): each flash p = exp2(…) becomes r moved by k ulps, k ∈ {−2..2},
+//     for normal finite r not next to the binade's ends of binary32 (ex2.approx's error is
+//     ≤ 2 ulp; we compute the correctly rounded 2^x). Zero, subnormals, Inf and NaN are kept.
+//   row sum (stream ROW_SUM): the 4 per-thread partial row sums of FA2's forward are added in a
+//     seeded order ((a + b) + (c + d) over a permutation of l0..l3) instead of (l0+l2)+(l1+l3):
+//     which key lands in which partial, and which lane pairs first, are layout choices.
+//   dQ (stream DQ_BLOCKS): the flash backward's per-key-block partials of a dq row (FA2's
+//     atomicAdd into dq_accum, whose order across blocks is the scheduler's) are added in a seeded
+//     order of the blocks, i ↦ (a·i + c) mod nb with gcd(a, nb) = 1, instead of increasing.
+// Not perturbed: the unfused path, the CP merges, the dk/dv reductions, MMA k-chunks.
+enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
+
+// The 128 random bits of (seed, stream, row, key): Philox keyed by the seed.
+PP_HD static inline pp_philox4x32_ctr pp_attn_order_bits(uint64_t seed, uint32_t stream, int64_t row, int64_t key)
+{
+    pp_philox4x32_ctr c = {{(uint32_t)row, (uint32_t)((uint64_t)row >> 32), (uint32_t)key,
+                            ((uint32_t)((uint64_t)key >> 32) & 0xffffffu) | (stream << 24)}};
+    pp_philox4x32_key k = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    return pp_philox4x32_10(c, k);
+}
+
+// exp's result r moved by k ∈ {−2..2} ulps of binary32 (seed 0: r itself; see "Order band").
+PP_HD static inline float pp_attn_order_exp(uint64_t seed, uint32_t stream, int64_t row, int64_t key, float r)
+{
+    if (seed == 0)
+        return r;
+    uint32_t b = pp_f32_bits(r);
+    uint32_t mag = b & 0x7fffffffu;
+    if (mag < 0x00800002u || mag > 0x7f7ffffdu)  // zero, subnormal, near them, huge, Inf, NaN: kept
+        return r;
+    int k = (int)(pp_attn_order_bits(seed, stream, row, key).v[0] % 5u) - 2;
+    return pp_f32_from_bits((uint32_t)((int64_t)b + k));
+}
+
+// The order of nb blocks (see "Order band", dQ): *a, *c with block(i) = (a·i + c) mod nb, a
+// permutation of 0..nb−1; seed 0 gives a = 1, c = 0 (increasing).
+PP_HD static inline void pp_attn_order_blocks(uint64_t seed, int64_t row, int64_t nb, int64_t *a, int64_t *c)
+{
+    *a = 1, *c = 0;
+    if (seed == 0 || nb < 2)
+        return;
+    pp_philox4x32_ctr u = pp_attn_order_bits(seed, PP_ATTN_ORDER_DQ_BLOCKS, row, 0);
+    *c = (int64_t)(u.v[0] % (uint64_t)nb);
+    int64_t x = 1 + (int64_t)(u.v[1] % (uint64_t)(nb - 1));  // 1..nb−1, then the next coprime one
+    for (;; x = x % (nb - 1) + 1) {
+        int64_t g = x, h = nb;
+        while (h) {
+            int64_t t = g % h;
+            g = h, h = t;
+        }
+        if (g == 1)
+            break;
+    }
+    *a = x;
+}
+
+// FA2's quad all-reduce of the 4 partial row sums: (l0 + l2) + (l1 + l3) at seed 0, else the same
+// tree over a seeded permutation of the partials (see "Order band").
+PP_HD static inline float pp_attn_order_row_sum(uint64_t seed, int64_t row, const float *l4)
+{
+    if (seed == 0)
+        return (l4[0] + l4[2]) + (l4[1] + l4[3]);
+    uint32_t u = pp_attn_order_bits(seed, PP_ATTN_ORDER_ROW_SUM, row, 0).v[0] % 24u;
+    int idx[4] = {0, 1, 2, 3};
+    for (int i = 0; i < 3; i++) {  // the factorial number system: u picks one of the 24 permutations
+        int j = i + (int)(u % (uint32_t)(4 - i));
+        u /= (uint32_t)(4 - i);
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
+}
+
 // Flash (FA2 softmax.h:76-88): the row max m of the raw scores times σ·log2 e, one binary32
 // multiply; 0 for m = −Inf (nothing visible yet), as FA2's Check_inf.
 PP_HD static inline float pp_attn_flash_max_scaled(const pp_attn_scalars *sc, float m)
@@ -458,10 +538,12 @@ PP_HD static inline void pp_attn_flash_rescale(float *o, int64_t d, float *l4, f
 // lse = fma(m, σ32, log l) (FA2's row_max·scale + __logf(sum), contracted; __logf is approximate
 // on the GPU, pp_logf here). A row that saw no key (seen = 0) or whose sum is 0 gives zeros and
 // lse −Inf (FA2 writes +Inf; −Inf is what the CP merges and the backward test for).
+// order_seed, row: see "Order band" (the partials' order).
 PP_HD static inline void pp_attn_flash_finish(pp_format_id f, const pp_attn_scalars *sc, int seen, float m,
-                                              const float *l4, float *o, int64_t d, float *lse)
+                                              const float *l4, float *o, int64_t d, float *lse,
+                                              uint64_t order_seed, int64_t row)
 {
-    float l = (l4[0] + l4[2]) + (l4[1] + l4[3]);
+    float l = pp_attn_order_row_sum(order_seed, row, l4);
     if (!seen || l == 0.0f) {
         for (int64_t c = 0; c < d; c++)
             o[c] = 0.0f;

@@ -90,6 +90,7 @@ typedef struct pp_attn_launch {
     int bn;        // flash forward key tile
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
+    uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
     int64_t b, h, h_kv, grp, sq, skv, d;
     int causal;
     // the block geometry: cp = 0 plain (R = 1), else ring world W, chunk c, step, direction
@@ -471,6 +472,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     const float *qr = L->q + pp_attn_qoff(L, b, hh, s);
     float *o = L->O + pp_attn_qoff(L, b, hh, s);
     float *lse = L->Lse + (b * L->h + hh) * L->sq + s;
+    int64_t grow = (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->b * L->h * L->sq;  // order key
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES];
@@ -497,7 +499,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             if (!kept)
                 pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
             for (int64_t i = 0; i < w; i++) {
-                float p = pp_attn_flash_p(&L->sc, sv[i], ms);
+                float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
+                                            pp_attn_flash_p(&L->sc, sv[i], ms));
                 int64_t q = ((j + i) & 7) >> 1;
                 l4[q] = l4[q] + p;
                 pp_attn_axpy(L, pp_attn_store(L->f, p), L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j + i)), o, d);
@@ -505,7 +508,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         }
         m = mn;
     }
-    pp_attn_flash_finish(L->f, &L->sc, je >= 0, m, l4, o, d, lse);
+    pp_attn_flash_finish(L->f, &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
 }
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
@@ -530,6 +533,7 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         int64_t d = L->d, s = pp_attn_qrow(L, &G, x), qo = pp_attn_qoff(L, b, hh, s);
         const float *qr = L->q + qo, *go = L->go + qo, *out = L->out_f + qo;
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
+        int64_t grow = (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->b * L->h * L->sq;  // order key
         float D = pp_attn_dot32(go, out, d);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES];
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
@@ -537,7 +541,8 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
             pp_attn_dots_T(L, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
             for (int64_t i = 0; i < w; i++) {
-                float p = pp_attn_bwd_p(&L->sc, sv[i], lse);
+                float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
+                                            pp_attn_bwd_p(&L->sc, sv[i], lse));
                 P[j + i] = pp_attn_store(L->f, p);
                 dS[j + i] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dpv[i], D));
             }
@@ -605,6 +610,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         return;
     float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
+    int64_t grow = (b * L->h + hh) * L->sq + pp_attn_qrow(L, &G, x) + (int64_t)L->step * L->b * L->h * L->sq;
     if (je < 0) {
         for (int64_t e = e0; e < e0 + n; e++)
             y[e] = 0.0f;
@@ -635,13 +641,16 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         float part[PP_ATTN_MAX_LANES];
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
-        for (int64_t j0 = 0; j0 <= je; j0 += bn) {
+        int64_t nb = je / bn + 1, pa, pc;  // blocks visited as (pa·i + pc) mod nb: "Order band"
+        pp_attn_order_blocks(L->order_seed, grow, nb, &pa, &pc);
+        for (int64_t i = 0; i < nb; i++) {
+            int64_t j0 = (pa * i + pc) % nb * bn;
             for (int64_t l = 0; l < m; l++)
                 part[l] = 0.0f;
             for (int64_t j = j0; j <= je && j < j0 + bn; j++)
                 pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
             for (int64_t l = 0; l < m; l++)
-                acc[l] = j0 == 0 ? part[l] : acc[l] + part[l];
+                acc[l] = i == 0 ? part[l] : acc[l] + part[l];
         }
         for (int64_t l = 0; l < m; l++)
             y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);

@@ -8,6 +8,7 @@
 #include "core/statistic.h"
 #include "pipeline/case.h"
 #include "pipeline/gate.h"
+#include "pipeline/order_band.h"
 
 // Statistics of actual {1, 2, 4, NaN} against expected {1, 2.5, 3, 1} at rtol 0, atol 0.1.
 static pp_close_stats sample(void)
@@ -128,6 +129,23 @@ static void the_gate_reads_the_table(void **state)
 // near-zero expected element off by a tiny amount makes max_ulp explode (its own ulp is tiny) but
 // not max_ulp_at_scale; the statistic merges across any split; a report older than it (scale
 // unknown) gives NaN, an empty comparison 0.
+// "<stat>_band_max" names a statistic of the table (gate rules on --orders' bands); the gate
+// reads the band's max when the comparison has a band, the nominal value otherwise.
+static void band_max_names_and_values(void **state)
+{
+    (void)state;
+    assert_int_equal(pp_statistic_band_max("mismatch_fraction_band_max"), 0);
+    assert_true(pp_statistic_band_max("max_ulp_band_max") >= 0);
+    assert_int_equal(pp_statistic_band_max("mismatch_fraction"), -1);
+    assert_int_equal(pp_statistic_band_max("_band_max"), -1);
+    assert_int_equal(pp_statistic_band_max("nonsense_band_max"), -1);
+    double a[3] = {0.1, 0.2, 0.3}, b[3] = {0.3, 0.4, 0.5}, c[3] = {0.31, 0.4, 0.5}, n[3] = {NAN, 0.4, 0.5};
+    assert_true(pp_band_overlap(a, b));   // touching bands overlap
+    assert_false(pp_band_overlap(a, c));
+    assert_false(pp_band_overlap(c, a));
+    assert_true(pp_band_overlap(a, n));   // unknown: not robust
+}
+
 static void max_ulp_at_scale_ignores_near_zero_elements(void **state)
 {
     (void)state;
@@ -171,6 +189,7 @@ int main(void)
         cmocka_unit_test(the_case_reader_reads_the_table),
         cmocka_unit_test(the_gate_reads_the_table),
         cmocka_unit_test(max_ulp_at_scale_ignores_near_zero_elements),
+        cmocka_unit_test(band_max_names_and_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

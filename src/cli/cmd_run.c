@@ -22,8 +22,8 @@
 
 // The options run, baseline and check share (how a case is run).
 typedef struct run_cli {
-    const char *device, *threads_s, *reference, *cache;
-    int threads, quiet, no_cache, cross_check;
+    const char *device, *threads_s, *reference, *cache, *orders_s;
+    int threads, quiet, no_cache, cross_check, orders;
 } run_cli;
 
 #define RUN_CLI_OPTS(x)                                                                                  \
@@ -61,6 +61,10 @@ static void run_usage(FILE *f)
         "  --cross-check            on cuda, also run the CPU emulation and compare every output with\n"
         "                           it (\"cpu-emulation\"): identical for precprobe's kernels, measured\n"
         "                           for vendor engines (cuBLAS)\n"
+        "  --orders N               run each emulated variant N more times, each under another\n"
+        "                           admissible order of what the GPU leaves unspecified (reduction\n"
+        "                           orders, approximate exp), and report each statistic's band\n"
+        "                           (min-max over the N + 1 runs); gates use the nominal value\n"
         "  -h, --help               this text\n"
         "\n"
         "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
@@ -124,6 +128,20 @@ static int parse_threads(const char *s, int *out)
     return 0;
 }
 
+static int parse_orders(const char *s, int *out)
+{
+    if (!s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 0 || v > 1000) {
+        fprintf(stderr, "precprobe: --orders: '%s' is not a number from 0 to 1000\n", s);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 // The result of case path, judged: the case run (or, with report, the run stored in that
 // report.h5 read back), then the case's gate rules evaluated on it, once, here. Prints errors.
 // Returns an exit status (0 or the error's).
@@ -143,7 +161,8 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
             cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
                        : pp_ref_cache_default_dir(cache, sizeof cache);
         int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
-        pp_run_opts o = {cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check};
+        pp_run_opts o = {cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check,
+                         cli->orders};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (!rc && pp_gate_evaluate(c, r) < 0) {
@@ -217,14 +236,14 @@ int pp_cmd_run(int argc, char **argv)
     const char *cases[64];
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
-        {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL},
+        {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL}, {"--orders", &cli.orders_s, NULL},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 5, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 6, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;
     }
-    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)))
+    if (rc || (rc = parse_threads(cli.threads_s, &cli.threads)) || (rc = parse_orders(cli.orders_s, &cli.orders)))
         return rc;
     if (n_cases == 0) {
         fprintf(stderr, "precprobe run: name at least one case file (see precprobe run --help)\n");

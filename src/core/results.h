@@ -42,6 +42,9 @@ typedef struct pp_variant_result {
 } pp_variant_result;
 
 // One comparison: a variant's output tensor against the reference or another variant.
+// The most statistics a comparison keeps an order band of (the statistic table has fewer).
+#define PP_BAND_MAX_STATS 24
+
 typedef struct pp_comparison {
     char variant[PP_NAME_MAX];
     char tensor[PP_NAME_MAX];
@@ -51,6 +54,10 @@ typedef struct pp_comparison {
     pp_close_opts opts;
     pp_close_stats stats;
     pp_axis_stats axes;                    // against the reference, when the op declares axes; owned
+    // --orders (src/pipeline/order_band.h): band_runs runs (the nominal + N orders), 0: no band;
+    // band[k] = min, median, max of the statistic table's k-th statistic, k < n_band_stats.
+    int band_runs, n_band_stats;
+    double band[PP_BAND_MAX_STATS][3];
 } pp_comparison;
 
 // The reference of one output tensor.

@@ -117,3 +117,15 @@ double pp_statistic_value(const char *name, const pp_close_stats *s)
     const pp_statistic *st = pp_statistic_find(name);
     return st ? st->value(s) : NAN;
 }
+
+int pp_statistic_band_max(const char *name)
+{
+    static const char suffix[] = "_band_max";
+    size_t n = strlen(name), ns = sizeof suffix - 1;
+    if (n <= ns || strcmp(name + n - ns, suffix))
+        return -1;
+    for (int i = 0; i < pp_statistic_count(); i++)
+        if (strlen(statistics[i].name) == n - ns && !strncmp(statistics[i].name, name, n - ns))
+            return i;
+    return -1;
+}

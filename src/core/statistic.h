@@ -28,4 +28,8 @@ void pp_statistic_names(char *buf, size_t n);
 // The value of the statistic named name in s; NaN for an unknown name.
 double pp_statistic_value(const char *name, const pp_close_stats *s);
 
+// "<stat>_band_max" (a gate rule on the largest value over --orders' runs): the index of <stat>
+// in the table, or -1 when name is not of that form.
+int pp_statistic_band_max(const char *name);
+
 #endif

@@ -68,6 +68,10 @@ typedef struct pp_op_params {
     double v[PP_MAX_PARAMS];
     int given[PP_MAX_PARAMS];
     uint64_t seed;
+    // 0: the nominal arithmetic. Else the pipeline's --orders run asks an emulated variant for
+    // one admissible order of what the GPU leaves unspecified (reduction orders, approximate
+    // exp), drawn from this seed; each row says which (attention.h "Order band"), or ignores it.
+    uint64_t order_seed;
 } pp_op_params;
 
 // Knob values of a variant: the index into each knob's values, or an integer knob's value.

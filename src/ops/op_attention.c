@@ -232,6 +232,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_attn_variant v;
     memset(&v, 0, sizeof v);
+    v.order_seed = p->order_seed;
     v.format = format(k);
     v.kernel = (pp_attn_kernel)id(k, K_KERNEL);
     v.block_m = k->v[K_BLOCK_M];

@@ -931,7 +931,7 @@ static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
         snprintf(r->tensor, sizeof r->tensor, "%s", parts[1]);
         snprintf(r->against, sizeof r->against, "%s", np == 4 ? parts[2] : "reference");
         snprintf(r->stat, sizeof r->stat, "%s", parts[np - 1]);
-        if (!pp_statistic_find(r->stat))
+        if (!pp_statistic_find(r->stat) && pp_statistic_band_max(r->stat) < 0)
             return unknown_statistic(x, v, r->stat);
         if (!strchr(r->variant, '*') && pp_case_variant_index(c, r->variant) < 0) {
             const char *names[PP_MAX_VARIANTS];

@@ -40,6 +40,18 @@ static int within(const pp_gate_rule *rule, double x)
     return (!rule->has_min || x >= rule->min) && (!rule->has_max || x <= rule->max);
 }
 
+// A rule's statistic of cmp: its nominal value, or for "<stat>_band_max" the band's max (the
+// nominal value when the run has no band: one order).
+static double rule_value(const char *stat, const pp_comparison *cmp)
+{
+    int k = pp_statistic_band_max(stat);
+    if (k < 0)
+        return pp_statistic_value(stat, &cmp->stats);
+    if (cmp->band_runs && k < cmp->n_band_stats)
+        return cmp->band[k][2];
+    return pp_statistic_at(k)->value(&cmp->stats);
+}
+
 int pp_gate_evaluate(const pp_case *c, pp_run_result *r)
 {
     free(r->verdicts);
@@ -66,7 +78,7 @@ int pp_gate_evaluate(const pp_case *c, pp_run_result *r)
                 !pp_glob_match(rule->against, cmp->against))
                 continue;
             matched++;
-            double x = pp_statistic_value(rule->stat, &cmp->stats);
+            double x = rule_value(rule->stat, cmp);
             if (!within(rule, x) && !bad++) {
                 char xs[PP_REPR_MAX];
                 pp_repr_double(x, xs, sizeof xs);

@@ -7,6 +7,7 @@
 
 #include "pipeline/assemble.h"
 #include "pipeline/compare.h"
+#include "pipeline/order_band.h"
 
 int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_error *err)
 {
@@ -23,6 +24,8 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
         rc = pp_run_execute(&plan, o, NULL, &products, err);
     if (!rc)
         rc = pp_run_compare(&plan, &products, NULL, &cmps, &n, err);
+    if (!rc)
+        rc = pp_run_order_bands(&plan, o->orders, &products, cmps, n, err);
     if (!rc)
         rc = pp_run_assemble(&plan, o, &products, cmps, n, r, err);  // takes cmps
     if (plan.c)

@@ -11,6 +11,7 @@ typedef struct pp_run_opts {
     const char *reference_method;  // NULL: the case's; else one of the op's ref_methods
     const char *cache_dir;         // reference cache folder (src/pipeline/ref_cache.h); NULL or "": none
     int cross_check;               // on cuda, also run the CPU emulation: "cpu-emulation" comparisons
+    int orders;                    // --orders N: each emulated variant N more times (pipeline/order_band.h)
 } pp_run_opts;
 
 #endif

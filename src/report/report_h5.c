@@ -103,6 +103,9 @@ static const pp_rs_field comparison_fields[] = {
     {.name = "exact_sum_counters", .kind = PP_RS_HOOK, .hook = &pp_report_sum_counters_hook},
     {.name = "by_position, by_head_block", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL,
      .hook = &pp_report_axes_hook},
+    // --orders only: absent in other reports
+    {.name = "order_band_runs, <statistic>_band", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL,
+     .hook = &pp_report_bands_hook},
 };
 #undef C
 static const pp_rs_table comparison_table = PP_RS_TABLE(comparison_fields, comparison_init, comparison_consistent);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/statistic.h"
 #include "io/h5attr.h"
 #include "io/h5obj.h"
 #include "io/tensor_io.h"
@@ -322,3 +323,49 @@ static int read_axes(const pp_rs_io *io, hid_t g, const char *where, const char 
 }
 
 const pp_rs_hook pp_report_axes_hook = {NULL, write_axes, read_axes};
+
+// --orders: order_band_runs (the runs) and <statistic>_band = [min, median, max] for each
+// statistic of the table (src/core/statistic.h), only on a comparison that has a band; absent in
+// other reports (read as no band).
+static int write_bands(const pp_rs_io *io, hid_t loc, const char *where, const char *name, const pp_rs_frame *fr)
+{
+    (void)io, (void)where, (void)name;
+    const pp_comparison *c = &((const cmp_rec *)fr->obj)->c;
+    if (!c->band_runs)
+        return 0;
+    int bad = pp_h5attr_put_i64(loc, "order_band_runs", c->band_runs);
+    for (int k = 0; !bad && k < c->n_band_stats && k < pp_statistic_count(); k++) {
+        char an[96];
+        snprintf(an, sizeof an, "%s_band", pp_statistic_at(k)->name);
+        bad = pp_h5attr_put_f64v(loc, an, c->band[k], 3);
+    }
+    return bad ? -1 : 0;
+}
+
+static int read_bands(const pp_rs_io *io, hid_t loc, const char *where, const char *name, const pp_rs_frame *fr)
+{
+    (void)name;
+    pp_comparison *c = &((cmp_rec *)fr->obj)->c;
+    int64_t runs;
+    c->band_runs = c->n_band_stats = 0;
+    if (H5Aexists(loc, "order_band_runs") <= 0)
+        return PP_OK;
+    if (pp_h5attr_get_num(loc, "order_band_runs", H5T_INTEGER, H5T_NATIVE_INT64, &runs, 1, NULL) || runs < 1 ||
+        runs > 1001)
+        return pp_rs_invalid(io, where, "order_band_runs missing or not from 1 to 1001");
+    int n = 0;
+    for (int k = 0; k < pp_statistic_count() && k < PP_BAND_MAX_STATS; k++) {
+        char an[96];
+        snprintf(an, sizeof an, "%s_band", pp_statistic_at(k)->name);
+        if (H5Aexists(loc, an) <= 0)
+            break;  // a report from an older statistic table: the bands it has
+        if (pp_h5attr_get_num(loc, an, H5T_FLOAT, H5T_NATIVE_DOUBLE, c->band[k], 3, NULL))
+            return pp_rs_invalid(io, where, "%s not 3 numbers", an);
+        n = k + 1;
+    }
+    c->band_runs = (int)runs;
+    c->n_band_stats = n;
+    return PP_OK;
+}
+
+const pp_rs_hook pp_report_bands_hook = {NULL, write_bands, read_bands};

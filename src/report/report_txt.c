@@ -8,6 +8,7 @@
 #include "core/repr.h"
 #include "core/statistic.h"
 #include "core/textbuf.h"
+#include "pipeline/order_band.h"
 #include "ops/op.h"
 #include "report/summary_row.h"
 
@@ -143,6 +144,68 @@ static void series_table(pp_textbuf *b, const pp_run_result *r)
         }
 }
 
+// ---------------------------------------------------------------------------------------------
+// --orders: each banded figure as "nominal (min–max)", and whether the [compare] pairs' conclusions
+// survive the orders
+
+static int stat_index(const char *name)
+{
+    for (int k = 0; k < pp_statistic_count(); k++)
+        if (!strcmp(pp_statistic_at(k)->name, name))
+            return k;
+    return -1;
+}
+
+// "62.1% (61.83–62.42%)" for a fraction (the band one digit finer than the figure: orders move
+// a mismatch by hundredths of a percent), "0.0019 (0.00098–0.0020)" otherwise.
+static void band_cell(const pp_comparison *c, int k, const pp_close_stats *s, int percent, char *buf, size_t n)
+{
+    double x = pp_statistic_at(k)->value(s);
+    const double *b = c->band[k];
+    if (percent)
+        snprintf(buf, n, "%.1f%% (%.2f–%.2f%%)", 100.0 * x, 100.0 * b[0], 100.0 * b[2]);
+    else
+        snprintf(buf, n, "%.4g (%.4g–%.4g)", x, b[0], b[2]);
+}
+
+static void order_bands(pp_textbuf *b, const pp_run_result *r)
+{
+    int runs = 0, km = stat_index("mismatch_fraction"), ke = stat_index("max_abs_error");
+    for (int i = 0; i < r->n_comparisons; i++)
+        if (r->comparisons[i].band_runs > runs)
+            runs = r->comparisons[i].band_runs;
+    if (!runs || km < 0 || ke < 0)
+        return;
+    pp_tb_printf(b, "\n== order band (nominal, min-max over %d runs: the nominal order and %d others) ==\n", runs,
+                 runs - 1);
+    pp_tb_printf(b, "%-24s %-30s %-24s %-26s %s\n", "variant", "tensor", "against", "mismatch", "max error");
+    for (int i = 0; i < r->n_comparisons; i++) {
+        const pp_comparison *c = &r->comparisons[i];
+        if (!c->band_runs || c->n_band_stats <= km || c->n_band_stats <= ke)
+            continue;
+        char m[96], e[96];
+        band_cell(c, km, &c->stats, 1, m, sizeof m);
+        band_cell(c, ke, &c->stats, 0, e, sizeof e);
+        pp_tb_printf(b, "%-24s %-30s %-24s %-26s %s\n", c->variant, c->tensor, c->against, m, e);
+    }
+    // two variants against the same other variant and tensor (the [compare] pairs): is the one's
+    // mismatch below the other's under every order, or do the bands overlap?
+    for (int i = 0; i < r->n_comparisons; i++)
+        for (int j = i + 1; j < r->n_comparisons; j++) {
+            const pp_comparison *x = &r->comparisons[i], *y = &r->comparisons[j];
+            if (!x->band_runs || !y->band_runs || x->n_band_stats <= km || y->n_band_stats <= km ||
+                !strcmp(x->against, "reference") || strcmp(x->against, y->against) || strcmp(x->tensor, y->tensor) ||
+                !strcmp(x->variant, y->variant))
+                continue;
+            char mx[96], my[96];
+            band_cell(x, km, &x->stats, 1, mx, sizeof mx);
+            band_cell(y, km, &y->stats, 1, my, sizeof my);
+            int robust = !pp_band_overlap(x->band[km], y->band[km]);
+            pp_tb_printf(b, "order: %s vs %s, %s against %s: mismatch %s vs %s: %s\n", x->variant, y->variant,
+                         x->tensor, x->against, mx, my, robust ? "robust to order" : "not robust to order");
+        }
+}
+
 char *pp_report_text(const pp_run_result *r)
 {
     pp_textbuf b = {0};
@@ -150,6 +213,7 @@ char *pp_report_text(const pp_run_result *r)
     comparisons(&b, r);
     series_table(&b, r);
     summary(&b, r);
+    order_bands(&b, r);
     return pp_tb_take(&b);
 }
 
@@ -157,5 +221,6 @@ char *pp_report_summary(const pp_run_result *r)
 {
     pp_textbuf b = {0};
     summary(&b, r);
+    order_bands(&b, r);
     return pp_tb_take(&b);
 }

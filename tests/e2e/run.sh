@@ -41,6 +41,8 @@ if bash tests/e2e/junit.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 
 if bash tests/e2e/cli.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # Ctrl-C on a real process: exit 130 and a message, promptly
 if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# --orders: te-cp-small's order bands, the CP conclusion robust to order
+if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
