@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/report_h5.h"
+#include "core/statistic.h"
 #include "report/report_html.h"
 #include "report/report_txt.h"
 #include "core/results.h"
@@ -171,6 +172,39 @@ static void report_html_every_chart_has_data(void **state)
     free(page);
 }
 
+// --orders: a banded comparison gets a bar with its error bar (min to max over the runs); a page
+// without bands has no order-band chart.
+static void report_html_draws_order_bands(void **state)
+{
+    pp_run_result *r = &((fixture *)*state)->r;
+    char *plain = pp_report_html(r);
+    assert_non_null(plain);
+    assert_null(strstr(plain, "Order band"));
+    free(plain);
+    int k = -1;
+    for (int i = 0; i < pp_statistic_count(); i++)
+        if (!strcmp(pp_statistic_at(i)->name, "mismatch_fraction"))
+            k = i;
+    assert_true(k >= 0);
+    pp_comparison *c = &r->comparisons[0];
+    double nominal = pp_statistic_at(k)->value(&c->stats);
+    c->band_runs = 9;
+    c->n_band_stats = pp_statistic_count();
+    c->band[k][0] = nominal - 0.01;
+    c->band[k][1] = nominal;
+    c->band[k][2] = nominal + 0.02;
+    char *page = pp_report_html(r);
+    assert_non_null(page);
+    assert_non_null(strstr(page, "<h2>Order band</h2>"));
+    assert_non_null(strstr(page, "min to max over 9 runs"));
+    char want[160];
+    snprintf(want, sizeof want, "(%.4g%%..%.4g%% over 9 orders)", 100 * (nominal - 0.01), 100 * (nominal + 0.02));
+    assert_non_null(strstr(page, want));  // the bar's tooltip names its band
+    assert_int_equal(count(page, "<svg"), 8);  // the other charts and this one
+    free(page);
+    c->band_runs = 0;
+}
+
 static void report_html_escapes_names(void **state)
 {
     char *page = pp_report_html(&((fixture *)*state)->r);
@@ -315,6 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(report_html_has_no_url, setup, teardown),
         cmocka_unit_test_setup_teardown(report_html_every_chart_has_data, setup, teardown),
+        cmocka_unit_test_setup_teardown(report_html_draws_order_bands, setup, teardown),
         cmocka_unit_test_setup_teardown(report_html_escapes_names, setup, teardown),
         cmocka_unit_test_setup_teardown(report_html_is_well_formed_xml, setup, teardown),
         cmocka_unit_test_setup_teardown(report_html_written_atomically, setup, teardown),

@@ -797,6 +797,71 @@ static void charts(pp_textbuf *b, const pp_run_result *r)
 // ---------------------------------------------------------------------------------------------
 // The page
 
+// ---------------------------------------------------------------------------------------------
+// The order band (--orders): every banded comparison's mismatch as a bar, the band over the
+// admissible orders as an error bar from its min to its max (the nominal run is the bar's end).
+
+static void order_band_chart(pp_textbuf *b, const pp_run_result *r)
+{
+    int k = -1;
+    for (int i = 0; i < pp_statistic_count(); i++)
+        if (!strcmp(pp_statistic_at(i)->name, "mismatch_fraction"))
+            k = i;
+    int n = 0;
+    for (int i = 0; i < r->n_comparisons; i++)
+        n += r->comparisons[i].band_runs > 0 && k >= 0 && k < r->comparisons[i].n_band_stats;
+    if (!n)
+        return;
+    enum { ROW = 22, LABEL_W = 420, TOP = 8, AXIS_H = 40 };
+    int height = TOP + ROW * n + AXIS_H;
+    pp_tb_str(b, "<h2>Order band</h2>\n<div class=\"chart\">\n<h3>mismatch under every admissible order</h3>\n");
+    pp_svg_begin(b, CW, height, "mismatch per comparison with its order band");
+    pp_chart c = {0};
+    c.px = LABEL_W;
+    c.py = TOP;
+    c.pw = CW - LABEL_W - 24;
+    c.ph = ROW * n;
+    c.xmin = 0.0;
+    c.xmax = 1.0;
+    c.ymin = 0.0;
+    c.ymax = 1.0;
+    int row = 0, runs = 0;
+    char lab[3 * PP_NAME_MAX + 16], tip[3 * PP_NAME_MAX + 96];
+    for (int i = 0; i < r->n_comparisons; i++) {
+        const pp_comparison *cmp = &r->comparisons[i];
+        if (!(cmp->band_runs > 0 && k < cmp->n_band_stats))
+            continue;
+        runs = cmp->band_runs;
+        const double *band = cmp->band[k];
+        double nominal = pp_statistic_at(k)->value(&cmp->stats), y = TOP + ROW * row + 4;
+        snprintf(lab, sizeof lab, "%s: %s vs %s", cmp->variant, cmp->tensor, cmp->against);
+        pp_svg_text(b, LABEL_W - 6, y + 11, "end", lab);
+        snprintf(tip, sizeof tip, "%s: %.4g%% (%.4g%%..%.4g%% over %d orders)", lab, 100 * nominal, 100 * band[0],
+                 100 * band[2], cmp->band_runs);
+        double x0 = pp_chart_x(&c, 0.0), x1 = pp_chart_x(&c, nominal);
+        pp_svg_rect(b, x0, y, x1 - x0, ROW - 8, color_of(r, cmp->variant), tip);
+        double lo = pp_chart_x(&c, band[0]), hi = pp_chart_x(&c, band[2]), mid = y + (ROW - 8) / 2.0;
+        pp_svg_rect(b, lo, mid - 0.75, hi - lo > 0.5 ? hi - lo : 0.5, 1.5, "#000000", tip);  // the bar
+        pp_svg_rect(b, lo - 0.75, y - 1, 1.5, ROW - 6, "#000000", NULL);                     // its caps
+        pp_svg_rect(b, hi - 0.75, y - 1, 1.5, ROW - 6, "#000000", NULL);
+        row++;
+    }
+    for (int t = 0; t <= 4; t++) {
+        char pct[16];
+        snprintf(pct, sizeof pct, "%d%%", 25 * t);
+        double x = pp_chart_x(&c, t / 4.0);
+        pp_svg_rect(b, x - 0.25, TOP, 0.5, ROW * n, "#cccccc", NULL);
+        pp_svg_text(b, x, TOP + ROW * n + 16, "middle", pct);
+    }
+    pp_svg_text(b, LABEL_W + c.pw / 2, height - 6, "middle", "mismatched elements (torch's isclose)");
+    pp_svg_end(b);
+    char cap[200];
+    snprintf(cap, sizeof cap,
+             "Bars: the nominal run; black error bars: min to max over %d runs (the nominal and each admissible "
+             "order, kernels/attention.h \"Order band\"). Hover a bar for its figures.", runs);
+    caption_end(b, cap);
+}
+
 char *pp_report_html(const pp_run_result *r)
 {
     pp_textbuf b = {0};
@@ -809,6 +874,7 @@ char *pp_report_html(const pp_run_result *r)
     verdicts(&b, r);
     variants(&b, r);
     table(&b, r);
+    order_band_chart(&b, r);
     charts(&b, r);
     if (r->case_text && r->case_text[0]) {
         pp_tb_str(&b, "<h2>Case file</h2>\n<details><summary>show</summary><pre>");
