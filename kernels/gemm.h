@@ -10,6 +10,7 @@
 
 #include "format.h"
 #include "pp_hd.h"
+#include "scaling.h"
 
 // ---------------------------------------------------------------------------------------------
 // The variant
@@ -35,6 +36,23 @@
 // (not from a binary64 approximation of it): see pp_gemm_scalars_make. (A framework that first
 // computes the scalar in binary64, e.g. Python's 1/math.sqrt(math.sqrt(d)), gets the same binary32
 // unless that binary64 falls on the other side of a binary32 midpoint.)
+//
+// Scaled storage (scaling ≠ none; kernels/scaling.h defines every scale and quantisation):
+// A, B and C are binary32 values; F (format) is the quantised storage: e4m3 or e5m2
+// (tensor-current, mx), e2m1 (mx, nvfp4). accum = fp32 and scale = post only. A is quantised as
+// one tensor (all batches) with blocks along k (its rows), B likewise with blocks along k (its
+// columns): qa_il, qb_lj values of F. Then, per output element, acc_0 = +0:
+//   tensor-current: acc = fmaf(qa_il, qb_lj, acc), l = 0 … k−1 in order (the fp32 chain);
+//                   d = RN_32(X_a·X_b) (both per-tensor scales; the product is exact)
+//   mx, nvfp4:      per block β of k (32 or 16 consecutive l, the last one possibly shorter),
+//                   in order: p = +0; p = fmaf(qa_il, qb_lj, p) over l in β in order;
+//                   acc = RN_32(acc + RN_32(p·x_aβ·x_bβ))   (the block scales' product times p is
+//                   exact in binary64: powers of two, or two E4M3 values and a binary32)
+//                   d = 1 (mx), d = RN_32(g_a·g_b) (nvfp4: the two global scales)
+//   epilogue:       c_ij = RN_32(α_c·RN_32(d·acc)), α_c = RN_32(α)
+// (A NaN or ±Inf in an operand makes its scale NaN — per tensor, or per block for mx — so the
+// outputs it reaches are NaN. Tensor-delayed scaling needs an amax history across steps, which a
+// single GEMM has not: not offered.)
 
 typedef enum pp_gemm_accum {
     PP_GEMM_ACC_FP32 = 0,  // binary32 accumulator, one rounding per step (an FMA pipeline)
@@ -54,6 +72,7 @@ typedef struct pp_gemm_variant {
     pp_gemm_scale scale;
     int alpha_given;      // 0: α = 1/√k (the real number; needs k ≥ 1); 1: α = alpha
     double alpha;         // finite; ≥ 0 for PP_GEMM_SCALE_PRE (it takes √α)
+    pp_scaling scaling;   // PP_SCALING_NONE: the above; else the scaled storage above
 } pp_gemm_variant;
 
 // The scalars a variant uses, as binary64 carrying exact values.
@@ -278,6 +297,41 @@ PP_HD static inline double pp_gemm_round_sqrt(pp_format_id f, double alpha)
     return pp_gemm_round_root_(f, &y, sqrt(alpha));
 }
 
+// Whether the variant's storage format, scaling, accumulation and scale go together: unscaled
+// fp16/bf16/fp32; tensor-current e4m3/e5m2; mx e4m3/e5m2/e2m1; nvfp4 e2m1; scaled ones with fp32
+// accumulation and post-scaling only.
+PP_HD static inline int pp_gemm_variant_formats_ok(const pp_gemm_variant *v)
+{
+    pp_format_id f = v->format;
+    int fp8 = f == PP_FMT_E4M3 || f == PP_FMT_E5M2;
+    switch (v->scaling) {
+    case PP_SCALING_NONE:
+        return f == PP_FMT_FP16 || f == PP_FMT_BF16 || f == PP_FMT_FP32;
+    case PP_SCALING_TENSOR:
+    case PP_SCALING_MX:
+    case PP_SCALING_NVFP4:
+        if (v->accum != PP_GEMM_ACC_FP32 || v->scale != PP_GEMM_SCALE_POST)
+            return 0;
+        return v->scaling == PP_SCALING_TENSOR ? fp8
+             : v->scaling == PP_SCALING_MX ? fp8 || f == PP_FMT_E2M1 : f == PP_FMT_E2M1;
+    }
+    return 0;
+}
+
+// The block length along k of a scaling (1 for none; k for tensor-current means one block).
+PP_HD static inline int64_t pp_gemm_scaling_block(pp_scaling s, int64_t k)
+{
+    return s == PP_SCALING_MX ? PP_MX_BLOCK : s == PP_SCALING_NVFP4 ? PP_NVFP4_BLOCK : k;
+}
+
+// acc' = RN_32(acc + RN_32(p·x)): a block's fp32 partial p, scaled by x (the block scales'
+// product), added to the running accumulator (binary32 addition: one rounding).
+PP_HD static inline float pp_gemm_block_add(float acc, float p, double x)
+{
+    float t = (float)pp_round(PP_FMT_FP32, (double)p * x, PP_RND_NE, 0);
+    return acc + t;
+}
+
 // The scalars of variant v for reduction length k (pp_gemm_scalars above):
 //   post:  alpha_c = RN_c(α), c = fp32 (accum fp32) or F (accum storage)
 //   pre:   scale_a = scale_b = RN_32(√α)
@@ -287,7 +341,7 @@ PP_HD static inline double pp_gemm_round_sqrt(pp_format_id f, double alpha)
 // default α. Returns 0, or −1 when a precondition fails (out is then untouched).
 PP_HD static inline int pp_gemm_scalars_make(const pp_gemm_variant *v, int64_t k, pp_gemm_scalars *out)
 {
-    if (v->format != PP_FMT_FP16 && v->format != PP_FMT_BF16 && v->format != PP_FMT_FP32)
+    if (!pp_gemm_variant_formats_ok(v))
         return -1;
     if (v->accum != PP_GEMM_ACC_FP32 && v->accum != PP_GEMM_ACC_STORAGE)
         return -1;

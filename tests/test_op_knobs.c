@@ -223,6 +223,8 @@ static const char *const generic_words[] = {
     "storage",  // "their storage format"
     "pre", "post", "row", "none", "on", "off", "nearest", "rounding", "update", "torch",  // English, HTML, torch
     "fp32", "bf16", "fp16",  // format names
+    "e4m3", "e5m2", "e2m1",  // format names (`precprobe cast --to`)
+    "scaling", "mx",         // `precprobe cast --scaling mx`: the same OCP MX scaling, on a file
     "cpu", "cuda",           // the devices a run chooses (--device), also adamw's torch_kernels values
 };
 

@@ -119,19 +119,22 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
     pp_gemm_scalars sc;
     if (pp_gemm_scalars_make(v, k, &sc) != 0)
         return pp_fail(err, PP_ERR_INPUT,
-                       "gemm: bad variant (format %s, accumulate %s, scale %s, alpha %s%.17g, k %lld)",
-                       pp_format_get(v->format).name, pp_gemm_accum_name(v->accum),
+                       "gemm: bad variant (format %s, scaling %s, accumulate %s, scale %s, alpha %s%.17g, k %lld)",
+                       pp_format_get(v->format).name, pp_scaling_name(v->scaling), pp_gemm_accum_name(v->accum),
                        pp_gemm_scale_name(v->scale), v->alpha_given ? "" : "default, ",
                        v->alpha_given ? v->alpha : 0.0, (long long)k);
     if ((na && !a) || (nb && !b) || (nc && !c))
         return pp_fail(err, PP_ERR_INPUT, "gemm: NULL data for a non-empty tensor");
-    int rc = gemm_check_values(v->format, "A", a, na, err);
+    pp_format_id in_f = v->scaling == PP_SCALING_NONE ? v->format : PP_FMT_FP32;  // scaled: binary32 in
+    int rc = gemm_check_values(in_f, "A", a, na, err);
     if (!rc)
-        rc = gemm_check_values(v->format, "B", b, nb, err);
+        rc = gemm_check_values(in_f, "B", b, nb, err);
     if (rc || nc == 0)
         return rc;
     if (threads > PP_MAX_THREADS)
         threads = PP_MAX_THREADS;
+    if (v->scaling != PP_SCALING_NONE)
+        return pp_gemm_scaled_cpu(v, sc.alpha_c, batch, m, n, k, a, b, c, threads, err);
 
     double *as = NULL, *bs = NULL;
     if (v->scale != PP_GEMM_SCALE_POST) {

@@ -13,8 +13,8 @@
 // @param [in]  v        the variant: format, accumulation, scale placement, α.
 // @param [in]  batch, m, n, k  extents ≥ 0; A is [batch, m, k], B [batch, k, n], C [batch, m, n],
 //                      row-major, each at most 2^40 elements.
-// @param [in]  a, b     values of v->format (NaN and ±Inf allowed), as binary64.
-// @param [out] c        values of v->format, as binary64; overflow gives ±Inf.
+// @param [in]  a, b     values of v->format (binary32 with scaling), NaN and ±Inf allowed.
+// @param [out] c        values of v->format (binary32 with scaling); overflow gives ±Inf.
 // @param [in]  threads  worker threads (< 1 means 1); the result does not depend on it.
 // @param [out] err      set on failure (may be NULL).
 // Preconditions: c does not overlap a or b; pointers may be NULL only for empty tensors.
@@ -24,5 +24,11 @@
 // out.
 int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
                 const double *a, const double *b, double *c, int threads, pp_error *err);
+
+// The scaled-storage part of pp_gemm_cpu (v->scaling ≠ none; kernels/gemm.h "Scaled storage";
+// cpu/gemm_scaled.c): a and b binary32 values already checked, alpha_c = RN_32(α), c binary32
+// values. Called by pp_gemm_cpu after its checks. Returns PP_OK or PP_ERR_RUNTIME (memory).
+int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k, const double *a, const double *b, double *c, int threads, pp_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "philox.h"
+#include "scaling.h"
 
 uint32_t pp_cast_rbits(uint64_t seed, int64_t i)
 {
@@ -37,21 +38,13 @@ int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err)
     return PP_OK;
 }
 
-// The block's shared exponent, or 128 (the NaN scale) when the block holds NaN or ±Inf.
+// The block's shared exponent (kernels/scaling.h), PP_MX_NAN_EXP when it holds NaN or ±Inf.
 static int mx_shared_exp(const double *v, int64_t n, int emax_elem)
 {
     double amax = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = v[i] < 0 ? -v[i] : v[i];
-        if (!(a <= 1.7976931348623157e308))  // NaN or Inf
-            return 128;
-        if (a > amax)
-            amax = a;
-    }
-    if (amax == 0)
-        return -127;
-    int e = ilogb(amax) - emax_elem;  // ilogb: floor(log2 |x|), exact, subnormals included
-    return e < -127 ? -127 : e > 127 ? 127 : e;
+    for (int64_t i = 0; i < n; i++)
+        amax = pp_amax_step(amax, v[i]);
+    return pp_mx_shared_exp(amax, emax_elem);
 }
 
 int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor *elems,
@@ -60,7 +53,7 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
     pp_format_id f = o->to;
     memset(elems, 0, sizeof *elems);
     memset(scales, 0, sizeof *scales);
-    if (f != PP_FMT_E4M3 && f != PP_FMT_E5M2 && f != PP_FMT_E2M1 && f != PP_FMT_E2M3 && f != PP_FMT_E3M2)
+    if (!pp_mx_elem_format(f))
         return pp_fail(err, PP_ERR_INPUT, "MX scaling needs an element format (e4m3 e5m2 e2m1 e2m3 e3m2), not %s",
                        pp_format_get(f).name);
     if (block < 1 || (unsigned)o->mode > (unsigned)PP_RND_SR)
@@ -79,17 +72,14 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
         return rc;
     }
     int emax_elem = pp_format_get(f).emax;
-    pp_rounding m = (pp_rounding)(o->mode | PP_RND_SAT);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t b = 0; b < nb; b++) {
             int64_t first = r * cols + b * block, n = cols - b * block < block ? cols - b * block : block;
             int e = mx_shared_exp(in->data + first, n, emax_elem);
-            double inv = pp_f64_from_bits(pp_pow2_bits_(e == 128 ? 0 : -e));  // 1/X, exact
-            scales->data[r * nb + b] = e == 128 ? pp_f64_from_bits(PP_F64_QNAN) : pp_f64_from_bits(pp_pow2_bits_(e));
+            scales->data[r * nb + b] = pp_mx_scale(e);
             for (int64_t i = first; i < first + n; i++) {
                 uint32_t rb = o->mode == PP_RND_SR ? pp_cast_rbits(o->seed, i) : 0;
-                // V/X: exact for float32 inputs (≥ 2^−149 times 1/X ≥ 2^−127 stays normal in binary64)
-                elems->data[i] = pp_round(f, in->data[i] * inv, m, rb);
+                elems->data[i] = pp_mx_quantise(f, in->data[i], e, o->mode, rb);
             }
         }
     return PP_OK;

@@ -50,6 +50,8 @@ typedef struct pp_knob_def {
 
 // The meanings of a storage-format knob: "fp16", "bf16", "fp32" to their pp_format_id.
 extern const pp_knob_meaning pp_knob_formats[];
+// The same plus the scaled storage formats e4m3, e5m2, e2m1 (a knob whose values include them).
+extern const pp_knob_meaning pp_knob_formats_scaled[];
 
 // How a reference is computed: the method (NULL: the op's default, else one of ref_methods),
 // worker threads, and a progress callback the reference calls from one thread with the work

@@ -13,7 +13,7 @@
 #include "ops/op.h"
 
 enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
-enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE };
+enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING };
 
 static const pp_param_def params[] = {
     [P_BATCH] = {"batch", PP_PARAM_INT, 1, 1 << 20, 1, 0, "number of independent products"},
@@ -24,16 +24,22 @@ static const pp_param_def params[] = {
                  "the real factor α (default 1/sqrt(k), the exact real number)"},
 };
 
-static const char *const formats[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const formats[] = {"fp16", "bf16", "fp32", "e4m3", "e5m2", "e2m1", NULL};
 static const char *const accumulates[] = {"fp32", "storage", NULL};
 static const char *const scales[] = {"post", "pre", "pre-a", NULL};
 static const pp_knob_meaning accumulate_ids[] = {
     {"fp32", PP_GEMM_ACC_FP32}, {"storage", PP_GEMM_ACC_STORAGE}, {NULL, 0}};
 static const pp_knob_meaning scale_ids[] = {
     {"post", PP_GEMM_SCALE_POST}, {"pre", PP_GEMM_SCALE_PRE}, {"pre-a", PP_GEMM_SCALE_PRE_A}, {NULL, 0}};
+static const char *const scalings[] = {"none", "tensor-current", "mx", "nvfp4", NULL};
+static const pp_knob_meaning scaling_ids[] = {
+    {"none", PP_SCALING_NONE}, {"tensor-current", PP_SCALING_TENSOR}, {"mx", PP_SCALING_MX},
+    {"nvfp4", PP_SCALING_NVFP4}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
-    [K_FORMAT] = {"format", formats, "fp16", "storage format of A, B, the rescaled inputs and C",
-                   .meanings = pp_knob_formats},
+    [K_FORMAT] = {"format", formats, "fp16",
+                  "storage format of A, B, the rescaled inputs and C; with scaling: the quantised "
+                  "storage of A and B (e4m3, e5m2, e2m1), A, B and C being fp32",
+                   .meanings = pp_knob_formats_scaled},
     [K_ACCUMULATE] = {"accumulate", accumulates, "fp32",
                       "fp32: binary32 FMA accumulator; storage: the storage format, rounded after "
                       "every addition (reduced-precision reduction), left to right over k",
@@ -46,6 +52,11 @@ static const pp_knob_def knobs[] = {
                   "ours: precprobe's kernel (the CPU emulation's arithmetic; on cuda bit-identical to it); cublas: "
                   "cublasGemmStridedBatchedEx as torch.baddbmm calls it (cuda only; its order is cuBLAS's)",
                    .meanings = pp_engine_meanings},
+    [K_SCALING] = {"scaling", scalings, "none",
+                   "none: A and B stored as they are; tensor-current: per-tensor amax scale; mx: OCP MX "
+                   "v1.0 e8m0 scales per 32 along k; nvfp4: e2m1, e4m3 scales per 16 along k and an "
+                   "fp32 global scale (kernels/scaling.h; tensor-delayed needs an amax history: not offered)",
+                   .meanings = scaling_ids},
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
@@ -102,9 +113,13 @@ static int emulated(const pp_op_knobs *k)
     return id(k, K_ENGINE) == PP_ENGINE_OURS;
 }
 
+// The inputs' and C's format: the storage format, or binary32 for a quantised storage format
+// (e4m3, e5m2, e2m1: only with a scaling, which quantises binary32 inputs). Decided by the format
+// knob alone, so the scaling knob never changes an external variant's format.
 static pp_format_id format(const pp_op_knobs *k)
 {
-    return (pp_format_id)id(k, K_FORMAT);
+    pp_format_id f = (pp_format_id)id(k, K_FORMAT);
+    return f == PP_FMT_FP16 || f == PP_FMT_BF16 ? f : PP_FMT_FP32;
 }
 
 static void describe(const pp_op_params *p, char *buf, size_t n)
@@ -121,13 +136,35 @@ static void describe(const pp_op_params *p, char *buf, size_t n)
 static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_gemm_variant v = {
-        .format = format(k),
+        .format = (pp_format_id)id(k, K_FORMAT),
+        .scaling = (pp_scaling)id(k, K_SCALING),
         .accum = (pp_gemm_accum)id(k, K_ACCUMULATE),
         .scale = (pp_gemm_scale)id(k, K_SCALE),
         .alpha_given = p->given[P_ALPHA],
         .alpha = p->v[P_ALPHA],
     };
     return v;
+}
+
+// Storage format, scaling, accumulation and scale placement that go together (kernels/gemm.h).
+static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
+{
+    pp_gemm_variant v = variant_of(p, k);
+    if (v.scaling != PP_SCALING_NONE && id(k, K_ENGINE) != PP_ENGINE_OURS) {
+        snprintf(msg, n, "scaling '%s' needs engine = \"ours\"", knobs[K_SCALING].values[k->v[K_SCALING]]);
+        return -1;
+    }
+    if (pp_gemm_variant_formats_ok(&v))
+        return 0;
+    const char *f = knobs[K_FORMAT].values[k->v[K_FORMAT]], *s = knobs[K_SCALING].values[k->v[K_SCALING]];
+    if (v.scaling == PP_SCALING_NONE)
+        snprintf(msg, n, "format '%s' needs a scaling (tensor-current, mx, nvfp4)", f);
+    else if (v.accum != PP_GEMM_ACC_FP32 || v.scale != PP_GEMM_SCALE_POST)
+        snprintf(msg, n, "scaling '%s' needs accumulate = \"fp32\" and scale = \"post\"", s);
+    else
+        snprintf(msg, n, "scaling '%s' does not store format '%s' (tensor-current: e4m3 e5m2; mx: e4m3 e5m2 "
+                 "e2m1; nvfp4: e2m1)", s, f);
+    return -1;
 }
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
@@ -146,6 +183,9 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
                     pp_error *err)
 {
     pp_gemm_variant v = variant_of(p, k);
+    if (v.scaling != PP_SCALING_NONE)
+        return pp_fail(err, PP_ERR_RUNTIME, "gemm on cuda: scaling '%s' runs on the CPU emulation only (--device cpu)",
+                       knobs[K_SCALING].values[k->v[K_SCALING]]);
     char msg[400] = "";
     int rc = (id(k, K_ENGINE) == PP_ENGINE_OURS ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
                                                                    param(p, P_N), param(p, P_K), in[0].data,
@@ -210,6 +250,9 @@ const pp_op pp_op_gemm = {
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,
+    .check_knobs = check_knobs,
+    .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current or mx; e2m1 with mx or "
+                  "nvfp4; a scaling needs accumulate fp32, scale post, engine ours",
     .shape = shape,
     .format = format,
     .describe = describe,

@@ -13,6 +13,11 @@ const pp_knob_meaning pp_knob_formats[] = {
     {"fp16", PP_FMT_FP16}, {"bf16", PP_FMT_BF16}, {"fp32", PP_FMT_FP32}, {NULL, 0},
 };
 
+const pp_knob_meaning pp_knob_formats_scaled[] = {
+    {"fp16", PP_FMT_FP16}, {"bf16", PP_FMT_BF16}, {"fp32", PP_FMT_FP32},
+    {"e4m3", PP_FMT_E4M3}, {"e5m2", PP_FMT_E5M2}, {"e2m1", PP_FMT_E2M1}, {NULL, 0},
+};
+
 static const pp_op *const ops[] = {
     &pp_op_gemm,
     &pp_op_attention,
@@ -76,7 +81,8 @@ int pp_knob_value_index(const pp_knob_def *knob, const char *value)
         pp_format_id f;
         // A storage-format knob takes torch's spellings too ("bfloat16", "torch.float16"),
         // stored as the format's own name, so variant names and reports do not change.
-        if (i < 0 && knob->meanings == pp_knob_formats && !pp_format_from_name(value, &f))
+        if (i < 0 && (knob->meanings == pp_knob_formats || knob->meanings == pp_knob_formats_scaled) &&
+            !pp_format_from_name(value, &f))
             i = pp_choice_index(knob->values, pp_format_get(f).name);
         return i;
     }

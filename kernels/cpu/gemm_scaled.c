@@ -1,0 +1,117 @@
+// cpu/gemm_scaled.c — the CPU emulation of the scaled-storage GEMM (kernels/gemm.h, "Scaled
+// storage"): quantise A and B with their scales (kernels/scaling.h), then per output element the
+// fp32 chain over k with the block scales applied per block, in the order gemm.h documents.
+#include "gemm.h"
+#include "parallel.h"
+
+#include <stdlib.h>
+
+#define SCALED_ROWS_PER_TASK 8
+
+// One operand seen as lines along k: line t = (batch b, row or column r) holds elements
+// base(t) + l·stride for l < k. A: lines (b, i), stride 1; B: lines (b, j), stride n.
+typedef struct scaled_operand {
+    const double *x;   // the binary32 values
+    double *q;         // out: the quantised elements, same layout as x
+    double *xs;        // out: per line and block, the block scale (mx: 2^e; nvfp4: the E4M3 s)
+    double g;          // out: the per-tensor scale (tensor-current X, nvfp4 global g; mx: 1)
+    int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
+} scaled_operand;
+
+static int64_t line_base(const scaled_operand *o, int64_t t)
+{
+    return (t / o->lines) * o->batch_step + (t % o->lines) * o->line_step;
+}
+
+// Quantise o (every line, every block) under variant v's scaling.
+static void scaled_quantise(const pp_gemm_variant *v, scaled_operand *o)
+{
+    int64_t nlines = o->batch * o->lines;
+    double amax = 0;
+    for (int64_t t = 0; t < nlines; t++)
+        for (int64_t l = 0; l < o->k; l++)
+            amax = pp_amax_step(amax, o->x[line_base(o, t) + l * o->stride]);
+    o->g = v->scaling == PP_SCALING_TENSOR ? pp_tensor_scale(v->format, amax)
+         : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
+    for (int64_t t = 0; t < nlines; t++) {
+        int64_t base = line_base(o, t);
+        for (int64_t blk = 0; blk < o->nblk; blk++) {
+            int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
+            double bamax = 0;
+            for (int64_t l = l0; l < l1; l++)
+                bamax = pp_amax_step(bamax, o->x[base + l * o->stride]);
+            int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
+            double s = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
+                     : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, o->g) : 1.0;
+            o->xs[t * o->nblk + blk] = s;
+            for (int64_t l = l0; l < l1; l++) {
+                int64_t i = base + l * o->stride;
+                double xv = o->x[i];
+                o->q[i] = v->scaling == PP_SCALING_TENSOR ? pp_tensor_quantise(v->format, xv, o->g)
+                        : v->scaling == PP_SCALING_MX ? pp_mx_quantise(v->format, xv, e, PP_RND_NE, 0)
+                        : pp_nvfp4_quantise(xv, s, o->g);
+            }
+        }
+    }
+}
+
+typedef struct scaled_job {
+    const pp_gemm_variant *v;
+    double alpha_c, d;
+    int64_t m, n, k, tasks_per_batch;
+    const scaled_operand *a, *b;
+    double *c;
+} scaled_job;
+
+static void scaled_task(void *ctx, int64_t t)
+{
+    const scaled_job *g = ctx;
+    int64_t bi = t / g->tasks_per_batch, i0 = (t % g->tasks_per_batch) * SCALED_ROWS_PER_TASK;
+    int64_t i1 = i0 + SCALED_ROWS_PER_TASK < g->m ? i0 + SCALED_ROWS_PER_TASK : g->m;
+    const scaled_operand *A = g->a, *B = g->b;
+    int blocked = g->v->scaling != PP_SCALING_TENSOR;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            int64_t ta = bi * g->m + i, tb = bi * g->n + j;
+            const double *qa = A->q + line_base(A, ta), *qb = B->q + line_base(B, tb);
+            float acc = 0.0f;
+            for (int64_t blk = 0; blk < A->nblk; blk++) {
+                int64_t l0 = blk * A->bs, l1 = l0 + A->bs < g->k ? l0 + A->bs : g->k;
+                float p = blocked ? 0.0f : acc;
+                for (int64_t l = l0; l < l1; l++)
+                    p = pp_gemm_step_fp32((float)qa[l], (float)qb[l * B->stride], p);
+                acc = blocked ? pp_gemm_block_add(acc, p, A->xs[ta * A->nblk + blk] * B->xs[tb * B->nblk + blk])
+                              : p;
+            }
+            float da = (float)pp_round(PP_FMT_FP32, g->d * (double)acc, PP_RND_NE, 0);
+            g->c[(bi * g->m + i) * g->n + j] = pp_gemm_epilogue_fp32(PP_FMT_FP32, g->alpha_c, da);
+        }
+}
+
+int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k, const double *a, const double *b, double *c, int threads, pp_error *err)
+{
+    int64_t bs = pp_gemm_scaling_block(v->scaling, k), nblk = k ? (k + bs - 1) / bs : 0;
+    scaled_operand A = {a, NULL, NULL, 1.0, batch, m, k, 1, k, m * k, nblk, bs};
+    scaled_operand B = {b, NULL, NULL, 1.0, batch, n, k, n, 1, k * n, nblk, bs};
+    A.q = malloc((size_t)(batch * m * k + 1) * sizeof(double));
+    B.q = malloc((size_t)(batch * k * n + 1) * sizeof(double));
+    A.xs = malloc((size_t)(batch * m * nblk + 1) * sizeof(double));
+    B.xs = malloc((size_t)(batch * n * nblk + 1) * sizeof(double));
+    int rc = PP_OK;
+    if (!A.q || !B.q || !A.xs || !B.xs) {
+        rc = pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the quantised inputs");
+    } else {
+        scaled_quantise(v, &A);
+        scaled_quantise(v, &B);
+        // tensor-current: d = RN_32(X_a·X_b); nvfp4: RN_32(g_a·g_b); mx: 1 (A.g = B.g = 1)
+        double d = pp_round(PP_FMT_FP32, A.g * B.g, PP_RND_NE, 0);
+        scaled_job g = {v, alpha_c, d, m, n, k, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, &A, &B, c};
+        pp_parallel_for(scaled_task, &g, batch * g.tasks_per_batch, threads, NULL);
+    }
+    free(A.q);
+    free(B.q);
+    free(A.xs);
+    free(B.xs);
+    return rc;
+}

@@ -1,0 +1,128 @@
+// scaling.h — the element-wise arithmetic of scaled low-precision storage: a scale from an amax,
+// an element divided by its scale and rounded to the storage format. One definition for
+// `precprobe cast --scaling mx` (src/core/cast.c) and the scaled GEMM (kernels/gemm.h, cpu/gemm.c).
+// C11 and nvcc (PP_HD).
+//
+// Schemes (V a value of the input, P the stored element, X the scale; V ≈ X·P):
+//   per-tensor, current (TransformerEngine's Float8CurrentScaling, scale as the inverse of TE's):
+//       X = RN_32(amax / max_finite(F)) over the whole tensor (X = 1 when amax = 0),
+//       P = RN_F,sat(RN_32(V / X))  — the division in binary32 then the saturating cast, as a
+//       GPU quantise kernel computes it (RN_32 of the binary64 quotient is the binary32 quotient:
+//       53 ≥ 2·24 + 2, so the double rounding is innocuous).
+//   MX (OCP MX v1.0 §6.3): per block of 32 along the reduction dimension,
+//       X = 2^(floor(log2(block amax)) − emax_elem), the exponent clamped to E8M0's [−127, 127]
+//       (amax 0: 2^−127); NaN scale (E8M0 0xFF) for a block holding NaN or ±Inf;
+//       P = RN_F,sat(V / X) (V / X exact: a power of two).
+//   NVFP4 (NVIDIA's two-level FP4): a global binary32 scale and an E4M3 scale per block of 16,
+//       g = RN_32(amax / (6·448)) (g = 1 when amax = 0),
+//       s = RN_e4m3,sat(block_amax / (6·g)),  X = s·g (exact in binary64: 4 × 24 bits),
+//       P = RN_e2m1,sat(V / X), and P = 0 for a block whose s is 0 (all zeros, or underflow).
+//       (Quotients in binary64 then one rounding to a ≤ 24-bit format: correctly rounded.)
+#ifndef PP_SCALING_H
+#define PP_SCALING_H
+
+#include <math.h>
+
+#include "format.h"
+#include "pp_hd.h"
+
+typedef enum pp_scaling {
+    PP_SCALING_NONE = 0,     // values stored as they are (today's arithmetic)
+    PP_SCALING_TENSOR,       // per-tensor, current amax
+    PP_SCALING_MX,           // OCP MX v1.0, blocks of PP_MX_BLOCK, E8M0 scales
+    PP_SCALING_NVFP4         // e2m1, blocks of PP_NVFP4_BLOCK, E4M3 scales, fp32 global scale
+} pp_scaling;
+
+#define PP_MX_BLOCK 32
+#define PP_NVFP4_BLOCK 16
+#define PP_MX_NAN_EXP 128  // the shared exponent that stands for E8M0's NaN scale
+
+PP_HD static inline const char *pp_scaling_name(pp_scaling s)
+{
+    return s == PP_SCALING_NONE ? "none"
+         : s == PP_SCALING_TENSOR ? "tensor-current"
+         : s == PP_SCALING_MX ? "mx"
+         : s == PP_SCALING_NVFP4 ? "nvfp4" : "?";
+}
+
+// Whether f is an OCP MX element format.
+PP_HD static inline int pp_mx_elem_format(pp_format_id f)
+{
+    return f == PP_FMT_E4M3 || f == PP_FMT_E5M2 || f == PP_FMT_E2M1 || f == PP_FMT_E2M3 || f == PP_FMT_E3M2;
+}
+
+// amax folded over one more value: |v| if larger; NaN (sticky) for NaN or ±Inf, so a caller
+// sees "this block holds a non-finite value" from the result alone.
+PP_HD static inline double pp_amax_step(double amax, double v)
+{
+    double a = fabs(v);
+    if (isnan(amax) || !(a <= 1.7976931348623157e308))
+        return (double)NAN;
+    return a > amax ? a : amax;
+}
+
+// The MX shared exponent of a block with amax (pp_amax_step's fold from 0): floor(log2(amax))
+// − emax_elem clamped to [−127, 127]; −127 for amax 0; PP_MX_NAN_EXP for NaN (non-finite block).
+PP_HD static inline int pp_mx_shared_exp(double amax, int emax_elem)
+{
+    if (isnan(amax))
+        return PP_MX_NAN_EXP;
+    if (amax == 0)
+        return -127;
+    int e = ilogb(amax) - emax_elem;  // ilogb: floor(log2 |x|), exact, subnormals included
+    return e < -127 ? -127 : e > 127 ? 127 : e;
+}
+
+// X = 2^e as a binary64 (NaN for PP_MX_NAN_EXP).
+PP_HD static inline double pp_mx_scale(int e)
+{
+    return e == PP_MX_NAN_EXP ? pp_f64_from_bits(PP_F64_QNAN) : pp_f64_from_bits(pp_pow2_bits_(e));
+}
+
+// P = RN_f,sat(V / 2^e) in mode (| PP_RND_SAT added); a NaN-scale block gives round(V), as the
+// spec leaves P free there (X·P is NaN). V / 2^e is exact for binary32 V (≥ 2^−149 times
+// 2^−127 stays normal in binary64).
+PP_HD static inline double pp_mx_quantise(pp_format_id f, double v, int e, pp_rounding mode, uint32_t rbits)
+{
+    double inv = pp_f64_from_bits(pp_pow2_bits_(e == PP_MX_NAN_EXP ? 0 : -e));
+    return pp_round(f, v * inv, (pp_rounding)(mode | PP_RND_SAT), rbits);
+}
+
+// Per-tensor current scale X = RN_32(amax / max_finite(f)); 1 when amax is 0; NaN when the
+// tensor holds NaN or ±Inf (amax NaN from pp_amax_step).
+PP_HD static inline double pp_tensor_scale(pp_format_id f, double amax)
+{
+    if (amax == 0)
+        return 1.0;
+    return pp_round(PP_FMT_FP32, amax / pp_format_get(f).max_finite, PP_RND_NE, 0);
+}
+
+// P = RN_f,sat(RN_32(V / X)) for the per-tensor scale X.
+PP_HD static inline double pp_tensor_quantise(pp_format_id f, double v, double x)
+{
+    return pp_round(f, pp_round(PP_FMT_FP32, v / x, PP_RND_NE, 0), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+}
+
+// NVFP4's global scale g = RN_32(amax / 2688) (2688 = 6·448); 1 when amax is 0.
+PP_HD static inline double pp_nvfp4_global(double amax)
+{
+    if (amax == 0)
+        return 1.0;
+    return pp_round(PP_FMT_FP32, amax / 2688.0, PP_RND_NE, 0);
+}
+
+// NVFP4's block scale s = RN_e4m3,sat(block_amax / (6·g)); 6·g exact.
+PP_HD static inline double pp_nvfp4_block_scale(double block_amax, double g)
+{
+    return pp_round(PP_FMT_E4M3, block_amax / (6.0 * g), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+}
+
+// P = RN_e2m1,sat(V / (s·g)); 0 when s is 0 (the block has no scale to divide by).
+PP_HD static inline double pp_nvfp4_quantise(double v, double s, double g)
+{
+    if (s == 0)
+        return 0.0;
+    return pp_round(PP_FMT_E2M1, v / (s * g), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+}
+
+#endif
