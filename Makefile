@@ -76,6 +76,17 @@ build/rel/%.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
 
+# The CPU AdamW lane loops (kernels/cpu/adamw_lanes.c) vectorise only with: -O3 (the vectoriser's
+# full cost model); -fno-math-errno (sqrtf is the instruction, no errno call; the same value);
+# -fno-trapping-math (branches on uniform knobs if-convert: both sides computed, one selected;
+# no value changes, FP exception flags are never read); -fno-rounding-math (fmaf and sqrtf become
+# pure: nothing in precprobe leaves round-to-nearest); more PHI arguments for if-conversion (the
+# fp16 rounding's merge points have more than GCC 12's default 4). Still -ffp-contract=off, no
+# -ffast-math.
+LANES_FLAGS := -O3 -fno-math-errno -fno-trapping-math -fno-rounding-math --param max-tree-if-conversion-phi-args=16
+build/rel/kernels/cpu/adamw_lanes.o: CFLAGS_rel += $(LANES_FLAGS)
+build/san/kernels/cpu/adamw_lanes.o: CFLAGS_san += -fno-math-errno -fno-trapping-math -fno-rounding-math
+
 build/rel/libprecprobe.a: $(patsubst %.c,build/rel/%.o,$(LIB_SRCS)) $(CU_OBJS)
 	@rm -f $@; ar rcs $@ $^
 build/san/libprecprobe.a: $(patsubst %.c,build/san/%.o,$(LIB_SRCS))

@@ -176,17 +176,31 @@ typedef struct pp_adamw_scalars {
 // ---------------------------------------------------------------------------------------------
 // Stores
 
-// R_X(x) for a binary32 x, nearest-even (pp_round_from_f32; identity for fp32).
+// R_X(x) for a binary32 x, nearest-even: pp_round_from_f32, through format.h's named binary32
+// roundings for bf16 and fp16 (equal to it bit for bit, NaN and −0 included: tested exhaustively
+// by tests/test_round_exhaustive.c). They are integer operations on the binary32 pattern, so the
+// CPU's lane loops (cpu/adamw_lanes.c) vectorise them; identity for fp32.
 PP_HD static inline float pp_adamw_store(pp_format_id f, float x)
 {
-    return f == PP_FMT_FP32 ? x : pp_round_from_f32(f, x, PP_RND_NE, 0);
+    if (f == PP_FMT_FP32)
+        return x;
+    if (f == PP_FMT_BF16)
+        return pp_round_bf16_ne(x);
+    if (f == PP_FMT_FP16)
+        return pp_round_fp16_ne(x);
+    return pp_round_from_f32(f, x, PP_RND_NE, 0);
 }
 
-// R_P(x): nearest-even, or stochastic from rbits.
+// R_P(x): nearest-even, or stochastic from rbits (the named roundings as above; a binary32 x is
+// an fp32 value, so the fp32 store is exact in every mode).
 PP_HD static inline float pp_adamw_store_param(pp_format_id f, float x, int stochastic, uint32_t rbits)
 {
-    if (!stochastic)
+    if (!stochastic || f == PP_FMT_FP32)
         return pp_adamw_store(f, x);
+    if (f == PP_FMT_BF16)
+        return pp_round_bf16_sr(x, rbits);
+    if (f == PP_FMT_FP16)
+        return pp_round_fp16_sr(x, rbits);
     return pp_round_from_f32(f, x, PP_RND_SR, rbits);
 }
 
@@ -202,11 +216,11 @@ PP_HD static inline float pp_adamw_momentum(const pp_adamw_variant *va, const pp
 {
     pp_format_id M = va->momentum;
     if (va->update == PP_ADAMW_TORCH) {
-        // lerp_(g, w): the same FMA on both devices (ATen's lerp, contracted by nvcc)
+        // lerp_(g, w): the same FMA on both devices (ATen's lerp, contracted by nvcc); the branch
+        // picks operands, not code, so lane loops (cpu/adamw_lanes.c) if-convert it
         float w = s->one_minus_beta1, d = g - m;
-        if (fabsf(w) < 0.5f)
-            return pp_adamw_store(M, fmaf(w, d, m));
-        return pp_adamw_store(M, fmaf(w - 1.0f, d, g));
+        int near = fabsf(w) < 0.5f;
+        return pp_adamw_store(M, fmaf(near ? w : w - 1.0f, d, near ? m : g));
     }
     // mul_(β1).add_(g, alpha): alpha is an FMA operand on both devices; torch's CPU bf16/fp16
     // loop rounds alpha to the common dtype when g and m share it (probed: bf16 0.1 →

@@ -68,6 +68,15 @@ PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, 
 
 // Step t of element i: its gradient (synthetic, or quadratic from the current θ), its
 // stochastic-rounding bits, and the element update of kernels/adamw.h with step t's scalars sc.
+// The gradient of element i at step t given its current θ (synthetic or quadratic).
+PP_HD static inline float pp_adamw_src_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i,
+                                            const pp_adamw_elem_data *d, float theta)
+{
+    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
+        return (float)pp_adamw_synth_grad_s(pr, va->param, t, i, d->sig);
+    return pp_adamw_store(va->param, d->h * (theta - d->opt));
+}
+
 PP_HD static inline void pp_adamw_src_step(const pp_adamw_variant *va, const pp_adamw_problem *pr,
                                            const pp_adamw_scalars *sc, int t, int64_t i,
                                            const pp_adamw_elem_data *d, pp_adamw_elem *e)
@@ -75,11 +84,7 @@ PP_HD static inline void pp_adamw_src_step(const pp_adamw_variant *va, const pp_
     uint32_t rb[2] = {0, 0};
     if (va->stochastic)
         pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
-    float g;
-    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
-        g = (float)pp_adamw_synth_grad_s(pr, va->param, t, i, d->sig);
-    else
-        g = pp_adamw_store(va->param, d->h * (e->theta - d->opt));
+    float g = pp_adamw_src_grad(va, pr, t, i, d, e->theta);
     pp_adamw_elem_step(va, sc, e, g, rb);
 }
 

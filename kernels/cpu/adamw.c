@@ -3,6 +3,7 @@
 // step by step (its gradient couples every element). Each iteration's body, and every sum's
 // order, is kernels/adamw_thread.h's, which the CUDA kernels run too (cuda/adamw_kernels.cu).
 #include "adamw.h"
+#include "adamw_lanes.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -24,6 +25,7 @@ typedef struct adamw_job {
     double *theta, *m, *v, *c;
     pp_adamw_trace *trace;
     double *lossp;               // [nblocks][T + 1] partial losses, or NULL
+    pp_adamw_path path;
 } adamw_job;
 
 // Block b: its elements through all T steps (adamw_thread.h's body, the GPU thread's too),
@@ -40,6 +42,20 @@ static void adamw_block(void *ctx, int64_t b)
     pp_adamw_snap_out sout = {NULL, NULL, 0, pr->n};
     if (j->trace)
         sout = (pp_adamw_snap_out){j->trace->snap, j->trace->snap_step, j->trace->n_snaps, pr->n};
+    if (j->path == PP_ADAMW_PATH_VECTOR)  // groups of lanes (adamw_lanes.h), the tail below
+        for (; hi - lo >= PP_ADAMW_LANES; lo += PP_ADAMW_LANES) {
+            float th[PP_ADAMW_LANES], m[PP_ADAMW_LANES], v[PP_ADAMW_LANES], c[PP_ADAMW_LANES];
+            for (int l = 0; l < PP_ADAMW_LANES; l++)
+                th[l] = (float)j->theta0[lo + l], m[l] = v[l] = c[l] = 0.0f;
+            pp_adamw_lanes_run(j->va, pr, j->sc, lo, th, m, v, c, lout, sout);
+            for (int l = 0; l < PP_ADAMW_LANES; l++) {
+                j->theta[lo + l] = th[l];
+                j->m[lo + l] = m[l];
+                j->v[lo + l] = v[l];
+                if (j->c)
+                    j->c[lo + l] = c[l];
+            }
+        }
     for (int64_t i = lo; i < hi; i++) {
         pp_adamw_elem e = {(float)j->theta0[i], 0.0f, 0.0f, 0.0f};
         pp_adamw_elem_thread(j->va, pr, j->sc, i, 0, T, &e, lout, sout);
@@ -114,6 +130,13 @@ void pp_adamw_trace_free(pp_adamw_trace *t)
 int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
                  double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_error *err)
 {
+    return pp_adamw_cpu_path(va, pr, theta0, theta, m, v, c, trace, threads, PP_ADAMW_PATH_VECTOR, err);
+}
+
+int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                      double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_adamw_path path,
+                      pp_error *err)
+{
     char msg[200];
     if (pp_adamw_check(va, pr, theta0, msg, sizeof msg))
         return pp_fail(err, PP_ERR_INPUT, "adamw: %s", msg);
@@ -136,7 +159,7 @@ int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const d
             return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the trace");
         }
     }
-    adamw_job j = {va, pr, sc, theta0, theta, m, v, va->kahan ? c : NULL, trace, NULL};
+    adamw_job j = {va, pr, sc, theta0, theta, m, v, va->kahan ? c : NULL, trace, NULL, path};
     if (c && !va->kahan)
         memset(c, 0, (size_t)pr->n * sizeof *c);
     int rc = PP_OK;

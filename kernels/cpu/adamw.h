@@ -22,6 +22,19 @@
 int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
                  double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_error *err);
 
+// The loops that run the element-parallel sources (synthetic, quadratic): the same arithmetic,
+// the same bits (tests/test_adamw_lanes.c); the scalar loop is the oracle the vector one is
+// tested against. Linear regression runs the scalar loop on both.
+typedef enum pp_adamw_path {
+    PP_ADAMW_PATH_VECTOR = 0,  // groups of PP_ADAMW_LANES elements (cpu/adamw_lanes.h): the default
+    PP_ADAMW_PATH_SCALAR       // one element at a time: kernels/adamw_thread.h's body as written
+} pp_adamw_path;
+
+// pp_adamw_cpu with the loop chosen (pp_adamw_cpu is this with PP_ADAMW_PATH_VECTOR).
+int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                      double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_adamw_path path,
+                      pp_error *err);
+
 // Frees a trace's arrays and zeroes it.
 void pp_adamw_trace_free(pp_adamw_trace *t);
 

@@ -1,0 +1,150 @@
+// cpu/adamw_lanes.c — the lane loops of the CPU emulation's vector path (adamw_lanes.h). The
+// arithmetic is kernels/adamw.h's, unchanged: each loop below calls the scalar element functions
+// once per lane. What makes it vectorise: the state in structure-of-arrays form, the variant's
+// formats, Kahan, stochastic rounding and update known at compile time (one instantiation per
+// combination with all four formats equal: the variants people run; the rest run the same code
+// with the knobs read at run time), and -fno-math-errno for this file (Makefile) so sqrtf is
+// the IEEE instruction with no errno call (its value is the same). Check with
+//   gcc ... -fopt-info-vec-optimized -c kernels/cpu/adamw_lanes.c
+#include "adamw_lanes.h"
+
+#define L PP_ADAMW_LANES
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define LANES_INLINE static inline __attribute__((always_inline))
+#define LANES_IVDEP _Pragma("GCC ivdep")
+#else
+#define LANES_INLINE static inline
+#define LANES_IVDEP
+#endif
+
+// The synthetic source's gradients of one step: a rejection sampler per lane, so scalar (and
+// kept out of line: flatten below would copy it into every instantiation).
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void lanes_synth_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i0,
+                             const double *sig, float *g)
+{
+    for (int l = 0; l < L; l++) {
+        pp_adamw_elem_data d = {0.0f, 0.0f, sig[l]};
+        g[l] = pp_adamw_src_grad(va, pr, t, i0 + l, &d, 0.0f);
+    }
+}
+
+// One step of every lane, the step's scalars in a local copy (loads that cannot fault, so the
+// branches on them if-convert) with use_decay a constant (the caller's two calls).
+LANES_INLINE void lanes_step(const pp_adamw_variant *va, const pp_adamw_scalars *s, float *restrict th,
+                             float *restrict m, float *restrict v, float *restrict c, const float *restrict g,
+                             const uint32_t *restrict r0, const uint32_t *restrict r1)
+{
+    LANES_IVDEP
+    for (int l = 0; l < L; l++) {
+        pp_adamw_elem e = {th[l], m[l], v[l], c[l]};
+        uint32_t rb[2] = {r0[l], r1[l]};
+        pp_adamw_elem_step(va, s, &e, g[l], rb);
+        th[l] = e.theta, m[l] = e.m, v[l] = e.v, c[l] = e.c;
+    }
+}
+
+// One group of lanes through all steps, knobs from *va (constants where the caller's are).
+LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
+                             int64_t i0, float *restrict th, float *restrict m, float *restrict v,
+                             float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+{
+    float h[L], opt[L], g[L];
+    double sig[L], x[L];
+    uint32_t r0[L], r1[L];
+    for (int l = 0; l < L; l++) {
+        pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i0 + l);
+        h[l] = d.h, opt[l] = d.opt, sig[l] = d.sig;
+        r0[l] = r1[l] = 0;
+    }
+    // the quadratic source's gradient, with the kind a constant so the lane loop has no branch
+    pp_adamw_problem quad = *pr;
+    quad.kind = PP_ADAMW_GRAD_QUADRATIC;
+    int T = pr->steps, snap = 0;
+    while (so.snap && snap < so.count && so.step[snap] < 1)
+        snap++;
+    if (lo.p)
+        for (int l = 0; l < L; l++) {
+            pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
+            double q = pp_adamw_quad_loss_term(&d, th[l]);
+            lo.p[0] = lo.add ? lo.p[0] + q : q;
+        }
+    for (int t = 1; t <= T; t++) {
+        if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC) {
+            lanes_synth_grad(va, pr, t, i0, sig, g);
+        } else {
+            LANES_IVDEP
+            for (int l = 0; l < L; l++) {
+                pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
+                g[l] = pp_adamw_src_grad(va, &quad, t, i0 + l, &d, th[l]);
+            }
+        }
+        if (va->stochastic) {
+            LANES_IVDEP
+            for (int l = 0; l < L; l++) {
+                uint32_t rb[2];
+                pp_adamw_sr_bits(pr->seed, (uint64_t)(i0 + l), (uint32_t)t, rb);
+                r0[l] = rb[0], r1[l] = rb[1];
+            }
+        }
+        pp_adamw_scalars s = sc[t];
+        if (s.use_decay) {
+            s.use_decay = 1;
+            lanes_step(va, &s, th, m, v, c, g, r0, r1);
+        } else {
+            s.use_decay = 0;
+            lanes_step(va, &s, th, m, v, c, g, r0, r1);
+        }
+        if (lo.p) {
+            double *q = lo.p + (int64_t)t * lo.stride;
+            for (int l = 0; l < L; l++) {
+                pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
+                x[l] = pp_adamw_quad_loss_term(&d, th[l]);
+            }
+            for (int l = 0; l < L; l++)  // in increasing i: the documented order
+                *q = lo.add ? *q + x[l] : x[l];
+        }
+        if (so.snap && snap < so.count && so.step[snap] == t) {
+            for (int l = 0; l < L; l++)
+                so.snap[(int64_t)snap * so.n + i0 + l] = th[l];
+            snap++;
+        }
+    }
+}
+
+// The instantiations: formats all F, kahan K, stochastic S, update U known to the compiler.
+#define LANES_SPEC(F, K, S, U)                                                                   \
+    if (P == (F) && va->kahan == (K) && va->stochastic == (S) && va->update == (U)) {            \
+        pp_adamw_variant k = *va;                                                                \
+        k.param = k.momentum = k.variance = k.compensation = (F);                                \
+        k.kahan = (K), k.stochastic = (S), k.update = (U);                                       \
+        lanes_body(&k, pr, sc, i0, th, m, v, c, lo, so);                                         \
+        return;                                                                                  \
+    }
+#define LANES_SPEC_U(F, K, S) LANES_SPEC(F, K, S, PP_ADAMW_ANYPRECISION) LANES_SPEC(F, K, S, PP_ADAMW_TORCH)
+#define LANES_SPEC_F(F) LANES_SPEC_U(F, 0, 0) LANES_SPEC_U(F, 0, 1) LANES_SPEC_U(F, 1, 0) LANES_SPEC_U(F, 1, 1)
+
+// flatten: the element functions are too large for the inliner's own limits, and a lane loop
+// around a call does not vectorise. Not under the sanitizers (__SANITIZE_ADDRESS__): there the
+// flattened, instrumented instantiations take minutes to compile, and the lane loops they test
+// are the same source.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((flatten, target_clones("arch=x86-64-v4", "default")))
+#endif
+void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
+                        int64_t i0, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
+                        pp_adamw_snap_out so)
+{
+    pp_format_id P = va->param;
+    // c's format matters only with Kahan: without it the lanes' c passes through unchanged
+    if (va->momentum == P && va->variance == P && (!va->kahan || va->compensation == P)) {
+        LANES_SPEC_F(PP_FMT_FP32)
+        LANES_SPEC_F(PP_FMT_BF16)
+        LANES_SPEC_F(PP_FMT_FP16)
+    }
+    lanes_body(va, pr, sc, i0, th, m, v, c, lo, so);
+}

@@ -1,0 +1,27 @@
+// cpu/adamw_lanes.h — the CPU emulation's vector path: PP_ADAMW_LANES elements side by side, each
+// lane running kernels/adamw_thread.h's statements (the same inline functions, called in a loop
+// over lanes that the compiler vectorises). Bit-identical to the scalar body by construction
+// (same operations per lane, no reassociation: -ffp-contract=off, no -ffast-math) and by
+// tests/test_adamw_lanes.c, which compares the two over every knob and gradient source.
+#ifndef PP_CPU_ADAMW_LANES_H
+#define PP_CPU_ADAMW_LANES_H
+
+#include <stdint.h>
+
+#include "../adamw.h"
+#include "../adamw_problem.h"
+#include "../adamw_thread.h"
+
+// Lanes per group: 16 binary32 lanes fill one AVX-512 register (two AVX2 ones).
+#define PP_ADAMW_LANES 16
+
+// Elements i0 .. i0 + PP_ADAMW_LANES − 1 of a θ-independent source (synthetic, quadratic) from
+// loss index 0 through T = pr->steps: what pp_adamw_elem_thread(va, pr, sc, i, 0, T, ...) does
+// for each of them, with the loss terms added in increasing i for each loss index (the
+// documented order). th, m, v, c: the lanes' state in (θ₀ and zeros), after step T out.
+// Runs AVX-512 or AVX2 code where the CPU has it (chosen at load time), else baseline x86-64.
+void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
+                        int64_t i0, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
+                        pp_adamw_snap_out so);
+
+#endif

@@ -1,0 +1,65 @@
+// bench_adamw_emu.c — the CPU AdamW emulation's vector path (cpu/adamw_lanes.c) against its
+// scalar path, same run, per variant and gradient source, at n = 65,536, T = 1,000 (issue 17's
+// size): wall and CPU time (the machine may be shared), ns per element-step (wall × threads /
+// (n·T)), and the ratio scalar / vector. The synthetic source draws a normal per element-step
+// (a rejection sampler, scalar in both paths); the quadratic one's gradient is two operations, so
+// its line is close to the update alone.
+// Run: make bench (or build/rel/tools/bench_adamw_emu [threads] [n] [T]). Prints numbers only.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cpu/adamw.h"
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 2;
+    int64_t n = argc > 2 ? atoll(argv[2]) : 65536;
+    int T = argc > 3 ? atoi(argv[3]) : 1000;
+    double *th0 = malloc((size_t)n * sizeof *th0), *o[4];
+    for (int k = 0; k < 4; k++)
+        o[k] = malloc((size_t)n * sizeof(double));
+    const char *names[] = {"fp32 torch", "bf16 plain", "bf16 kahan(bf16)", "bf16 stochastic"};
+    pp_adamw_variant vs[] = {
+        {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CUDA},
+        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
+        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
+        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
+    };
+    const pp_adamw_grad_kind kinds[] = {PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_GRAD_QUADRATIC};
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < 4; k++) {
+            pp_adamw_problem pr = {kinds[s], n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
+                                   PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0};
+            pp_format_id P = vs[k].param;
+            for (int64_t i = 0; i < n; i++)
+                th0[i] = pp_round(P, pp_rand_normal(7, 0, (uint64_t)i), PP_RND_NE, 0);
+            double wall[2], cpu[2];
+            for (int p = 0; p < 2; p++) {
+                pp_adamw_path path = p ? PP_ADAMW_PATH_VECTOR : PP_ADAMW_PATH_SCALAR;
+                double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+                if (pp_adamw_cpu_path(&vs[k], &pr, th0, o[0], o[1], o[2], o[3], NULL, threads, path, NULL))
+                    return 1;
+                wall[p] = clock_s(CLOCK_MONOTONIC) - w0;
+                cpu[p] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            }
+            double es = (double)n * T / threads;
+            printf("adamw cpu emulation %-16s %-9s n = %lld, T = %d, %d threads: scalar %.3f s wall %.3f s cpu "
+                   "(%.1f ns/elem-step), vector %.3f s wall %.3f s cpu (%.1f ns/elem-step): vector %.1fx faster "
+                   "(cpu time %.1fx)\n",
+                   names[k], s ? "quadratic" : "synthetic", (long long)n, T, threads, wall[0], cpu[0],
+                   wall[0] / es * 1e9, wall[1], cpu[1], wall[1] / es * 1e9, wall[0] / wall[1], cpu[0] / cpu[1]);
+        }
+    free(th0);
+    for (int k = 0; k < 4; k++)
+        free(o[k]);
+    return 0;
+}
