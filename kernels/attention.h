@@ -406,20 +406,7 @@ PP_HD static inline float pp_attn_exp2f(float x)
     const double SHIFT = 6755399441055744.0;  // 1.5·2^52
     double n = (xd + SHIFT) - SHIFT;          // nearest integer (|xd| ≤ 160: exact)
     double r = (xd - n) * 0.69314718055994530942;  // x − n exact, |r| ≤ ln2/2
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    double p = pp_exp_taylor13(r);
     int ni = (int)n;  // 2^n: a binary64 normal for |n| ≤ 160
     double scale = pp_f64_from_bits((uint64_t)(ni + 1023) << 52);
     return (float)(p * scale);

@@ -9,6 +9,28 @@
 #include "format.h"
 #include "pp_hd.h"
 
+// e^r for |r| ≤ ln2/2 + 2^−40, Taylor to degree 13 in Horner form, binary64:
+// 1 + r(1 + r(1/2 + r(1/6 + …))). The one polynomial of pp_expf and kernels/attention.h's
+// pp_attn_exp2f (truncation below 2^−57 relative on that range).
+PP_HD static inline double pp_exp_taylor13(double r)
+{
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    return p;
+}
+
 // ---------------------------------------------------------------------------------------------
 // exp
 //
@@ -41,21 +63,7 @@ PP_HD static inline float pp_expf(float x)
     double t = xd * LOG2E + SHIFT;  // two roundings: t − SHIFT is an integer within 1 of x·log2 e
     double n = t - SHIFT;
     double r = (xd - n * LN2_HI) - n * LN2_LO;
-    // e^r, Taylor to degree 13: 1 + r(1 + r(1/2 + r(1/6 + …)))
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    double p = pp_exp_taylor13(r);
     int ni = (int)n;  // |n| ≤ 174
     double scale = pp_f64_from_bits((uint64_t)(ni + 1023) << 52);
     return (float)(p * scale);
