@@ -425,7 +425,8 @@ PP_HD static inline float pp_attn_exp2f(float x)
 //   dQ (stream DQ_BLOCKS): the flash backward's per-key-block partials of a dq row (FA2's
 //     atomicAdd into dq_accum, whose order across blocks is the scheduler's) are added in a seeded
 //     order of the blocks, i ↦ (a·i + c) mod nb with gcd(a, nb) = 1, instead of increasing.
-// Not perturbed: the unfused path, the CP merges, the dk/dv reductions, MMA k-chunks.
+// Not perturbed: the unfused path, the CP merges, the dk/dv reductions, the MMA k-chunks of the
+// attention GEMMs (the gemm op has them: kernels/gemm.h "Order band").
 enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
 
 // The 128 random bits of (seed, stream, row, key): Philox keyed by the seed.

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "philox.h"
 #include "pp_hd.h"
 #include "scaling.h"
 
@@ -73,7 +74,28 @@ typedef struct pp_gemm_variant {
     int alpha_given;      // 0: α = 1/√k (the real number; needs k ≥ 1); 1: α = alpha
     double alpha;         // finite; ≥ 0 for PP_GEMM_SCALE_PRE (it takes √α)
     pp_scaling scaling;   // PP_SCALING_NONE: the above; else the scaled storage above
+    uint64_t order_seed;  // 0: the documented order; else an admissible one (pp_gemm_order_chunk)
 } pp_gemm_variant;
+
+// Order band (issue 15; see kernels/attention.h "Order band" for the attention's): a tensor-core
+// MMA sums the products of each k-chunk of 16 in an order the hardware does not document. With
+// order_seed ≠ 0, every full chunk c of 16 reduction steps l0 = 16c … l0 + 15 is walked as
+// l0 + (a·q + b) mod 16, q = 0 … 15, with a odd (so a permutation) and a, b drawn from Philox
+// keyed by (seed, c) — the same order for every output element, as one MMA instruction shape
+// would. A last partial chunk keeps its order. Seed 0: a = 1, b = 0, the documented order.
+// The scaled-storage loops (kernels/cpu/gemm_scaled.c) are not perturbed.
+#define PP_GEMM_MMA_CHUNK 16
+PP_HD static inline void pp_gemm_order_chunk(uint64_t seed, int64_t chunk, int64_t *a, int64_t *b)
+{
+    *a = 1, *b = 0;
+    if (seed == 0)
+        return;
+    pp_philox4x32_ctr c = {{(uint32_t)chunk, (uint32_t)((uint64_t)chunk >> 32), 0x6d6d61u /* "mma" */, 0}};
+    pp_philox4x32_key k = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    pp_philox4x32_ctr u = pp_philox4x32_10(c, k);
+    *a = 2 * (int64_t)(u.v[0] % (PP_GEMM_MMA_CHUNK / 2)) + 1;
+    *b = (int64_t)(u.v[1] % PP_GEMM_MMA_CHUNK);
+}
 
 // The scalars a variant uses, as binary64 carrying exact values.
 typedef struct pp_gemm_scalars {

@@ -23,15 +23,28 @@ typedef struct pp_gemm_lane_acc {
 
 // crow[j0 + j] for j < lanes: row `arow` (k values) times columns j0 … of b (k rows of n values,
 // row-major), under accumulation accum, epilogue factor alpha_c in the compute type.
+// order_seed: 0 for the documented order l = 0 … k−1, else the MMA chunks' admissible order
+// (kernels/gemm.h "Order band"); step q of the run is reduction index l = order_l(q).
+PP_HD static inline int64_t pp_gemm_order_l(uint64_t order_seed, int64_t k, int64_t q)
+{
+    int64_t l0 = q - q % PP_GEMM_MMA_CHUNK;
+    if (order_seed == 0 || l0 + PP_GEMM_MMA_CHUNK > k)
+        return q;
+    int64_t a, b;
+    pp_gemm_order_chunk(order_seed, l0 / PP_GEMM_MMA_CHUNK, &a, &b);
+    return l0 + (a * (q - l0) + b) % PP_GEMM_MMA_CHUNK;
+}
+
 PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t n,
                                          int64_t k, const double *arow, const double *b, int64_t j0,
-                                         int64_t lanes, double *crow, pp_gemm_lane_acc acc)
+                                         int64_t lanes, double *crow, pp_gemm_lane_acc acc, uint64_t order_seed)
 {
     if (accum == PP_GEMM_ACC_FP32) {
         float *s = acc.f32;
         for (int64_t j = 0; j < lanes; j++)
             s[j] = 0.0f;
-        for (int64_t l = 0; l < k; l++) {
+        for (int64_t q = 0; q < k; q++) {
+            int64_t l = pp_gemm_order_l(order_seed, k, q);
             float ail = (float)arow[l];  // exact: a value of F ⊆ binary32
             const double *brow = b + l * n + j0;
             for (int64_t j = 0; j < lanes; j++)
@@ -43,7 +56,8 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
         double *s = acc.f64;
         for (int64_t j = 0; j < lanes; j++)
             s[j] = 0.0;
-        for (int64_t l = 0; l < k; l++) {
+        for (int64_t q = 0; q < k; q++) {
+            int64_t l = pp_gemm_order_l(order_seed, k, q);
             double ail = arow[l];
             const double *brow = b + l * n + j0;
             for (int64_t j = 0; j < lanes; j++)

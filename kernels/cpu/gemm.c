@@ -56,6 +56,7 @@ typedef struct gemm_job {
     int64_t m, n, k, tasks_per_batch;
     const double *a, *b;  // the operands after any prescale
     double *c;
+    uint64_t order_seed;  // kernels/gemm.h "Order band"
 } gemm_job;
 
 // Rows [i0, i1): each row in tiles of GEMM_TILE columns, the tile's columns as the lanes of the
@@ -68,7 +69,8 @@ static void gemm_rows(const gemm_job *g, const double *a, const double *b, doubl
     for (int64_t i = i0; i < i1; i++)
         for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
             int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
-            pp_gemm_row_run(g->f, g->accum, g->alpha_c, g->n, g->k, a + i * g->k, b, j0, jn, c + i * g->n, acc);
+            pp_gemm_row_run(g->f, g->accum, g->alpha_c, g->n, g->k, a + i * g->k, b, j0, jn, c + i * g->n, acc,
+                            g->order_seed);
         }
 }
 
@@ -150,7 +152,7 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
             gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads);
     }
     gemm_job g = {v->format, v->accum, sc.alpha_c, m, n, k, (m + GEMM_ROWS_PER_TASK - 1) / GEMM_ROWS_PER_TASK,
-                  as ? as : a, bs ? bs : b, c};
+                  as ? as : a, bs ? bs : b, c, v->order_seed};
     pp_parallel_for(gemm_task, &g, batch * g.tasks_per_batch, threads, NULL);
     free(as);
     free(bs);

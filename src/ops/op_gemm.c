@@ -142,6 +142,7 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
         .scale = (pp_gemm_scale)id(k, K_SCALE),
         .alpha_given = p->given[P_ALPHA],
         .alpha = p->v[P_ALPHA],
+        .order_seed = p->order_seed,
     };
     return v;
 }
