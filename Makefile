@@ -104,9 +104,11 @@ build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
 	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) $(CUDA_LIBS)
 
 # ---- the README's commands -------------------------------------------------------------------
+# The benchmarks are built (not run) too, so a change that breaks `make bench` fails here.
 test: deps
 	@$(MAKE) --no-print-directory check-includes
-	@$(MAKE) --no-print-directory -j2 bin/precprobe build/rel/tools/adamw_emulate $(TESTS_rel) $(TESTS_san)
+	@$(MAKE) --no-print-directory -j2 bin/precprobe build/rel/tools/adamw_emulate $(TESTS_rel) $(TESTS_san) \
+	  $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS))
 	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san)
 
 # The layers' include rules (tools/check-includes.sh), after its self-test shows it can fail.
