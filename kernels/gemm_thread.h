@@ -24,15 +24,27 @@ typedef struct pp_gemm_lane_acc {
 // crow[j0 + j] for j < lanes: row `arow` (k values) times columns j0 … of b (k rows of n values,
 // row-major), under accumulation accum, epilogue factor alpha_c in the compute type.
 // order_seed: 0 for the documented order l = 0 … k−1, else the MMA chunks' admissible order
-// (kernels/gemm.h "Order band"); step q of the run is reduction index l = order_l(q).
+// (kernels/gemm.h "Order band"). The chunk starting at step l0 is walked as l0 + (a·r + c) mod 16,
+// r = 0 … 15; (a, c) = (1, 0), the identity, at seed 0 and for a last partial chunk.
+PP_HD static inline void pp_gemm_chunk_perm(uint64_t order_seed, int64_t k, int64_t l0, int64_t *a, int64_t *c)
+{
+    *a = 1, *c = 0;
+    if (order_seed != 0 && l0 + PP_GEMM_MMA_CHUNK <= k)
+        pp_gemm_order_chunk(order_seed, l0 / PP_GEMM_MMA_CHUNK, a, c);
+}
+
+PP_HD static inline int64_t pp_gemm_perm_step(int64_t q, int64_t a, int64_t c)
+{
+    int64_t r = q % PP_GEMM_MMA_CHUNK;
+    return q - r + (a * r + c) % PP_GEMM_MMA_CHUNK;
+}
+
+// The reduction index that step q of a run reads.
 PP_HD static inline int64_t pp_gemm_order_l(uint64_t order_seed, int64_t k, int64_t q)
 {
-    int64_t l0 = q - q % PP_GEMM_MMA_CHUNK;
-    if (order_seed == 0 || l0 + PP_GEMM_MMA_CHUNK > k)
-        return q;
-    int64_t a, b;
-    pp_gemm_order_chunk(order_seed, l0 / PP_GEMM_MMA_CHUNK, &a, &b);
-    return l0 + (a * (q - l0) + b) % PP_GEMM_MMA_CHUNK;
+    int64_t a, c;
+    pp_gemm_chunk_perm(order_seed, k, q - q % PP_GEMM_MMA_CHUNK, &a, &c);
+    return pp_gemm_perm_step(q, a, c);
 }
 
 PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t n,
@@ -43,8 +55,11 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
         float *s = acc.f32;
         for (int64_t j = 0; j < lanes; j++)
             s[j] = 0.0f;
+        int64_t pa = 1, pc = 0;  // the chunk's permutation, drawn once per chunk
         for (int64_t q = 0; q < k; q++) {
-            int64_t l = pp_gemm_order_l(order_seed, k, q);
+            if (q % PP_GEMM_MMA_CHUNK == 0)
+                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);
+            int64_t l = pp_gemm_perm_step(q, pa, pc);
             float ail = (float)arow[l];  // exact: a value of F ⊆ binary32
             const double *brow = b + l * n + j0;
             for (int64_t j = 0; j < lanes; j++)
@@ -56,8 +71,11 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
         double *s = acc.f64;
         for (int64_t j = 0; j < lanes; j++)
             s[j] = 0.0;
+        int64_t pa = 1, pc = 0;  // the chunk's permutation, drawn once per chunk
         for (int64_t q = 0; q < k; q++) {
-            int64_t l = pp_gemm_order_l(order_seed, k, q);
+            if (q % PP_GEMM_MMA_CHUNK == 0)
+                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);
+            int64_t l = pp_gemm_perm_step(q, pa, pc);
             double ail = arow[l];
             const double *brow = b + l * n + j0;
             for (int64_t j = 0; j < lanes; j++)
