@@ -65,6 +65,10 @@ static void run_usage(FILE *f)
         "                           admissible order of what the GPU leaves unspecified (reduction\n"
         "                           orders, approximate exp), and report each statistic's band\n"
         "                           (min-max over the N + 1 runs); gates use the nominal value\n"
+        "  --shard I/N              run only shard I of N (a slice of the plan's tasks, the same\n"
+        "                           for every I on any machine) and write its partial result,\n"
+        "                           DIR/partial.h5 (-o/--out DIR; default reports/out/CASE-NAME/\n"
+        "                           shard-I-of-N); `precprobe merge` makes the reports\n"
         "  -h, --help               this text\n"
         "\n"
         "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
@@ -230,15 +234,16 @@ static int write_reports(const pp_run_result *r, const char *dir, const char *ju
 
 int pp_cmd_run(int argc, char **argv)
 {
-    const char *out = NULL, *junit = NULL, *html = NULL;
+    const char *out = NULL, *junit = NULL, *html = NULL, *shard = NULL;
     run_cli cli = {0};
     int save = 0, n_cases = 0;
     const char *cases[64];
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
         {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL}, {"--orders", &cli.orders_s, NULL},
+        {"--shard", &shard, NULL}, {"-o", &out, NULL},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 6, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 8, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;
@@ -248,6 +253,19 @@ int pp_cmd_run(int argc, char **argv)
     if (n_cases == 0) {
         fprintf(stderr, "precprobe run: name at least one case file (see precprobe run --help)\n");
         return 2;
+    }
+    if (shard) {  // a slice of the run, written as a partial result (cli/cmd_run_shard.c)
+        if (n_cases != 1 || junit || html || save) {
+            fprintf(stderr, "precprobe run: --shard takes one case, and no --junit, --html or --save-tensors "
+                            "(precprobe merge writes the reports)\n");
+            return 2;
+        }
+        char cache[PP_PATH_MAX] = "";
+        if (!cli.no_cache)
+            cli.cache ? (void)snprintf(cache, sizeof cache, "%s", cli.cache) : pp_ref_cache_default_dir(cache, sizeof cache);
+        pp_run_opts o = {cli.device, cli.threads, 0, cli.quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
+                         cli.reference, cache, cli.cross_check, cli.orders};
+        return pp_cli_run_shard(cases[0], shard, out, &o);
     }
     if (junit && n_cases > 1) {
         fprintf(stderr, "precprobe run: --junit takes one case at a time\n");
@@ -411,4 +429,9 @@ int pp_cmd_check(int argc, char **argv)
     pp_run_result_free(&base);
     pp_case_free(&c);
     return rc;
+}
+
+int pp_cli_write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html)
+{
+    return write_reports(r, dir, junit, html);
 }

@@ -75,8 +75,8 @@ static void free_seeded(const pp_run_plan *plan, const unsigned char *rerun, pp_
             pp_tensor_free(&alt[v].outs[t]);
 }
 
-int pp_run_order_bands(const pp_run_plan *plan, int orders, const pp_run_products *p, pp_comparison *cmps, int n,
-                       pp_error *err)
+int pp_run_order_bands(const pp_run_plan *plan, int orders, const pp_run_products *p, const unsigned char *selected,
+                       pp_comparison *cmps, int n, pp_error *err)
 {
     if (orders <= 0 || n <= 0)
         return PP_OK;
@@ -105,7 +105,7 @@ int pp_run_order_bands(const pp_run_plan *plan, int orders, const pp_run_product
         int m = 0;
         rc = run_seeded(plan, p, rerun, (uint64_t)s, alt, err);
         if (!rc)
-            rc = pp_run_compare(plan, &q, NULL, &cs, &m, err);
+            rc = pp_run_compare(plan, &q, selected, &cs, &m, err);
         if (!rc && m != n)
             rc = pp_fail(err, PP_ERR_RUNTIME, "--orders: order %d made %d comparisons, not %d", s, m, n);
         for (int i = 0; !rc && i < n; i++)

@@ -10,11 +10,11 @@
 
 #include "pipeline/execute.h"
 
-// Fills the bands of cmps (the n comparisons pp_run_compare made from p with selected NULL);
-// orders ≤ 0: nothing. Returns PP_OK, PP_ERR_RUNTIME (out of memory, a run's error) or
-// PP_ERR_INPUT (a run's error).
-int pp_run_order_bands(const pp_run_plan *plan, int orders, const pp_run_products *p, pp_comparison *cmps, int n,
-                       pp_error *err);
+// Fills the bands of cmps (the n comparisons pp_run_compare made from p with the same selected:
+// NULL for the whole plan, a shard's slice otherwise); orders ≤ 0: nothing. Returns PP_OK,
+// PP_ERR_RUNTIME (out of memory, a run's error) or PP_ERR_INPUT (a run's error).
+int pp_run_order_bands(const pp_run_plan *plan, int orders, const pp_run_products *p, const unsigned char *selected,
+                       pp_comparison *cmps, int n, pp_error *err);
 
 // Whether the [lo, hi] bands of a statistic of two comparisons overlap (NaN bounds: they do).
 int pp_band_overlap(const double a[3], const double b[3]);

@@ -93,6 +93,15 @@ static void list_tasks(pp_run_plan *plan, int cross_check)
 
 int pp_run_plan_make(const pp_case *c, const pp_run_opts *o, pp_run_plan *plan, pp_error *err)
 {
+    char device[64];
+    memset(plan, 0, sizeof *plan);
+    int rc = choose_device(o, c->op, device, sizeof device, err);
+    return rc ? rc : pp_run_plan_make_on(c, o, device, plan, err);
+}
+
+int pp_run_plan_make_on(const pp_case *c, const pp_run_opts *o, const char *device, pp_run_plan *plan,
+                        pp_error *err)
+{
     const pp_op *op = c->op;
     memset(plan, 0, sizeof *plan);
     plan->c = c;
@@ -103,9 +112,7 @@ int pp_run_plan_make(const pp_case *c, const pp_run_opts *o, pp_run_plan *plan, 
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(plan->created_utc, sizeof plan->created_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    int rc = choose_device(o, op, plan->device, sizeof plan->device, err);
-    if (rc)
-        return rc;
+    snprintf(plan->device, sizeof plan->device, "%s", device);
     plan->on_cuda = !strncmp(plan->device, "cuda", 4);
     int n_outputs = op->n_outputs, n_pair_tasks = 0;
     for (int p = 0; p < c->n_pairs; p++)

@@ -56,6 +56,12 @@ typedef struct pp_run_plan {
 int pp_run_plan_make(const pp_case *c, const pp_run_opts *o, pp_run_plan *plan, pp_error *err);
 void pp_run_plan_free(pp_run_plan *plan);
 
+// The same plan on a backend already chosen: device as reports name it ("cpu", "cuda (NAME)",
+// "cpu (auto: why)"; on_cuda when it starts with "cuda"). For `precprobe merge`, which plans the
+// run its shards made (on whatever machines they ran) without looking for a device itself.
+int pp_run_plan_make_on(const pp_case *c, const pp_run_opts *o, const char *device, pp_run_plan *plan,
+                        pp_error *err);
+
 // Adds to selected (one flag per task) every task a selected task depends on, transitively.
 void pp_run_plan_close(const pp_run_plan *plan, unsigned char *selected);
 

@@ -25,7 +25,7 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     if (!rc)
         rc = pp_run_compare(&plan, &products, NULL, &cmps, &n, err);
     if (!rc)
-        rc = pp_run_order_bands(&plan, o->orders, &products, cmps, n, err);
+        rc = pp_run_order_bands(&plan, o->orders, &products, NULL, cmps, n, err);
     if (!rc)
         rc = pp_run_assemble(&plan, o, &products, cmps, n, r, err);  // takes cmps
     if (plan.c)
