@@ -129,6 +129,27 @@ static int load_external(const pp_case *c, const pp_variant_spec *v, pp_tensor *
     return PP_OK;
 }
 
+// Group g's reference from the cache entry key: 1 on a hit (g->refs and g->info replaced), 0 on
+// a miss (why, when given, says why an entry that exists was not used).
+static int cache_hit(const pp_case *c, const pp_run_opts *o, pp_format_group *g, const char *key, char *why,
+                     size_t why_n)
+{
+    const pp_op *op = c->op;
+    pp_tensor hit[PP_MAX_OP_TENSORS];
+    pp_reference_info hit_info[PP_MAX_OP_TENSORS];
+    memset(hit, 0, sizeof hit);
+    memset(hit_info, 0, sizeof hit_info);
+    if (!pp_ref_cache_load(o->cache_dir, key, op, &c->params, g->want, hit, hit_info, why, why_n))
+        return 0;
+    for (int t = 0; t < op->n_outputs; t++)
+        if (g->want[t]) {
+            pp_tensor_free(&g->refs[t]);
+            g->refs[t] = hit[t];
+            g->info[t] = hit_info[t];
+        }
+    return 1;
+}
+
 // The reference of one format group, with a progress bar on stderr when asked for.
 int pp_run_group_reference(const pp_case *c, const pp_run_opts *o, pp_format_group *g, int threads, pp_error *err)
 {
@@ -151,29 +172,26 @@ int pp_run_group_reference(const pp_case *c, const pp_run_opts *o, pp_format_gro
     // the cache: a hit replaces the computation; a corrupt entry is recomputed and overwritten
     const pp_op *op = c->op;
     // ops with per-step series need the reference's trajectory, which the cache does not keep
-    int cache = o->cache_dir && o->cache_dir[0] && !op->traced;
-    char key[PP_REF_KEY_HEX];
+    int cache = o->cache_dir && o->cache_dir[0] && !op->traced, lock = -1;
+    char key[PP_REF_KEY_HEX], why[600] = "";
     if (cache) {
         pp_ref_cache_key(op, &c->params, g->format, method ? method : op->ref_methods[0], g->want, g->inputs, key);
-        pp_tensor hit[PP_MAX_OP_TENSORS];
-        pp_reference_info hit_info[PP_MAX_OP_TENSORS];
-        char why[600];
-        memset(hit, 0, sizeof hit);
-        memset(hit_info, 0, sizeof hit_info);
-        if (pp_ref_cache_load(o->cache_dir, key, op, &c->params, g->want, hit, hit_info, why, sizeof why)) {
-            for (int t = 0; t < op->n_outputs; t++)
-                if (g->want[t]) {
-                    pp_tensor_free(&g->refs[t]);
-                    g->refs[t] = hit[t];
-                    g->info[t] = hit_info[t];
-                }
+        if (cache_hit(c, o, g, key, why, sizeof why))
+            return PP_OK;
+        // one computation for every process sharing the cache: another may be computing it now
+        if (pp_ref_cache_lock(o->cache_dir, key, &lock, NULL))
+            return pp_fail(err, PP_ERR_INTERRUPTED, "interrupted");
+        if (cache_hit(c, o, g, key, NULL, 0)) {  // stored while this one waited or looked
+            pp_ref_cache_unlock(lock);
             return PP_OK;
         }
         if (why[0])
             fprintf(stderr, "precprobe: reference cache entry ignored (%s); recomputing\n", why);
     }
-    if (pp_interrupted())
+    if (pp_interrupted()) {
+        pp_ref_cache_unlock(lock);
         return pp_fail(err, PP_ERR_INTERRUPTED, "interrupted");
+    }
     char label[PP_NAME_MAX + 64];
     snprintf(label, sizeof label, "%s: reference (%s)", c->name, pp_format_get(g->format).name);
     pp_progress bar;
@@ -185,12 +203,13 @@ int pp_run_group_reference(const pp_case *c, const pp_run_opts *o, pp_format_gro
     pp_progress_end(&bar);
     // a stop request cut the work short: the values are incomplete and must not be cached
     if (!rc && pp_interrupted())
-        return pp_fail(err, PP_ERR_INTERRUPTED, "interrupted");
+        rc = pp_fail(err, PP_ERR_INTERRUPTED, "interrupted");
     if (!rc && cache) {
         pp_error store_err = {0};
         if (pp_ref_cache_store(o->cache_dir, key, op, g->want, g->refs, g->info, &store_err))
             fprintf(stderr, "precprobe: reference cache not written: %s\n", store_err.msg);
     }
+    pp_ref_cache_unlock(lock);
     return rc;
 }
 

@@ -1,13 +1,21 @@
 // ref_cache.c — the content-addressed reference cache (see ref_cache.h). SHA-256 from Nettle.
 // An entry: DIR/<key>.h5 with one binary64 dataset per output (attributes error_bound, method)
-// and root attributes key (the file's own key) and checksum (SHA-256 of the stored values).
+// and root attributes key (the file's own key) and checksum (SHA-256 of the stored values),
+// followed by a trailer of 40 bytes, "PPREFSUM" and the SHA-256 of every byte before it. The
+// trailer is checked before HDF5 opens the file: HDF5 on a damaged file can fail to close it
+// and complain at exit, and a byte it never reads would otherwise go unnoticed. HDF5 ignores
+// bytes past the end of its image.
 #include "pipeline/ref_cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/atomic_file.h"
@@ -15,6 +23,7 @@
 #include "io/h5attr.h"
 #include "io/h5io.h"
 #include "io/h5quiet.h"
+#include "interrupt.h"
 
 // ---- keys and checksums ------------------------------------------------------------------------
 
@@ -119,6 +128,70 @@ static void entry_path(const char *dir, const char hex[PP_REF_KEY_HEX], char *bu
     snprintf(buf, n, "%s/%s.h5", dir, hex);
 }
 
+#define TRAILER_MAGIC "PPREFSUM"
+#define TRAILER_SIZE (8 + SHA256_DIGEST_SIZE)
+
+// The SHA-256 of the first n bytes of the open file fd (read from offset 0). Returns 0, or -1
+// when they cannot all be read.
+static int digest_prefix(int fd, off_t n, uint8_t d[SHA256_DIGEST_SIZE])
+{
+    struct sha256_ctx h;
+    sha256_init(&h);
+    static const size_t chunk = 1 << 20;
+    unsigned char *buf = malloc(chunk);
+    if (!buf || lseek(fd, 0, SEEK_SET) != 0) {
+        free(buf);
+        return -1;
+    }
+    while (n > 0) {
+        ssize_t got = read(fd, buf, (size_t)n < chunk ? (size_t)n : chunk);
+        if (got <= 0) {
+            free(buf);
+            return -1;
+        }
+        sha256_update(&h, (size_t)got, buf);
+        n -= got;
+    }
+    free(buf);
+    sha256_digest(&h, SHA256_DIGEST_SIZE, d);
+    return 0;
+}
+
+// NULL when path ends in the trailer of its own bytes; else what is wrong.
+static const char *check_trailer(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return "cannot be opened";
+    struct stat st;
+    const char *bad = NULL;
+    unsigned char trailer[TRAILER_SIZE];
+    uint8_t d[SHA256_DIGEST_SIZE];
+    if (fstat(fd, &st) || st.st_size < TRAILER_SIZE + 8)
+        bad = "truncated (shorter than its trailer)";
+    else if (pread(fd, trailer, TRAILER_SIZE, st.st_size - TRAILER_SIZE) != TRAILER_SIZE ||
+             memcmp(trailer, TRAILER_MAGIC, 8))
+        bad = "no file checksum at its end (truncated, or not a cache entry)";
+    else if (digest_prefix(fd, st.st_size - TRAILER_SIZE, d) || memcmp(d, trailer + 8, SHA256_DIGEST_SIZE))
+        bad = "its bytes do not match their file checksum (damaged)";
+    close(fd);
+    return bad;
+}
+
+// Appends the trailer to the finished HDF5 file at path. Returns 0 or -1.
+static int append_trailer(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    unsigned char trailer[TRAILER_SIZE];
+    memcpy(trailer, TRAILER_MAGIC, 8);
+    int bad = fd < 0 || fstat(fd, &st) || digest_prefix(fd, st.st_size, trailer + 8) ||
+              pwrite(fd, trailer, TRAILER_SIZE, st.st_size) != TRAILER_SIZE;
+    if (fd >= 0 && close(fd))
+        bad = 1;
+    return bad ? -1 : 0;
+}
+
 int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_op *op, const pp_op_params *p,
                       const int *want, pp_tensor *refs, pp_reference_info *info, char *why, size_t why_n)
 {
@@ -128,9 +201,14 @@ int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_
         why[0] = '\0';
     if (access(path, F_OK))
         return 0;
+    const char *bad = check_trailer(path);
+    if (bad) {
+        if (why && why_n)
+            snprintf(why, why_n, "%s: %s", path, bad);
+        return 0;
+    }
     pp_h5_quiet q;
     pp_h5_quiet_begin(&q);  // a corrupt entry is a miss, not an HDF5 error stack
-    const char *bad = NULL;
     char stored_key[PP_REF_KEY_HEX + 1], stored_sum[PP_REF_KEY_HEX + 1], sum[PP_REF_KEY_HEX];
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
@@ -222,6 +300,8 @@ int pp_ref_cache_store(const char *dir, const char hex[PP_REF_KEY_HEX], const pp
         }
         if (f >= 0 && H5Fclose(f) < 0)
             bad = 1;
+        if (!bad && append_trailer(tmp))
+            bad = 1;
         if (bad)
             rc = pp_fail(err, PP_ERR_RUNTIME, "%s: cannot write the cache entry", path);
     }
@@ -230,4 +310,46 @@ int pp_ref_cache_store(const char *dir, const char hex[PP_REF_KEY_HEX], const pp
         return rc;
     }
     return pp_atomic_finish(path, &tmp, err);
+}
+
+// ---- one computation per entry ----------------------------------------------------------------
+
+int pp_ref_cache_lock(const char *dir, const char hex[PP_REF_KEY_HEX], int *fd, int *waited)
+{
+    *fd = -1;
+    if (waited)
+        *waited = 0;
+    char path[4200];
+    if (pp_mkdir_p(dir))
+        return PP_OK;  // no folder: the store will say so; compute unlocked
+    snprintf(path, sizeof path, "%s/%s.lock", dir, hex);
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (f < 0)
+        return PP_OK;
+    for (;;) {
+        if (!flock(f, LOCK_EX | LOCK_NB)) {
+            *fd = f;
+            return PP_OK;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {  // no locks on this file system
+            close(f);
+            return PP_OK;
+        }
+        if (waited)
+            *waited = 1;
+        if (pp_interrupted()) {
+            close(f);
+            return PP_ERR_INTERRUPTED;
+        }
+        struct timespec pause = {0, 50 * 1000 * 1000};  // 50 ms: small beside any reference worth caching
+        nanosleep(&pause, NULL);
+    }
+}
+
+void pp_ref_cache_unlock(int fd)
+{
+    if (fd < 0)
+        return;
+    flock(fd, LOCK_UN);
+    close(fd);
 }

@@ -34,6 +34,23 @@ int pp_ref_cache_load(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_
 int pp_ref_cache_store(const char *dir, const char hex[PP_REF_KEY_HEX], const pp_op *op, const int *want,
                        const pp_tensor *refs, const pp_reference_info *info, pp_error *err);
 
+// One computation per entry, across processes and machines sharing the folder: before computing
+// a missing entry a process takes an exclusive lock on DIR/<key>.lock (flock(2); on NFS the
+// kernel maps it to a POSIX lock), looks the entry up again (another process may have stored it
+// while this one waited), computes and stores only on a second miss, and unlocks. Without the
+// lock two shards would compute the same reference at the same time; both would still succeed
+// and leave one valid entry (the store is atomic), at twice the cost. The lock files stay (a few
+// bytes each; removing one while another process waits on it would let a third compute too).
+// The wait polls, so a stop request (base/interrupt.h) ends it.
+// Returns PP_OK with *fd >= 0 (locked), PP_OK with *fd = -1 when no lock can be had (the folder
+// cannot be created or written, a file system without locks: compute without it),
+// PP_ERR_INTERRUPTED when a stop request came while waiting. Sets *waited to 1 when another
+// process held the lock first (waited may be NULL).
+int pp_ref_cache_lock(const char *dir, const char hex[PP_REF_KEY_HEX], int *fd, int *waited);
+
+// Releases pp_ref_cache_lock's lock (fd < 0: nothing).
+void pp_ref_cache_unlock(int fd);
+
 // The default cache directory: $PRECPROBE_CACHE, else $XDG_CACHE_HOME/precprobe, else
 // $HOME/.cache/precprobe; "" when none can be formed.
 void pp_ref_cache_default_dir(char *buf, size_t n);
