@@ -45,6 +45,8 @@ if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fai
 if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # run --shard I/N and merge: merge of 1, 2, 4 shards == the unsharded run; what merge refuses
 if bash tests/e2e/shards.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# one reference cache for concurrent processes; damaged and truncated entries recomputed
+if bash tests/e2e/cache_shared.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
