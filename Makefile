@@ -53,11 +53,15 @@ ifeq ($(NVCC),)
 BENCH_SRCS := $(filter-out %_cuda.c,$(BENCH_SRCS))
 endif
 
-.PHONY: all deps test unit unit-san e2e run bench fuzz clean test-browser check-full check-includes
+.PHONY: all deps deps-slurm test unit unit-san e2e run bench fuzz clean test-browser check-full check-includes
 all: bin/precprobe
 
 deps:
 	@bash tools/install-deps.sh
+
+# Optional: a one-node Slurm (slurmctld, slurmd, munge) for tests/e2e/slurm.sh, which skips without it.
+deps-slurm:
+	@bash tools/install-deps.sh --slurm
 
 # ---- objects ---------------------------------------------------------------------------------
 # The release objects rebuild when their flags change (a build with nvcc, then `make NVCC=`):

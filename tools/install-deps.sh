@@ -2,14 +2,23 @@
 # install-deps.sh — installs precprobe's build and test dependencies from Debian's packages.
 # Idempotent and quiet when everything is present (checked with dpkg -s first); needs root
 # (or sudo) only when something is missing. Run by `make deps`, so by `make test` and `make run`.
+#   tools/install-deps.sh --slurm   (make deps-slurm) installs instead the optional one-node Slurm
+#   the engines' test runs (tests/e2e/slurm.sh): slurmctld, slurmd, slurm-client, munge. Without
+#   it that test skips, saying why.
 set -euo pipefail
 
 pkgs=(build-essential pkg-config libmpfr-dev libgmp-dev libhdf5-dev hdf5-tools libcmocka-dev
       libcjson-dev nettle-dev clang libxml2-utils)
+# parallel: GNU parallel, the engine of the sharded-run test (tests/e2e/parallel.sh)
+pkgs+=(parallel)
+if [ "${1:-}" = "--slurm" ]; then
+    pkgs=(slurmctld slurmd slurm-client munge)
+fi
 # chromium: the HTML report's browser check in make test (measured 22 s to install on a fresh
 # machine); python3-numpy, -h5py, -pytest: the Python bridge's tests (python/; about 2 MB besides
 # numpy). Optional: if they cannot be installed, those checks skip with a message and nothing fails.
 optional=(chromium python3-numpy python3-h5py python3-pytest)
+[ "${1:-}" = "--slurm" ] && optional=()
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -47,6 +47,9 @@ if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail +
 if bash tests/e2e/shards.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # one reference cache for concurrent processes; damaged and truncated entries recomputed
 if bash tests/e2e/cache_shared.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# the engines: 4 shards under GNU parallel, and a job array + merge job on a one-node Slurm
+if bash tests/e2e/parallel.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+if bash tests/e2e/slurm.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
