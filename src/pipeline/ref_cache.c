@@ -71,7 +71,8 @@ void pp_ref_cache_key(const pp_op *op, const pp_op_params *p, pp_format_id f, co
 {
     struct sha256_ctx h;
     sha256_init(&h);
-    put_str(&h, "precprobe reference cache v1");
+    // v2: entries end in a whole-file checksum trailer; v1 entries (without it) are never looked up
+    put_str(&h, "precprobe reference cache v2");
     // The code that computed an entry matters as much as its inputs: a new precprobe version or a
     // new reference epoch (bump PP_REF_EPOCH whenever a reference's arithmetic changes) starts
     // a fresh cache instead of serving values an older reference computed.
