@@ -255,15 +255,15 @@ int pp_cmd_run(int argc, char **argv)
         return 2;
     }
     if (shard) {  // a slice of the run, written as a partial result (cli/cmd_run_shard.c)
-        if (n_cases != 1 || junit || html || save) {
-            fprintf(stderr, "precprobe run: --shard takes one case, and no --junit, --html or --save-tensors "
+        if (n_cases != 1 || junit || html) {
+            fprintf(stderr, "precprobe run: --shard takes one case, and no --junit or --html "
                             "(precprobe merge writes the reports)\n");
             return 2;
         }
         char cache[PP_PATH_MAX] = "";
         if (!cli.no_cache)
             cli.cache ? (void)snprintf(cache, sizeof cache, "%s", cli.cache) : pp_ref_cache_default_dir(cache, sizeof cache);
-        pp_run_opts o = {cli.device, cli.threads, 0, cli.quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
+        pp_run_opts o = {cli.device, cli.threads, save, cli.quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
                          cli.reference, cache, cli.cross_check, cli.orders};
         return pp_cli_run_shard(cases[0], shard, out, &o);
     }

@@ -131,6 +131,17 @@ static int take_comparisons(const pp_partial *p, int t, pp_comparison *out, int 
     return 0;
 }
 
+// Moves the kept tensors of one task (those with data) into the products' slots.
+static void move_tensors(pp_tensor *to, pp_tensor *from)
+{
+    for (int k = 0; k < PP_MAX_OP_TENSORS; k++)
+        if (from[k].data) {
+            pp_tensor_free(&to[k]);
+            to[k] = from[k];
+            memset(&from[k], 0, sizeof from[k]);
+        }
+}
+
 // The products the assemble stage reads, from the owners: references' methods and bounds, the
 // variants' series, the cross-checks; and the compare stage's comparisons in task order.
 static int gather(const pp_run_plan *plan, pp_partial *parts, const int *owner, pp_run_products *p,
@@ -153,15 +164,20 @@ static int gather(const pp_run_plan *plan, pp_partial *parts, const int *owner, 
         int bad = 0;
         switch (task->kind) {
         case PP_TASK_INPUTS:
+            if (task->group == 0)  // kept tensors (--save-tensors), moved
+                move_tensors(p->groups[0].inputs, o->inputs);
             break;
         case PP_TASK_REFERENCE:
             memcpy(p->groups[task->group].info, o->ref_info[task->group], sizeof p->groups[0].info);
+            move_tensors(p->groups[task->group].refs, o->refs[task->group]);
             break;
         case PP_TASK_VARIANT: {
             if (task->variant >= o->r.n_variants || strcmp(o->r.variants[task->variant].name, c->variants[task->variant].name))
                 return pp_fail(err, PP_ERR_INPUT, "shard %d/%d: its variants are not the case's", o->shard,
                                o->n_shards);
             pp_variant_result *vr = &o->r.variants[task->variant];
+            if (task->variant < o->n_outs)
+                move_tensors(p->variants[task->variant].outs, o->outs[task->variant]);
             p->variants[task->variant].series = vr->series;  // moved
             p->variants[task->variant].n_series = vr->n_series;
             vr->series = NULL;
@@ -197,6 +213,7 @@ static int assemble(pp_partial *parts, const int *first, int n_shards, pp_case *
     o.reference_method = a->reference_method[0] ? a->reference_method : NULL;
     o.orders = a->orders;
     o.cross_check = a->cross_check;
+    o.save_tensors = a->save_tensors;
     char device[64];
     devices(parts, first, n_shards, device, sizeof device);
     pp_run_plan plan;

@@ -81,6 +81,32 @@ static int same_series(const pp_variant_result *a, const pp_variant_result *b)
     return 1;
 }
 
+static int same_tensor(const pp_tensor *a, const pp_tensor *b)
+{
+    if (!a->data || !b->data)
+        return !a->data && !b->data;
+    return a->format == b->format && a->ndim == b->ndim && a->numel == b->numel &&
+           !memcmp(a->shape, b->shape, sizeof *a->shape * (size_t)a->ndim) && same_f64s(a->data, b->data, a->numel);
+}
+
+// The kept tensors (--save-tensors), bit for bit.
+static int same_tensors(const pp_partial *a, const pp_partial *b)
+{
+    if (a->save_tensors != b->save_tensors || a->n_outs != b->n_outs)
+        return 0;
+    for (int k = 0; k < PP_MAX_OP_TENSORS; k++) {
+        if (!same_tensor(&a->inputs[k], &b->inputs[k]))
+            return 0;
+        for (int g = 0; g < PP_FMT_COUNT; g++)
+            if (!same_tensor(&a->refs[g][k], &b->refs[g][k]))
+                return 0;
+        for (int v = 0; v < a->n_outs; v++)
+            if (!same_tensor(&a->outs[v][k], &b->outs[v][k]))
+                return 0;
+    }
+    return 1;
+}
+
 int pp_partial_same_results(const pp_partial *a, const pp_partial *b, char *why, size_t why_n)
 {
     snprintf(why, why_n, "%s", "");
@@ -115,5 +141,9 @@ int pp_partial_same_results(const pp_partial *a, const pp_partial *b, char *why,
             snprintf(why, why_n, "variant %s's series differ", a->r.variants[v].name);
             return 0;
         }
+    if (!same_tensors(a, b)) {
+        snprintf(why, why_n, "the kept tensors differ");
+        return 0;
+    }
     return 1;
 }

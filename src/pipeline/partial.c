@@ -29,6 +29,7 @@ void pp_partial_identity(const pp_case *c, const pp_run_opts *o, char hex[PP_IDE
     put_str(&h, o->reference_method ? o->reference_method : "");
     put_int(&h, "orders", o->orders > 0 ? o->orders : 0);
     put_int(&h, "cross_check", o->cross_check != 0);
+    put_int(&h, "save_tensors", o->save_tensors != 0);
     uint8_t d[SHA256_DIGEST_SIZE];
     sha256_digest(&h, SHA256_DIGEST_SIZE, d);
     for (int i = 0; i < SHA256_DIGEST_SIZE; i++)
@@ -40,6 +41,15 @@ void pp_partial_free(pp_partial *p)
     free(p->plan_signature);
     free(p->owned);
     free(p->cmp_task);
+    for (int i = 0; i < PP_MAX_OP_TENSORS; i++)
+        pp_tensor_free(&p->inputs[i]);
+    for (int g = 0; g < PP_FMT_COUNT; g++)
+        for (int t = 0; t < PP_MAX_OP_TENSORS; t++)
+            pp_tensor_free(&p->refs[g][t]);
+    for (int v = 0; v < p->n_outs; v++)
+        for (int t = 0; t < PP_MAX_OP_TENSORS; t++)
+            pp_tensor_free(&p->outs[v][t]);
+    free(p->outs);
     pp_run_result_free(&p->r);
     memset(p, 0, sizeof *p);
 }

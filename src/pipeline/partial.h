@@ -26,6 +26,7 @@ typedef struct pp_partial {
     char created_utc[32];                  // when the shard planned its run
     char reference_method[PP_NAME_MAX];    // run --reference, or "" for the case's
     int orders, cross_check;               // run --orders, --cross-check
+    int save_tensors;                      // run --save-tensors: the owned tasks' tensors are kept below
     char *plan_signature;                  // pp_shard_plan_signature of the shard's plan; owned
     int n_tasks;                           // the plan's task count
     unsigned char *owned;                  // [n_tasks]: the tasks whose results this partial holds; owned
@@ -37,10 +38,16 @@ typedef struct pp_partial {
     int n_groups;
     pp_reference_info ref_info[PP_FMT_COUNT][PP_MAX_OP_TENSORS];  // group g's reference, when its
                                                                   // REFERENCE task is owned
+    // ---- with save_tensors (data NULL where not owned or not computed)
+    pp_tensor inputs[PP_MAX_OP_TENSORS];                // group 0's inputs, when its INPUTS task is owned
+    pp_tensor refs[PP_FMT_COUNT][PP_MAX_OP_TENSORS];    // group g's reference values, when owned
+    int n_outs;                                         // variants in outs (the case's, or 0)
+    pp_tensor (*outs)[PP_MAX_OP_TENSORS];               // [n_outs]: each owned variant's outputs; owned
 } pp_partial;
 
 // The identity of a sharded run: SHA-256 of the case text and the options that change what a
-// task computes (--reference, --orders, --cross-check), as 64 hex digits. Two partials merge
+// task computes or what the reports hold (--reference, --orders, --cross-check,
+// --save-tensors), as 64 hex digits. Two partials merge
 // only when their identities are equal. Not the device: a shard may run on any machine.
 void pp_partial_identity(const pp_case *c, const pp_run_opts *o, char hex[PP_IDENTITY_HEX]);
 

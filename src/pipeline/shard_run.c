@@ -49,6 +49,34 @@ static int label_comparisons(const pp_run_plan *plan, const unsigned char *owned
     return k == n_cmp ? 0 : -1;
 }
 
+// With --save-tensors: the tensors of the owned INPUTS (group 0's: the ones reports keep),
+// REFERENCE and VARIANT tasks, moved from the products into the partial.
+static int keep_tensors(const pp_run_plan *plan, pp_run_products *p, pp_partial *out)
+{
+    const pp_case *c = plan->c;
+    out->outs = calloc((size_t)c->n_variants, sizeof *out->outs);
+    if (!out->outs)
+        return -1;
+    out->n_outs = c->n_variants;
+    for (int i = 0; i < plan->n_tasks; i++) {
+        const pp_task *t = &plan->tasks[i];
+        if (!out->owned[i])
+            continue;
+        pp_tensor *from = t->kind == PP_TASK_INPUTS && t->group == 0 ? p->groups[0].inputs
+                        : t->kind == PP_TASK_REFERENCE                ? p->groups[t->group].refs
+                        : t->kind == PP_TASK_VARIANT                  ? p->variants[t->variant].outs
+                                                                      : NULL;
+        pp_tensor *to = t->kind == PP_TASK_INPUTS ? out->inputs
+                      : t->kind == PP_TASK_REFERENCE ? out->refs[t->group]
+                                                     : t->kind == PP_TASK_VARIANT ? out->outs[t->variant] : NULL;
+        for (int k = 0; from && k < PP_MAX_OP_TENSORS; k++) {
+            to[k] = from[k];
+            memset(&from[k], 0, sizeof from[k]);
+        }
+    }
+    return 0;
+}
+
 static int manifest(const pp_run_plan *plan, const pp_run_opts *o, int i, int n, pp_partial *out)
 {
     const pp_case *c = plan->c;
@@ -61,6 +89,7 @@ static int manifest(const pp_run_plan *plan, const pp_run_opts *o, int i, int n,
     snprintf(out->created_utc, sizeof out->created_utc, "%s", plan->created_utc);
     snprintf(out->reference_method, sizeof out->reference_method, "%s", o->reference_method ? o->reference_method : "");
     out->orders = o->orders > 0 ? o->orders : 0;
+    out->save_tensors = o->save_tensors != 0;
     out->cross_check = o->cross_check != 0;
     out->n_tasks = plan->n_tasks;
     out->n_groups = plan->n_groups;
@@ -72,7 +101,7 @@ int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partia
 {
     memset(out, 0, sizeof *out);
     pp_run_opts opts = *o;
-    opts.save_tensors = 0;
+    opts.save_tensors = 0;  // the assemble below keeps no tensors: keep_tensors takes the owned ones
     pp_run_plan plan;
     pp_run_products products;
     memset(&products, 0, sizeof products);
@@ -84,7 +113,7 @@ int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partia
         out->owned = calloc((size_t)(plan.n_tasks ? plan.n_tasks : 1), 1);
         selected = calloc((size_t)(plan.n_tasks ? plan.n_tasks : 1), 1);
         if (!out->owned || !selected || pp_shard_select(&plan, i, n, out->owned, selected) < 0 ||
-            manifest(&plan, &opts, i, n, out))
+            manifest(&plan, o, i, n, out))
             rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     }
     if (!rc)
@@ -101,6 +130,10 @@ int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partia
         if (out->owned[t] && plan.tasks[t].kind == PP_TASK_REFERENCE)
             memcpy(out->ref_info[plan.tasks[t].group], products.groups[plan.tasks[t].group].info,
                    sizeof out->ref_info[0]);
+    if (!rc && o->save_tensors && keep_tensors(&plan, &products, out)) {
+        pp_comparisons_free(cmps, n_cmp);
+        rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
+    }
     if (!rc)
         rc = pp_run_assemble(&plan, &opts, &products, cmps, n_cmp, &out->r, err);  // takes cmps
     if (!rc) {

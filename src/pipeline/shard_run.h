@@ -7,8 +7,8 @@
 #include "pipeline/partial.h"
 
 // Runs shard i of n of case c under options o into *out (zeroed here; free with
-// pp_partial_free, also after a failure). o->save_tensors is not supported with shards (refused
-// by the command line). Returns PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME or PP_ERR_INTERRUPTED, as
+// pp_partial_free, also after a failure); with o->save_tensors the owned tasks' tensors are kept
+// in it. Returns PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME or PP_ERR_INTERRUPTED, as
 // pp_run_case.
 int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partial *out, pp_error *err);
 

@@ -10,6 +10,7 @@
 #include "core/textbuf.h"
 #include "io/atomic_file.h"
 #include "io/h5attr.h"
+#include "io/h5io.h"
 #include "io/h5quiet.h"
 #include "report/report_h5.h"
 
@@ -63,6 +64,7 @@ static int put_manifest(hid_t g, const pp_partial *p)
               pp_h5attr_put_vstr(g, "created_utc", p->created_utc) ||
               pp_h5attr_put_vstr(g, "reference_method", p->reference_method) ||
               pp_h5attr_put_i64(g, "orders", p->orders) || pp_h5attr_put_i64(g, "cross_check", p->cross_check) ||
+              pp_h5attr_put_i64(g, "save_tensors", p->save_tensors) ||
               pp_h5attr_put_vstr(g, "plan_signature", p->plan_signature) ||
               pp_h5attr_put_i64(g, "n_tasks", p->n_tasks) || pp_h5attr_put_i64(g, "n_groups", p->n_groups) ||
               pp_h5attr_put_vstr(g, "owned_tasks", owned) || pp_h5attr_put_vstr(g, "comparison_tasks", cmp);
@@ -82,6 +84,62 @@ static int put_manifest(hid_t g, const pp_partial *p)
             bad = bad || pp_h5attr_put_vstr(g, name, ri->tensor);
         }
     return bad ? -1 : 0;
+}
+
+// The datasets of the kept tensors: /shard/tensors/inputs/I, refs/G/T, outs/V/T (indices, so no
+// name needs escaping). Calls fn on each slot; stops at the first nonzero return.
+typedef int (*tensor_fn)(const char *dataset, pp_tensor *t, void *ctx);
+
+static int each_tensor(pp_partial *p, tensor_fn fn, void *ctx)
+{
+    char ds[96];
+    int rc = 0;
+    for (int i = 0; !rc && i < PP_MAX_OP_TENSORS; i++) {
+        snprintf(ds, sizeof ds, "/shard/tensors/inputs/%d", i);
+        rc = fn(ds, &p->inputs[i], ctx);
+    }
+    for (int g = 0; !rc && g < p->n_groups; g++)
+        for (int t = 0; !rc && t < PP_MAX_OP_TENSORS; t++) {
+            snprintf(ds, sizeof ds, "/shard/tensors/refs/%d/%d", g, t);
+            rc = fn(ds, &p->refs[g][t], ctx);
+        }
+    for (int v = 0; !rc && v < p->n_outs; v++)
+        for (int t = 0; !rc && t < PP_MAX_OP_TENSORS; t++) {
+            snprintf(ds, sizeof ds, "/shard/tensors/outs/%d/%d", v, t);
+            rc = fn(ds, &p->outs[v][t], ctx);
+        }
+    return rc;
+}
+
+typedef struct tensor_io {
+    const char *path;
+    pp_error *err;
+} tensor_io;
+
+static int write_one(const char *dataset, pp_tensor *t, void *ctx)
+{
+    tensor_io *io = ctx;
+    return t->data ? pp_h5_write(io->path, dataset, t, 0, io->err) : 0;
+}
+
+static int read_one(const char *dataset, pp_tensor *t, void *ctx)
+{
+    tensor_io *io = ctx;
+    pp_h5_quiet q;
+    pp_h5_quiet_begin(&q);
+    hid_t f = H5Fopen(io->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int there = f >= 0 && H5Lexists(f, "/shard/tensors", H5P_DEFAULT) > 0;
+    // each level of the path in turn: H5Lexists needs every group above to exist
+    char part[96];
+    for (const char *slash = dataset + strlen("/shard/tensors"); there && slash; slash = strchr(slash + 1, '/')) {
+        const char *next = strchr(slash + 1, '/');
+        snprintf(part, sizeof part, "%.*s", (int)(next ? (size_t)(next - dataset) : strlen(dataset)), dataset);
+        there = H5Lexists(f, part, H5P_DEFAULT) > 0;
+    }
+    if (f >= 0)
+        H5Fclose(f);
+    pp_h5_quiet_end(&q);
+    return there ? pp_h5_read(io->path, dataset, t, io->err) : 0;
 }
 
 int pp_partial_write(const char *dir, const pp_partial *p, pp_error *err)
@@ -107,6 +165,10 @@ int pp_partial_write(const char *dir, const pp_partial *p, pp_error *err)
         pp_h5_quiet_end(&q);
         if (bad)
             rc = pp_fail(err, PP_ERR_RUNTIME, "%s: cannot write the shard's manifest", path);
+    }
+    if (!rc && p->save_tensors) {
+        tensor_io io = {tmp, err};
+        rc = each_tensor((pp_partial *)p, write_one, &io);  // reads p's tensors only
     }
     if (rc) {
         pp_atomic_discard(&tmp);
@@ -160,6 +222,10 @@ static const char *get_manifest(hid_t g, pp_partial *p)
         return "orders";
     if (get_i64(g, "cross_check", &cross))
         return "cross_check";
+    int64_t save;
+    if (get_i64(g, "save_tensors", &save))
+        return "save_tensors";
+    p->save_tensors = save != 0;
     p->orders = (int)orders;
     p->cross_check = cross != 0;
     if (pp_h5attr_get_str_dup(g, "plan_signature", &p->plan_signature))
@@ -240,6 +306,16 @@ int pp_partial_read(const char *dir, pp_partial *p, pp_error *err)
     if (bad) {
         pp_partial_free(p);
         return pp_fail(err, PP_ERR_INPUT, "%s: not a readable partial result: %s", path, bad);
+    }
+    if (p->save_tensors) {
+        p->n_outs = p->r.n_variants;
+        p->outs = calloc((size_t)(p->n_outs ? p->n_outs : 1), sizeof *p->outs);
+        tensor_io io = {path, err};
+        rc = !p->outs ? pp_fail(err, PP_ERR_RUNTIME, "out of memory") : each_tensor(p, read_one, &io);
+        if (rc) {
+            pp_partial_free(p);
+            return rc;
+        }
     }
     return PP_OK;
 }

@@ -35,8 +35,23 @@ for c in $cases; do
     done
     echo "ok   shards $c (N = 1, 2, 4)"
 done
+# --save-tensors: the kept inputs, references and outputs come from their owners too
+for c in quickstart te-cp-small; do
+    full=$tmp/save-$c/full
+    "$bin" run "cases/$c.toml" -q --device cpu --save-tensors --out "$full" >/dev/null 2>&1
+    [ $? -le 1 ] || { fail "$c: --save-tensors run"; continue; }
+    for i in 1 2 3; do
+        "$bin" run "cases/$c.toml" -q --device cpu --save-tensors --shard "$i/3" -o "$tmp/save-$c/s$i" >/dev/null 2>&1 ||
+            fail "$c: --save-tensors shard $i/3"
+    done
+    "$bin" merge "$tmp/save-$c"/s{1,2,3} --out "$tmp/save-$c/merged" >/dev/null 2>&1
+    [ $? -le 1 ] || fail "$c: merge of --save-tensors shards"
+    h5dump -n "$tmp/save-$c/merged/report.h5" | grep -q 'dataset */reference/' || fail "$c: no tensors kept in the merge"
+    bash "$same" "$full" "$tmp/save-$c/merged" || fail "$c: --save-tensors merge of 3 shards is not the unsharded run"
+done
+echo "ok   shards --save-tensors (quickstart, te-cp-small; N = 3)"
 # the comparison can fail: two different runs are not the same
-bash "$same" "$tmp/quickstart/full" "$tmp/bloom-prescale/full" >/dev/null && fail "same_report.sh cannot tell two runs apart"
+bash "$same" "$tmp/quickstart/full" "$tmp/save-quickstart/full" >/dev/null && fail "same_report.sh cannot tell two runs apart"
 
 # refusals, each exit 2 with its reason
 expect2() {  # what, grep pattern, merge arguments...
@@ -48,11 +63,13 @@ expect2() {  # what, grep pattern, merge arguments...
 }
 q=$tmp/quickstart/4
 expect2 "missing shards" "2 of 4 shards missing: 2/4, 4/4" "$q/s1" "$q/s3"
-expect2 "two cases" "are shards of different runs" "$q/s1" "$tmp/bloom-prescale/4/s2" "$q/s3" "$q/s4"
+"$bin" run cases/bloom-prescale.toml -q --device cpu --shard 2/4 -o "$tmp/bloom-s2" >/dev/null 2>&1 || fail "bloom shard"
+expect2 "two cases" "are shards of different runs" "$q/s1" "$tmp/bloom-s2" "$q/s3" "$q/s4"
 expect2 "two shard counts" "one run is cut one way" "$q/s1" "$tmp/quickstart/2/s2"
 "$bin" run cases/quickstart.toml -q --device cpu --shard 2/4 --reference mpfr-plain -o "$tmp/other-ref" >/dev/null 2>&1 ||
     fail "shard with --reference mpfr-plain"
 expect2 "two run options" "are shards of different runs" "$q/s1" "$tmp/other-ref" "$q/s3" "$q/s4"
+expect2 "--save-tensors and not" "are shards of different runs" "$tmp/save-quickstart/s1" "$tmp/quickstart/2/s2"
 expect2 "not a partial" "not a readable partial result" "$q/s1" "$tmp/quickstart/full/report.h5"
 expect2 "no partial" "no partial result here" "$q/s1" "$tmp/nowhere"
 # a shard given twice: the same results are accepted, different ones refused. The external
@@ -74,7 +91,7 @@ expect2 "a shard twice, different results" "shard 1/1 is given twice with differ
 # usage errors
 "$bin" run cases/quickstart.toml --shard 5/4 -q >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q "need 1 <= I <= N" "$tmp/err" || fail "--shard 5/4: exit $rc, $(cat "$tmp/err")"
-"$bin" run cases/quickstart.toml --shard 1/2 --html x.html -q >/dev/null 2>"$tmp/err"; rc=$?
+"$bin" run cases/quickstart.toml --shard 1/2 --html "$tmp/x.html" -q >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] || fail "--shard with --html: exit $rc"
 "$bin" merge --out "$tmp/x" >/dev/null 2>&1; [ $? = 2 ] || fail "merge without partials"
 [ $fails = 0 ] && echo "ok   shards: refusals and duplicates"
