@@ -51,6 +51,28 @@ static void shard_parse_is_strict(void **state)
     }
 }
 
+// The heaviest unit of the shard rule: a variant's tasks, the pairs it is the actual of, and, for
+// the first variant of a group, the group's inputs and reference.
+static long max_unit_weight(const pp_case *c, const pp_run_plan *plan)
+{
+    long max_unit = 0;
+    for (int v = 0; v < c->n_variants; v++) {
+        int first = 1;
+        for (int u = 0; u < v; u++)
+            first &= plan->group_of[u] != plan->group_of[v];
+        long w = 0;
+        for (int t = 0; t < plan->n_tasks; t++) {
+            const pp_task *k = &plan->tasks[t];
+            int mine = k->kind == PP_TASK_COMPARE_PAIR ? c->pairs[k->pair].actual == v
+                     : k->kind == PP_TASK_INPUTS || k->kind == PP_TASK_REFERENCE ? first && k->group == plan->group_of[v]
+                                                                                 : k->variant == v;
+            w += mine ? pp_shard_task_weight(k) : 0;
+        }
+        max_unit = w > max_unit ? w : max_unit;
+    }
+    return max_unit;
+}
+
 static void every_task_has_one_shard_in_contiguous_balanced_slices(void **state)
 {
     (void)state;
@@ -65,22 +87,7 @@ static void every_task_has_one_shard_in_contiguous_balanced_slices(void **state)
     long total = 0, max_unit = 0;
     for (int t = 0; t < plan.n_tasks; t++)
         total += pp_shard_task_weight(&plan.tasks[t]);
-    // the heaviest unit: a variant's tasks, the pairs it is the actual of, and, for the first
-    // variant of a group, the group's inputs and reference
-    for (int v = 0; v < c.n_variants; v++) {
-        int first = 1;
-        for (int u = 0; u < v; u++)
-            first &= plan.group_of[u] != plan.group_of[v];
-        long w = 0;
-        for (int t = 0; t < plan.n_tasks; t++) {
-            const pp_task *k = &plan.tasks[t];
-            int mine = k->kind == PP_TASK_COMPARE_PAIR ? c.pairs[k->pair].actual == v
-                     : k->kind == PP_TASK_INPUTS || k->kind == PP_TASK_REFERENCE ? first && k->group == plan.group_of[v]
-                                                                                 : k->variant == v;
-            w += mine ? pp_shard_task_weight(k) : 0;
-        }
-        max_unit = w > max_unit ? w : max_unit;
-    }
+    max_unit = max_unit_weight(&c, &plan);
     assert_true(max_unit < total / 2);
     for (int n = 1; n <= 8; n++) {
         assert_int_equal(pp_shard_owners(&plan, n, owner), 0);
@@ -117,6 +124,60 @@ static void every_task_has_one_shard_in_contiguous_balanced_slices(void **state)
     free(owner), free(again), free(owned), free(selected);
     pp_run_plan_free(&plan);
     pp_case_free(&c);
+}
+
+// Several plans (a sweep's points): every task of every plan once, contiguous in (point, group,
+// variant) order, each shard within W/N plus a unit; one plan alone is pp_shard_owners.
+static void the_rule_over_several_plans(void **state)
+{
+    (void)state;
+    enum { POINTS = 3 };
+    pp_case c[POINTS];
+    pp_run_plan plans[POINTS];
+    const pp_run_plan *ptrs[POINTS];
+    int *owner[POINTS];
+    pp_error err = {0};
+    long total = 0;
+    for (int k = 0; k < POINTS; k++) {
+        load(&c[k]);
+        assert_int_equal(pp_run_plan_make(&c[k], &cpu_opts, &plans[k], &err), PP_OK);
+        ptrs[k] = &plans[k];
+        owner[k] = calloc((size_t)plans[k].n_tasks, sizeof *owner[k]);
+        for (int t = 0; t < plans[k].n_tasks; t++)
+            total += pp_shard_task_weight(&plans[k].tasks[t]);
+    }
+    int *single = calloc((size_t)plans[0].n_tasks, sizeof *single);
+    for (int n = 1; n <= 7; n++) {
+        assert_int_equal(pp_shard_owners_multi(ptrs, 1, n, owner), 0);
+        assert_int_equal(pp_shard_owners(&plans[0], n, single), 0);
+        assert_memory_equal(owner[0], single, sizeof *single * (size_t)plans[0].n_tasks);
+        assert_int_equal(pp_shard_owners_multi(ptrs, POINTS, n, owner), 0);
+        long weight[8] = {0};
+        int last = 1;
+        for (int k = 0; k < POINTS; k++) {
+            for (int t = 0; t < plans[k].n_tasks; t++) {
+                assert_true(owner[k][t] >= 1 && owner[k][t] <= n);
+                weight[owner[k][t]] += pp_shard_task_weight(&plans[k].tasks[t]);
+            }
+            for (int g = 0; g < plans[k].n_groups; g++)
+                for (int v = 0; v < c[k].n_variants; v++)
+                    for (int t = 0; t < plans[k].n_tasks; t++)
+                        if (plans[k].group_of[v] == g && plans[k].tasks[t].kind == PP_TASK_VARIANT &&
+                            plans[k].tasks[t].variant == v) {
+                            assert_true(owner[k][t] >= last);
+                            last = owner[k][t];
+                        }
+        }
+        assert_int_equal(last, n);  // the last unit in the last shard: every shard reached
+        for (int i = 1; i <= n; i++)
+            assert_true(weight[i] <= total / n + max_unit_weight(&c[0], &plans[0]));  // W/N, give or take a unit
+    }
+    free(single);
+    for (int k = 0; k < POINTS; k++) {
+        free(owner[k]);
+        pp_run_plan_free(&plans[k]);
+        pp_case_free(&c[k]);
+    }
 }
 
 static void same_f64(double a, double b)
@@ -259,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shard_parse_is_strict),
         cmocka_unit_test(every_task_has_one_shard_in_contiguous_balanced_slices),
+        cmocka_unit_test(the_rule_over_several_plans),
         cmocka_unit_test(merge_of_n_shards_is_the_run),
         cmocka_unit_test(merge_refuses_what_is_not_one_run),
     };

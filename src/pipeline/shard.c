@@ -81,52 +81,78 @@ static void units(const pp_run_plan *plan, int *unit_of)
     }
 }
 
-int pp_shard_owners(const pp_run_plan *plan, int n, int *owner)
+// The unit weights of one plan: weight[v] for each variant's unit; returns the plan's total.
+static long unit_weights(const pp_run_plan *plan, const int *unit_of, long *weight)
 {
-    const pp_case *c = plan->c;
-    int nv = c->n_variants;
-    int *unit_of = malloc(sizeof *unit_of * (size_t)(plan->n_tasks ? plan->n_tasks : 1));
-    long *weight = calloc((size_t)(nv ? nv : 1), sizeof *weight);
-    int *shard_of = calloc((size_t)(nv ? nv : 1), sizeof *shard_of);
-    if (!unit_of || !weight || !shard_of) {
-        free(unit_of), free(weight), free(shard_of);
-        return -1;
-    }
-    units(plan, unit_of);
     long total = 0;
     for (int i = 0; i < plan->n_tasks; i++) {
         weight[unit_of[i]] += pp_shard_task_weight(&plan->tasks[i]);
         total += pp_shard_task_weight(&plan->tasks[i]);
     }
-    long prefix = 0;
-    for (int g = 0; g < plan->n_groups; g++)  // units in (group, variant) order
-        for (int v = 0; v < nv; v++) {
-            if (plan->group_of[v] != g)
-                continue;
-            long s = total ? ((2 * prefix + weight[v]) * (long)n) / (2 * total) : 0;
-            shard_of[v] = (int)(s < n ? s : n - 1) + 1;
-            prefix += weight[v];
-        }
-    for (int i = 0; i < plan->n_tasks; i++)
-        owner[i] = shard_of[unit_of[i]];
-    free(unit_of), free(weight), free(shard_of);
-    return 0;
+    return total;
 }
 
-long pp_shard_select(const pp_run_plan *plan, int i, int n, unsigned char *owned, unsigned char *selected)
+int pp_shard_owners_multi(const pp_run_plan *const *plans, int n_plans, int n, int *const *owner)
 {
-    int *owner = malloc(sizeof *owner * (size_t)(plan->n_tasks ? plan->n_tasks : 1));
-    if (!owner || pp_shard_owners(plan, n, owner)) {
-        free(owner);
-        return -1;
+    int **unit_of = calloc((size_t)(n_plans ? n_plans : 1), sizeof *unit_of);
+    long **weight = calloc((size_t)(n_plans ? n_plans : 1), sizeof *weight);
+    int rc = unit_of && weight ? 0 : -1;
+    long total = 0;
+    for (int k = 0; !rc && k < n_plans; k++) {
+        const pp_run_plan *plan = plans[k];
+        int nv = plan->c->n_variants;
+        unit_of[k] = malloc(sizeof **unit_of * (size_t)(plan->n_tasks ? plan->n_tasks : 1));
+        weight[k] = calloc((size_t)(nv ? nv : 1), sizeof **weight);
+        if (!unit_of[k] || !weight[k]) {
+            rc = -1;
+            break;
+        }
+        units(plan, unit_of[k]);
+        total += unit_weights(plan, unit_of[k], weight[k]);
     }
+    long prefix = 0;
+    for (int k = 0; !rc && k < n_plans; k++) {  // units in (plan, group, variant) order
+        const pp_run_plan *plan = plans[k];
+        int nv = plan->c->n_variants;
+        int shard_of[PP_MAX_VARIANTS];
+        for (int g = 0; g < plan->n_groups; g++)
+            for (int v = 0; v < nv; v++) {
+                if (plan->group_of[v] != g)
+                    continue;
+                long s = total ? ((2 * prefix + weight[k][v]) * (long)n) / (2 * total) : 0;
+                shard_of[v] = (int)(s < n ? s : n - 1) + 1;
+                prefix += weight[k][v];
+            }
+        for (int i = 0; i < plan->n_tasks; i++)
+            owner[k][i] = shard_of[unit_of[k][i]];
+    }
+    for (int k = 0; k < n_plans && unit_of && weight; k++)
+        free(unit_of[k]), free(weight[k]);
+    free(unit_of), free(weight);
+    return rc;
+}
+
+int pp_shard_owners(const pp_run_plan *plan, int n, int *owner)
+{
+    return pp_shard_owners_multi(&plan, 1, n, &owner);
+}
+
+long pp_shard_select_of(const pp_run_plan *plan, const int *owner, int i, unsigned char *owned, unsigned char *selected)
+{
     long w = 0;
     for (int t = 0; t < plan->n_tasks; t++) {
         owned[t] = selected[t] = owner[t] == i;
         w += owned[t] ? pp_shard_task_weight(&plan->tasks[t]) : 0;
     }
-    free(owner);
     pp_run_plan_close(plan, selected);
+    return w;
+}
+
+long pp_shard_select(const pp_run_plan *plan, int i, int n, unsigned char *owned, unsigned char *selected)
+{
+    int *owner = malloc(sizeof *owner * (size_t)(plan->n_tasks ? plan->n_tasks : 1));
+    long w = !owner || pp_shard_owners(plan, n, owner) ? -1 : pp_shard_select_of(plan, owner, i, owned, selected);
+    free(owner);
     return w;
 }
 

@@ -33,6 +33,13 @@ int pp_shard_parse(const char *s, int *i, int *n, char *why, size_t why_n);
 // plan->n_tasks ints. n >= 1. Returns 0, or -1 out of memory.
 int pp_shard_owners(const pp_run_plan *plan, int n, int *owner);
 
+// The same rule over several plans at once: the points of a sweep (pipeline/sweep.h), plans[k]
+// point k's. Units are (point, variant), ordered by (point, group, variant), and the slices cut
+// the sweep's total weight, so a shard holds whole points where points are many and a slice of
+// one big point where they are few. owner[k] holds plans[k]->n_tasks ints. Returns 0, or -1 out
+// of memory.
+int pp_shard_owners_multi(const pp_run_plan *const *plans, int n_plans, int n, int *const *owner);
+
 // The weight of one task in the rule above.
 int pp_shard_task_weight(const pp_task *t);
 
@@ -40,6 +47,9 @@ int pp_shard_task_weight(const pp_task *t);
 // dependency (pp_run_plan_close): what the shard runs. Both hold plan->n_tasks flags. Returns
 // the owned tasks' total weight, or -1 out of memory.
 long pp_shard_select(const pp_run_plan *plan, int i, int n, unsigned char *owned, unsigned char *selected);
+
+// The same from an owner table already made (pp_shard_owners or pp_shard_owners_multi); never fails.
+long pp_shard_select_of(const pp_run_plan *plan, const int *owner, int i, unsigned char *owned, unsigned char *selected);
 
 // A text that is equal for two plans exactly when their task tables are (kind, group, variant,
 // pair, slot and dependencies of every task, and the groups' formats and outputs): shards and

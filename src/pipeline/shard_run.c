@@ -99,6 +99,12 @@ static int manifest(const pp_run_plan *plan, const pp_run_opts *o, int i, int n,
 
 int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partial *out, pp_error *err)
 {
+    return pp_run_shard_of(c, o, i, n, NULL, out, err);
+}
+
+int pp_run_shard_of(const pp_case *c, const pp_run_opts *o, int i, int n, const int *owner, pp_partial *out,
+                    pp_error *err)
+{
     memset(out, 0, sizeof *out);
     pp_run_opts opts = *o;
     opts.save_tensors = 0;  // the assemble below keeps no tensors: keep_tensors takes the owned ones
@@ -112,8 +118,10 @@ int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partia
     if (!rc) {
         out->owned = calloc((size_t)(plan.n_tasks ? plan.n_tasks : 1), 1);
         selected = calloc((size_t)(plan.n_tasks ? plan.n_tasks : 1), 1);
-        if (!out->owned || !selected || pp_shard_select(&plan, i, n, out->owned, selected) < 0 ||
-            manifest(&plan, o, i, n, out))
+        long w = !out->owned || !selected ? -1
+               : owner                    ? pp_shard_select_of(&plan, owner, i, out->owned, selected)
+                                          : pp_shard_select(&plan, i, n, out->owned, selected);
+        if (w < 0 || manifest(&plan, o, i, n, out))
             rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     }
     if (!rc)

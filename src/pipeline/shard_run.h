@@ -12,4 +12,11 @@
 // pp_run_case.
 int pp_run_shard(const pp_case *c, const pp_run_opts *o, int i, int n, pp_partial *out, pp_error *err);
 
+// The same with the owner table made beforehand (owner[t] = the shard of task t of c's plan:
+// pp_shard_owners_multi over a sweep's points); NULL: pp_shard_owners of c's plan alone. The
+// plan made here must be the one the table was made from (plans are functions of the case and
+// the options).
+int pp_run_shard_of(const pp_case *c, const pp_run_opts *o, int i, int n, const int *owner, pp_partial *out,
+                    pp_error *err);
+
 #endif
