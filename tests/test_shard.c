@@ -23,6 +23,16 @@ static const char case_text[] = "[case]\nname = \"shards\"\nop = \"gemm\"\nseed 
                                 "[variants.fp32-fp32acc]\nformat = \"fp32\"\naccumulate = \"fp32\"\n"
                                 "[compare]\npairs = [[\"fp16-storage\", \"bf16-storage\"]]\n";
 
+// The same with every GEMM dimension 8 times larger.
+static const char big_case_text[] = "[case]\nname = \"shards\"\nop = \"gemm\"\nseed = 11\n"
+                                    "[op]\nbatch = 2\nm = 48\nn = 40\nk = 192\n"
+                                    "[variants.fp16-fp32acc]\nformat = \"fp16\"\naccumulate = \"fp32\"\n"
+                                    "[variants.bf16-fp32acc]\nformat = \"bf16\"\naccumulate = \"fp32\"\n"
+                                    "[variants.fp16-storage]\nformat = \"fp16\"\naccumulate = \"storage\"\n"
+                                    "[variants.bf16-storage]\nformat = \"bf16\"\naccumulate = \"storage\"\n"
+                                    "[variants.fp32-fp32acc]\nformat = \"fp32\"\naccumulate = \"fp32\"\n"
+                                    "[compare]\npairs = [[\"fp16-storage\", \"bf16-storage\"]]\n";
+
 static const pp_run_opts cpu_opts = {"cpu", 1, 0, 0, NULL, NULL, 0, 0};
 
 static void load(pp_case *c)
@@ -180,6 +190,42 @@ static void the_rule_over_several_plans(void **state)
     }
 }
 
+// Points of different sizes weigh their size: three small points and one with 8 times every
+// dimension (about 500 times the size proxy) in 2 shards: the small ones together in shard 1, the big one's
+// units spread so that it reaches shard 2.
+static void bigger_points_weigh_more(void **state)
+{
+    (void)state;
+    pp_case c[4];
+    pp_run_plan plans[4];
+    const pp_run_plan *ptrs[4];
+    int *owner[4];
+    pp_error err = {0};
+    for (int k = 0; k < 4; k++) {
+        const char *t = k == 3 ? big_case_text : case_text;
+        assert_int_equal(pp_case_parse(t, strlen(t), "sizes.toml", &c[k], &err), PP_OK);
+        assert_int_equal(pp_run_plan_make(&c[k], &cpu_opts, &plans[k], &err), PP_OK);
+        ptrs[k] = &plans[k];
+        owner[k] = calloc((size_t)plans[k].n_tasks, sizeof *owner[k]);
+    }
+    assert_int_equal(pp_shard_owners_multi(ptrs, 4, 2, owner), 0);
+    int big_in_2 = 0;
+    for (int k = 0; k < 4; k++)
+        for (int t = 0; t < plans[k].n_tasks; t++) {
+            if (k < 3)
+                assert_int_equal(owner[k][t], 1);
+            else
+                big_in_2 += owner[k][t] == 2;
+        }
+    assert_true(big_in_2 > 0);
+    // with equal weights (no size) the 4 points would split 2 and 2: the small ones would not share
+    for (int k = 0; k < 4; k++) {
+        free(owner[k]);
+        pp_run_plan_free(&plans[k]);
+        pp_case_free(&c[k]);
+    }
+}
+
 static void same_f64(double a, double b)
 {
     assert_memory_equal(&a, &b, sizeof a);
@@ -321,6 +367,7 @@ int main(void)
         cmocka_unit_test(shard_parse_is_strict),
         cmocka_unit_test(every_task_has_one_shard_in_contiguous_balanced_slices),
         cmocka_unit_test(the_rule_over_several_plans),
+        cmocka_unit_test(bigger_points_weigh_more),
         cmocka_unit_test(merge_of_n_shards_is_the_run),
         cmocka_unit_test(merge_refuses_what_is_not_one_run),
     };

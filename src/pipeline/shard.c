@@ -81,23 +81,68 @@ static void units(const pp_run_plan *plan, int *unit_of)
     }
 }
 
-// The unit weights of one plan: weight[v] for each variant's unit; returns the plan's total.
-static long unit_weights(const pp_run_plan *plan, const int *unit_of, long *weight)
+// A size proxy of one plan's work, from shapes alone: (elements of every input and output) ×
+// (the largest extent of any of their dimensions). It grows as the work of the shipped ops does
+// (a GEMM's batch·m·n·k, attention's b·h·s²·d: the longest axis is the one reduced over), so the
+// points of a sweep over s weigh what they cost, not the same; within one plan every task shares
+// it. AdamW's steps are not in its shapes: its points weigh alike.
+static double plan_size(const pp_run_plan *plan)
+{
+    const pp_case *c = plan->c;
+    const pp_op *op = c->op;
+    double elements = 0, longest = 1;
+    for (int io = 0; io < 2; io++)
+        for (int i = 0; i < (io ? op->n_outputs : op->n_inputs); i++) {
+            int ndim = 0;
+            int64_t shape[PP_MAX_DIMS];
+            op->shape(&c->params, io, i, &ndim, shape);
+            double numel = 1;
+            for (int d = 0; d < ndim; d++) {
+                numel *= (double)shape[d];
+                longest = (double)shape[d] > longest ? (double)shape[d] : longest;
+            }
+            elements += numel;
+        }
+    return elements * longest > 1 ? elements * longest : 1;
+}
+
+// The unit weights of one plan, each task's weight times scale: weight[v] for each variant's
+// unit; returns the plan's total.
+static long unit_weights(const pp_run_plan *plan, const int *unit_of, long scale, long *weight)
 {
     long total = 0;
     for (int i = 0; i < plan->n_tasks; i++) {
-        weight[unit_of[i]] += pp_shard_task_weight(&plan->tasks[i]);
-        total += pp_shard_task_weight(&plan->tasks[i]);
+        weight[unit_of[i]] += pp_shard_task_weight(&plan->tasks[i]) * scale;
+        total += pp_shard_task_weight(&plan->tasks[i]) * scale;
     }
     return total;
+}
+
+// Each plan's scale: its size over the smallest plan's, as an integer from 1 to 2^20 (rounded
+// down, so every machine computes the same table from the same plans: a quotient of two exact
+// integer-valued doubles below 2^53, then a floor).
+static void plan_scales(const pp_run_plan *const *plans, int n_plans, long *scale)
+{
+    double smallest = 0;
+    for (int k = 0; k < n_plans; k++) {
+        double z = plan_size(plans[k]);
+        smallest = k == 0 || z < smallest ? z : smallest;
+    }
+    for (int k = 0; k < n_plans; k++) {
+        double r = plan_size(plans[k]) / smallest;
+        scale[k] = r >= (double)(1L << 20) ? 1L << 20 : (long)r < 1 ? 1 : (long)r;
+    }
 }
 
 int pp_shard_owners_multi(const pp_run_plan *const *plans, int n_plans, int n, int *const *owner)
 {
     int **unit_of = calloc((size_t)(n_plans ? n_plans : 1), sizeof *unit_of);
     long **weight = calloc((size_t)(n_plans ? n_plans : 1), sizeof *weight);
-    int rc = unit_of && weight ? 0 : -1;
+    long *scale = calloc((size_t)(n_plans ? n_plans : 1), sizeof *scale);
+    int rc = unit_of && weight && scale ? 0 : -1;
     long total = 0;
+    if (!rc)
+        plan_scales(plans, n_plans, scale);
     for (int k = 0; !rc && k < n_plans; k++) {
         const pp_run_plan *plan = plans[k];
         int nv = plan->c->n_variants;
@@ -108,7 +153,7 @@ int pp_shard_owners_multi(const pp_run_plan *const *plans, int n_plans, int n, i
             break;
         }
         units(plan, unit_of[k]);
-        total += unit_weights(plan, unit_of[k], weight[k]);
+        total += unit_weights(plan, unit_of[k], scale[k], weight[k]);
     }
     long prefix = 0;
     for (int k = 0; !rc && k < n_plans; k++) {  // units in (plan, group, variant) order
@@ -128,7 +173,7 @@ int pp_shard_owners_multi(const pp_run_plan *const *plans, int n_plans, int n, i
     }
     for (int k = 0; k < n_plans && unit_of && weight; k++)
         free(unit_of[k]), free(weight[k]);
-    free(unit_of), free(weight);
+    free(unit_of), free(weight), free(scale);
     return rc;
 }
 

@@ -36,7 +36,9 @@ int pp_shard_owners(const pp_run_plan *plan, int n, int *owner);
 // The same rule over several plans at once: the points of a sweep (pipeline/sweep.h), plans[k]
 // point k's. Units are (point, variant), ordered by (point, group, variant), and the slices cut
 // the sweep's total weight, so a shard holds whole points where points are many and a slice of
-// one big point where they are few. owner[k] holds plans[k]->n_tasks ints. Returns 0, or -1 out
+// one big point where they are few. A point's task weights are multiplied by its size (the
+// elements of its inputs and outputs times their longest dimension) over the smallest point's,
+// rounded down: a sweep over s gives its s = 8192 points 64 times the weight of s = 1024. owner[k] holds plans[k]->n_tasks ints. Returns 0, or -1 out
 // of memory.
 int pp_shard_owners_multi(const pp_run_plan *const *plans, int n_plans, int n, int *const *owner);
 
