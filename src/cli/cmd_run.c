@@ -155,6 +155,8 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
         fputs(c->notes, stderr);  // e.g. a [matrix] combination the op cannot run, skipped
     if (!rc && report) {
         rc = pp_report_h5_read(report, r, &err);
+        if (!rc && (rc = pp_gate_rules_recorded(c, r, report, &err)))
+            pp_run_result_free(r);
     } else if (!rc) {
         char cache[PP_PATH_MAX] = "";
         if (!cli->no_cache)
