@@ -354,6 +354,7 @@ static int read_external_output(const ctx *x, const pp_toml_value *f, const pp_o
     if ((rc = get_string(x, file, op->outputs[o], &s)))
         return rc;
     resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
+    v->external_lines[o] = pp_toml_line(file);
     return 0;
 }
 
@@ -405,6 +406,7 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
             if ((rc = get_string(x, v, "file", &str)))
                 return rc;
             resolve_path(x->file, str, in->file, sizeof in->file);
+            in->line = pp_toml_line(v);
         }
         if ((v = pp_toml_get(s, "format"))) {
             if ((rc = read_file_format(x, v, &in->format)))

@@ -23,6 +23,7 @@ typedef struct pp_input_spec {
     pp_format_id format;
     int round_nearest;             // round = "nearest": the file's values rounded to the variant's format
     char layout[PP_MAX_DIMS + 1];  // the file's axis order ("bhsd"), "" = the op's
+    int line;                      // the line of its file key, for messages about the file's tensor
 } pp_input_spec;
 
 #define PP_MAX_PAIR_GROUPS 8
@@ -51,6 +52,7 @@ typedef struct pp_variant_spec {
     int external_has_format[PP_MAX_OP_TENSORS];
     pp_format_id external_format[PP_MAX_OP_TENSORS];
     char external_layouts[PP_MAX_OP_TENSORS][PP_MAX_DIMS + 1];
+    int external_lines[PP_MAX_OP_TENSORS];   // the line of each output's file, for messages
 } pp_variant_spec;
 
 // A gate rule: a statistic of the comparisons its pattern matches must stay within [min, max].
