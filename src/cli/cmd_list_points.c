@@ -78,6 +78,8 @@ int pp_cmd_list_points(int argc, char **argv)
     pp_sweep s;
     pp_error err = {0};
     if ((rc = pp_sweep_load(pos[0], &s, &err))) {
+        if (s.notes)
+            fputs(s.notes, stderr);  // the skipped points the error speaks of
         fprintf(stderr, "precprobe: %s\n", err.msg);
         pp_sweep_free(&s);
         return rc;

@@ -106,6 +106,8 @@ int pp_cli_run_sweep(const char *path, const pp_run_opts *o, const char *out, co
     pp_error err = {0};
     int rc = pp_sweep_load(path, &s, &err);
     if (rc) {
+        if (s.notes)
+            fputs(s.notes, stderr);  // the skipped points the error speaks of
         fprintf(stderr, "precprobe: %s\n", err.msg);
         pp_sweep_free(&s);
         return rc;
@@ -120,6 +122,8 @@ int pp_cli_run_sweep(const char *path, const pp_run_opts *o, const char *out, co
     pp_sweep_result res;
     int status = 0;
     if ((rc = pp_sweep_result_init(&res, &s, &err))) {
+        if (s.notes)
+            fputs(s.notes, stderr);  // the skipped points the error speaks of
         fprintf(stderr, "precprobe: %s\n", err.msg);
         pp_sweep_free(&s);
         return rc;

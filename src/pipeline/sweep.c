@@ -333,7 +333,8 @@ static int expand(pp_sweep *s, const char *text, size_t len, int end_line, pp_er
         if (rc == PP_ERR_INPUT && invalid) {
             char safe[PP_SWEEP_NAME_MAX];
             pp_printable(p->name, safe, sizeof safe);
-            const char *why = without_place(err->msg, s->path);
+            char why[sizeof err->msg];  // err->msg is rewritten below: quote a copy
+            snprintf(why, sizeof why, "%s", without_place(err->msg, s->path));
             if (!s->skip_invalid)
                 return pp_fail(err, PP_ERR_INPUT, "%s:%d: [sweep] point '%s': %s (skip_invalid = false)", s->path,
                                s->line, safe, why);
@@ -365,6 +366,9 @@ static int expand(pp_sweep *s, const char *text, size_t len, int end_line, pp_er
 
 int pp_sweep_parse(const char *text, size_t len, const char *path, pp_sweep *s, pp_error *err)
 {
+    pp_error local;
+    if (!err)
+        err = &local;  // the skip notes quote the points' messages
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
     s->skip_invalid = 1;
