@@ -69,7 +69,9 @@ static int read_value(const pp_toml_value *v, pp_sweep_key *k, int j)
             shortest(dv, txt, PP_NAME_MAX);
         }
         // a TOML float needs a '.' or an exponent: 2.0, not 2
-        snprintf(lit, PP_NAME_MAX, "%s%s", txt, strpbrk(txt, ".eni") ? "" : ".0");
+        memcpy(lit, txt, strlen(txt) + 1);
+        if (!strpbrk(lit, ".eni"))
+            strcat(lit, ".0");
         return 0;
     case PP_TOML_BOOL:
         pp_toml_as_bool(v, &bv);
