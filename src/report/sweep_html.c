@@ -14,7 +14,7 @@
 static const char CSS[] =
     "body{font-family:sans-serif;margin:1.5em;color:#222}h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}"
     "figure{display:inline-block;margin:0.5em;vertical-align:top}figcaption{font-size:0.85em;max-width:600px}"
-    "svg text{font-size:11px}table{border-collapse:collapse;font-size:0.85em}td,th{border:1px solid #ccc;"
+    "svg text{font-size:11px}svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}svg .tick{stroke:#999}table{border-collapse:collapse;font-size:0.85em}td,th{border:1px solid #ccc;"
     "padding:2px 6px;text-align:right}@media print{figure{break-inside:avoid}}";
 
 // The statistics charted: the headline ones (fewer charts than the text's tables).
@@ -81,44 +81,74 @@ static void chart(pp_textbuf *b, const pp_sweep_result *res, const pp_sweep_grou
     pp_svg_axes(b, &c, 0, key->name, st && st->label ? st->label : res->stat[stat]);
     for (int j = 0; j < key->n_values; j++)  // the swept values as the x labels
         pp_svg_text(b, pp_chart_x(&c, key->number[j]), c.py + c.ph + 14, "middle", key->text[j]);
-    const char *names[MAX_LINES], *colors[MAX_LINES];
-    char label[MAX_LINES][PP_NAME_MAX + PP_SWEEP_NAME_MAX];
+    // each line's points, in the key's order; a line equal to an earlier one of its variant (a
+    // variant the other keys do not change, like the non-CP kernel in a cp_world sweep) is drawn once
+    typedef struct series {
+        int n;
+        double x[PP_SWEEP_MAX_VALUES], y[PP_SWEEP_MAX_VALUES];
+        const pp_sweep_cell *cell[PP_SWEEP_MAX_VALUES];
+    } series;
+    series *lines = calloc((size_t)n_lines, sizeof *lines);
+    if (!lines) {
+        b->oom = 1;
+        return;
+    }
+    int same_as[MAX_LINES];
     for (int l = 0; l < n_lines; l++) {
-        double xs[PP_SWEEP_MAX_VALUES], ys[PP_SWEEP_MAX_VALUES];
-        int n = 0;
         const char *variant = g->variant[line_variant[l]];
-        colors[l] = pp_svg_color(l);
-        for (int j = 0; j < key->n_values; j++) {  // in the key's order
+        for (int j = 0; j < key->n_values; j++)
             for (int i = 0; i < res->n_rows; i++) {
                 if (res->rows[i].value[x] != j || !same_others(res, i, first_row[l], x))
                     continue;
                 const pp_sweep_cell *cell = pp_sweep_row_find(&res->rows[i], variant, g->tensor, g->against);
                 if (!cell)
                     continue;
-                xs[n] = key->number[j];
-                ys[n++] = cell->value[stat];
-                if (cell->band_runs) {  // the order band as an error bar
-                    double bx[2] = {key->number[j], key->number[j]};
-                    double by[2] = {cell->band[stat][0], cell->band[stat][2]};
-                    pp_svg_polyline(b, &c, bx, by, 2, colors[l], 0);
-                }
+                lines[l].x[lines[l].n] = key->number[j];
+                lines[l].y[lines[l].n] = cell->value[stat];
+                lines[l].cell[lines[l].n++] = cell;
+            }
+        same_as[l] = -1;
+        for (int m = 0; m < l && same_as[l] < 0; m++)
+            if (line_variant[m] == line_variant[l] && same_as[m] < 0 && lines[m].n == lines[l].n &&
+                !memcmp(lines[m].x, lines[l].x, (size_t)lines[l].n * sizeof(double)) &&
+                !memcmp(lines[m].y, lines[l].y, (size_t)lines[l].n * sizeof(double)))
+                same_as[l] = m;
+    }
+    const char *names[MAX_LINES], *colors[MAX_LINES];
+    char label[MAX_LINES][PP_NAME_MAX + PP_SWEEP_NAME_MAX];
+    int n_drawn = 0;
+    for (int l = 0; l < n_lines; l++) {
+        if (same_as[l] >= 0)
+            continue;
+        int shared = 0;  // other lines equal to this one: its label names the variant only
+        for (int m = l + 1; m < n_lines; m++)
+            shared |= same_as[m] == l;
+        const char *color = pp_svg_color(n_drawn);
+        for (int p = 0; p < lines[l].n; p++) {
+            const pp_sweep_cell *cell = lines[l].cell[p];
+            if (cell->band_runs) {  // the order band as an error bar
+                double bx[2] = {lines[l].x[p], lines[l].x[p]};
+                double by[2] = {cell->band[stat][0], cell->band[stat][2]};
+                pp_svg_polyline(b, &c, bx, by, 2, color, 0);
             }
         }
-        pp_svg_polyline(b, &c, xs, ys, n, colors[l], 0);
-        for (int p = 0; p < n; p++) {
+        pp_svg_polyline(b, &c, lines[l].x, lines[l].y, lines[l].n, color, 0);
+        for (int p = 0; p < lines[l].n; p++) {
             char tip[64];
-            snprintf(tip, sizeof tip, "%s = %.6g", res->stat[stat], ys[p]);
-            pp_svg_rect(b, pp_chart_x(&c, xs[p]) - 2.5, pp_chart_y(&c, ys[p]) - 2.5, 5, 5, colors[l], tip);
+            snprintf(tip, sizeof tip, "%s = %.6g", res->stat[stat], lines[l].y[p]);
+            pp_svg_rect(b, pp_chart_x(&c, lines[l].x[p]) - 2.5, pp_chart_y(&c, lines[l].y[p]) - 2.5, 5, 5, color, tip);
         }
         // the line's name: the variant, and the other keys' values when there are others
-        size_t at = (size_t)snprintf(label[l], sizeof label[l], "%s", variant);
-        for (int k = 0; k < res->n_keys; k++)
-            if (k != x && res->keys[k].n_values > 1 && at < sizeof label[l])
-                at += (size_t)snprintf(label[l] + at, sizeof label[l] - at, " %s=%s", res->keys[k].name,
+        size_t at = (size_t)snprintf(label[n_drawn], sizeof label[n_drawn], "%s", g->variant[line_variant[l]]);
+        for (int k = 0; k < res->n_keys && !shared; k++)
+            if (k != x && res->keys[k].n_values > 1 && at < sizeof label[n_drawn])
+                at += (size_t)snprintf(label[n_drawn] + at, sizeof label[n_drawn] - at, " %s=%s", res->keys[k].name,
                                        res->keys[k].text[res->rows[first_row[l]].value[k]]);
-        names[l] = label[l];
+        names[n_drawn] = label[n_drawn];
+        colors[n_drawn++] = color;
     }
-    pp_svg_legend(b, 435, 20, names, colors, n_lines);
+    free(lines);
+    pp_svg_legend(b, 435, 20, names, colors, n_drawn);
     pp_svg_end(b);
     pp_tb_str(b, "<figcaption>");
     pp_tb_html(b, title);
