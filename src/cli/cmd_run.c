@@ -276,7 +276,8 @@ int pp_cmd_run(int argc, char **argv)
             pp_run_opts o;
             run_opts_of(&cli, save, cache, sizeof cache, &o);
             rc = junit ? (fprintf(stderr, "precprobe run: --junit takes a case without [sweep]\n"), 2)
-                       : pp_cli_run_sweep(cases[i], &o, n_cases == 1 ? out : NULL, out, html);
+                       : pp_cli_run_sweep(cases[i], &o, n_cases == 1 ? out : NULL, out,
+                                          n_cases == 1 ? html : NULL);  // several: DIR/report.html
             status = rc > status ? rc : status;
             if (rc == PP_ERR_INTERRUPTED)
                 break;
