@@ -6,6 +6,7 @@
 
 #include "pipeline/sweep.h"
 #include "report/sweep_h5.h"
+#include "report/sweep_html.h"
 #include "report/sweep_result.h"
 #include "report/sweep_txt.h"
 
@@ -322,6 +323,39 @@ static void sweep_groups_are_the_union_of_the_rows(void **state)
     pp_sweep_result_free(&res);
 }
 
+static int count_of(const char *text, const char *word)
+{
+    int n = 0;
+    for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+        n++;
+    return n;
+}
+
+static void sweep_html_draws_a_chart_per_statistic_and_key(void **state)
+{
+    (void)state;
+    pp_sweep_result res;
+    hand_result(&res);
+    snprintf(res.rows[0].cells[1].variant, PP_NAME_MAX, "<b>");  // a name from a file: escaped
+    char *page = pp_sweep_report_html(&res);
+    assert_non_null(page);
+    // charted statistics present (mismatch_fraction, max_abs_error) x 1 group x 1 numeric key (s)
+    assert_int_equal(count_of(page, "<svg"), 2);
+    assert_int_equal(count_of(page, "</svg>"), 2);
+    assert_null(strstr(page, "http"));
+    assert_null(strstr(page, "<b>"));
+    assert_non_null(strstr(page, "&lt;b&gt;"));
+    int with_band = count_of(page, "<polyline");
+    // without the band, one error bar (a 2-point polyline) per chart fewer
+    res.rows[1].cells[0].band_runs = 0;
+    char *plain = pp_sweep_report_html(&res);
+    assert_non_null(plain);
+    assert_int_equal(count_of(plain, "<polyline") + 2, with_band);
+    free(plain);
+    free(page);
+    pp_sweep_result_free(&res);
+}
+
 static void sweep_h5_round_trip(void **state)
 {
     pp_sweep_result res, back;
@@ -390,6 +424,7 @@ int main(void)
         cmocka_unit_test(sweep_float_values_name_and_read_back),
         cmocka_unit_test(sweep_text_tables_hold_the_hand_values),
         cmocka_unit_test(sweep_groups_are_the_union_of_the_rows),
+        cmocka_unit_test(sweep_html_draws_a_chart_per_statistic_and_key),
         cmocka_unit_test(sweep_h5_round_trip),
     };
     return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
