@@ -356,6 +356,20 @@ static void sweep_html_draws_a_chart_per_statistic_and_key(void **state)
     pp_sweep_result_free(&res);
 }
 
+static void sweep_result_from_points_names_a_missing_point(void **state)
+{
+    pp_sweep s;
+    parse_ok(gemm_sweep, &s);
+    pp_sweep_result res;
+    pp_error err = {0};
+    char dir[PP_TEST_PATH_MAX];
+    pp_test_tmp_path(state, "no-points", dir);
+    assert_int_equal(pp_sweep_result_from_points(&res, &s, dir, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "no-points/m=8,accumulate=fp32,seed=1/report.h5"));
+    pp_sweep_result_free(&res);
+    pp_sweep_free(&s);
+}
+
 static void sweep_h5_round_trip(void **state)
 {
     pp_sweep_result res, back;
@@ -426,6 +440,7 @@ int main(void)
         cmocka_unit_test(sweep_groups_are_the_union_of_the_rows),
         cmocka_unit_test(sweep_html_draws_a_chart_per_statistic_and_key),
         cmocka_unit_test(sweep_h5_round_trip),
+        cmocka_unit_test(sweep_result_from_points_names_a_missing_point),
     };
     return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

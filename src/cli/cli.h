@@ -30,4 +30,10 @@ typedef struct pp_run_opts pp_run_opts;
 int pp_cli_is_sweep(const char *path);
 int pp_cli_run_sweep(const char *path, const pp_run_opts *o, const char *out, const char *out_root, const char *html);
 
+// The sweep's report.txt, sweep.h5 and report.html (html, default DIR/report.html) in dir from the
+// points' reports in DIR/points/NAME/report.h5 (a merge of shards calls this too). Returns the
+// exit status after printing any error (a missing point names its file).
+typedef struct pp_sweep pp_sweep;
+int pp_cli_write_sweep_reports(const pp_sweep *s, const char *dir, const char *html);
+
 #endif

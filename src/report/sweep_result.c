@@ -7,6 +7,7 @@
 
 #include "core/build_info.h"
 #include "core/statistic.h"
+#include "report/report_h5.h"
 
 int pp_sweep_result_init(pp_sweep_result *res, const pp_sweep *s, pp_error *err)
 {
@@ -51,6 +52,24 @@ int pp_sweep_result_add(pp_sweep_result *res, const pp_sweep *s, int i, const pp
         snprintf(res->device, sizeof res->device, "%s", r->device);
     res->n_rows++;
     return 0;
+}
+
+int pp_sweep_result_from_points(pp_sweep_result *res, const pp_sweep *s, const char *points_dir, pp_error *err)
+{
+    int rc = pp_sweep_result_init(res, s, err);
+    for (int i = 0; !rc && i < s->n_points; i++) {
+        char path[PP_PATH_MAX + PP_SWEEP_NAME_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s/report.h5", points_dir, s->points[i].name);
+        pp_run_result r;
+        rc = pp_report_h5_read(path, &r, err);
+        if (!rc && strcmp(r.case_name, s->case_name))
+            rc = pp_fail(err, PP_ERR_INPUT, "%s: the report of case '%s', not of the sweep's '%s'", path, r.case_name,
+                         s->case_name);
+        if (!rc)
+            rc = pp_sweep_result_add(res, s, i, &r, err);
+        pp_run_result_free(&r);
+    }
+    return rc;
 }
 
 void pp_sweep_result_free(pp_sweep_result *res)

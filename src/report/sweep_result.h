@@ -42,6 +42,13 @@ int pp_sweep_result_init(pp_sweep_result *res, const pp_sweep *s, pp_error *err)
 // Appends point i of s with the comparisons of its run r.
 int pp_sweep_result_add(pp_sweep_result *res, const pp_sweep *s, int i, const pp_run_result *r, pp_error *err);
 
+// The result of sweep s assembled from its points' stored reports, points_dir/NAME/report.h5 for
+// every point in point order: what `precprobe run` of a sweep writes its sweep reports from, so
+// that any process that has the points' report.h5 files (a merge of shards, a rerun) assembles
+// the same numbers bit for bit. A missing or unreadable point is an error naming its file.
+// Frees and refills res (free it with pp_sweep_result_free, also after a failure).
+int pp_sweep_result_from_points(pp_sweep_result *res, const pp_sweep *s, const char *points_dir, pp_error *err);
+
 void pp_sweep_result_free(pp_sweep_result *res);
 
 // The cell (variant, tensor, against) of row, or NULL.
