@@ -13,5 +13,27 @@ int pp_cmd_list(int argc, char **argv);
 int pp_cmd_show(int argc, char **argv);
 int pp_cmd_reference(int argc, char **argv);
 int pp_cmd_cast(int argc, char **argv);
+int pp_cmd_list_points(int argc, char **argv);  // cmd_list_points.c: a [sweep]'s points
+
+
+// cmd_run.c: a run's report.txt and report.h5 in dir (and junit, html when not NULL), written as
+// one atomic set. Returns 0, or an exit status after printing the error.
+typedef struct pp_run_result pp_run_result;
+int pp_cli_write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html);
+
+// cmd_run_sweep.c: whether the case file at path has a [sweep] table (0 when it cannot be read:
+// the plain run then says why), and `precprobe run` of such a case: every point run into
+// DIR/points/NAME/, then DIR/report.txt, DIR/sweep.h5 and the HTML page (html, default
+// DIR/report.html). DIR is out, else OUT_ROOT/CASE-NAME (out_root default reports/out).
+// Returns the exit status.
+typedef struct pp_run_opts pp_run_opts;
+int pp_cli_is_sweep(const char *path);
+int pp_cli_run_sweep(const char *path, const pp_run_opts *o, const char *out, const char *out_root, const char *html);
+
+// The sweep's report.txt, sweep.h5 and report.html (html, default DIR/report.html) in dir from the
+// points' reports in DIR/points/NAME/report.h5 (a merge of shards calls this too). Returns the
+// exit status after printing any error (a missing point names its file).
+typedef struct pp_sweep pp_sweep;
+int pp_cli_write_sweep_reports(const pp_sweep *s, const char *dir, const char *html);
 
 #endif

@@ -45,5 +45,7 @@ if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fai
 if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# [sweep]: a sweep run, its report.txt, sweep.h5, report.html; a point = its plain case
+if bash tests/e2e/sweep.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]
