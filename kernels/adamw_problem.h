@@ -25,11 +25,16 @@
 //   noise·N) (binary64 dot, left to right), stored in fp32. L(θ) = (1/2r) Σ_j (x_j·θ − y_j)².
 //   Emulated gradient (an fp32 GEMV pair, FMA chains left to right): e_j = RN32(fmaf-chain(x_j·θ)
 //   − y_j); g_k = R_P(RN32(fmaf-chain(Σ_j x_jk e_j)·RN32(1/r))). Exact gradient (1/r)Xᵀ(Xθ − y).
+// input: g_{t,i} = grads[(t − 1)·n + i], the op's input tensor grads [T, n] (a user's recorded
+//   gradients read from a file, or generated like any input), values of P (checked by
+//   pp_adamw_check). Independent of θ, so the emulation and the reference see the same g_{t,i},
+//   as a torch optimizer stepping on the same recorded .grad tensors does. No loss is defined.
 
 typedef enum pp_adamw_grad_kind {
     PP_ADAMW_GRAD_SYNTHETIC = 0,
     PP_ADAMW_GRAD_QUADRATIC,
-    PP_ADAMW_GRAD_LINREG
+    PP_ADAMW_GRAD_LINREG,
+    PP_ADAMW_GRAD_INPUT
 } pp_adamw_grad_kind;
 
 typedef enum pp_adamw_schedule {
@@ -57,7 +62,14 @@ typedef struct pp_adamw_problem {
     double grad_scale, snr; // synthetic
     int64_t rows;           // linear regression
     double label_noise;     // linear regression
+    const double *grads;    // input: [steps][n] host memory, values of the param format (not owned)
 } pp_adamw_problem;
+
+// Whether the problem defines a loss (quadratic, linear regression): the others only give gradients.
+static inline int pp_adamw_has_loss(const pp_adamw_problem *pr)
+{
+    return pr->kind == PP_ADAMW_GRAD_QUADRATIC || pr->kind == PP_ADAMW_GRAD_LINREG;
+}
 
 // Per-step records of one trajectory (emulated or exact), memory O(T + snaps·n).
 typedef struct pp_adamw_trace {
@@ -140,6 +152,15 @@ PP_HD static inline double pp_adamw_synth_grad_s(const pp_adamw_problem *pr, pp_
 {
     double z = pp_rand_normal(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, (uint64_t)i);
     return pp_round(P, pr->grad_scale * (s + z / pr->snr), PP_RND_NE, 0);
+}
+
+// g_{t,i} of a θ-independent source (synthetic, given s_i; or input), a value of P.
+PP_HD static inline double pp_adamw_given_grad(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i,
+                                               double s)
+{
+    if (pr->kind == PP_ADAMW_GRAD_INPUT)
+        return pr->grads[(int64_t)(t - 1) * pr->n + i];
+    return pp_adamw_synth_grad_s(pr, P, t, i, s);
 }
 
 // g_{t,i} of the synthetic source, a value of P.

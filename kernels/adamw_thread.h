@@ -54,7 +54,7 @@ PP_HD static inline pp_adamw_elem_data pp_adamw_elem_data_make(const pp_adamw_pr
     pp_adamw_elem_data d = {0.0f, 0.0f, 0.0};
     if (pr->kind == PP_ADAMW_GRAD_QUADRATIC)
         pp_adamw_quad_data(pr, i, &d.h, &d.opt);
-    else
+    else if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
         d.sig = pp_adamw_synth_signal(pr, i);
     return d;
 }
@@ -68,12 +68,12 @@ PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, 
 
 // Step t of element i: its gradient (synthetic, or quadratic from the current θ), its
 // stochastic-rounding bits, and the element update of kernels/adamw.h with step t's scalars sc.
-// The gradient of element i at step t given its current θ (synthetic or quadratic).
+// The gradient of element i at step t given its current θ (synthetic, input or quadratic).
 PP_HD static inline float pp_adamw_src_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i,
                                             const pp_adamw_elem_data *d, float theta)
 {
-    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
-        return (float)pp_adamw_synth_grad_s(pr, va->param, t, i, d->sig);
+    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC || pr->kind == PP_ADAMW_GRAD_INPUT)
+        return (float)pp_adamw_given_grad(pr, va->param, t, i, d->sig);
     return pp_adamw_store(va->param, d->h * (theta - d->opt));
 }
 
@@ -239,6 +239,16 @@ static inline int pp_adamw_check(const pp_adamw_variant *va, const pp_adamw_prob
         if (!pp_is_representable(va->param, theta0[i])) {
             snprintf(msg, len, "theta0[%lld] = %.17g is not a %s value", (long long)i, theta0[i],
                      pp_format_get(va->param).name);
+            return -1;
+        }
+    if (pr->kind == PP_ADAMW_GRAD_INPUT && !pr->grads) {
+        snprintf(msg, len, "gradients = input without the grads tensor");
+        return -1;
+    }
+    for (int64_t j = 0; pr->kind == PP_ADAMW_GRAD_INPUT && j < (int64_t)pr->steps * pr->n; j++)
+        if (!pp_is_representable(va->param, pr->grads[j]) || !isfinite(pr->grads[j])) {
+            snprintf(msg, len, "grads[%lld, %lld] = %.17g is not a finite %s value", (long long)(j / pr->n),
+                     (long long)(j % pr->n), pr->grads[j], pp_format_get(va->param).name);
             return -1;
         }
     return 0;

@@ -245,7 +245,7 @@ static int ref_mpfr_elem(const ref_ctx *R, ref_elem *E, int64_t i, double *th64,
     double sig = 0.0;
     if (quad)
         pp_adamw_quad_data(pr, i, &h, &opt);
-    else
+    else if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
         sig = pp_adamw_synth_signal(pr, i);
     for (int t = 1; t <= T; t++) {
         double eg = 0.0;
@@ -254,7 +254,7 @@ static int ref_mpfr_elem(const ref_ctx *R, ref_elem *E, int64_t i, double *th64,
             mpfr_mul_d(E->g, E->t1, h, MPFR_RNDN);
             eg = (h * E->eth + u * (h * mag(E->t1) + mag(E->g))) * SLACK;
         } else {
-            mpfr_set_d(E->g, pp_adamw_synth_grad_s(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
+            mpfr_set_d(E->g, pp_adamw_given_grad(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
         }
         ref_step(R, t, E, eg);
         if (!ref_certified(E, i, t, f))
@@ -417,7 +417,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     if (prec < 64 || prec > 4096 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
         !(h->beta1 < 1.0) || !(h->beta2 >= 0.0) || !(h->beta2 < 1.0) ||
         (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0)) ||
-        (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1))
+        (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1) || (pr->kind == PP_ADAMW_GRAD_INPUT && !pr->grads))
         return pp_fail(err, PP_ERR_INPUT, "adamw reference: bad problem or precision %d", prec);
     int T = pr->steps;
     ref_ctx R;
@@ -431,7 +431,7 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     R.m = m;
     R.v = v;
     R.trace = trace;
-    int has_loss = pr->kind != PP_ADAMW_GRAD_SYNTHETIC;
+    int has_loss = pp_adamw_has_loss(pr);
     int64_t nb = pr->kind == PP_ADAMW_GRAD_LINREG ? 1 : (pr->n + REF_BLOCK - 1) / REF_BLOCK;
     R.sc = malloc((size_t)(T + 1) * sizeof *R.sc);
     R.bnd = calloc((size_t)(3 * nb), sizeof *R.bnd);

@@ -104,7 +104,7 @@ int pp_adamw_ref_dd_elem_(const pp_adamw_problem *pr, pp_format_id P, const pp_a
     double sig = 0.0;
     if (quad)
         pp_adamw_quad_data(pr, i, &hf, &optf);
-    else
+    else if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
         sig = pp_adamw_synth_signal(pr, i);
     double h = hf, opt = optf, b1 = hy->beta1, b2 = hy->beta2, eps = hy->eps;
     dd c1 = two_sum(1.0, -b1), c2 = two_sum(1.0, -b2);  // exact
@@ -121,7 +121,7 @@ int pp_adamw_ref_dd_elem_(const pp_adamw_problem *pr, pp_format_id P, const pp_a
             g = mul(dl, (dd){h, 0.0});
             eg = (h * (eth + DA * (mg(th) + fabs(opt))) + DM * mg(dl) * h + UF) * SLACK;
         } else {
-            g = (dd){pp_adamw_synth_grad_s(pr, P, t, i, sig), 0.0};  // exact: a value of P
+            g = (dd){pp_adamw_given_grad(pr, P, t, i, sig), 0.0};  // exact: a value of P
         }
         if (!(fabs(th.h) < BIG && fabs(m.h) < BIG && v.h < BIG && fabs(g.h) < BIG)) {
             out->fail_step = t, out->fail_bound = INFINITY, out->fail_scale = sth;  // range: hand over

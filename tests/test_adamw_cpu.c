@@ -133,7 +133,7 @@ static void adamw_cpu_kahan_not_worse_than_plain(void **state)
 {
     (void)state;
     pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, 1024, 200, pp_test_seed(), {1e-4, 0.9, 0.999, 1e-8, 0.0},
-                           PP_ADAMW_LR_CONSTANT, 0, 1.0, 1.0, 0, 0};
+                           PP_ADAMW_LR_CONSTANT, 0, 1.0, 1.0, 0, 0, NULL};
     int64_t n = pr.n;
     double *th0 = calloc((size_t)n, sizeof *th0), *ref[3], *out[4];
     for (int k = 0; k < 3; k++)
@@ -215,7 +215,7 @@ static void adamw_cpu_threads_invariant(void **state)
     (void)state;
     for (int kind = 0; kind < 3; kind++) {
         pp_adamw_problem pr = {(pp_adamw_grad_kind)kind, kind == 2 ? 16 : 3000, 30, pp_test_seed(),
-                               {1e-3, 0.9, 0.999, 1e-8, 0.01}, PP_ADAMW_LR_COSINE, 5, 1.0, 2.0, 32, 0.1};
+                               {1e-3, 0.9, 0.999, 1e-8, 0.01}, PP_ADAMW_LR_COSINE, 5, 1.0, 2.0, 32, 0.1, NULL};
         int64_t n = pr.n;
         double *th0 = calloc((size_t)n, sizeof *th0), *a[4], *b[4];
         for (int k = 0; k < 4; k++)

@@ -24,7 +24,7 @@ static void adamw_ref_constant_gradient_three_steps(void **state)
 {
     (void)state;
     pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, 8, 3, pp_test_seed(), {1e-2, 0.9, 0.999, 1e-3, 0.1},
-                           PP_ADAMW_LR_CONSTANT, 0, 0.5, 1e300, 0, 0};
+                           PP_ADAMW_LR_CONSTANT, 0, 0.5, 1e300, 0, 0, NULL};
     double th0[8], th[8], m[8], v[8], bnd[3];
     for (int i = 0; i < 8; i++)
         th0[i] = pp_round(PP_FMT_FP32, pp_rand_normal(pr.seed, 7, (uint64_t)i), PP_RND_NE, 0);
@@ -88,7 +88,7 @@ static void adamw_ref_bound_contains_256_bit_run(void **state)
     (void)state;
     for (int kind = 0; kind < 3; kind++) {
         pp_adamw_problem pr = {(pp_adamw_grad_kind)kind, kind == 2 ? 8 : 512, 60, pp_test_seed(),
-                               {1e-2, 0.9, 0.999, 1e-8, 0.05}, PP_ADAMW_LR_COSINE, 10, 1.0, 0.5, 24, 0.1};
+                               {1e-2, 0.9, 0.999, 1e-8, 0.05}, PP_ADAMW_LR_COSINE, 10, 1.0, 0.5, 24, 0.1, NULL};
         int64_t n = pr.n;
         double *th0 = calloc((size_t)n, sizeof *th0), *a[3], *b[3], ba[3], bb[3];
         for (int k = 0; k < 3; k++)
@@ -129,7 +129,7 @@ static void adamw_ref_feedback_bound_refused(void **state)
     (void)state;
     enum { N = 256 };
     pp_adamw_problem pr = {PP_ADAMW_GRAD_QUADRATIC, N, 500, 11, {1e-3, 0.9, 0.999, 1e-8, 0.01},
-                           PP_ADAMW_LR_CONSTANT, 0, 1.0, 1.0, 0, 0};
+                           PP_ADAMW_LR_CONSTANT, 0, 1.0, 1.0, 0, 0, NULL};
     static double th0[N], th[N], m[N], v[N];
     double bnd[3];
     for (int i = 0; i < N; i++)
@@ -161,7 +161,7 @@ typedef struct dd_case {
 static void dd_against_plain(const dd_case *c)
 {
     pp_adamw_problem pr = {c->kind, c->n, c->steps, pp_test_seed(), {c->lr, 0.9, 0.999, c->eps, c->wd},
-                           PP_ADAMW_LR_COSINE, c->steps / 10, c->grad_scale, 0.5, 0, 0};
+                           PP_ADAMW_LR_COSINE, c->steps / 10, c->grad_scale, 0.5, 0, 0, NULL};
     int64_t n = pr.n;
     double *th0 = calloc((size_t)n, sizeof *th0), *a[3], *b[3], ba[3], bb[3];
     for (int k = 0; k < 3; k++)
@@ -248,7 +248,7 @@ static void adamw_ref_fast_pair_against_400_bits(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const dd_case *K = &cases[c];
         pp_adamw_problem pr = {K->kind, K->n, K->steps, pp_test_seed(), {K->lr, 0.9, 0.999, K->eps, K->wd},
-                               PP_ADAMW_LR_COSINE, K->steps / 10, K->grad_scale, 0.5, 0, 0};
+                               PP_ADAMW_LR_COSINE, K->steps / 10, K->grad_scale, 0.5, 0, 0, NULL};
         int T = pr.steps;
         pp_adamw_dd_scal_ *sc = calloc((size_t)T + 1, sizeof *sc);
         mpfr_t *A = malloc((size_t)(T + 1) * sizeof *A), *B = malloc((size_t)(T + 1) * sizeof *B),

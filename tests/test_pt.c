@@ -93,6 +93,43 @@ static void pt_reads_a_state_dict(void **state)
     pp_tensor_free(&t);
 }
 
+// Nested dicts (tools/make_pt_nested_fixtures.py): {"layer": {"weight": w, "bias": b}, "head":
+// OrderedDict(weight=h), "scale": s} reads as tensors "layer.weight", "layer.bias", "head.weight",
+// "scale", with w = arange(6)/4 [2, 3] fp32, b = [-1, 0.5] bf16, h = [3, -0] fp16, s = 2 (0-d);
+// OrderedDict(a=OrderedDict(b={"c": w.t()})) as "a.b.c", the view read through its strides.
+static void pt_reads_nested_dicts(void **state)
+{
+    (void)state;
+    pp_tensor t;
+    load_ok(FIX "nested_dicts.pt", "layer.weight", &t);
+    assert_true(t.format == PP_FMT_FP32 && t.ndim == 2 && t.shape[0] == 2 && t.shape[1] == 3);
+    for (int i = 0; i < 6; i++)
+        assert_true(t.data[i] == i / 4.0);
+    pp_tensor_free(&t);
+    load_ok(FIX "nested_dicts.pt", "layer.bias", &t);
+    assert_true(t.format == PP_FMT_BF16 && t.numel == 2 && t.data[0] == -1.0 && t.data[1] == 0.5);
+    pp_tensor_free(&t);
+    load_ok(FIX "nested_dicts.pt", "head.weight", &t);
+    assert_true(t.format == PP_FMT_FP16 && t.numel == 2 && t.data[0] == 3.0 && t.data[1] == 0.0 &&
+                signbit(t.data[1]));
+    pp_tensor_free(&t);
+    load_ok(FIX "nested_dicts.pt", "scale", &t);
+    assert_true(t.ndim == 0 && t.numel == 1 && t.data[0] == 2.0);
+    pp_tensor_free(&t);
+    load_ok(FIX "nested_deep.pt", "a.b.c", &t);
+    assert_true(t.ndim == 2 && t.shape[0] == 3 && t.shape[1] == 2);
+    static const double wt[6] = {0, 0.75, 0.25, 1.0, 0.5, 1.25};  // w transposed, row-major
+    for (int i = 0; i < 6; i++)
+        assert_true(t.data[i] == wt[i]);
+    pp_tensor_free(&t);
+    load_ok(FIX "nested_deep.pt", NULL, &t);  // the only tensor
+    assert_true(t.numel == 6);
+    pp_tensor_free(&t);
+    load_ok(FIX "nested_mixed.pt", "opt.p", &t);
+    assert_true(t.numel == 2 && t.data[0] == -1.0);
+    pp_tensor_free(&t);
+}
+
 static void expect_error(const char *file, const char *name, const char *msg)
 {
     pp_tensor t;
@@ -106,13 +143,44 @@ static void expect_error(const char *file, const char *name, const char *msg)
     assert_false(pp_test_has_control(err.msg));
 }
 
+// What nesting does not change: a non-tensor is refused by its joined name, a dict is not a
+// tensor, the listing names the joined keys; a dict that holds itself, a non-string key deep
+// down: refused while reading the pickle (hand-made: torch.save never writes them).
+static void pt_nested_refusals(void **state)
+{
+    (void)state;
+    expect_error(FIX "nested_mixed.pt", "opt.step", "nested_mixed.pt: 'opt.step' is an integer, not a tensor");
+    expect_error(FIX "nested_dicts.pt", "layer", "nested_dicts.pt: no tensor 'layer' (tensors: layer.weight, "
+                                                 "layer.bias, head.weight, scale)");
+    expect_error(FIX "nested_dicts.pt", NULL, "holds 4 tensors; name one");
+    expect_error(FIX "nested_dicts.pt", "layer.weight.x", "no tensor 'layer.weight.x'");
+    // d_i = {"a": d_(i-1), "b": d_(i-1)} for i = 1..30 over d_0 = {} (memo i): 2^30 paths to walk
+    // in a few hundred bytes; refused after a bounded walk
+    unsigned char pkl[1024];
+    size_t n = 0;
+    memcpy(pkl, "\x80\x02}q\x00", 5);
+    n = 5;
+    for (int i = 1; i <= 30; i++) {
+        unsigned char step[] = {'}', 'q', (unsigned char)i, '(', 'X', 1, 0, 0, 0, 'a', 'h', (unsigned char)(i - 1),
+                                'X', 1, 0, 0, 0, 'b', 'h', (unsigned char)(i - 1), 'u'};
+        memcpy(pkl + n, step, sizeof step);
+        n += sizeof step;
+    }
+    pkl[n++] = '.';
+    pp_pt_contents c;
+    pp_error err = {0};
+    assert_int_equal(pp_pt_unpickle(pkl, n, "h.pt", &c, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "h.pt: more entries than a torch.save of tensors holds"));
+}
+
 static void pt_rejects_what_it_does_not_read(void **state)
 {
     (void)state;
     expect_error(FIX "int64.pt", "i", "int64.pt: tensor 'i' has dtype torch.int64; precprobe reads float64");
     expect_error(FIX "int64.pt", NULL, "int64.pt: holds 2 tensors; name one, as " FIX "int64.pt:NAME (i, x)");
     expect_error(FIX "mixed.pt", "step", "mixed.pt: 'step' is an integer, not a tensor");
-    expect_error(FIX "nested.pt", "od", "nested.pt: 'od' is a dict, not a tensor");
+    expect_error(FIX "nested.pt", "od", "nested.pt: no tensor 'od' (tensors: x)");  // a dict: its entries
+    expect_error(FIX "nested.pt", "od.a", "nested.pt: 'od.a' is an integer, not a tensor");
     expect_error(FIX "list.pt", NULL, "list.pt: data.pkl at byte 2: opcode 0x5d is not one torch.save writes");
     expect_error(FIX "legacy.pt", NULL, "legacy.pt: torch.save's legacy format (before PyTorch 1.6");
     expect_error(FIX "dtypes.pt", "nope", "dtypes.pt: no tensor 'nope' (tensors: f64, f32, f16, bf16, e4m3");
@@ -276,6 +344,9 @@ static void pt_hand_made_archives(void **state)
         {P("\x80\x09}."), NULL, 8, 0, "pickle protocol other than 2 to 5"},
         {P("\x80\x02K\x01."), NULL, 8, 0, "h.pt: holds an integer, not a tensor or a dict of tensors"},
         {P("\x80\x02}(K\x01K\x02u."), NULL, 8, 0, "h.pt: a dict key is not a string"},
+        // nested dicts: a non-string key one level down; a dict holding itself (memo 0)
+        {P("\x80\x02}(X\x01\x00\x00\x00" "a}(K\x01K\x02uu."), NULL, 8, 0, "h.pt: a dict key is not a string"},
+        {P("\x80\x02}q\x00(X\x01\x00\x00\x00" "ah\x00u."), NULL, 8, 0, "h.pt: dicts nested deeper than 32"},
         {P("\x80\x02}."), NULL, 8, 0, "h.pt: holds no tensor"},
         // found by fuzz_pt: OrderedDict() before any tuple with items (clang's UBSan: NULL + 0)
         {P("\x80\x02" "ccollections\nOrderedDict\n)R."), NULL, 8, 0, "h.pt: holds no tensor"},
@@ -392,6 +463,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pt_reads_every_dtype_and_view),
         cmocka_unit_test(pt_reads_a_state_dict),
+        cmocka_unit_test(pt_reads_nested_dicts),
+        cmocka_unit_test(pt_nested_refusals),
         cmocka_unit_test(pt_rejects_what_it_does_not_read),
         cmocka_unit_test(pt_hand_made_archives),
         cmocka_unit_test(pt_survives_truncation_and_flips),

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < 2; s++)
         for (int k = 0; k < 4; k++) {
             pp_adamw_problem pr = {kinds[s], n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
-                                   PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0};
+                                   PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
             pp_format_id P = vs[k].param;
             for (int64_t i = 0; i < n; i++)
                 th0[i] = pp_round(P, pp_rand_normal(7, 0, (uint64_t)i), PP_RND_NE, 0);

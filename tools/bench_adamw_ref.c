@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     int64_t n = argc > 2 ? atoll(argv[2]) : 65536;
     int T = argc > 3 ? atoi(argv[3]) : 1000;
     pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
-                           PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0};
+                           PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
     double *th0 = malloc((size_t)n * sizeof *th0), *o[4];
     for (int k = 0; k < 4; k++)
         o[k] = malloc((size_t)n * sizeof(double));

@@ -146,7 +146,7 @@ int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, co
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
     for (int t = 1; t <= T; t++)
         sc[t] = pp_adamw_scalars_make(va->update, &pr->hyper, pp_adamw_lr(pr, t), t);
-    int has_loss = pr->kind != PP_ADAMW_GRAD_SYNTHETIC;
+    int has_loss = pp_adamw_has_loss(pr);
     if (trace) {
         memset(trace, 0, sizeof *trace);
         trace->n_snaps = pp_adamw_snap_steps(T, trace->snap_step);

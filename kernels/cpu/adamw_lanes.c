@@ -18,7 +18,7 @@
 #define LANES_IVDEP
 #endif
 
-// The synthetic source's gradients of one step: a rejection sampler per lane, so scalar (and
+// The synthetic (or input) source's gradients of one step: a rejection sampler per lane, so scalar (and
 // kept out of line: flatten below would copy it into every instantiation).
 #if defined(__GNUC__)
 __attribute__((noinline))
@@ -73,7 +73,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
             lo.p[0] = lo.add ? lo.p[0] + q : q;
         }
     for (int t = 1; t <= T; t++) {
-        if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC) {
+        if (pr->kind != PP_ADAMW_GRAD_QUADRATIC) {  // synthetic or input: θ-independent
             lanes_synth_grad(va, pr, t, i0, sig, g);
         } else {
             LANES_IVDEP

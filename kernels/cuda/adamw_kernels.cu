@@ -202,7 +202,7 @@ extern "C" int pp_adamw_cuda(const pp_adamw_variant *va, const pp_adamw_problem 
     int rc = PP_CUDA_OK;
     int64_t n = pr->n;
     int T = pr->steps;
-    int has_loss = pr->kind != PP_ADAMW_GRAD_SYNTHETIC;
+    int has_loss = pp_adamw_has_loss(pr);
     adamw_dev d;
     memset(&d, 0, sizeof d);
     pp_adamw_scalars *hsc = (pp_adamw_scalars *)calloc((size_t)T + 1, sizeof *hsc);

@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 
+from ._capture_optim import EMULATED as _ADAMW_EMULATED, capture_optimizer
 from ._tensors import is_torch, save_safetensors, to_tensor
 
 # What capture knows of each operation: the inputs the callable takes (in this order), the
@@ -26,6 +27,14 @@ OPS = {
         "outputs": ("c",),
         "grads": (),
         "emulated": {"fp32-acc": {"accumulate": "fp32"}, "storage-acc": {"accumulate": "storage"}},
+    },
+    # an optimizer: fn is a torch optimizer class/factory or a numpy step function (_capture_optim)
+    "adamw": {
+        "inputs": ("theta0", "grads"),
+        "optional": (),
+        "outputs": ("theta", "m", "v"),
+        "grads": (),
+        "emulated": _ADAMW_EMULATED,
     },
 }
 LAYOUTS = ("bshd", "bhsd")
@@ -99,8 +108,8 @@ def capture(name, fn, inputs, out_dir, *, op=None, layout="bshd", params=None, b
     NAME) beside precprobe's emulated variants of the operation, compared with the exact reference
     and with each of them. Returns the case file's Path (give it to judge()).
 
-    inputs: {name: tensor} (attention: q, k, v, optionally dout; gemm: a, b) or a sequence in that
-            order; torch tensors (bfloat16, float16, float32), numpy float16/float32 arrays, or
+    inputs: {name: tensor} (attention: q, k, v, optionally dout; gemm: a, b; adamw: theta0 and grads,
+            see below) or a sequence in that order; torch tensors (bfloat16, float16, float32), numpy float16/float32 arrays, or
             ml_dtypes bfloat16 arrays, all of one dtype. `fn` is called with q, k, v (a, b) as
             given, in your layout and type, and returns the output, a tuple in the operation's
             output order (attention: out, lse) or a dict by name.
@@ -114,6 +123,16 @@ def capture(name, fn, inputs, out_dir, *, op=None, layout="bshd", params=None, b
             passes = "fwd" (out, and lse when fn returns it).
     emulated: {variant name: {knob: value}} instead of the operation's default emulated variants.
     rtol, atol: the case's tolerances (default: torch's for the format).
+
+    An optimizer (op "adamw", inputs {"theta0": θ₀, "grads": a list of T gradients or one tensor
+    [T, *θ₀.shape]}): `fn` is a torch optimizer class (torch.optim.AdamW, built with params' lr,
+    betas, eps, weight_decay) or factory (`lambda ps: torch.optim.AdamW(ps, lr=1e-3)`) for torch
+    tensors, or a step function `fn(theta, grad, state) -> theta` for numpy arrays (state["step"] =
+    t is set before each call; its "exp_avg"/"exp_avg_sq" become m and v). It runs T steps;
+    θ₀ and the gradients are saved (flattened to n), the final θ (and m, v) become the external
+    variant, and the case (gradients = "input", the optimizer's hyperparameters) runs precprobe's
+    AdamW variants torch-cpu, torch-cuda, anyprecision on the very same gradients. Judge it on
+    the CPU (judge(case, device="cpu")): the GPU backend does not read a grads tensor.
     """
     if not _NAME.match(name or ""):
         raise ValueError(f"name {name!r}: letters, digits, _ - + = only (it names the case and its files)")
@@ -136,6 +155,12 @@ def capture(name, fn, inputs, out_dir, *, op=None, layout="bshd", params=None, b
                          + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}"))
     if layout not in LAYOUTS or (op != "attention" and layout != "bshd"):
         raise ValueError(f"layout {layout!r}: attention takes 'bshd' or 'bhsd'; other ops their own layout")
+    if op == "adamw":
+        if layout != "bshd" or backward:
+            raise ValueError("an optimizer capture takes no layout and no backward")
+        opp, ins, outs, knobs, emulated = capture_optimizer(name, fn, inputs, params, emulated)
+        return _write_case(name, fn, op, variant, opp, ins, outs, knobs, emulated, out_dir, rtol, atol, description,
+                           "θ₀, grads [steps, n] and the final θ, m, v flattened to n")
     params = dict(params or {})
     args = [inputs[n] for n in spec["inputs"]]
 
@@ -184,28 +209,33 @@ def capture(name, fn, inputs, out_dir, *, op=None, layout="bshd", params=None, b
         n_ = ins["b"].shape[2]
         opp = {"batch": batch, "m": m, "n": n_, "k": k, "alpha": 1.0}
     opp.update(params)
+    return _write_case(name, fn, op, variant, opp, ins, outs, {"format": fmt},
+                       spec["emulated"] if emulated is None else emulated, out_dir, rtol, atol, description,
+                       "[b, s, h, d] for attention")
 
+
+def _write_case(name, fn, op, variant, opp, ins, outs, knobs, emulated, out_dir, rtol, atol, description, layout_note):
+    """Writes OUT_DIR/NAME.safetensors (inputs and outputs) and OUT_DIR/NAME.toml (atomically)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     st_name = f"{name}.safetensors"
     save_safetensors(out_dir / st_name, {**ins, **outs},
-                     metadata={"made_by": "precprobe.capture", "op": op, "layout": "bshd",
+                     metadata={"made_by": "precprobe.capture", "op": op, "layout": "bshd" if op != "adamw" else "n",
                                "callable": getattr(fn, "__qualname__", repr(fn))})
-    emulated = spec["emulated"] if emulated is None else emulated
     lines = [f"# {name}.toml — written by precprobe.capture (python/precprobe): the outputs of",
              f"# {getattr(fn, '__qualname__', 'the callable')} as the external variant {variant!r}, beside precprobe's",
-             "# emulated variants on the same inputs. Tensors: " + st_name + " ([b, s, h, d] for attention).",
+             "# emulated variants on the same inputs. Tensors: " + st_name + f" ({layout_note}).",
              "[case]", f"name = {_toml_value(name)}", f"op = {_toml_value(op)}",
              f"description = {_toml_value(description or f'{variant} captured by precprobe.capture')}",
              "", "[op]"]
     lines += [f"{_key(k)} = {_toml_value(v)}" for k, v in opp.items()]
     for n in ins:
         lines += ["", f"[inputs.{n}]", f"file = {_toml_value(f'{st_name}:{n}')}"]
-    lines += ["", "[knobs]", f"format = {_toml_value(fmt)}", "",
+    lines += ["", "[knobs]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in knobs.items()] + ["",
               f"[variants.{variant}]",
               "external = { " + ", ".join(f"{n} = {_toml_value(f'{st_name}:{n}')}" for n in outs) + " }"]
-    for vname, knobs in emulated.items():
-        lines += [f"[variants.{_key(vname)}]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in knobs.items()]
+    for vname, vknobs in emulated.items():
+        lines += [f"[variants.{_key(vname)}]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in vknobs.items()]
     lines += ["", "[compare]", "pairs = " + _toml_value([[variant, v] for v in emulated])]
     if (rtol is None) != (atol is None):
         raise ValueError("rtol and atol: both or neither")

@@ -18,7 +18,7 @@ for py in ${PRECPROBE_PYTHON:-} python3 /usr/bin/python3; do
     seen="$seen$prefix "
     ran=$((ran + 1))
     echo "python bridge: tests under $py ($prefix)"
-    (cd python/tests && "$py" -m unittest -v test_tensors test_capture test_readers test_assertion test_torch) 2>&1 || rc=1
+    (cd python/tests && "$py" -m unittest -v test_tensors test_capture test_readers test_assertion test_torch test_capture_optim) 2>&1 || rc=1
 done
 if [ $ran = 0 ]; then
     echo "python bridge tests skipped: no interpreter here imports numpy (Debian: apt-get install python3-numpy)"

@@ -56,6 +56,16 @@ int pp_cmd_merge(int argc, char **argv)
         fprintf(stderr, "precprobe merge: usage: precprobe merge PARTIAL... --out DIR (see precprobe merge --help)\n");
         rc = 2;
     }
+    if (!rc && pp_cli_is_sweep_shard(names[0])) {  // shards of a [sweep] (cmd_sweep_shard.c)
+        if (junit) {
+            fprintf(stderr, "precprobe merge: --junit takes a case without [sweep]\n");
+            rc = 2;
+        } else {
+            rc = pp_cli_merge_sweep(names, n, out, html);
+        }
+        free(names);
+        return rc;
+    }
     pp_partial *parts = rc ? NULL : calloc((size_t)n, sizeof *parts);
     if (!rc && !parts) {
         fprintf(stderr, "precprobe: out of memory\n");

@@ -52,8 +52,10 @@ static void run_usage(FILE *f)
         "\n"
         "options:\n"
         RUN_CLI_HELP
-        "  --out DIR                report folder (default reports/out/CASE-NAME/; with several\n"
-        "                           cases, DIR/CASE-NAME/)\n"
+        "  -o, --out DIR            report folder (default reports/out/CASE-NAME/; with several\n"
+        "                           cases, DIR/CASE-NAME/). A case with [sweep]: each point's\n"
+        "                           reports in DIR/points/NAME/, the sweep's report.txt, sweep.h5\n"
+        "                           and report.html (--html FILE: there instead) in DIR\n"
         "  --junit FILE             also write JUnit XML\n"
         "  --html FILE              also write the HTML report (one self-contained page with charts);\n"
         "                           with several cases FILE is a folder, holding CASE-NAME.html each\n"
@@ -146,6 +148,16 @@ static int parse_orders(const char *s, int *out)
     return 0;
 }
 
+// The run options of the command line; cache (n bytes) holds the cache folder o names.
+static void run_opts_of(const run_cli *cli, int save, char *cache, size_t n, pp_run_opts *o)
+{
+    if (!cli->no_cache)
+        cli->cache ? (void)snprintf(cache, n, "%s", cli->cache) : pp_ref_cache_default_dir(cache, n);
+    int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
+    *o = (pp_run_opts){cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check,
+                       cli->orders};
+}
+
 // The result of case path, judged: the case run (or, with report, the run stored in that
 // report.h5 read back), then the case's gate rules evaluated on it, once, here. Prints errors.
 // Returns an exit status (0 or the error's).
@@ -159,14 +171,12 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
         fputs(c->notes, stderr);  // e.g. a [matrix] combination the op cannot run, skipped
     if (!rc && report) {
         rc = pp_report_h5_read(report, r, &err);
+        if (!rc && (rc = pp_gate_rules_recorded(c, r, report, &err)))
+            pp_run_result_free(r);
     } else if (!rc) {
         char cache[PP_PATH_MAX] = "";
-        if (!cli->no_cache)
-            cli->cache ? (void)snprintf(cache, sizeof cache, "%s", cli->cache)
-                       : pp_ref_cache_default_dir(cache, sizeof cache);
-        int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
-        pp_run_opts o = {cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check,
-                         cli->orders};
+        pp_run_opts o;
+        run_opts_of(cli, save, cache, sizeof cache, &o);
         rc = pp_run_case(c, &o, r, &err);
     }
     if (!rc && pp_gate_evaluate(c, r) < 0) {
@@ -186,7 +196,7 @@ static int failed_verdicts(const pp_run_result *r)
     return n;
 }
 
-static int write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html)
+int pp_cli_write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html)
 {
     pp_error err = {0};
     char path[PP_PATH_MAX + 32];
@@ -261,10 +271,8 @@ int pp_cmd_run(int argc, char **argv)
             return 2;
         }
         char cache[PP_PATH_MAX] = "";
-        if (!cli.no_cache)
-            cli.cache ? (void)snprintf(cache, sizeof cache, "%s", cli.cache) : pp_ref_cache_default_dir(cache, sizeof cache);
-        pp_run_opts o = {cli.device, cli.threads, save, cli.quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
-                         cli.reference, cache, cli.cross_check, cli.orders};
+        pp_run_opts o;
+        run_opts_of(&cli, save, cache, sizeof cache, &o);
         return pp_cli_run_shard(cases[0], shard, out, &o);
     }
     if (junit && n_cases > 1) {
@@ -279,6 +287,19 @@ int pp_cmd_run(int argc, char **argv)
     for (int i = 0; i < n_cases; i++) {
         pp_case c;
         pp_run_result r;
+        int swept = pp_cli_is_sweep(cases[i]);
+        if (swept) {  // a case with [sweep]: each point a run, then the sweep's reports (cmd_run_sweep.c)
+            char cache[PP_PATH_MAX] = "";
+            pp_run_opts o;
+            run_opts_of(&cli, save, cache, sizeof cache, &o);
+            rc = junit ? (fprintf(stderr, "precprobe run: --junit takes a case without [sweep]\n"), 2)
+                       : pp_cli_run_sweep(cases[i], &o, n_cases == 1 ? out : NULL, out,
+                                          n_cases == 1 ? html : NULL);  // several: DIR/report.html
+            status = rc > status ? rc : status;
+            if (rc == PP_ERR_INTERRUPTED)
+                break;
+            continue;
+        }
         rc = judged_result(cases[i], &cli, save, NULL, &c, &r);
         if (!rc) {
             char dir[PP_PATH_MAX];
@@ -289,7 +310,7 @@ int pp_cmd_run(int argc, char **argv)
             char page[PP_PATH_MAX + PP_NAME_MAX + 8] = "";
             if (html)  // several cases: one page each in the folder html
                 snprintf(page, sizeof page, n_cases > 1 ? "%s/%s.html" : "%s", html, c.name);
-            rc = write_reports(&r, dir, junit, html ? page : NULL);
+            rc = pp_cli_write_reports(&r, dir, junit, html ? page : NULL);
             if (!rc) {
                 char *summary = pp_report_summary(&r);
                 printf("%s: %s on %s\n%s\nreports: %s/report.txt %s/report.h5%s%s%s%s\n", c.name, c.op->name,
@@ -429,9 +450,4 @@ int pp_cmd_check(int argc, char **argv)
     pp_run_result_free(&base);
     pp_case_free(&c);
     return rc;
-}
-
-int pp_cli_write_reports(const pp_run_result *r, const char *dir, const char *junit, const char *html)
-{
-    return write_reports(r, dir, junit, html);
 }

@@ -16,6 +16,8 @@ int pp_cli_run_shard(const char *case_path, const char *shard, const char *out, 
         fprintf(stderr, "precprobe run: --shard %s\n", why);
         return 2;
     }
+    if (pp_cli_is_sweep(case_path))  // the points' tasks, cut by one rule (cmd_sweep_shard.c)
+        return pp_cli_run_sweep_shard(case_path, i, n, out, o);
     pp_error err = {0};
     pp_case c;
     pp_partial part;

@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "  show REPORT.h5            print a stored report\n"
             "  reference CASE -o OUT.h5  write a case's inputs and its certified reference\n"
             "  cast IN --to F -o OUT     round a stored tensor into a format (values or codes)\n"
+            "  list-points CASE          the points of a case's [sweep], with their work\n"
             "  merge PARTIAL... --out D  assemble a sharded run's partial results (run --shard I/N)\n"
             "\n"
             "options:\n"
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
         {"compare", pp_cmd_compare}, {"run", pp_cmd_run},   {"check", pp_cmd_check},
         {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
         {"reference", pp_cmd_reference}, {"cast", pp_cmd_cast}, {"merge", pp_cmd_merge},
+        {"list-points", pp_cmd_list_points},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name))

@@ -54,6 +54,9 @@ typedef struct pp_comparison {
     pp_close_opts opts;
     pp_close_stats stats;
     pp_axis_stats axes;                    // against the reference, when the op declares axes; owned
+    // bit k set: statistic k of the table (core/statistic.h) was not recorded in the report.h5 this
+    // comparison was read from (older than the statistic); 0 for every comparison a run computes
+    uint32_t unrecorded;
     // --orders (src/pipeline/order_band.h): band_runs runs (the nominal + N orders), 0: no band;
     // band[k] = min, median, max of the statistic table's k-th statistic, k < n_band_stats.
     int band_runs, n_band_stats;

@@ -68,23 +68,28 @@ static double inf_count(const pp_close_stats *s)
 
 // Gate rules and reports name these; the order is the one error messages list them in.
 static const pp_statistic statistics[] = {
-    {"mismatch_fraction", "mismatch", "the fraction of elements torch's isclose calls not close", mismatch_fraction},
-    {"mismatched", NULL, "the number of elements torch's isclose calls not close", mismatched},
-    {"max_abs_diff", "max abs", "torch's greatest absolute difference (close elements count as 0)", max_abs_diff},
-    {"max_rel_diff", "max rel", "torch's greatest relative difference (close elements count as 0)", max_rel_diff},
-    {"max_ulp", "max ulp", "the greatest |a - e| in ulps of the actual's format", max_ulp},
-    {"mean_abs", "mean abs", "the mean |a - e| over the pairs with both operands finite", pp_close_stats_mean_abs},
-    {"rms", NULL, "the root mean square of a - e over the pairs with both operands finite", pp_close_stats_rms},
-    {"worst_tolerance_ratio", NULL, "the greatest |a - e| / (atol + rtol |e|)", worst_tolerance_ratio},
-    {"nan_count", NULL, "NaN values in the actual tensor", nan_count},
-    {"inf_count", NULL, "infinite values in the actual tensor", inf_count},
+    {"mismatch_fraction", "mismatch", "the fraction of elements torch's isclose calls not close", mismatch_fraction,
+     {"total", "mismatched"}},
+    {"mismatched", NULL, "the number of elements torch's isclose calls not close", mismatched, {NULL}},
+    {"max_abs_diff", "max abs", "torch's greatest absolute difference (close elements count as 0)", max_abs_diff, {NULL}},
+    {"max_rel_diff", "max rel", "torch's greatest relative difference (close elements count as 0)", max_rel_diff, {NULL}},
+    {"max_ulp", "max ulp", "the greatest |a - e| in ulps of the actual's format", max_ulp, {NULL}},
+    {"mean_abs", "mean abs", "the mean |a - e| over the pairs with both operands finite", pp_close_stats_mean_abs,
+     {"exact_sums", "n_finite"}},
+    {"rms", NULL, "the root mean square of a - e over the pairs with both operands finite", pp_close_stats_rms,
+     {"exact_sums", "n_finite"}},
+    {"worst_tolerance_ratio", NULL, "the greatest |a - e| / (atol + rtol |e|)", worst_tolerance_ratio, {NULL}},
+    {"nan_count", NULL, "NaN values in the actual tensor", nan_count, {NULL}},
+    {"inf_count", NULL, "infinite values in the actual tensor", inf_count, {NULL}},
     {"max_abs_error", "max error", "the greatest |a - e| over every pair with both operands finite, close or not",
-     max_abs_error},
+     max_abs_error, {NULL}},
     {"max_ulp_at_scale", "ulp@scale",
      "max_abs_error in ulps of the actual's format at the expected tensor's largest magnitude (a near-zero "
      "expected element cannot dominate, as it can max_ulp)",
-     max_ulp_at_scale},
+     max_ulp_at_scale, {"max_abs_error", "ulp_scale"}},
 };
+// pp_comparison.unrecorded holds one bit per statistic
+_Static_assert(sizeof statistics / sizeof statistics[0] <= 32, "more statistics than bits of unrecorded");
 
 int pp_statistic_count(void)
 {
@@ -128,4 +133,29 @@ int pp_statistic_band_max(const char *name)
         if (strlen(statistics[i].name) == n - ns && !strncmp(statistics[i].name, name, n - ns))
             return i;
     return -1;
+}
+
+int pp_statistic_recorded(const pp_comparison *c, int k)
+{
+    return k < 0 || k >= 32 || !(c->unrecorded >> k & 1u);
+}
+
+const char *pp_statistic_stored(int k, int i)
+{
+    const pp_statistic *st = pp_statistic_at(k);
+    if (!st || i < 0 || i >= PP_STATISTIC_MAX_STORED)
+        return NULL;
+    if (!st->stored[0])
+        return i == 0 ? st->name : NULL;
+    return st->stored[i];
+}
+
+uint32_t pp_statistic_unrecorded_mask(int (*present)(void *ctx, const char *attribute), void *ctx)
+{
+    uint32_t mask = 0;
+    for (int k = 0; k < pp_statistic_count() && k < 32; k++)
+        for (int i = 0; pp_statistic_stored(k, i); i++)
+            if (!present(ctx, pp_statistic_stored(k, i)))
+                mask |= 1u << k;
+    return mask;
 }

@@ -13,8 +13,9 @@
 
 // Parses a whole torch.save file held in buf[0..n) and loads one tensor from it.
 // @param [in]  file  the file's name, the first word of every error message
-// @param [in]  name  the dict key to load; NULL: the file holds one tensor (alone, or the only
-//                    tensor of its dict)
+// @param [in]  name  the dict key to load (in nested dicts, the keys joined with '.':
+//                    "layer.weight"); NULL: the file holds one tensor (alone, or the only tensor of
+//                    its dict)
 // @param [out] t     values exact, format from the dtype (float64, float32, float16, bfloat16,
 //                    float8_e4m3fn, float8_e5m2); zeroed on failure.
 // Rejected (PP_ERR_INPUT, one line): what pp_zip_open and pp_pt_unpickle reject, the legacy

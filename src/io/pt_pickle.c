@@ -575,6 +575,74 @@ static const char *describe(vkind k)
     }
 }
 
+// ---- a dict of dicts of tensors, flattened -------------------------------------------------------
+
+// The entries walked under dict d at depth (nested dicts and theirs: at least the records to
+// come) and the bytes of the joined names (prefix_len the length of the name that leads to d, with
+// its '.'), added to *count and *bytes. Fails on a key that is not a string, nesting deeper than PP_PT_MAX_DEPTH (a dict that
+// holds itself), a joined name longer than PP_PT_MAX_NAME, or more than MAX_RECORDS entries walked,
+// nested dicts included (the same dict held many times, even an empty one: the walk stops there,
+// so hostile bytes cost bounded time).
+static int count_entries(const vm *m, const val *d, int depth, size_t prefix_len, size_t *count, size_t *bytes,
+                         const char *file, pp_error *err)
+{
+    if (depth > PP_PT_MAX_DEPTH)
+        return pp_fail(err, PP_ERR_INPUT, "%s: dicts nested deeper than %d (a dict that holds itself?)", file,
+                       PP_PT_MAX_DEPTH);
+    for (int32_t p = d->a; p >= 0; p = m->pairs[p].next) {
+        const val *k = &m->vals[m->pairs[p].key], *v = &m->vals[m->pairs[p].value];
+        if (k->kind != V_STR)
+            return pp_fail(err, PP_ERR_INPUT, "%s: a dict key is not a string", file);
+        if (++*count > MAX_RECORDS)
+            return pp_fail(err, PP_ERR_INPUT, "%s: more entries than a torch.save of tensors holds", file);
+        if (prefix_len + k->len > PP_PT_MAX_NAME)
+            return pp_fail(err, PP_ERR_INPUT, "%s: a nested key longer than %d bytes", file, PP_PT_MAX_NAME);
+        if (v->kind == V_DICT) {
+            int rc = count_entries(m, v, depth + 1, prefix_len + k->len + 1, count, bytes, file, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (depth > 0)
+            *bytes += prefix_len + k->len;
+    }
+    return PP_OK;
+}
+
+// Appends the entries under dict d to c (counted by count_entries, so space is there): a tensor's
+// record, or what another value is; prefix (prefix_len bytes, its trailing '.' included) names d.
+static void add_entries(const vm *m, const val *d, int depth, const char *prefix, size_t prefix_len,
+                        pp_pt_contents *c, size_t *name_at)
+{
+    for (int32_t p = d->a; p >= 0; p = m->pairs[p].next) {
+        const val *k = &m->vals[m->pairs[p].key], *v = &m->vals[m->pairs[p].value];
+        if (v->kind == V_DICT) {
+            char sub[PP_PT_MAX_NAME + 2];
+            memcpy(sub, prefix, prefix_len);
+            memcpy(sub + prefix_len, k->s, k->len);
+            sub[prefix_len + k->len] = '.';
+            add_entries(m, v, depth + 1, sub, prefix_len + k->len + 1, c, name_at);
+            continue;
+        }
+        pp_pt_record *r = &c->recs[c->count++];
+        if (v->kind == V_TENSOR)
+            *r = m->recs[v->i];
+        else
+            r->what = describe(v->kind);
+        if (depth == 0) {
+            r->name = k->s;
+            r->name_len = k->len;
+        } else {
+            char *at = c->names + *name_at;
+            memcpy(at, prefix, prefix_len);
+            memcpy(at + prefix_len, k->s, k->len);
+            r->name = at;
+            r->name_len = prefix_len + k->len;
+            *name_at += r->name_len;
+        }
+    }
+}
+
 int pp_pt_unpickle(const unsigned char *pkl, size_t n, const char *file, pp_pt_contents *c, pp_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -598,26 +666,16 @@ int pp_pt_unpickle(const unsigned char *pkl, size_t n, const char *file, pp_pt_c
                 c->recs[c->count++] = m.recs[t->i];
         } else if (t->kind == V_DICT) {
             c->is_dict = 1;
-            size_t count = 0;
-            for (int32_t p = t->a; p >= 0; p = m.pairs[p].next)
-                count++;
-            c->recs = calloc(count ? count : 1, sizeof *c->recs);
-            if (!c->recs)
-                rc = oom(&m);
-            for (int32_t p = t->a; p >= 0 && !rc; p = m.pairs[p].next) {
-                val *k = &m.vals[m.pairs[p].key], *v = &m.vals[m.pairs[p].value];
-                if (k->kind != V_STR) {
-                    rc = pp_fail(err, PP_ERR_INPUT, "%s: a dict key is not a string", file);
-                    break;
-                }
-                pp_pt_record *r = &c->recs[c->count++];
-                if (v->kind == V_TENSOR)
-                    *r = m.recs[v->i];
-                else
-                    r->what = describe(v->kind);
-                r->name = k->s;
-                r->name_len = k->len;
+            size_t count = 0, bytes = 0, name_at = 0;
+            rc = count_entries(&m, t, 0, 0, &count, &bytes, file, err);
+            if (!rc) {
+                c->recs = calloc(count ? count : 1, sizeof *c->recs);
+                c->names = malloc(bytes ? bytes : 1);
+                if (!c->recs || !c->names)
+                    rc = oom(&m);
             }
+            if (!rc)
+                add_entries(&m, t, 0, "", 0, c, &name_at);
         } else {
             rc = pp_fail(err, PP_ERR_INPUT, "%s: holds %s, not a tensor or a dict of tensors", file,
                          describe(t->kind));
@@ -638,5 +696,6 @@ int pp_pt_unpickle(const unsigned char *pkl, size_t n, const char *file, pp_pt_c
 void pp_pt_contents_free(pp_pt_contents *c)
 {
     free(c->recs);
+    free(c->names);
     memset(c, 0, sizeof *c);
 }

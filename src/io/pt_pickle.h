@@ -22,10 +22,12 @@
 // Largest pickle accepted (a dict of thousands of tensors takes a few MB).
 #define PP_PT_MAX_PICKLE ((size_t)256 << 20)
 
-// One entry of what the pickle holds: the top-level tensor, or one key of the top-level dict.
+// One entry of what the pickle holds: the top-level tensor, or one key of the top-level dict; a
+// dict nested in it (a state_dict of submodules, {"layer": {"weight": t}}) is flattened into its
+// entries, named by the keys on the way joined with '.' ("layer.weight"), as state_dict names them.
 typedef struct pp_pt_record {
-    const char *name;        // the key (in the pickle's bytes, name_len bytes); NULL: a top-level tensor
-    size_t name_len;
+    const char *name;        // the key, name_len bytes (in the pickle's bytes, or owned by the
+    size_t name_len;         // contents for a joined name); NULL: a top-level tensor
     const char *what;        // NULL for a tensor; else what the value is ("an integer", "a dict", ...)
     const char *key;         // the tensor's storage record key (the archive's data/KEY), key_len bytes
     size_t key_len;
@@ -41,7 +43,12 @@ typedef struct pp_pt_contents {
     pp_pt_record *recs;      // owned
     size_t count;
     int is_dict;             // the pickle holds a dict (else a single tensor, count 1)
+    char *names;             // owned: the joined names of nested entries, one after another
 } pp_pt_contents;
+
+// Deepest nesting of dicts read, and the longest joined name.
+#define PP_PT_MAX_DEPTH 32
+#define PP_PT_MAX_NAME 1024
 
 // Interprets pkl[0..n) (the bytes stay referenced by the records: keep them alive).
 // @param [in] file  the archive's name, the first word of every message

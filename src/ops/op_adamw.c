@@ -19,7 +19,8 @@ enum {
 };
 enum { K_PARAM, K_MOMENTUM, K_VARIANCE, K_KAHAN, K_COMP, K_ROUNDING, K_UPDATE, K_TORCH_KERNELS };
 
-static const char *const grad_names[] = {"synthetic", "quadratic", "linear-regression", NULL};
+// In pp_adamw_grad_kind's order: the choice's index is the kind (kernels/adamw_problem.h).
+static const char *const grad_names[] = {"synthetic", "quadratic", "linear-regression", "input", NULL};
 static const char *const sched_names[] = {"constant", "warmup-linear", "cosine", NULL};
 
 static const pp_param_def params[] = {
@@ -32,7 +33,8 @@ static const pp_param_def params[] = {
     [P_WD] = {"weight_decay", PP_PARAM_FLOAT, 0, 1, 0, 0, "decoupled weight decay (θ ← θ(1 − lr·wd) first)"},
     [P_GRADIENTS] = {"gradients", PP_PARAM_CHOICE, 0, 0, 0, 0,
                      "gradient source: synthetic (per step and element from the seed), quadratic, "
-                     "linear-regression", grad_names},
+                     "linear-regression, input (the input tensor grads [steps, n]: g of step t is row t - 1; "
+                     "e.g. a user's recorded gradients, file = ...)", grad_names},
     [P_SCHEDULE] = {"lr_schedule", PP_PARAM_CHOICE, 0, 0, 0, 0,
                     "constant, warmup-linear (lr·t/warmup, then lr), cosine (the warm-up, then cosine to 0)",
                     sched_names},
@@ -77,10 +79,11 @@ static const pp_knob_def knobs[] = {
                          "(PyTorch's CPU kernels, bit-equal to torch on x86-64)",
                          .meanings = torch_kernels_ids},
 };
-static const char *const inputs[] = {"theta0"};
+// grads: the gradient of every step, [steps, n] with gradients = "input", else empty ([0, n])
+static const char *const inputs[] = {"theta0", "grads"};
 static const char *const outputs[] = {"theta", "m", "v"};
-// the axes of each, as letters (layout = ... in a case orders them as a file holds them)
-static const char *const input_layouts[] = {"n"};
+// the axes of each, as letters (layout = ... in a case orders them as a file holds them): t the step
+static const char *const input_layouts[] = {"n", "tn"};
 static const char *const output_layouts[] = {"n", "n", "n"};
 static const char *const ref_methods[] = {"fast", "mpfr-plain", NULL};
 
@@ -89,7 +92,7 @@ static double prm(const pp_op_params *p, int i)
     return p->given[i] ? p->v[i] : params[i].def;
 }
 
-static pp_adamw_problem problem(const pp_op_params *p)
+static pp_adamw_problem problem(const pp_op_params *p, const pp_tensor *in)
 {
     pp_adamw_problem pr;
     memset(&pr, 0, sizeof pr);
@@ -104,6 +107,7 @@ static pp_adamw_problem problem(const pp_op_params *p)
     pr.snr = prm(p, P_SNR);
     pr.rows = (int64_t)prm(p, P_ROWS);
     pr.label_noise = prm(p, P_NOISE);
+    pr.grads = pr.kind == PP_ADAMW_GRAD_INPUT && in ? in[1].data : NULL;
     return pr;
 }
 
@@ -136,9 +140,13 @@ static int check_params(const pp_op_params *p, char *msg, size_t n)
 
 static void shape(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *s)
 {
-    (void)is_output, (void)i;
     *ndim = 1;
     s[0] = (int64_t)prm(p, P_N);
+    if (!is_output && i == 1) {  // grads: a row per step, only when the gradients are this input
+        *ndim = 2;
+        s[0] = (int)prm(p, P_GRADIENTS) == PP_ADAMW_GRAD_INPUT ? (int64_t)prm(p, P_STEPS) : 0;
+        s[1] = (int64_t)prm(p, P_N);
+    }
 }
 
 static pp_format_id format(const pp_op_knobs *k)
@@ -154,13 +162,15 @@ static pp_format_id output_format(const pp_op_knobs *k, int i)
 
 static void describe(const pp_op_params *p, char *buf, size_t n)
 {
-    pp_adamw_problem pr = problem(p);
+    pp_adamw_problem pr = problem(p, NULL);
     char src[160];
     if (pr.kind == PP_ADAMW_GRAD_SYNTHETIC)
         snprintf(src, sizeof src, "synthetic (scale %.6g, snr %.6g)", pr.grad_scale, pr.snr);
     else if (pr.kind == PP_ADAMW_GRAD_LINREG)
         snprintf(src, sizeof src, "linear-regression (%lld rows, label noise %.6g)", (long long)pr.rows,
                  pr.label_noise);
+    else if (pr.kind == PP_ADAMW_GRAD_INPUT)
+        snprintf(src, sizeof src, "input (grads[%d, %lld])", pr.steps, (long long)pr.n);
     else
         snprintf(src, sizeof src, "%s", grad_names[pr.kind]);
     snprintf(buf, n, "AdamW on theta[%lld], %d steps, gradients %s, lr %.6g %s (warm-up %d), betas (%.6g, %.6g), "
@@ -183,7 +193,7 @@ static void trace_free(void *t)
 static int run_cpu_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                           int threads, void **trace, pp_error *err)
 {
-    pp_adamw_problem pr = problem(p);
+    pp_adamw_problem pr = problem(p, in);
     pp_adamw_variant va = variant(k);
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
@@ -210,8 +220,12 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
 static int run_cuda_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                            void **trace, pp_error *err)
 {
-    pp_adamw_problem pr = problem(p);
+    pp_adamw_problem pr = problem(p, in);
     pp_adamw_variant va = variant(k);
+    // the GPU kernels read gradients from the seed or θ on the device; a grads tensor is host memory
+    if (pr.kind == PP_ADAMW_GRAD_INPUT)
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw on cuda: gradients = \"input\" runs on the CPU emulation only "
+                       "(--device cpu)");
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
@@ -236,7 +250,7 @@ static int reference_traced(const pp_op_params *p, pp_format_id in_format, const
                             pp_reference_info *info, const pp_ref_ctx *ctx, void **trace, pp_error *err)
 {
     int threads = ctx ? ctx->threads : 1;
-    pp_adamw_problem pr = problem(p);
+    pp_adamw_problem pr = problem(p, in);
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
         return pp_fail(err, PP_ERR_RUNTIME, "adamw reference: out of memory");
@@ -342,7 +356,7 @@ const pp_op pp_op_adamw = {
     .knobs = knobs,
     .n_knobs = (int)(sizeof knobs / sizeof knobs[0]),
     .inputs = inputs,
-    .n_inputs = 1,
+    .n_inputs = 2,
     .outputs = outputs,
     .n_outputs = 3,
     .input_layouts = input_layouts,

@@ -147,12 +147,21 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     return v;
 }
 
-// Storage format, scaling, accumulation and scale placement that go together (kernels/gemm.h).
+// Storage format, scaling, accumulation and scale placement that go together (kernels/gemm.h),
+// and what the cuBLAS engine can be asked for (kernels/cuda/gemm_cuda.h, pp_gemm_cublas): the
+// scalings are our emulation's (CPU only), and storage accumulation maps to a cuBLAS compute type
+// only for fp16 (CUBLAS_COMPUTE_16F) and fp32; cuBLAS has no bf16 compute type.
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
     pp_gemm_variant v = variant_of(p, k);
     if (v.scaling != PP_SCALING_NONE && id(k, K_ENGINE) != PP_ENGINE_OURS) {
         snprintf(msg, n, "scaling '%s' needs engine = \"ours\"", knobs[K_SCALING].values[k->v[K_SCALING]]);
+        return -1;
+    }
+    if (id(k, K_ENGINE) == PP_ENGINE_CUBLAS && v.accum == PP_GEMM_ACC_STORAGE && v.format != PP_FMT_FP16 &&
+        v.format != PP_FMT_FP32) {
+        snprintf(msg, n, "engine \"cublas\" with accumulate = \"storage\" needs format fp16 or fp32 (cuBLAS has no "
+                 "%s compute type)", knobs[K_FORMAT].values[k->v[K_FORMAT]]);
         return -1;
     }
     if (pp_gemm_variant_formats_ok(&v))
@@ -253,7 +262,8 @@ const pp_op pp_op_gemm = {
     .check_params = check_params,
     .check_knobs = check_knobs,
     .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current or mx; e2m1 with mx or "
-                  "nvfp4; a scaling needs accumulate fp32, scale post, engine ours",
+                  "nvfp4; a scaling needs accumulate fp32, scale post, engine ours; engine cublas with accumulate storage needs "
+                  "format fp16 or fp32; engine cublas runs only on the GPU (--device cuda)",
     .shape = shape,
     .format = format,
     .describe = describe,

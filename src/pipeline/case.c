@@ -21,6 +21,9 @@
 typedef struct ctx {
     const char *file;
     pp_error *err;
+    // [point]: one sweep point's values (src/pipeline/sweep.h), taking the place of [case] seed,
+    // the [op] parameter and the [knobs] default of the same name; NULL when the case has none.
+    const pp_toml_value *point;
 } ctx;
 
 static int fail_at(const ctx *x, const pp_toml_value *v, const char *fmt, const char *a, const char *b,
@@ -189,7 +192,9 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
         return rc;
     for (int i = 0; i < op->n_params; i++) {
         const pp_param_def *d = &op->params[i];
-        const pp_toml_value *v = pp_toml_get(t, d->name);
+        const pp_toml_value *v = pp_toml_get(x->point, d->name);
+        if (!v)
+            v = pp_toml_get(t, d->name);
         if (!v) {
             if (d->required)
                 return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [op] needs '%s' (%s)", x->file,
@@ -229,7 +234,7 @@ static int read_params(const ctx *x, const pp_toml_value *t, const pp_toml_value
     }
     char msg[256];
     if (op->check_params && op->check_params(&c->params, msg, sizeof msg))
-        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [op]: %s", x->file, pp_toml_line(t ? t : root), msg);
+        return c->invalid_combination = 1, pp_fail(x->err, PP_ERR_INPUT, "%s:%d: [op]: %s", x->file, pp_toml_line(t ? t : root), msg);
     return 0;
 }
 
@@ -354,6 +359,7 @@ static int read_external_output(const ctx *x, const pp_toml_value *f, const pp_o
     if ((rc = get_string(x, file, op->outputs[o], &s)))
         return rc;
     resolve_path(x->file, s, v->external_files[o], sizeof v->external_files[o]);
+    v->external_lines[o] = pp_toml_line(file);
     return 0;
 }
 
@@ -395,7 +401,7 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
             op->shape(&c->params, 0, i, &ndim, shape);
             const pp_toml_value *as = pp_toml_get(s, "axis_scale");
             if (in->dist.axis >= ndim || shape[in->dist.axis] != in->dist.n_axis_scale)
-                return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s axis_scale has %d values, but axis %d of '%s' has %lld",
+                return c->invalid_combination = 1, pp_fail(x->err, PP_ERR_INPUT, "%s:%d: %s axis_scale has %d values, but axis %d of '%s' has %lld",
                                x->file, pp_toml_line(as), where, in->dist.n_axis_scale, in->dist.axis, op->inputs[i],
                                (long long)(in->dist.axis < ndim ? shape[in->dist.axis] : 0));
         }
@@ -405,6 +411,7 @@ static int read_inputs(const ctx *x, const pp_toml_value *t, pp_case *c)
             if ((rc = get_string(x, v, "file", &str)))
                 return rc;
             resolve_path(x->file, str, in->file, sizeof in->file);
+            in->line = pp_toml_line(v);
         }
         if ((v = pp_toml_get(s, "format"))) {
             if ((rc = read_file_format(x, v, &in->format)))
@@ -530,6 +537,8 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                (rc = pp_toml_check_keys(kt, x->file, "[knobs]", knob_names, op->n_knobs, x->err)) ||
                (rc = read_knobs(x, kt, op, &defaults, "[knobs]"))))
         return rc;
+    if (x->point && (rc = read_knobs(x, x->point, op, &defaults, "[sweep]")))
+        return rc;  // a point's knob: the default of every variant that does not set it itself
 
     c->variants = calloc(PP_MAX_VARIANTS, sizeof *c->variants);
     if (!c->variants)
@@ -639,7 +648,7 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
             char why[256];
             if (op->check_knobs && op->check_knobs(&c->params, &k, why, sizeof why)) {
                 if (!skip_unsupported)
-                    return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s' (from [matrix]): %s "
+                    return c->invalid_combination = 1, pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s' (from [matrix]): %s "
                                    "(skip_unsupported = false)", x->file, pp_toml_line(mt), name, why);
                 if ((rc = add_skip_note(x, c, pp_toml_line(mt), name, why)))
                     return rc;
@@ -656,7 +665,7 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
         const pp_variant_spec *vs = &c->variants[i];
         char msg[256];
         if (!vs->external && op->check_knobs(&c->params, &vs->knobs, msg, sizeof msg))
-            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s'%s: %s", x->file, vs->line, vs->name,
+            return c->invalid_combination = 1, pp_fail(x->err, PP_ERR_INPUT, "%s:%d: variant '%s'%s: %s", x->file, vs->line, vs->name,
                            vs->from_matrix ? " (from [matrix])" : "", msg);
     }
     if (c->n_variants == 0)
@@ -779,6 +788,7 @@ static int read_pair(const ctx *x, const pp_toml_value *p, pp_case *c, pp_pair_s
             // the world is the larger of the two variants' (the op row knows where it lives)
             view.world = pp_op_view_world(c->op, &c->params, &c->variants[ps->actual].knobs,
                                           &c->variants[ps->expected].knobs);
+            c->invalid_combination = view.rank >= view.world;
             if (view.rank >= view.world && c->op->view_world_knob)
                 return pp_fail(x->err, PP_ERR_INPUT,
                                "%s:%d: view '%s' needs rank < world, and neither variant has %s > %d "
@@ -968,6 +978,48 @@ static int read_gate(const ctx *x, const pp_toml_value *t, pp_case *c)
     return 0;
 }
 
+// [point]: the values of one point of a sweep (src/pipeline/sweep.c writes it in place of the
+// [sweep] table, each value on its [sweep] key's line, so a message names that line): the seed,
+// [op] parameters and knobs, each one value. Read after [case], since the op names the keys; the
+// values themselves are read where their [case], [op] or [knobs] namesakes are.
+static int read_point(ctx *x, const pp_toml_value *t, pp_case *c)
+{
+    int rc = want_type(x, t, PP_TOML_TABLE, "point");
+    if (rc)
+        return rc;
+    const char *names[1 + PP_MAX_PARAMS + PP_MAX_KNOBS];
+    int n = pp_sweep_key_names(c->op, names);
+    if ((rc = pp_toml_check_keys(t, x->file, "[point]", names, n, x->err)))
+        return rc;
+    for (int i = 0; i < pp_toml_table_size(t); i++) {
+        const pp_toml_value *v = pp_toml_table_value(t, i);
+        pp_toml_type ty = pp_toml_type_of(v);
+        if (ty == PP_TOML_ARRAY || ty == PP_TOML_TABLE)
+            return fail_at(x, v, "'%s' in [point] must be one value", pp_toml_table_key(t, i), NULL, NULL);
+    }
+    x->point = t;
+    const pp_toml_value *v = pp_toml_get(t, "seed");
+    int64_t seed;
+    if (v && ((rc = want_type(x, v, PP_TOML_INT, "seed")) || (pp_toml_as_int(v, &seed), 0)))
+        return rc;
+    if (v && seed < 0)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: 'seed' must be >= 0", x->file, pp_toml_line(v));
+    if (v)
+        c->seed = (uint64_t)seed;
+    return 0;
+}
+
+int pp_sweep_key_names(const pp_op *op, const char **names)
+{
+    int n = 0;
+    names[n++] = "seed";
+    for (int i = 0; i < op->n_params; i++)
+        names[n++] = op->params[i].name;
+    for (int i = 0; i < op->n_knobs; i++)
+        names[n++] = op->knobs[i].name;
+    return n;
+}
+
 // ---- the whole file --------------------------------------------------------------------------
 
 int pp_case_variant_index(const pp_case *c, const char *name)
@@ -1046,16 +1098,22 @@ int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp
     int rc = pp_toml_parse(text, len, path, &root, err);
     if (rc)
         return rc;
-    ctx x = {path, err};
-    static const char *const top[] = {"case", "op", "inputs", "knobs", "variants", "matrix", "compare", "gate"};
+    ctx x = {path, err, NULL};
+    const pp_toml_value *t;
+    static const char *const top[] = {"case", "op", "inputs", "knobs", "variants", "matrix", "compare", "gate",
+                                      "sweep", "point"};
     const pp_toml_value *ct = pp_toml_get(root, "case");
-    if (!(rc = pp_toml_check_keys(root, path, "the top level", top, 8, err))) {
+    if (!(rc = pp_toml_check_keys(root, path, "the top level", top, 10, err))) {
         if (!ct)
             rc = pp_fail(err, PP_ERR_INPUT, "%s:1: the case needs a [case] table with name and op", path);
         else if (!(rc = want_type(&x, ct, PP_TOML_TABLE, "case")))
             rc = read_case_table(&x, ct, c);
     }
-    const pp_toml_value *t;
+    if (!rc && (t = pp_toml_get(root, "sweep")))
+        rc = fail_at(&x, t, "[sweep] makes one case per point: run it with 'precprobe run', list its points with "
+                            "'precprobe list-points'", NULL, NULL, NULL);
+    if (!rc && (t = pp_toml_get(root, "point")))
+        rc = read_point(&x, t, c);
     if (!rc && (t = pp_toml_get(root, "op")) && pp_toml_type_of(t) != PP_TOML_TABLE)
         rc = want_type(&x, t, PP_TOML_TABLE, "op");
     if (!rc)

@@ -23,6 +23,7 @@ typedef struct pp_input_spec {
     pp_format_id format;
     int round_nearest;             // round = "nearest": the file's values rounded to the variant's format
     char layout[PP_MAX_DIMS + 1];  // the file's axis order ("bhsd"), "" = the op's
+    int line;                      // the line of its file key, for messages about the file's tensor
 } pp_input_spec;
 
 #define PP_MAX_PAIR_GROUPS 8
@@ -51,6 +52,7 @@ typedef struct pp_variant_spec {
     int external_has_format[PP_MAX_OP_TENSORS];
     pp_format_id external_format[PP_MAX_OP_TENSORS];
     char external_layouts[PP_MAX_OP_TENSORS][PP_MAX_DIMS + 1];
+    int external_lines[PP_MAX_OP_TENSORS];   // the line of each output's file, for messages
 } pp_variant_spec;
 
 // A gate rule: a statistic of the comparisons its pattern matches must stay within [min, max].
@@ -97,6 +99,10 @@ typedef struct pp_case {
     char *text;                    // the file's text, owned
     char *notes;                   // NULL, or lines the reader has for the user (a skipped [matrix]
                                    // combination), each "FILE:LINE: note: ...\n"; owned
+    int invalid_combination;       // after a failed read: the error was a combination of values the
+                                   // op cannot run (check_params, check_knobs, a view's rank past
+                                   // the world, an axis_scale's length), not a mistake in one value;
+                                   // a sweep skips such a point (src/pipeline/sweep.h)
 } pp_case;
 
 // Reads and checks the case file at path. Returns PP_OK, or PP_ERR_INPUT with "FILE:LINE: ...".
@@ -108,6 +114,11 @@ int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp
 
 // Frees what the case owns.
 void pp_case_free(pp_case *c);
+
+// The keys a [sweep] (and a point's [point]) may set for op: "seed", then the op's parameters,
+// then its knobs, in `precprobe list` order. names needs 1 + PP_MAX_PARAMS + PP_MAX_KNOBS slots.
+// Returns how many.
+int pp_sweep_key_names(const pp_op *op, const char **names);
 
 // Index of the variant named name, or -1.
 int pp_case_variant_index(const pp_case *c, const char *name);

@@ -75,7 +75,7 @@ int pp_run_group_inputs(const pp_case *c, pp_format_group *g, pp_error *err)
         int rc;
         if (in->file[0]) {
             char what[PP_PATH_MAX + 64];
-            snprintf(what, sizeof what, "%s: input '%s' (%s)", c->path, op->inputs[i], in->file);
+            snprintf(what, sizeof what, "%s:%d: input '%s' (%s)", c->path, in->line, op->inputs[i], in->file);
             pp_file_tensor f = {in->file, in->has_format ? (int)in->format : -1,
                                 op->input_layouts ? op->input_layouts[i] : NULL, in->layout, what};
             if ((rc = pp_file_tensor_load(&f, ndim, shape, t, err)) ||
@@ -118,8 +118,8 @@ static int load_external(const pp_case *c, const pp_variant_spec *v, pp_tensor *
         int64_t shape[PP_MAX_DIMS];
         op->shape(&c->params, 1, o, &ndim, shape);
         char what[PP_PATH_MAX + 128];
-        snprintf(what, sizeof what, "%s: external variant '%s' output '%s' (%s)", c->path, v->name, op->outputs[o],
-                 v->external_files[o]);
+        snprintf(what, sizeof what, "%s:%d: external variant '%s' output '%s' (%s)", c->path, v->external_lines[o],
+                 v->name, op->outputs[o], v->external_files[o]);
         pp_file_tensor f = {v->external_files[o], v->external_has_format[o] ? (int)v->external_format[o] : -1,
                             op->output_layouts ? op->output_layouts[o] : NULL, v->external_layouts[o], what};
         int rc = pp_file_tensor_load(&f, ndim, shape, &out[o], err);

@@ -100,6 +100,28 @@ int pp_gate_evaluate(const pp_case *c, pp_run_result *r)
     return failed;
 }
 
+int pp_gate_rules_recorded(const pp_case *c, const pp_run_result *r, const char *report, pp_error *err)
+{
+    for (int i = 0; i < c->n_rules; i++) {
+        const pp_gate_rule *rule = &c->rules[i];
+        int k = pp_statistic_band_max(rule->stat);
+        if (k < 0)
+            k = (int)(pp_statistic_find(rule->stat) - pp_statistic_at(0));
+        for (int j = 0; j < r->n_comparisons; j++) {
+            const pp_comparison *cmp = &r->comparisons[j];
+            if (!pp_glob_match(rule->variant, cmp->variant) || !pp_glob_match(rule->tensor, cmp->tensor) ||
+                !pp_glob_match(rule->against, cmp->against) || pp_statistic_recorded(cmp, k))
+                continue;
+            return pp_fail(err, PP_ERR_INPUT,
+                           "%s: gate rule '%s' (%s:%d) names %s, which this report did not record for %s %s vs "
+                           "%s (it was written before the statistic existed): run the case again to measure it",
+                           report, rule->text, c->path, rule->line, pp_statistic_at(k)->name, cmp->variant,
+                           cmp->tensor, cmp->against);
+        }
+    }
+    return PP_OK;
+}
+
 int pp_gate_baseline(const pp_slack *slack, pp_run_result *now, const pp_run_result *base)
 {
     int regressions = 0;

@@ -13,6 +13,12 @@
 // Returns the number of failed rules, or -1 when out of memory.
 int pp_gate_evaluate(const pp_case *c, pp_run_result *r);
 
+// Refuses (PP_ERR_INPUT, "REPORT: gate rule ... names STAT, which this report did not record ...")
+// a gate rule of c whose statistic a comparison it matches in r did not record: r was read from
+// report (a report.h5 written before the statistic existed), where its value would read as a
+// made-up 0 and the rule would pass. PP_OK otherwise (always for a run's own result).
+int pp_gate_rules_recorded(const pp_case *c, const pp_run_result *r, const char *report, pp_error *err);
+
 // Shell-style match of name against pattern, where '*' matches any run of characters.
 int pp_glob_match(const char *pattern, const char *name);
 

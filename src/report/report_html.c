@@ -282,7 +282,7 @@ static void table(pp_textbuf *b, const pp_run_result *r)
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
         const pp_close_stats *s = &c->stats;
-        pp_summary_row row = pp_summary_row_of(s);
+        pp_summary_row row = pp_summary_row_of_comparison(c);
         char mean[PP_REPR_MAX];
         double mabs = pp_close_stats_mean_abs(s);
         pp_repr_double(mabs, mean, sizeof mean);

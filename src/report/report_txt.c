@@ -81,10 +81,14 @@ static void summary(pp_textbuf *b, const pp_run_result *r)
                  heading("max_abs_error"), heading("max_ulp_at_scale"), "NaN/Inf");
     for (int i = 0; i < r->n_comparisons; i++) {
         const pp_comparison *c = &r->comparisons[i];
-        pp_summary_row row = pp_summary_row_of(&c->stats);
-        pp_tb_printf(b, "%-24s %-*s %-24s %9s %22s %22s %23s %10s %8s\n", c->variant, tw, c->tensor, c->against,
-                     row.mismatch.text, row.max_abs.text, row.max_rel.text, row.max_err.text, row.ulp_scale.text,
-                     row.nonfinite.text);
+        pp_summary_row row = pp_summary_row_of_comparison(c);
+        pp_tb_printf(b, "%-24s %-*s %-24s %*s %*s %*s %*s %*s %*s\n", c->variant, tw, c->tensor, c->against,
+                     pp_summary_width(row.mismatch.text, 9), row.mismatch.text,
+                     pp_summary_width(row.max_abs.text, 22), row.max_abs.text,
+                     pp_summary_width(row.max_rel.text, 22), row.max_rel.text,
+                     pp_summary_width(row.max_err.text, 23), row.max_err.text,
+                     pp_summary_width(row.ulp_scale.text, 10), row.ulp_scale.text,
+                     pp_summary_width(row.nonfinite.text, 8), row.nonfinite.text);
     }
     if (r->n_verdicts) {
         int failed = 0;

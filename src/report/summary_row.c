@@ -41,3 +41,36 @@ pp_summary_row pp_summary_row_of(const pp_close_stats *s)
     r.nonfinite.value = (double)nonfinite;
     return r;
 }
+
+// A cell shown as not recorded: the em dash, sorting as NaN.
+static void unrecorded_cell(const pp_comparison *c, const char *statistic, pp_summary_cell *cell)
+{
+    for (int k = 0; k < pp_statistic_count(); k++)
+        if (!strcmp(pp_statistic_at(k)->name, statistic) && !pp_statistic_recorded(c, k)) {
+            snprintf(cell->text, sizeof cell->text, "\u2014");
+            cell->value = NAN;
+        }
+}
+
+pp_summary_row pp_summary_row_of_comparison(const pp_comparison *c)
+{
+    pp_summary_row r = pp_summary_row_of(&c->stats);
+    if (!c->unrecorded)
+        return r;
+    unrecorded_cell(c, "mismatch_fraction", &r.mismatch);
+    unrecorded_cell(c, "max_abs_diff", &r.max_abs);
+    unrecorded_cell(c, "max_rel_diff", &r.max_rel);
+    unrecorded_cell(c, "max_ulp", &r.max_ulp);
+    unrecorded_cell(c, "max_abs_error", &r.max_err);
+    unrecorded_cell(c, "max_ulp_at_scale", &r.ulp_scale);
+    unrecorded_cell(c, "nan_count", &r.nonfinite);
+    unrecorded_cell(c, "inf_count", &r.nonfinite);
+    return r;
+}
+
+int pp_summary_width(const char *text, int width)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        width += (*p & 0xC0) == 0x80;
+    return width;
+}

@@ -6,6 +6,7 @@
 
 #include "core/close.h"
 #include "core/repr.h"
+#include "core/results.h"
 
 typedef struct pp_summary_cell {
     char text[PP_REPR_MAX];
@@ -24,5 +25,13 @@ typedef struct pp_summary_row {
 
 // The summary row of a comparison's statistics.
 pp_summary_row pp_summary_row_of(const pp_close_stats *s);
+
+// The summary row of a comparison: as pp_summary_row_of, with "—" (value NaN) in each cell whose
+// statistic the report it was read from did not record (core/statistic.h, pp_statistic_recorded).
+pp_summary_row pp_summary_row_of_comparison(const pp_comparison *c);
+
+// The printf field width that shows text in width columns: width plus the bytes of text beyond
+// one per character (UTF-8 continuation bytes, e.g. the two of "—").
+int pp_summary_width(const char *text, int width);
 
 #endif

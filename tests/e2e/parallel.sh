@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# parallel.sh — the README's GNU parallel one-liner (issue 19): te-cp-small sharded 4 ways, the
-# shards run by GNU parallel two at a time sharing one reference cache, merged; the merge is the
-# unsharded run (tests/e2e/same_report.sh: report.h5 bit for bit, report.txt, HTML, but the
+# parallel.sh — the README's GNU parallel one-liner (issue 19): te-cp-small, then the tiny sweep
+# fixture (10 points), each sharded 4 ways, the shards run by GNU parallel two at a time sharing
+# one reference cache, merged; the merge is the unsharded run (same_sweep.sh for the sweep) (tests/e2e/same_report.sh: report.h5 bit for bit, report.txt, HTML, but the
 # creation time). Skips, saying why, where GNU parallel is missing (make deps installs it).
 # usage: tests/e2e/parallel.sh [bin]
 set -u
@@ -26,3 +26,13 @@ parallel --will-cite --halt now,fail=1 -j2 "$bin" run "$case_file" --device cpu 
 [ $? -le 1 ] || fail "merge: $(cat "$tmp/err")"
 bash tests/e2e/same_report.sh "$tmp/full" "$out/merged" || fail "merge of 4 shards under GNU parallel is not the unsharded run"
 echo "ok   parallel: $case_file in 4 shards under GNU parallel == the unsharded run"
+# a sweep (tests/data/cases/sweep/tiny.toml, 10 points), sharded 4 ways the same way
+sweep=tests/data/cases/sweep/tiny.toml
+"$bin" run "$sweep" -q --device cpu -o "$tmp/sweep-full" >/dev/null 2>&1; [ $? -le 1 ] || fail "unsharded sweep run"
+rm -rf "$PRECPROBE_CACHE"
+parallel --will-cite --halt now,fail=1 -j2 "$bin" run "$sweep" --device cpu --shard {}/4 -o "$tmp/sweep/shard-{}" -q ::: 1 2 3 4 \
+    >"$tmp/parallel.log" 2>&1 || fail "a sweep shard failed: $(cat "$tmp/parallel.log")"
+"$bin" merge "$tmp"/sweep/shard-{1..4} --out "$tmp/sweep/merged" >/dev/null 2>"$tmp/err"
+[ $? -le 1 ] || fail "sweep merge: $(cat "$tmp/err")"
+bash tests/e2e/same_sweep.sh "$tmp/sweep-full" "$tmp/sweep/merged" || fail "the sweep in 4 shards under GNU parallel is not the unsharded sweep"
+echo "ok   parallel: $sweep (a sweep) in 4 shards under GNU parallel == the unsharded sweep"

@@ -45,6 +45,8 @@ if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fai
 if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # run --shard I/N and merge: merge of 1, 2, 4 shards == the unsharded run; what merge refuses
 if bash tests/e2e/shards.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# the same for a [sweep]: merge of 1, 2, 4 shards == the unsharded sweep
+if bash tests/e2e/shards_sweep.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # one reference cache for concurrent processes; damaged and truncated entries recomputed
 if bash tests/e2e/cache_shared.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the engines: 4 shards under GNU parallel, and a job array + merge job on a one-node Slurm
@@ -52,5 +54,7 @@ if bash tests/e2e/parallel.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail
 if bash tests/e2e/slurm.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# [sweep]: a sweep run, its report.txt, sweep.h5, report.html; a point = its plain case
+if bash tests/e2e/sweep.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -2,9 +2,9 @@
 # slurm.sh — tools/slurm/precprobe-sweep.sbatch on a real one-node Slurm (issue 19): the test
 # starts munged, slurmctld and slurmd (Debian's slurm-wlm and munge, `make deps-slurm`) as root,
 # configured in a temporary folder with their own socket, ports, state and logs, on localhost
-# only; submits te-cp-small as a 4-task job array and the dependent merge job; waits for the
-# merge job; checks the merged report is the unsharded run (tests/e2e/same_report.sh); stops
-# the daemons it started. Skips, printing the reason, where Slurm cannot start here: the
+# only; submits te-cp-small and the tiny sweep fixture, each as a 4-task job array and the
+# dependent merge job; waits for the merge jobs; checks each merge is the unsharded run
+# (tests/e2e/same_report.sh, same_sweep.sh); stops the daemons it started. Skips, printing the reason, where Slurm cannot start here: the
 # packages absent, not root, or the daemons failing to come up (their logs are printed).
 # usage: tests/e2e/slurm.sh [bin]
 set -u
@@ -91,21 +91,33 @@ for _ in $(seq 300); do
 done
 [ $up = 1 ] || { logs; scontrol show node "$node" 2>&1 | head -5; skip "slurmctld/slurmd did not bring the node up (logs above)"; }
 
-out=$tmp/out
 export PRECPROBE=$bin PRECPROBE_CACHE=$tmp/cache PRECPROBE_RUN_ARGS="--device cpu"
-submit=$(bash tools/slurm/precprobe-sweep.sbatch cases/te-cp-small.toml 4 "$out" --cpus-per-task=1 2>&1) ||
-    { logs; fail "submission: $submit"; }
-echo "$submit"
-merge=$(echo "$submit" | sed -n 's/.*merge: job \([0-9]*\).*/\1/p')
-[ -n "$merge" ] || fail "no merge job id in: $submit"
-state=
-for _ in $(seq 1500); do  # a hang guard (5 minutes), not a timing: the jobs take seconds
-    state=$(scontrol show job "$merge" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-    case $state in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-    sleep 0.2
-done
-[ "$state" = COMPLETED ] || { logs; cat "$out"/slurm-*.out 2>/dev/null | tail -20; fail "merge job $merge ended $state"; }
+# submits case $1 in 4 shards into $2; prints the merge job's id
+submit() {
+    local got
+    got=$(bash tools/slurm/precprobe-sweep.sbatch "$1" 4 "$2" --cpus-per-task=1 2>&1) || { logs; fail "submission: $got"; }
+    echo "$got" >&2
+    echo "$got" | sed -n 's/.*merge: job \([0-9]*\).*/\1/p'
+}
+# waits for job $1 to end; fails unless it completed
+wait_job() {
+    local state=
+    for _ in $(seq 1500); do  # a hang guard (5 minutes), not a timing: the jobs take seconds
+        state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+        case $state in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+        sleep 0.2
+    done
+    [ "$state" = COMPLETED ] || { logs; cat "$tmp"/out*/slurm-*.out 2>/dev/null | tail -20; fail "merge job $1 ended $state"; }
+}
+sweep=tests/data/cases/sweep/tiny.toml
+merge_case=$(submit cases/te-cp-small.toml "$tmp/out")
+merge_sweep=$(submit "$sweep" "$tmp/out-sweep")
+[ -n "$merge_case" ] && [ -n "$merge_sweep" ] || fail "no merge job ids"
+wait_job "$merge_case"
+wait_job "$merge_sweep"
 "$bin" run cases/te-cp-small.toml -q $PRECPROBE_RUN_ARGS --out "$tmp/full" --html "$tmp/full/report.html" >/dev/null 2>&1
 [ $? -le 1 ] || fail "unsharded run"
-bash tests/e2e/same_report.sh "$tmp/full" "$out/merged" || fail "the Slurm array's merge is not the unsharded run"
-echo "ok   slurm: te-cp-small as a 4-task job array + afterok merge job on a one-node Slurm == the unsharded run"
+bash tests/e2e/same_report.sh "$tmp/full" "$tmp/out/merged" || fail "the Slurm array's merge is not the unsharded run"
+"$bin" run "$sweep" -q $PRECPROBE_RUN_ARGS -o "$tmp/sweep-full" >/dev/null 2>&1; [ $? -le 1 ] || fail "unsharded sweep"
+bash tests/e2e/same_sweep.sh "$tmp/sweep-full" "$tmp/out-sweep/merged" || fail "the Slurm sweep's merge is not the unsharded sweep"
+echo "ok   slurm: te-cp-small and the tiny sweep, each a 4-task job array + afterok merge job on a one-node Slurm == unsharded"

@@ -23,8 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    // the corpus' files hold tensors named x, q, weight...: ask for one by name and for the only one
-    static const char *const names[] = {NULL, "x", "weight", "q", "f32"};
+    // the corpus' files hold tensors named x, q, weight, nested ones layer.weight, a.b.c...: ask for
+    // one by name and for the only one
+    static const char *const names[] = {NULL, "x", "weight", "q", "f32", "layer.weight", "a.b.c"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         pp_tensor t;
         pp_error err = {0};
