@@ -6,11 +6,13 @@
 
 typedef struct stream {
     const pp_run_plan *plan;
+    const pp_run_opts *o;
     pp_run_products *p;
     const pp_stream_watch *watch;
     int keep;            // a later stage reads the products: free nothing
     int *readers;        // per task: the tasks still to run that read its products
     unsigned char *ran;  // per task
+    int refs_done;       // for the line a stop request ends the run with
 } stream;
 
 static void note(const stream *s, pp_stream_event_kind kind, int task)
@@ -52,7 +54,10 @@ static int compare_ready(stream *s, pp_comparison *slot, unsigned char *filled, 
         const pp_task *t = &plan->tasks[i];
         if (!is_compare(t) || s->ran[i] || !ready(s, t))
             continue;
-        int compared, rc = pp_run_compare_task(plan, s->p, t, &slot[i], &compared, err);
+        // a no-op but for a stop request, which it reports as the execute stage always did
+        int compared, rc = pp_run_execute_task(plan, s->o, t, s->p, &s->refs_done, err);
+        if (!rc)
+            rc = pp_run_compare_task(plan, s->p, t, &slot[i], &compared, err);
         if (rc)
             return rc;
         filled[i] = (unsigned char)compared;
@@ -88,10 +93,10 @@ int pp_run_stream(const pp_run_plan *plan, const pp_run_opts *o, pp_run_products
     *out = NULL;
     *n = 0;
     size_t nt = (size_t)(plan->n_tasks ? plan->n_tasks : 1);
-    stream s = {plan, p, watch, o->save_tensors || o->orders > 0, calloc(nt, sizeof(int)), calloc(nt, 1)};
+    stream s = {plan, o, p, watch, o->save_tensors || o->orders > 0, calloc(nt, sizeof(int)), calloc(nt, 1), 0};
     pp_comparison *slot = calloc(nt, sizeof *slot);
     unsigned char *filled = calloc(nt, 1);
-    int rc = PP_OK, refs_done = 0;
+    int rc = PP_OK;
     if (!s.readers || !s.ran || !slot || !filled)
         rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     for (int i = 0; !rc && i < plan->n_tasks; i++)
@@ -101,7 +106,7 @@ int pp_run_stream(const pp_run_plan *plan, const pp_run_opts *o, pp_run_products
         const pp_task *t = &plan->tasks[i];
         if (is_compare(t))
             continue;
-        rc = pp_run_execute_task(plan, o, t, p, &refs_done, err);
+        rc = pp_run_execute_task(plan, o, t, p, &s.refs_done, err);
         if (!rc) {
             settle(&s, t);
             rc = compare_ready(&s, slot, filled, err);
