@@ -61,10 +61,25 @@ static int compare_pair_slot(const pp_run_plan *plan, const pp_run_products *p, 
     return PP_OK;
 }
 
+int pp_run_compare_task(const pp_run_plan *plan, const pp_run_products *p, const pp_task *t, pp_comparison *cmp,
+                        int *compared, pp_error *err)
+{
+    const pp_case *c = plan->c;
+    *compared = 0;
+    if (t->kind == PP_TASK_COMPARE) {
+        pp_compare_tensors(cmp, c, c->variants[t->variant].name, c->op->outputs[t->slot], "reference",
+                           &p->variants[t->variant].outs[t->slot], &p->groups[t->group].refs[t->slot], 0);
+        *compared = 1;
+        return PP_OK;
+    }
+    if (t->kind == PP_TASK_COMPARE_PAIR)
+        return compare_pair_slot(plan, p, &c->pairs[t->pair], t->slot, cmp, compared, err);
+    return PP_OK;
+}
+
 int pp_run_compare(const pp_run_plan *plan, const pp_run_products *p, const unsigned char *selected,
                    pp_comparison **out, int *n, pp_error *err)
 {
-    const pp_case *c = plan->c;
     *out = NULL;
     *n = 0;
     int max = 0;
@@ -75,17 +90,11 @@ int pp_run_compare(const pp_run_plan *plan, const pp_run_products *p, const unsi
         return pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     int count = 0, rc = PP_OK;
     for (int i = 0; i < plan->n_tasks && !rc; i++) {
-        const pp_task *t = &plan->tasks[i];
         if (selected && !selected[i])
             continue;
-        if (t->kind == PP_TASK_COMPARE) {
-            pp_compare_tensors(&cmps[count++], c, c->variants[t->variant].name, c->op->outputs[t->slot], "reference",
-                               &p->variants[t->variant].outs[t->slot], &p->groups[t->group].refs[t->slot], 0);
-        } else if (t->kind == PP_TASK_COMPARE_PAIR) {
-            int compared;
-            rc = compare_pair_slot(plan, p, &c->pairs[t->pair], t->slot, &cmps[count], &compared, err);
-            count += compared;
-        }
+        int compared;
+        rc = pp_run_compare_task(plan, p, &plan->tasks[i], &cmps[count], &compared, err);
+        count += compared;
     }
     if (rc) {
         pp_comparisons_free(cmps, count);

@@ -12,6 +12,12 @@
 int pp_run_compare(const pp_run_plan *plan, const pp_run_products *p, const unsigned char *selected,
                    pp_comparison **out, int *n, pp_error *err);
 
+// One COMPARE or COMPARE_PAIR task into *cmp (*compared = 1), or nothing (*compared = 0: another
+// kind, or a pair's output one of its variants lacks); its dependencies' tensors must exist.
+// What pp_run_compare runs for each selected task. Returns as pp_run_compare.
+int pp_run_compare_task(const pp_run_plan *plan, const pp_run_products *p, const pp_task *t, pp_comparison *cmp,
+                        int *compared, pp_error *err);
+
 // Frees n comparisons and the array.
 void pp_comparisons_free(pp_comparison *cmps, int n);
 

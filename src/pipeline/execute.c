@@ -321,42 +321,75 @@ static int interrupted(const pp_run_plan *plan, const pp_run_opts *o, const pp_t
                    pp_interrupted() == SIGINT ? "SIGINT" : "SIGTERM", what, kept);
 }
 
+int pp_run_execute_task(const pp_run_plan *plan, const pp_run_opts *o, const pp_task *t, pp_run_products *p,
+                        int *refs_done, pp_error *err)
+{
+    const pp_case *c = plan->c;
+    if (pp_interrupted())
+        return interrupted(plan, o, t, *refs_done, err);
+    pp_format_group *g = t->group >= 0 ? &p->groups[t->group] : NULL;
+    int rc = PP_OK;
+    switch (t->kind) {
+    case PP_TASK_INPUTS:
+        progress(o, "precprobe: %s: inputs and reference (%s)", c->name, pp_format_get(g->format).name);
+        rc = pp_run_group_inputs(c, g, err);
+        break;
+    case PP_TASK_REFERENCE:
+        rc = pp_run_group_reference(c, o, g, plan->threads, err);
+        *refs_done += !rc;
+        break;
+    case PP_TASK_VARIANT:
+        progress(o, "precprobe: %s: variant %s", c->name, c->variants[t->variant].name);
+        rc = run_variant(plan, t->variant, p, err);
+        break;
+    case PP_TASK_CROSS_CHECK:
+        rc = cross_check(c, t->variant, plan->has[t->variant], g->inputs, p->variants[t->variant].outs,
+                         plan->threads, p->cross, &p->n_cross, err);
+        break;
+    case PP_TASK_COMPARE:
+    case PP_TASK_COMPARE_PAIR:
+        break;  // the compare stage's
+    }
+    if (rc == PP_ERR_INTERRUPTED || (!rc && pp_interrupted()))
+        return interrupted(plan, o, t, *refs_done, err);  // the task's results are incomplete
+    return rc;
+}
+
+void pp_run_execute_done(const pp_run_opts *o)
+{
+    progress(o, "%s%s", "", "");
+}
+
 int pp_run_execute(const pp_run_plan *plan, const pp_run_opts *o, const unsigned char *selected,
                    pp_run_products *p, pp_error *err)
 {
-    const pp_case *c = plan->c;
     int rc = PP_OK, refs_done = 0;
-    for (int i = 0; i < plan->n_tasks && !rc; i++) {
-        const pp_task *t = &plan->tasks[i];
-        if (selected && !selected[i])
-            continue;
-        if (pp_interrupted())
-            return interrupted(plan, o, t, refs_done, err);
-        pp_format_group *g = t->group >= 0 ? &p->groups[t->group] : NULL;
-        switch (t->kind) {
-        case PP_TASK_INPUTS:
-            progress(o, "precprobe: %s: inputs and reference (%s)", c->name, pp_format_get(g->format).name);
-            rc = pp_run_group_inputs(c, g, err);
-            break;
-        case PP_TASK_REFERENCE:
-            rc = pp_run_group_reference(c, o, g, plan->threads, err);
-            refs_done += !rc;
-            break;
-        case PP_TASK_VARIANT:
-            progress(o, "precprobe: %s: variant %s", c->name, c->variants[t->variant].name);
-            rc = run_variant(plan, t->variant, p, err);
-            break;
-        case PP_TASK_CROSS_CHECK:
-            rc = cross_check(c, t->variant, plan->has[t->variant], g->inputs, p->variants[t->variant].outs,
-                             plan->threads, p->cross, &p->n_cross, err);
-            break;
-        case PP_TASK_COMPARE:
-        case PP_TASK_COMPARE_PAIR:
-            break;  // the compare stage's
-        }
-        if (rc == PP_ERR_INTERRUPTED || (!rc && pp_interrupted()))
-            return interrupted(plan, o, t, refs_done, err);  // the task's results are incomplete
-    }
-    progress(o, "%s%s", "", "");
+    for (int i = 0; i < plan->n_tasks && !rc; i++)
+        if (!selected || selected[i])
+            rc = pp_run_execute_task(plan, o, &plan->tasks[i], p, &refs_done, err);
+    if (rc == PP_ERR_INTERRUPTED)
+        return rc;
+    pp_run_execute_done(o);
     return rc;
+}
+
+void pp_run_products_release(const pp_run_plan *plan, pp_run_products *p, const pp_task *t)
+{
+    const pp_op *op = plan->c->op;
+    if (t->kind == PP_TASK_INPUTS) {
+        for (int i = 0; i < op->n_inputs; i++)
+            pp_tensor_free(&p->groups[t->group].inputs[i]);
+    } else if (t->kind == PP_TASK_REFERENCE) {
+        // the tensors and trace only: info (method, bound) is what assemble reports
+        pp_format_group *g = &p->groups[t->group];
+        for (int i = 0; i < op->n_outputs; i++)
+            pp_tensor_free(&g->refs[i]);
+        if (g->trace && op->traced)
+            op->traced->trace_free(g->trace);
+        g->trace = NULL;
+    } else if (t->kind == PP_TASK_VARIANT) {
+        // the outputs only: the series are assemble's
+        for (int i = 0; i < op->n_outputs; i++)
+            pp_tensor_free(&p->variants[t->variant].outs[i]);
+    }
 }

@@ -41,6 +41,21 @@ void pp_run_products_free(const pp_run_plan *plan, pp_run_products *p);
 int pp_run_execute(const pp_run_plan *plan, const pp_run_opts *o, const unsigned char *selected,
                    pp_run_products *p, pp_error *err);
 
+// One task of the plan (INPUTS, REFERENCE, VARIANT, CROSS_CHECK; a COMPARE or COMPARE_PAIR does
+// nothing here): what pp_run_execute runs for each selected task, for a driver that interleaves
+// the stages (pipeline/stream.h). *refs_done counts the references finished, for the line a stop
+// request ends the run with. Returns as pp_run_execute; PP_ERR_INTERRUPTED names the task.
+int pp_run_execute_task(const pp_run_plan *plan, const pp_run_opts *o, const pp_task *t, pp_run_products *p,
+                        int *refs_done, pp_error *err);
+
+// Clears the stage's progress line (when it drew one), after the last task.
+void pp_run_execute_done(const pp_run_opts *o);
+
+// Frees the tensors task t produced (INPUTS: the group's inputs; REFERENCE: its tensors and trace,
+// keeping the method and bound; VARIANT: its outputs, keeping its series), once no later task
+// reads them. Anything else, and a second call, does nothing.
+void pp_run_products_release(const pp_run_plan *plan, pp_run_products *p, const pp_task *t);
+
 // One group's inputs (generated or read), and its reference (outputs want[]; the case's method
 // unless o overrides it; through o's reference cache). The execute stage's INPUTS and
 // REFERENCE tasks, for `precprobe reference` too.

@@ -1,4 +1,5 @@
-// run.c — a case run end to end: plan → execute → compare → assemble (pipeline/plan.h).
+// run.c — a case run end to end: plan → execute and compare (interleaved, pipeline/stream.h) →
+// assemble (pipeline/plan.h).
 #include "pipeline/run.h"
 
 #include <stdlib.h>
@@ -6,8 +7,8 @@
 #include <unistd.h>
 
 #include "pipeline/assemble.h"
-#include "pipeline/compare.h"
 #include "pipeline/order_band.h"
+#include "pipeline/stream.h"
 
 int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_error *err)
 {
@@ -20,10 +21,8 @@ int pp_run_case(const pp_case *c, const pp_run_opts *o, pp_run_result *r, pp_err
     int rc = pp_run_plan_make(c, o, &plan, err);
     if (!rc)
         rc = pp_run_products_make(&plan, &products, err);
-    if (!rc)
-        rc = pp_run_execute(&plan, o, NULL, &products, err);
-    if (!rc)
-        rc = pp_run_compare(&plan, &products, NULL, &cmps, &n, err);
+    if (!rc)  // execute and compare interleaved: each tensor freed after its last reader
+        rc = pp_run_stream(&plan, o, &products, NULL, &cmps, &n, err);
     if (!rc)
         rc = pp_run_order_bands(&plan, o->orders, &products, NULL, cmps, n, err);
     if (!rc)
