@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_ref_eft.h"
 #include "attention_ref_fast.h"
+#include "attention_ref_lanes.h"
 #include "format.h"
 #include "interrupt.h"
 
@@ -40,42 +42,6 @@ void pp_attn_exp_init_(pp_attn_job_ *J)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Error-free transformations and double-double steps (binary64, round to nearest)
-
-// s + e = a + b exactly (Knuth's TwoSum; also when the sum is subnormal).
-static inline void two_sum(double a, double b, double *s, double *e)
-{
-    double t = a + b;
-    double z = t - a;
-    *e = (a - (t - z)) + (b - z);
-    *s = t;
-}
-
-// (zh, zl) ≈ (xh + xl)(yh + yl), normalised (|zl| ≤ ½ulp(zh)). For |xl| ≤ u|xh|, |yl| ≤ u|yh|
-// and no underflow: |zh + zl − x·y| ≤ 9.1u²·|xh·yh| (PROOFS.md#attention, "dd_mul").
-static inline void dd_mul(double xh, double xl, double yh, double yl, double *zh, double *zl)
-{
-    double p = xh * yh;
-    double pe = fma(xh, yh, -p);  // exact: xh·yh = p + pe
-    double t1 = xh * yl;          // ±u|t1|
-    double t2 = xl * yh;          // ±u|t2|
-    double t3 = t1 + t2;          // ±u|t3|
-    double pl = pe + t3;          // ±u|pl|; xl·yl left out (≤ u²|xh·yh|)
-    two_sum(p, pl, zh, zl);       // exact
-}
-
-// (zh, zl) ≈ (xh + xl) + (yh + yl), normalised. For |xl| ≤ u|xh|, |yl| ≤ u|yh|:
-// |zh + zl − (x + y)| ≤ 3.02u²·(|xh| + |yh|) (PROOFS.md#attention, "dd_add"), any cancellation.
-static inline void dd_add(double xh, double xl, double yh, double yl, double *zh, double *zl)
-{
-    double sh, se;
-    two_sum(xh, yh, &sh, &se);  // exact
-    double t = xl + yl;         // ±u|t|
-    double w = se + t;          // ±u|w|
-    two_sum(sh, w, zh, zl);     // exact
-}
-
-// ---------------------------------------------------------------------------------------------
 // exp (PROOFS.md#attention, "exp")
 
 // E = exp((Sh − M) + Sl) as a double-double, for |Sh|, |M| < 2^40, |Sl| ≤ u|Sh| and
@@ -85,9 +51,9 @@ static inline void dd_add(double xh, double xl, double yh, double yl, double *zh
 void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
 {
     double a, b, c, e2, xh, t;
-    two_sum(Sh, -M, &a, &b);   // exact
-    two_sum(b, Sl, &c, &e2);   // exact
-    two_sum(a, c, &xh, &t);    // exact
+    pp_attn_two_sum_(Sh, -M, &a, &b);   // exact
+    pp_attn_two_sum_(b, Sl, &c, &e2);   // exact
+    pp_attn_two_sum_(a, c, &xh, &t);    // exact
     double xl = t + e2;        // ±u|xl|: |x̂ − x| ≤ u²(|xh| + 1)
     double Nd = (xh * 369.3299304675746 + 0x1.8p52) - 0x1.8p52;  // an integer near x·256/ln2
     int64_t N = (int64_t)Nd;
@@ -95,10 +61,10 @@ void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, do
     int64_t kk = (N - j) / 256;  // ≥ −723
     double r1 = xh - Nd * J->exp_L[0];  // N·L1 exact (18 + 35 bits), the difference exact (Sterbenz)
     double rh0, rb;
-    two_sum(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
+    pp_attn_two_sum_(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
     double cc = xl - Nd * J->exp_L[2];  // ±u|N·L3| ±u|cc|
     double rh, rl;
-    two_sum(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
+    pp_attn_two_sum_(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
     // exp(r) = 1 + r + r²·(1/2 + r·y), y = 1/6 + r·w, w = 1/24 + r/120 + r²/720 + r³/5040;
     // remainder ≤ r^8/8!·e^|r| ≤ 2^−91.3
     double w = 1.0 / 24.0 + rh * (1.0 / 120.0 + rh * (1.0 / 720.0 + rh * (1.0 / 5040.0)));  // ±2^−56
@@ -106,15 +72,15 @@ void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, do
     double p = rh * y;
     double pe = fma(rh, y, -p) + rl * y;                 // rh·y exact in p + fma; rl·y ±u
     double zh, zl;
-    two_sum(0.5, p, &zh, &zl);                           // exact
-    two_sum(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
+    pp_attn_two_sum_(0.5, p, &zh, &zl);                           // exact
+    pp_attn_two_sum_(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
     double s2h = rh * rh, s2l;
-    two_sum(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
+    pp_attn_two_sum_(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
     double qh, ql, fh, fl, gh, gl;
-    dd_mul(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
-    dd_add(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
-    dd_add(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
-    dd_mul(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
+    pp_attn_dd_mul_inl_(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
+    pp_attn_dd_add_inl_(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
+    pp_attn_dd_add_inl_(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
+    pp_attn_dd_mul_inl_(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
     double s = pp_f64_from_bits((uint64_t)(kk + 1023) << 52);      // 2^k, k ≥ −723: exact
     *eh = gh * s;  // exact
     *el = gl * s;  // exact unless subnormal (±2^−1075, below 2^−353·E)
@@ -154,15 +120,6 @@ static void dot2x4(const double *x, const double *const y[4], int64_t d, double 
     T[0] = t01[0], T[1] = t01[1], T[2] = t23[0], T[3] = t23[1];
 }
 
-// Veltkamp's split of a double into x1 (≤ 29 significant bits) + x2 (≤ 24 bits), exactly; for
-// |x| < 2^998. Then x1·y and x2·y are exact for a binary32 value y (no underflow).
-static inline void split29(double x, double *x1, double *x2)
-{
-    double c = 16777217.0 * x;  // 2^24 + 1
-    *x1 = c - (c - x);
-    *x2 = x - *x1;
-}
-
 // (h, lo)[l] += (xh + xl)·y[l] for l < d: x1·y exact into a TwoSum chain, (x2·y + xl·y) and the
 // chain's error into lo. After n such calls on the same accumulator (each |xh| ≥ 2^−800, y binary32
 // values): |h + lo − Σ x·y| ≤ acc_split_coef(n)·Σ|xh·y| (PROOFS.md#attention).
@@ -170,7 +127,7 @@ static void acc_split(double *restrict h, double *restrict lo, const double *res
                       double xh, double xl)
 {
     double x1, x2;
-    split29(xh, &x1, &x2);
+    pp_attn_split29_(xh, &x1, &x2);
     // Two lanes at a time with GCC's vector extension (SSE2): the same IEEE operations per element,
     // in the same order, as the scalar loop below.
     typedef double v2d __attribute__((vector_size(16)));
@@ -189,15 +146,8 @@ static void acc_split(double *restrict h, double *restrict lo, const double *res
         memcpy(h + l, &s, sizeof s);
         memcpy(lo + l, &ll, sizeof ll);
     }
-    for (; l < d; l++) {
-        double yl = y[l];
-        double a = x1 * yl;  // exact: 29 + 24 bits
-        double s = h[l] + a;
-        double z = s - h[l];
-        double e = (h[l] - (s - z)) + (a - z);  // exact error of h + a
-        h[l] = s;
-        lo[l] += e + (x2 * yl + xl * yl);  // x2·y exact; xl·y ±u; two additions ±u each
-    }
+    for (; l < d; l++)
+        pp_attn_acc_split_elem_(h + l, lo + l, y[l], x1, x2, xl);
 }
 
 static double acc_split_coef(int64_t n)
@@ -216,6 +166,10 @@ typedef struct fast_ws {
     double *kmax, *vmax, *qmax, *omax;        // [d]: column maxima of |k|, |v|, |q|, |dout|
     double *dkh, *dkl, *dvh, *dvl;            // [s_kv·d]: the task's dk, dv accumulators
     double *colP, *colDP, *colCut, *colDS, *colEdS;  // [s_kv]: per-key bound sums
+    // The vector path (NULL: the portable loops) and the task's k and v in transposed blocks of
+    // PP_ATTN_KEY_BLOCK keys (its Dot2 runs one key per lane), the last block padded with zeros.
+    const pp_attn_lanes_ *lanes;
+    double *kt, *vt;
     mpfr_t x, e;
 } fast_ws;
 
@@ -224,16 +178,18 @@ static void fast_ws_free(fast_ws *w)
     double **arr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp,
                       &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->dkh,
                       &w->dkl, &w->dvh, &w->dvl, &w->colP, &w->colDP, &w->colCut, &w->colDS,
-                      &w->colEdS};
+                      &w->colEdS, &w->kt, &w->vt};
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++)
         free(*arr[i]);
     free(w->cut);
     mpfr_clears(w->x, w->e, (mpfr_ptr)0);
 }
 
-static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward)
+static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
+                        const pp_attn_lanes_ *lanes)
 {
     memset(w, 0, sizeof *w);
+    w->lanes = lanes;
     mpfr_inits2(128, w->x, w->e, (mpfr_ptr)0);
     size_t n = (size_t)(skv > 0 ? skv : 1), nd = (size_t)d, nn = n * nd;
     double **rowarr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp};
@@ -256,7 +212,48 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward)
             if (!(*col[i] = calloc(n, sizeof(double))))
                 return -1;
     }
+    if (lanes) {
+        size_t nt = (n + PP_ATTN_KEY_BLOCK - 1) / PP_ATTN_KEY_BLOCK * PP_ATTN_KEY_BLOCK * nd;
+        if (!(w->kt = calloc(nt, sizeof(double))) || (backward && !(w->vt = calloc(nt, sizeof(double)))))
+            return -1;
+    }
     return 0;
+}
+
+// t = the kv head's keys (k or v) in transposed blocks: t[(j/8·d + l)·8 + j%8] = x_j[l].
+static void fast_transpose(const pp_attn_job_ *J, const pp_attn_span_ *sp, const double *x,
+                           double *t)
+{
+    for (int64_t j = 0; j < J->s_kv; j++) {
+        const double *xj = x + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        double *tj = t + (j / PP_ATTN_KEY_BLOCK) * PP_ATTN_KEY_BLOCK * J->d + j % PP_ATTN_KEY_BLOCK;
+        for (int64_t l = 0; l < J->d; l++)
+            tj[l * PP_ATTN_KEY_BLOCK] = xj[l];
+    }
+}
+
+// Dot2 of x with keys j0 … min(j0 + 16, nv) − 1 of y (the task's k or v; yt the same transposed):
+// h, c, T at [j − j0]. The vector path runs 16 keys in its lanes; the portable loops take four
+// at a time (dot2x4). Either way each key's chain is the same operations in the same order.
+static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
+                        const double *x, const double *y, const double *yt, int64_t j0, int64_t nv,
+                        double h[16], double c[16], double T[16])
+{
+    const int64_t d = J->d;
+    if (w->lanes) {
+        const double *b0 = yt + j0 * d;  // j0 is a multiple of 16
+        const double *b1 = j0 + PP_ATTN_KEY_BLOCK < nv ? b0 + PP_ATTN_KEY_BLOCK * d : b0;
+        w->lanes->dot2_keys16(x, b0, b1, d, h, c, T);
+        return;
+    }
+    for (int64_t q0 = j0; q0 < j0 + 16 && q0 < nv; q0 += 4) {
+        const double *yy[4];
+        for (int m = 0; m < 4; m++) {
+            int64_t j = q0 + m < nv ? q0 + m : nv - 1;
+            yy[m] = y + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        }
+        dot2x4(x, yy, d, h + (q0 - j0), c + (q0 - j0), T + (q0 - j0));
+    }
 }
 
 // m[l] = max(m[l], |x[l]|); returns nonzero when x has a non-finite value.
@@ -294,22 +291,19 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     }
     const double sig_coef = (12.0 + 1.01 * (double)d * (double)d) * ATTN_U2;
     const double dot_coef = 1.01 * ((double)d * ATTN_U) * ((double)d * ATTN_U);
+    void (*acc)(double *restrict, double *restrict, const double *restrict, int64_t, double,
+                double) = w->lanes ? w->lanes->acc_split : acc_split;
 
     // Scores: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double (PROOFS: "Scores").
     double M = -INFINITY;
-    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
-        const double *y[4];
-        for (int m = 0; m < 4; m++) {
-            int64_t j = j0 + m < nv ? j0 + m : nv - 1;
-            y[m] = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
-        }
-        double hc[4], cc[4], T[4];
-        dot2x4(qi, y, d, hc, cc, T);
-        for (int m = 0; m < 4 && j0 + m < nv; m++) {
+    for (int64_t j0 = 0; j0 < nv; j0 += 16) {
+        double hc[16], cc[16], T[16];
+        fast_dots16(J, w, sp, qi, J->k, w->kt, j0, nv, hc, cc, T);
+        for (int m = 0; m < 16 && j0 + m < nv; m++) {
             int64_t j = j0 + m;
             double th, tl;
-            two_sum(hc[m], cc[m], &th, &tl);                   // exact
-            dd_mul(J->sig_h, J->sig_l, th, tl, &w->Sh[j], &w->Sl[j]);  // ±9.1u²|σh·th|
+            pp_attn_two_sum_(hc[m], cc[m], &th, &tl);                   // exact
+            pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, th, tl, &w->Sh[j], &w->Sl[j]);  // ±9.1u²|σh·th|
             w->eS[j] = J->sig_b * T[m] * sig_coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
             if (!(w->eS[j] <= 0x1p-40) || !(fabs(w->Sh[j]) < 0x1p40))
                 return 1;
@@ -336,13 +330,13 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         double dE = 1.0001 * w->eS[j] + 0x1p-81;
         dEmax = dE > dEmax ? dE : dEmax;
         double s, e;
-        two_sum(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
+        pp_attn_two_sum_(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
         lh = s;
         ll += e + el;
     }
     {
         double s, e;
-        two_sum(lh, ll, &s, &e);
+        pp_attn_two_sum_(lh, ll, &s, &e);
         lh = s;
         ll = e;
     }
@@ -377,9 +371,9 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     for (int64_t j = 0; j < nv; j++) {
         if (w->cut[j])
             continue;
-        dd_mul(w->Ph[j], w->Pl[j], rh, rl, &w->Ph[j], &w->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
+        pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], rh, rl, &w->Ph[j], &w->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
         Psum += w->Ph[j];
-        acc_split(w->ah, w->al, J->v + pp_attn_ki_(J, sp->bi, j, sp->hk), d, w->Ph[j], w->Pl[j]);
+        acc(w->ah, w->al, J->v + pp_attn_ki_(J, sp->bi, j, sp->hk), d, w->Ph[j], w->Pl[j]);
     }
     Psum *= 1.0 + 0x1p-40;
     double cs = acc_split_coef(nv);
@@ -394,17 +388,12 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     // dP_j = dout·v_j by Dot2; D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward").
     const double *oi = J->dout + qo;
     double Dh = 0.0, Dl = 0.0, Z = 0.0, Y = 0.0, cutD = 0.0;
-    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
-        const double *y[4];
-        for (int m = 0; m < 4; m++) {
-            int64_t j = j0 + m < nv ? j0 + m : nv - 1;
-            y[m] = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
-        }
-        double hc[4], cc[4], V[4];
-        dot2x4(oi, y, d, hc, cc, V);
-        for (int m = 0; m < 4 && j0 + m < nv; m++) {
+    for (int64_t j0 = 0; j0 < nv; j0 += 16) {
+        double hc[16], cc[16], V[16];
+        fast_dots16(J, w, sp, oi, J->v, w->vt, j0, nv, hc, cc, V);
+        for (int m = 0; m < 16 && j0 + m < nv; m++) {
             int64_t j = j0 + m;
-            two_sum(hc[m], cc[m], &w->dph[j], &w->dpl[j]);  // exact
+            pp_attn_two_sum_(hc[m], cc[m], &w->dph[j], &w->dpl[j]);  // exact
             w->edp[j] = V[m] * dot_coef;                    // |dP̂ − dP|
             double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
             if (w->cut[j]) {
@@ -412,8 +401,8 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
                 continue;
             }
             double mh, ml;
-            dd_mul(w->Ph[j], w->Pl[j], w->dph[j], w->dpl[j], &mh, &ml);  // ±9.1u²
-            dd_add(Dh, Dl, mh, ml, &Dh, &Dl);                            // ±3.02u²(|D|+|m|)
+            pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], w->dph[j], w->dpl[j], &mh, &ml);  // ±9.1u²
+            pp_attn_dd_add_inl_(Dh, Dl, mh, ml, &Dh, &Dl);                            // ±3.02u²(|D|+|m|)
             Z += w->Ph[j] * adp;
             Y += w->Ph[j] * w->edp[j];
         }
@@ -437,31 +426,31 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
             continue;
         }
         double xh, xl, sh, sl;
-        dd_add(w->dph[j], w->dpl[j], -Dh, -Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
+        pp_attn_dd_add_inl_(w->dph[j], w->dpl[j], -Dh, -Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
         double eX = w->edp[j] + eD + 3.02 * ATTN_U2 * (adp + aD);
         double aX = fabs(xh) * (1.0 + 0x1p-50);
-        dd_mul(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
+        pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
         double edS = (dP * w->Ph[j] * aX + w->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * w->Ph[j] * aX) *
                      (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
         if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
             edS += 0x1p-799;
         } else {
-            acc_split(w->ah, w->al, J->k + ko, d, sh, sl);
-            acc_split(w->dkh + j * d, w->dkl + j * d, qi, d, sh, sl);
+            acc(w->ah, w->al, J->k + ko, d, sh, sl);
+            acc(w->dkh + j * d, w->dkl + j * d, qi, d, sh, sl);
             rowDS += fabs(sh);
             w->colDS[j] += fabs(sh);
         }
         rowEdS += edS;
         w->colEdS[j] += edS;
-        acc_split(w->dvh + j * d, w->dvl + j * d, oi, d, w->Ph[j], w->Pl[j]);
+        acc(w->dvh + j * d, w->dvl + j * d, oi, d, w->Ph[j], w->Pl[j]);
         w->colP[j] += w->Ph[j];
         w->colDP[j] += dP * w->Ph[j];
     }
     // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
     for (int64_t l = 0; l < d; l++) {
         double a, b, vh, vl;
-        two_sum(w->ah[l], w->al[l], &a, &b);
-        dd_mul(J->sig_h, J->sig_l, a, b, &vh, &vl);
+        pp_attn_two_sum_(w->ah[l], w->al[l], &a, &b);
+        pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
         double pre = J->sig_b * (((rowEdS * (1.0 + 0x1p-40) + cs * rowDS) * w->kmax[l] +
                                   n1 * 0x1p-1074) * ATTN_INFL +
                                  11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
@@ -485,8 +474,8 @@ static void fast_columns(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, p
                           nt * 0x1p-1074) * ATTN_INFL;
             pp_attn_put_(J->dv, J->elem.dv, ko + l, w->dvh[x] + w->dvl[x], pre, &R->max[4]);
             double a, b, vh, vl;
-            two_sum(w->dkh[x], w->dkl[x], &a, &b);
-            dd_mul(J->sig_h, J->sig_l, a, b, &vh, &vl);
+            pp_attn_two_sum_(w->dkh[x], w->dkl[x], &a, &b);
+            pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
             pre = J->sig_b * (((cE + cs * cDS) * w->qmax[l] + nt * 0x1p-1074) * ATTN_INFL +
                               11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
             pp_attn_put_(J->dk, J->elem.dk, ko + l, vh, pre, &R->max[3]);
@@ -503,9 +492,14 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     if (as != 0.0 && (as < 0x1p-400 || as > 0x1p400))
         return 1;
     fast_ws w;
-    if (fast_ws_init(&w, J->s_kv, J->d, J->backward)) {
+    if (fast_ws_init(&w, J->s_kv, J->d, J->backward, pp_attn_lanes_pick_(J->o->lanes))) {
         fast_ws_free(&w);
         return -1;
+    }
+    if (w.lanes) {
+        fast_transpose(J, &sp, J->k, w.kt);
+        if (J->backward)
+            fast_transpose(J, &sp, J->v, w.vt);
     }
     int bad = 0;
     for (int64_t j = 0; j < J->s_kv; j++) {
@@ -541,17 +535,23 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
 
 void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl)
 {
-    dd_mul(xh, xl, yh, yl, zh, zl);
+    pp_attn_dd_mul_inl_(xh, xl, yh, yl, zh, zl);
 }
 
 void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl)
 {
-    dd_add(xh, xl, yh, yl, zh, zl);
+    pp_attn_dd_add_inl_(xh, xl, yh, yl, zh, zl);
 }
 
 void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl)
 {
     acc_split(h, lo, y, d, xh, xl);
+}
+
+void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
+                     double T[4])
+{
+    dot2x4(x, y, d, h, c, T);
 }
 
 double pp_attn_acc_split_coef_(int64_t n)
