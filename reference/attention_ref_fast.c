@@ -170,18 +170,36 @@ typedef struct fast_ws {
     // PP_ATTN_KEY_BLOCK keys (its Dot2 runs one key per lane), the last block padded with zeros.
     const pp_attn_lanes_ *lanes;
     double *kt, *vt;
+    // The backward's row block: dk_j and dv_j take each row's share in row order, as before, but a
+    // block of rows at a time (fast_flush), so that the 4·s_kv·d accumulators pass through the
+    // cache once per block rather than once per row. Per row r: its keys nv, offset qo, dP bound;
+    // per (r, j) at r·s_kv + j: the key's state, dŜ (sh, sl), its bound term e, P̂ (ph, pl).
+    int64_t blk_cap, blk_n;
+    int64_t *blk_nv, *blk_qo;
+    double *blk_dP, *blk_sh, *blk_sl, *blk_e, *blk_ph, *blk_pl;
+    unsigned char *blk_state;
     mpfr_t x, e;
 } fast_ws;
+
+// A key's state in a block row: cut (P̂ = 0), dŜ dropped (|dŜ| < 2^−800), or accumulated.
+enum { BLK_CUT, BLK_DROP, BLK_ACC };
+// The block's size: up to 16 rows, its per-(row, key) arrays up to about 2^21 entries.
+#define FAST_BLOCK_ROWS 16
+#define FAST_BLOCK_ENTRIES ((int64_t)1 << 21)
 
 static void fast_ws_free(fast_ws *w)
 {
     double **arr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp,
                       &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->dkh,
                       &w->dkl, &w->dvh, &w->dvl, &w->colP, &w->colDP, &w->colCut, &w->colDS,
-                      &w->colEdS, &w->kt, &w->vt};
+                      &w->colEdS, &w->kt, &w->vt, &w->blk_dP, &w->blk_sh, &w->blk_sl,
+                      &w->blk_e, &w->blk_ph, &w->blk_pl};
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++)
         free(*arr[i]);
     free(w->cut);
+    free(w->blk_nv);
+    free(w->blk_qo);
+    free(w->blk_state);
     mpfr_clears(w->x, w->e, (mpfr_ptr)0);
 }
 
@@ -211,6 +229,16 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
         for (size_t i = 0; i < 5; i++)
             if (!(*col[i] = calloc(n, sizeof(double))))
                 return -1;
+        int64_t cap = FAST_BLOCK_ENTRIES / (int64_t)n;
+        w->blk_cap = cap < 1 ? 1 : cap > FAST_BLOCK_ROWS ? FAST_BLOCK_ROWS : cap;
+        size_t nb = (size_t)w->blk_cap * n, rb = (size_t)w->blk_cap;
+        double **blk[] = {&w->blk_sh, &w->blk_sl, &w->blk_e, &w->blk_ph, &w->blk_pl};
+        for (size_t i = 0; i < 5; i++)
+            if (!(*blk[i] = malloc(nb * sizeof(double))))
+                return -1;
+        if (!(w->blk_state = malloc(nb)) || !(w->blk_dP = malloc(rb * sizeof(double))) ||
+            !(w->blk_nv = malloc(rb * sizeof(int64_t))) || !(w->blk_qo = malloc(rb * sizeof(int64_t))))
+            return -1;
     }
     if (lanes) {
         size_t nt = (n + PP_ATTN_KEY_BLOCK - 1) / PP_ATTN_KEY_BLOCK * PP_ATTN_KEY_BLOCK * nd;
@@ -411,18 +439,23 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
                  cutD + n1 * 0x1p-1072) * ATTN_INFL;  // |D̂ − D|; + underflow in dd_mul
     double aD = fabs(Dh) * (1.0 + 0x1p-50);
 
-    // dS_j = P_j·(dP_j − D); dq += dS_j k_j, dk_j += dS_j q, dv_j += P_j dout (split accumulations).
+    // dS_j = P_j·(dP_j − D); dq += dS_j k_j here; dk_j += dS_j q, dv_j += P_j dout and the keys'
+    // bound sums when the row block is flushed (fast_flush) (split accumulations).
     double rowEdS = 0.0, rowDS = 0.0;
+    const int64_t r = w->blk_n;
+    unsigned char *st = w->blk_state + r * J->s_kv;
+    double *bsh = w->blk_sh + r * J->s_kv, *bsl = w->blk_sl + r * J->s_kv;
+    double *be = w->blk_e + r * J->s_kv, *bph = w->blk_ph + r * J->s_kv, *bpl = w->blk_pl + r * J->s_kv;
     memset(w->ah, 0, sizeof(double) * (size_t)d);
     memset(w->al, 0, sizeof(double) * (size_t)d);
     for (int64_t j = 0; j < nv; j++) {
         int64_t ko = pp_attn_ki_(J, sp->bi, j, sp->hk);
         double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
-        if (w->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
+        if (w->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
             double c = 0x1p-720 * (adp + w->edp[j] + aD + eD);
             rowEdS += c;
-            w->colEdS[j] += c;
-            w->colCut[j] += 1.0;
+            st[j] = BLK_CUT;
+            be[j] = c;
             continue;
         }
         double xh, xl, sh, sl;
@@ -432,20 +465,25 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
         double edS = (dP * w->Ph[j] * aX + w->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * w->Ph[j] * aX) *
                      (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
-        if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
+        if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
             edS += 0x1p-799;
+            st[j] = BLK_DROP;
         } else {
             acc(w->ah, w->al, J->k + ko, d, sh, sl);
-            acc(w->dkh + j * d, w->dkl + j * d, qi, d, sh, sl);
             rowDS += fabs(sh);
-            w->colDS[j] += fabs(sh);
+            st[j] = BLK_ACC;
+            bsh[j] = sh;
+            bsl[j] = sl;
         }
         rowEdS += edS;
-        w->colEdS[j] += edS;
-        acc(w->dvh + j * d, w->dvl + j * d, oi, d, w->Ph[j], w->Pl[j]);
-        w->colP[j] += w->Ph[j];
-        w->colDP[j] += dP * w->Ph[j];
+        be[j] = edS;
+        bph[j] = w->Ph[j];
+        bpl[j] = w->Pl[j];
     }
+    w->blk_nv[r] = nv;
+    w->blk_qo[r] = qo;
+    w->blk_dP[r] = dP;
+    w->blk_n++;
     // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
     for (int64_t l = 0; l < d; l++) {
         double a, b, vh, vl;
@@ -457,6 +495,39 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         pp_attn_put_(J->dq, J->elem.dq, qo + l, vh, pre, &R->max[2]);
     }
     return 0;
+}
+
+// The row block's shares of dk_j, dv_j and of the keys' bound sums: for each key j, the block's
+// rows in order — each accumulator takes the same terms in the same order as when every row added
+// its own at once (rows in order), so the same bits.
+static void fast_flush(pp_attn_job_ *J, fast_ws *w)
+{
+    const int64_t d = J->d;
+    void (*acc)(double *restrict, double *restrict, const double *restrict, int64_t, double,
+                double) = w->lanes ? w->lanes->acc_split : acc_split;
+    int64_t jmax = 0;
+    for (int64_t r = 0; r < w->blk_n; r++)
+        jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
+    for (int64_t j = 0; j < jmax; j++)
+        for (int64_t r = 0; r < w->blk_n; r++) {
+            if (j >= w->blk_nv[r])
+                continue;
+            int64_t x = r * J->s_kv + j;
+            if (w->blk_state[x] == BLK_CUT) {
+                w->colEdS[j] += w->blk_e[x];
+                w->colCut[j] += 1.0;
+                continue;
+            }
+            if (w->blk_state[x] == BLK_ACC) {
+                acc(w->dkh + j * d, w->dkl + j * d, J->q + w->blk_qo[r], d, w->blk_sh[x], w->blk_sl[x]);
+                w->colDS[j] += fabs(w->blk_sh[x]);
+            }
+            w->colEdS[j] += w->blk_e[x];
+            acc(w->dvh + j * d, w->dvl + j * d, J->dout + w->blk_qo[r], d, w->blk_ph[x], w->blk_pl[x]);
+            w->colP[j] += w->blk_ph[x];
+            w->colDP[j] += w->blk_dP[r] * w->blk_ph[x];
+        }
+    w->blk_n = 0;
 }
 
 // dk and dv of the task's kv head from its accumulators (PROOFS: "Backward").
@@ -520,10 +591,14 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     for (int64_t hh = sp.h0; hh < sp.h1 && !bad && !stop; hh++)
         for (int64_t i = sp.i0; i < sp.i1 && !bad && !(stop = pp_interrupted()); i++) {
             bad = fast_row(J, &w, &sp, hh, i, R);
+            if (!bad && J->backward && w.blk_n == w.blk_cap)
+                fast_flush(J, &w);
             rows += pp_attn_row_done_(J, worker, i);
         }
-    if (!bad && !stop && J->backward)
+    if (!bad && !stop && J->backward) {
+        fast_flush(J, &w);
         fast_columns(J, &w, &sp, R);
+    }
     fast_ws_free(&w);
     if (bad)
         atomic_fetch_sub(&J->done, rows);  // the plain path counts their work again
