@@ -102,13 +102,16 @@ int main(int argc, char **argv)
     p.s_q = 8;
     printf("bench_attention_ref: %d threads; b 1, h 2, s 512, d 128, causal, fwd+bwd, bf16 inputs; "
            "vector path %s\n", threads, pp_attn_lanes_name_(pp_attn_lanes_pick_(PP_ATTN_REF_LANES_AUTO)));
-    pp_attn_ref_opts fs = f;
+    pp_attn_ref_opts fs = f, f2 = f;
     fs.lanes = PP_ATTN_REF_LANES_PORTABLE;
-    timing tf = run(&f, 2), ts = run(&fs, 2), tp_sub = run(&p, 1);
+    f2.lanes = PP_ATTN_REF_LANES_AVX2;
+    timing tf = run(&f, 2), t2 = run(&f2, 2), ts = run(&fs, 2), tp_sub = run(&p, 1);
     double sf = scores(&f), sp = scores(&p);
     double tp = tp_sub.cpu * sf / sp;
     printf("  fast, vector    %8.3f s CPU (%6.3f s wall)  %7.1f ns per score, %5.2f ns per multiply-add\n",
            tf.cpu, tf.wall, tf.cpu / sf * 1e9, tf.cpu / (sf * 6.0 * 128.0) * 1e9);
+    printf("  fast, %-9s %8.3f s CPU (%6.3f s wall)  (at most AVX2)\n",
+           pp_attn_lanes_name_(pp_attn_lanes_pick_(PP_ATTN_REF_LANES_AVX2)), t2.cpu, t2.wall);
     printf("  fast, portable  %8.3f s CPU (%6.3f s wall)  %7.1f ns per score, %5.2f ns per multiply-add\n",
            ts.cpu, ts.wall, ts.cpu / sf * 1e9, ts.cpu / (sf * 6.0 * 128.0) * 1e9);
     printf("  mpfr-plain      %8.3f s CPU  (measured %.3f s on %.0f of %.0f scores: the last 8 rows "
