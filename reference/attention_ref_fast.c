@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_ref_eft.h"
 #include "attention_ref_fast.h"
+#include "attention_ref_lanes.h"
 #include "format.h"
 #include "interrupt.h"
 
@@ -40,42 +42,6 @@ void pp_attn_exp_init_(pp_attn_job_ *J)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Error-free transformations and double-double steps (binary64, round to nearest)
-
-// s + e = a + b exactly (Knuth's TwoSum; also when the sum is subnormal).
-static inline void two_sum(double a, double b, double *s, double *e)
-{
-    double t = a + b;
-    double z = t - a;
-    *e = (a - (t - z)) + (b - z);
-    *s = t;
-}
-
-// (zh, zl) ≈ (xh + xl)(yh + yl), normalised (|zl| ≤ ½ulp(zh)). For |xl| ≤ u|xh|, |yl| ≤ u|yh|
-// and no underflow: |zh + zl − x·y| ≤ 9.1u²·|xh·yh| (PROOFS.md#attention, "dd_mul").
-static inline void dd_mul(double xh, double xl, double yh, double yl, double *zh, double *zl)
-{
-    double p = xh * yh;
-    double pe = fma(xh, yh, -p);  // exact: xh·yh = p + pe
-    double t1 = xh * yl;          // ±u|t1|
-    double t2 = xl * yh;          // ±u|t2|
-    double t3 = t1 + t2;          // ±u|t3|
-    double pl = pe + t3;          // ±u|pl|; xl·yl left out (≤ u²|xh·yh|)
-    two_sum(p, pl, zh, zl);       // exact
-}
-
-// (zh, zl) ≈ (xh + xl) + (yh + yl), normalised. For |xl| ≤ u|xh|, |yl| ≤ u|yh|:
-// |zh + zl − (x + y)| ≤ 3.02u²·(|xh| + |yh|) (PROOFS.md#attention, "dd_add"), any cancellation.
-static inline void dd_add(double xh, double xl, double yh, double yl, double *zh, double *zl)
-{
-    double sh, se;
-    two_sum(xh, yh, &sh, &se);  // exact
-    double t = xl + yl;         // ±u|t|
-    double w = se + t;          // ±u|w|
-    two_sum(sh, w, zh, zl);     // exact
-}
-
-// ---------------------------------------------------------------------------------------------
 // exp (PROOFS.md#attention, "exp")
 
 // E = exp((Sh − M) + Sl) as a double-double, for |Sh|, |M| < 2^40, |Sl| ≤ u|Sh| and
@@ -85,9 +51,9 @@ static inline void dd_add(double xh, double xl, double yh, double yl, double *zh
 void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
 {
     double a, b, c, e2, xh, t;
-    two_sum(Sh, -M, &a, &b);   // exact
-    two_sum(b, Sl, &c, &e2);   // exact
-    two_sum(a, c, &xh, &t);    // exact
+    pp_attn_two_sum_(Sh, -M, &a, &b);   // exact
+    pp_attn_two_sum_(b, Sl, &c, &e2);   // exact
+    pp_attn_two_sum_(a, c, &xh, &t);    // exact
     double xl = t + e2;        // ±u|xl|: |x̂ − x| ≤ u²(|xh| + 1)
     double Nd = (xh * 369.3299304675746 + 0x1.8p52) - 0x1.8p52;  // an integer near x·256/ln2
     int64_t N = (int64_t)Nd;
@@ -95,10 +61,10 @@ void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, do
     int64_t kk = (N - j) / 256;  // ≥ −723
     double r1 = xh - Nd * J->exp_L[0];  // N·L1 exact (18 + 35 bits), the difference exact (Sterbenz)
     double rh0, rb;
-    two_sum(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
+    pp_attn_two_sum_(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
     double cc = xl - Nd * J->exp_L[2];  // ±u|N·L3| ±u|cc|
     double rh, rl;
-    two_sum(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
+    pp_attn_two_sum_(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
     // exp(r) = 1 + r + r²·(1/2 + r·y), y = 1/6 + r·w, w = 1/24 + r/120 + r²/720 + r³/5040;
     // remainder ≤ r^8/8!·e^|r| ≤ 2^−91.3
     double w = 1.0 / 24.0 + rh * (1.0 / 120.0 + rh * (1.0 / 720.0 + rh * (1.0 / 5040.0)));  // ±2^−56
@@ -106,15 +72,15 @@ void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, do
     double p = rh * y;
     double pe = fma(rh, y, -p) + rl * y;                 // rh·y exact in p + fma; rl·y ±u
     double zh, zl;
-    two_sum(0.5, p, &zh, &zl);                           // exact
-    two_sum(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
+    pp_attn_two_sum_(0.5, p, &zh, &zl);                           // exact
+    pp_attn_two_sum_(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
     double s2h = rh * rh, s2l;
-    two_sum(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
+    pp_attn_two_sum_(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
     double qh, ql, fh, fl, gh, gl;
-    dd_mul(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
-    dd_add(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
-    dd_add(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
-    dd_mul(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
+    pp_attn_dd_mul_inl_(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
+    pp_attn_dd_add_inl_(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
+    pp_attn_dd_add_inl_(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
+    pp_attn_dd_mul_inl_(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
     double s = pp_f64_from_bits((uint64_t)(kk + 1023) << 52);      // 2^k, k ≥ −723: exact
     *eh = gh * s;  // exact
     *el = gl * s;  // exact unless subnormal (±2^−1075, below 2^−353·E)
@@ -154,15 +120,6 @@ static void dot2x4(const double *x, const double *const y[4], int64_t d, double 
     T[0] = t01[0], T[1] = t01[1], T[2] = t23[0], T[3] = t23[1];
 }
 
-// Veltkamp's split of a double into x1 (≤ 29 significant bits) + x2 (≤ 24 bits), exactly; for
-// |x| < 2^998. Then x1·y and x2·y are exact for a binary32 value y (no underflow).
-static inline void split29(double x, double *x1, double *x2)
-{
-    double c = 16777217.0 * x;  // 2^24 + 1
-    *x1 = c - (c - x);
-    *x2 = x - *x1;
-}
-
 // (h, lo)[l] += (xh + xl)·y[l] for l < d: x1·y exact into a TwoSum chain, (x2·y + xl·y) and the
 // chain's error into lo. After n such calls on the same accumulator (each |xh| ≥ 2^−800, y binary32
 // values): |h + lo − Σ x·y| ≤ acc_split_coef(n)·Σ|xh·y| (PROOFS.md#attention).
@@ -170,7 +127,7 @@ static void acc_split(double *restrict h, double *restrict lo, const double *res
                       double xh, double xl)
 {
     double x1, x2;
-    split29(xh, &x1, &x2);
+    pp_attn_split29_(xh, &x1, &x2);
     // Two lanes at a time with GCC's vector extension (SSE2): the same IEEE operations per element,
     // in the same order, as the scalar loop below.
     typedef double v2d __attribute__((vector_size(16)));
@@ -189,15 +146,8 @@ static void acc_split(double *restrict h, double *restrict lo, const double *res
         memcpy(h + l, &s, sizeof s);
         memcpy(lo + l, &ll, sizeof ll);
     }
-    for (; l < d; l++) {
-        double yl = y[l];
-        double a = x1 * yl;  // exact: 29 + 24 bits
-        double s = h[l] + a;
-        double z = s - h[l];
-        double e = (h[l] - (s - z)) + (a - z);  // exact error of h + a
-        h[l] = s;
-        lo[l] += e + (x2 * yl + xl * yl);  // x2·y exact; xl·y ±u; two additions ±u each
-    }
+    for (; l < d; l++)
+        pp_attn_acc_split_elem_(h + l, lo + l, y[l], x1, x2, xl);
 }
 
 static double acc_split_coef(int64_t n)
@@ -216,24 +166,48 @@ typedef struct fast_ws {
     double *kmax, *vmax, *qmax, *omax;        // [d]: column maxima of |k|, |v|, |q|, |dout|
     double *dkh, *dkl, *dvh, *dvl;            // [s_kv·d]: the task's dk, dv accumulators
     double *colP, *colDP, *colCut, *colDS, *colEdS;  // [s_kv]: per-key bound sums
+    // The vector path (NULL: the portable loops) and the task's k and v in transposed blocks of
+    // PP_ATTN_KEY_BLOCK keys (its Dot2 runs one key per lane), the last block padded with zeros.
+    const pp_attn_lanes_ *lanes;
+    double *kt, *vt;
+    // The backward's row block: dk_j and dv_j take each row's share in row order, as before, but a
+    // block of rows at a time (fast_flush), so that the 4·s_kv·d accumulators pass through the
+    // cache once per block rather than once per row. Per row r: its keys nv, offset qo, dP bound;
+    // per (r, j) at r·s_kv + j: the key's state, dŜ (sh, sl), its bound term e, P̂ (ph, pl).
+    int64_t blk_cap, blk_n;
+    int64_t *blk_nv, *blk_qo;
+    double *blk_dP, *blk_sh, *blk_sl, *blk_e, *blk_ph, *blk_pl;
+    unsigned char *blk_state;
     mpfr_t x, e;
 } fast_ws;
+
+// A key's state in a block row: cut (P̂ = 0), dŜ dropped (|dŜ| < 2^−800), or accumulated.
+enum { BLK_CUT, BLK_DROP, BLK_ACC };
+// The block's size: up to 16 rows, its per-(row, key) arrays up to about 2^21 entries.
+#define FAST_BLOCK_ROWS 16
+#define FAST_BLOCK_ENTRIES ((int64_t)1 << 21)
 
 static void fast_ws_free(fast_ws *w)
 {
     double **arr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp,
                       &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->dkh,
                       &w->dkl, &w->dvh, &w->dvl, &w->colP, &w->colDP, &w->colCut, &w->colDS,
-                      &w->colEdS};
+                      &w->colEdS, &w->kt, &w->vt, &w->blk_dP, &w->blk_sh, &w->blk_sl,
+                      &w->blk_e, &w->blk_ph, &w->blk_pl};
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++)
         free(*arr[i]);
     free(w->cut);
+    free(w->blk_nv);
+    free(w->blk_qo);
+    free(w->blk_state);
     mpfr_clears(w->x, w->e, (mpfr_ptr)0);
 }
 
-static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward)
+static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
+                        const pp_attn_lanes_ *lanes)
 {
     memset(w, 0, sizeof *w);
+    w->lanes = lanes;
     mpfr_inits2(128, w->x, w->e, (mpfr_ptr)0);
     size_t n = (size_t)(skv > 0 ? skv : 1), nd = (size_t)d, nn = n * nd;
     double **rowarr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp};
@@ -255,8 +229,59 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward)
         for (size_t i = 0; i < 5; i++)
             if (!(*col[i] = calloc(n, sizeof(double))))
                 return -1;
+        int64_t cap = FAST_BLOCK_ENTRIES / (int64_t)n;
+        w->blk_cap = cap < 1 ? 1 : cap > FAST_BLOCK_ROWS ? FAST_BLOCK_ROWS : cap;
+        size_t nb = (size_t)w->blk_cap * n, rb = (size_t)w->blk_cap;
+        double **blk[] = {&w->blk_sh, &w->blk_sl, &w->blk_e, &w->blk_ph, &w->blk_pl};
+        for (size_t i = 0; i < 5; i++)
+            if (!(*blk[i] = malloc(nb * sizeof(double))))
+                return -1;
+        if (!(w->blk_state = malloc(nb)) || !(w->blk_dP = malloc(rb * sizeof(double))) ||
+            !(w->blk_nv = malloc(rb * sizeof(int64_t))) || !(w->blk_qo = malloc(rb * sizeof(int64_t))))
+            return -1;
+    }
+    if (lanes) {
+        size_t nt = (n + PP_ATTN_KEY_BLOCK - 1) / PP_ATTN_KEY_BLOCK * PP_ATTN_KEY_BLOCK * nd;
+        if (!(w->kt = calloc(nt, sizeof(double))) || (backward && !(w->vt = calloc(nt, sizeof(double)))))
+            return -1;
     }
     return 0;
+}
+
+// t = the kv head's keys (k or v) in transposed blocks: t[(j/8·d + l)·8 + j%8] = x_j[l].
+static void fast_transpose(const pp_attn_job_ *J, const pp_attn_span_ *sp, const double *x,
+                           double *t)
+{
+    for (int64_t j = 0; j < J->s_kv; j++) {
+        const double *xj = x + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        double *tj = t + (j / PP_ATTN_KEY_BLOCK) * PP_ATTN_KEY_BLOCK * J->d + j % PP_ATTN_KEY_BLOCK;
+        for (int64_t l = 0; l < J->d; l++)
+            tj[l * PP_ATTN_KEY_BLOCK] = xj[l];
+    }
+}
+
+// Dot2 of x with keys j0 … min(j0 + 16, nv) − 1 of y (the task's k or v; yt the same transposed):
+// h, c, T at [j − j0]. The vector path runs 16 keys in its lanes; the portable loops take four
+// at a time (dot2x4). Either way each key's chain is the same operations in the same order.
+static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
+                        const double *x, const double *y, const double *yt, int64_t j0, int64_t nv,
+                        double h[16], double c[16], double T[16])
+{
+    const int64_t d = J->d;
+    if (w->lanes) {
+        const double *b0 = yt + j0 * d;  // j0 is a multiple of 16
+        const double *b1 = j0 + PP_ATTN_KEY_BLOCK < nv ? b0 + PP_ATTN_KEY_BLOCK * d : b0;
+        w->lanes->dot2_keys16(x, b0, b1, d, h, c, T);
+        return;
+    }
+    for (int64_t q0 = j0; q0 < j0 + 16 && q0 < nv; q0 += 4) {
+        const double *yy[4];
+        for (int m = 0; m < 4; m++) {
+            int64_t j = q0 + m < nv ? q0 + m : nv - 1;
+            yy[m] = y + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        }
+        dot2x4(x, yy, d, h + (q0 - j0), c + (q0 - j0), T + (q0 - j0));
+    }
 }
 
 // m[l] = max(m[l], |x[l]|); returns nonzero when x has a non-finite value.
@@ -294,22 +319,19 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     }
     const double sig_coef = (12.0 + 1.01 * (double)d * (double)d) * ATTN_U2;
     const double dot_coef = 1.01 * ((double)d * ATTN_U) * ((double)d * ATTN_U);
+    void (*acc)(double *restrict, double *restrict, const double *restrict, int64_t, double,
+                double) = w->lanes ? w->lanes->acc_split : acc_split;
 
     // Scores: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double (PROOFS: "Scores").
     double M = -INFINITY;
-    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
-        const double *y[4];
-        for (int m = 0; m < 4; m++) {
-            int64_t j = j0 + m < nv ? j0 + m : nv - 1;
-            y[m] = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
-        }
-        double hc[4], cc[4], T[4];
-        dot2x4(qi, y, d, hc, cc, T);
-        for (int m = 0; m < 4 && j0 + m < nv; m++) {
+    for (int64_t j0 = 0; j0 < nv; j0 += 16) {
+        double hc[16], cc[16], T[16];
+        fast_dots16(J, w, sp, qi, J->k, w->kt, j0, nv, hc, cc, T);
+        for (int m = 0; m < 16 && j0 + m < nv; m++) {
             int64_t j = j0 + m;
             double th, tl;
-            two_sum(hc[m], cc[m], &th, &tl);                   // exact
-            dd_mul(J->sig_h, J->sig_l, th, tl, &w->Sh[j], &w->Sl[j]);  // ±9.1u²|σh·th|
+            pp_attn_two_sum_(hc[m], cc[m], &th, &tl);                   // exact
+            pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, th, tl, &w->Sh[j], &w->Sl[j]);  // ±9.1u²|σh·th|
             w->eS[j] = J->sig_b * T[m] * sig_coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
             if (!(w->eS[j] <= 0x1p-40) || !(fabs(w->Sh[j]) < 0x1p40))
                 return 1;
@@ -336,13 +358,13 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
         double dE = 1.0001 * w->eS[j] + 0x1p-81;
         dEmax = dE > dEmax ? dE : dEmax;
         double s, e;
-        two_sum(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
+        pp_attn_two_sum_(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
         lh = s;
         ll += e + el;
     }
     {
         double s, e;
-        two_sum(lh, ll, &s, &e);
+        pp_attn_two_sum_(lh, ll, &s, &e);
         lh = s;
         ll = e;
     }
@@ -377,9 +399,9 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     for (int64_t j = 0; j < nv; j++) {
         if (w->cut[j])
             continue;
-        dd_mul(w->Ph[j], w->Pl[j], rh, rl, &w->Ph[j], &w->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
+        pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], rh, rl, &w->Ph[j], &w->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
         Psum += w->Ph[j];
-        acc_split(w->ah, w->al, J->v + pp_attn_ki_(J, sp->bi, j, sp->hk), d, w->Ph[j], w->Pl[j]);
+        acc(w->ah, w->al, J->v + pp_attn_ki_(J, sp->bi, j, sp->hk), d, w->Ph[j], w->Pl[j]);
     }
     Psum *= 1.0 + 0x1p-40;
     double cs = acc_split_coef(nv);
@@ -394,17 +416,12 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     // dP_j = dout·v_j by Dot2; D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward").
     const double *oi = J->dout + qo;
     double Dh = 0.0, Dl = 0.0, Z = 0.0, Y = 0.0, cutD = 0.0;
-    for (int64_t j0 = 0; j0 < nv; j0 += 4) {
-        const double *y[4];
-        for (int m = 0; m < 4; m++) {
-            int64_t j = j0 + m < nv ? j0 + m : nv - 1;
-            y[m] = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
-        }
-        double hc[4], cc[4], V[4];
-        dot2x4(oi, y, d, hc, cc, V);
-        for (int m = 0; m < 4 && j0 + m < nv; m++) {
+    for (int64_t j0 = 0; j0 < nv; j0 += 16) {
+        double hc[16], cc[16], V[16];
+        fast_dots16(J, w, sp, oi, J->v, w->vt, j0, nv, hc, cc, V);
+        for (int m = 0; m < 16 && j0 + m < nv; m++) {
             int64_t j = j0 + m;
-            two_sum(hc[m], cc[m], &w->dph[j], &w->dpl[j]);  // exact
+            pp_attn_two_sum_(hc[m], cc[m], &w->dph[j], &w->dpl[j]);  // exact
             w->edp[j] = V[m] * dot_coef;                    // |dP̂ − dP|
             double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
             if (w->cut[j]) {
@@ -412,8 +429,8 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
                 continue;
             }
             double mh, ml;
-            dd_mul(w->Ph[j], w->Pl[j], w->dph[j], w->dpl[j], &mh, &ml);  // ±9.1u²
-            dd_add(Dh, Dl, mh, ml, &Dh, &Dl);                            // ±3.02u²(|D|+|m|)
+            pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], w->dph[j], w->dpl[j], &mh, &ml);  // ±9.1u²
+            pp_attn_dd_add_inl_(Dh, Dl, mh, ml, &Dh, &Dl);                            // ±3.02u²(|D|+|m|)
             Z += w->Ph[j] * adp;
             Y += w->Ph[j] * w->edp[j];
         }
@@ -422,52 +439,95 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
                  cutD + n1 * 0x1p-1072) * ATTN_INFL;  // |D̂ − D|; + underflow in dd_mul
     double aD = fabs(Dh) * (1.0 + 0x1p-50);
 
-    // dS_j = P_j·(dP_j − D); dq += dS_j k_j, dk_j += dS_j q, dv_j += P_j dout (split accumulations).
+    // dS_j = P_j·(dP_j − D); dq += dS_j k_j here; dk_j += dS_j q, dv_j += P_j dout and the keys'
+    // bound sums when the row block is flushed (fast_flush) (split accumulations).
     double rowEdS = 0.0, rowDS = 0.0;
+    const int64_t r = w->blk_n;
+    unsigned char *st = w->blk_state + r * J->s_kv;
+    double *bsh = w->blk_sh + r * J->s_kv, *bsl = w->blk_sl + r * J->s_kv;
+    double *be = w->blk_e + r * J->s_kv, *bph = w->blk_ph + r * J->s_kv, *bpl = w->blk_pl + r * J->s_kv;
     memset(w->ah, 0, sizeof(double) * (size_t)d);
     memset(w->al, 0, sizeof(double) * (size_t)d);
     for (int64_t j = 0; j < nv; j++) {
         int64_t ko = pp_attn_ki_(J, sp->bi, j, sp->hk);
         double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
-        if (w->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
+        if (w->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
             double c = 0x1p-720 * (adp + w->edp[j] + aD + eD);
             rowEdS += c;
-            w->colEdS[j] += c;
-            w->colCut[j] += 1.0;
+            st[j] = BLK_CUT;
+            be[j] = c;
             continue;
         }
         double xh, xl, sh, sl;
-        dd_add(w->dph[j], w->dpl[j], -Dh, -Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
+        pp_attn_dd_add_inl_(w->dph[j], w->dpl[j], -Dh, -Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
         double eX = w->edp[j] + eD + 3.02 * ATTN_U2 * (adp + aD);
         double aX = fabs(xh) * (1.0 + 0x1p-50);
-        dd_mul(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
+        pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
         double edS = (dP * w->Ph[j] * aX + w->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * w->Ph[j] * aX) *
                      (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
-        if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
+        if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
             edS += 0x1p-799;
+            st[j] = BLK_DROP;
         } else {
-            acc_split(w->ah, w->al, J->k + ko, d, sh, sl);
-            acc_split(w->dkh + j * d, w->dkl + j * d, qi, d, sh, sl);
+            acc(w->ah, w->al, J->k + ko, d, sh, sl);
             rowDS += fabs(sh);
-            w->colDS[j] += fabs(sh);
+            st[j] = BLK_ACC;
+            bsh[j] = sh;
+            bsl[j] = sl;
         }
         rowEdS += edS;
-        w->colEdS[j] += edS;
-        acc_split(w->dvh + j * d, w->dvl + j * d, oi, d, w->Ph[j], w->Pl[j]);
-        w->colP[j] += w->Ph[j];
-        w->colDP[j] += dP * w->Ph[j];
+        be[j] = edS;
+        bph[j] = w->Ph[j];
+        bpl[j] = w->Pl[j];
     }
+    w->blk_nv[r] = nv;
+    w->blk_qo[r] = qo;
+    w->blk_dP[r] = dP;
+    w->blk_n++;
     // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
     for (int64_t l = 0; l < d; l++) {
         double a, b, vh, vl;
-        two_sum(w->ah[l], w->al[l], &a, &b);
-        dd_mul(J->sig_h, J->sig_l, a, b, &vh, &vl);
+        pp_attn_two_sum_(w->ah[l], w->al[l], &a, &b);
+        pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
         double pre = J->sig_b * (((rowEdS * (1.0 + 0x1p-40) + cs * rowDS) * w->kmax[l] +
                                   n1 * 0x1p-1074) * ATTN_INFL +
                                  11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
         pp_attn_put_(J->dq, J->elem.dq, qo + l, vh, pre, &R->max[2]);
     }
     return 0;
+}
+
+// The row block's shares of dk_j, dv_j and of the keys' bound sums: for each key j, the block's
+// rows in order — each accumulator takes the same terms in the same order as when every row added
+// its own at once (rows in order), so the same bits.
+static void fast_flush(pp_attn_job_ *J, fast_ws *w)
+{
+    const int64_t d = J->d;
+    void (*acc)(double *restrict, double *restrict, const double *restrict, int64_t, double,
+                double) = w->lanes ? w->lanes->acc_split : acc_split;
+    int64_t jmax = 0;
+    for (int64_t r = 0; r < w->blk_n; r++)
+        jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
+    for (int64_t j = 0; j < jmax; j++)
+        for (int64_t r = 0; r < w->blk_n; r++) {
+            if (j >= w->blk_nv[r])
+                continue;
+            int64_t x = r * J->s_kv + j;
+            if (w->blk_state[x] == BLK_CUT) {
+                w->colEdS[j] += w->blk_e[x];
+                w->colCut[j] += 1.0;
+                continue;
+            }
+            if (w->blk_state[x] == BLK_ACC) {
+                acc(w->dkh + j * d, w->dkl + j * d, J->q + w->blk_qo[r], d, w->blk_sh[x], w->blk_sl[x]);
+                w->colDS[j] += fabs(w->blk_sh[x]);
+            }
+            w->colEdS[j] += w->blk_e[x];
+            acc(w->dvh + j * d, w->dvl + j * d, J->dout + w->blk_qo[r], d, w->blk_ph[x], w->blk_pl[x]);
+            w->colP[j] += w->blk_ph[x];
+            w->colDP[j] += w->blk_dP[r] * w->blk_ph[x];
+        }
+    w->blk_n = 0;
 }
 
 // dk and dv of the task's kv head from its accumulators (PROOFS: "Backward").
@@ -485,8 +545,8 @@ static void fast_columns(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, p
                           nt * 0x1p-1074) * ATTN_INFL;
             pp_attn_put_(J->dv, J->elem.dv, ko + l, w->dvh[x] + w->dvl[x], pre, &R->max[4]);
             double a, b, vh, vl;
-            two_sum(w->dkh[x], w->dkl[x], &a, &b);
-            dd_mul(J->sig_h, J->sig_l, a, b, &vh, &vl);
+            pp_attn_two_sum_(w->dkh[x], w->dkl[x], &a, &b);
+            pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
             pre = J->sig_b * (((cE + cs * cDS) * w->qmax[l] + nt * 0x1p-1074) * ATTN_INFL +
                               11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
             pp_attn_put_(J->dk, J->elem.dk, ko + l, vh, pre, &R->max[3]);
@@ -503,9 +563,14 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     if (as != 0.0 && (as < 0x1p-400 || as > 0x1p400))
         return 1;
     fast_ws w;
-    if (fast_ws_init(&w, J->s_kv, J->d, J->backward)) {
+    if (fast_ws_init(&w, J->s_kv, J->d, J->backward, pp_attn_lanes_pick_(J->o->lanes))) {
         fast_ws_free(&w);
         return -1;
+    }
+    if (w.lanes) {
+        fast_transpose(J, &sp, J->k, w.kt);
+        if (J->backward)
+            fast_transpose(J, &sp, J->v, w.vt);
     }
     int bad = 0;
     for (int64_t j = 0; j < J->s_kv; j++) {
@@ -526,10 +591,14 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     for (int64_t hh = sp.h0; hh < sp.h1 && !bad && !stop; hh++)
         for (int64_t i = sp.i0; i < sp.i1 && !bad && !(stop = pp_interrupted()); i++) {
             bad = fast_row(J, &w, &sp, hh, i, R);
+            if (!bad && J->backward && w.blk_n == w.blk_cap)
+                fast_flush(J, &w);
             rows += pp_attn_row_done_(J, worker, i);
         }
-    if (!bad && !stop && J->backward)
+    if (!bad && !stop && J->backward) {
+        fast_flush(J, &w);
         fast_columns(J, &w, &sp, R);
+    }
     fast_ws_free(&w);
     if (bad)
         atomic_fetch_sub(&J->done, rows);  // the plain path counts their work again
@@ -541,17 +610,23 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
 
 void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl)
 {
-    dd_mul(xh, xl, yh, yl, zh, zl);
+    pp_attn_dd_mul_inl_(xh, xl, yh, yl, zh, zl);
 }
 
 void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl)
 {
-    dd_add(xh, xl, yh, yl, zh, zl);
+    pp_attn_dd_add_inl_(xh, xl, yh, yl, zh, zl);
 }
 
 void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl)
 {
     acc_split(h, lo, y, d, xh, xl);
+}
+
+void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
+                     double T[4])
+{
+    dot2x4(x, y, d, h, c, T);
 }
 
 double pp_attn_acc_split_coef_(int64_t n)

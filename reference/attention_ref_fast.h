@@ -17,6 +17,9 @@ void pp_attn_exp_init_(pp_attn_job_ *J);
 void pp_attn_dd_mul_(double xh, double xl, double yh, double yl, double *zh, double *zl);
 void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, double *zl);
 void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl);
+// The portable Dot2 of x with four keys y[0..3] (attention_ref_lanes.h runs the same per lane).
+void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
+                     double T[4]);
 double pp_attn_acc_split_coef_(int64_t n);
 
 // Runs task on the fast path. Returns 0; nonzero when a precondition of its proof fails for the

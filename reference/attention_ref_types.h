@@ -14,6 +14,14 @@ typedef enum pp_attn_ref_method {
     PP_ATTN_REF_MPFR_PLAIN   // every operation in MPFR at prec_bits: slow, obviously right
 } pp_attn_ref_method;
 
+// The fast path's loops (reference/attention_ref_lanes.h). Every choice gives the same values, bit
+// for bit; the portable loops are the vector paths' oracle in tests.
+typedef enum pp_attn_ref_lanes {
+    PP_ATTN_REF_LANES_AUTO = 0,  // the widest vector path the CPU runs (AVX-512, AVX2), else portable
+    PP_ATTN_REF_LANES_PORTABLE,  // the portable scalar loops
+    PP_ATTN_REF_LANES_AVX2       // at most AVX2 (so tests reach it on an AVX-512 machine)
+} pp_attn_ref_lanes;
+
 typedef struct pp_attn_ref_opts {
     pp_attn_ref_method method;
     int prec_bits;                     // mpfr-plain precision, 64…4096; 0 = 128
@@ -25,6 +33,7 @@ typedef struct pp_attn_ref_opts {
     int threads;                       // pthreads over (batch, head[, row block]); < 1 = 1
     void (*progress)(void *ctx, int64_t done, int64_t total);  // may be NULL; one thread, ≤ 10/s
     void *progress_ctx;
+    pp_attn_ref_lanes lanes;  // the fast path's loops: every choice gives the same bits
 } pp_attn_ref_opts;
 
 // Proven max |delivered − exact| per tensor, absolute, over the elements whose value is finite

@@ -300,6 +300,46 @@ static void close_fast_half_rounding_edges(void **state)
     }
 }
 
+// The fp16/bf16 pass runs four pairs per vector (close.c, half_chunk): lanes whose roundings
+// land in fp16's subnormal grid, on its ties (rtol·e and atol + |t| at odd multiples of 2^−25),
+// on ±0, next to lanes that need pp_round (NaN, ±Inf, 65504 and beyond), over call lengths that
+// leave every remainder of four and of the 64-pair chunk.
+static void close_fast_half_lanes(void **state)
+{
+    (void)state;
+    pp_test_rng r = {pp_test_seed() ^ 0x4A1Fu};
+    enum { M = 300 };
+    static double a[M], e[M];
+    static const double rt[] = {0.5, 0.25, 1.5, 1e-3, 3.0}, at[] = {0.0, 0x1p-25, 0x3p-26, 1e-5, 0x1p-14};
+    static const double odd[] = {NAN, -NAN, INFINITY, -INFINITY, 65504.0, -65504.0, 65520.0, 0.0, -0.0};
+    int bad = 0;
+    for (int it = 0; it < (int)pp_test_iters(300) && bad < 5; it++) {
+        pp_format_id f = pp_test_rng_next(&r) & 1 ? PP_FMT_BF16 : PP_FMT_FP16;
+        int n = 1 + (int)(pp_test_rng_next(&r) % M);
+        for (int i = 0; i < n; i++) {
+            uint64_t k = pp_test_rng_next(&r);
+            double sg = k & 1 ? -1.0 : 1.0, x = sg * (double)((k >> 1) % 2048) * 0x1p-24;  // fp16 subnormals
+            if ((k >> 20) % 4 == 0)
+                x = sg * ldexp(1.0 + (double)((k >> 24) % 1024) / 1024.0, (int)((k >> 40) % 30) - 20);
+            e[i] = pp_round(f, x, PP_RND_NE, 0);
+            a[i] = pp_round(f, e[i] + (double)((int)((k >> 50) % 9) - 4) * 0x1p-24, PP_RND_NE, 0);
+            if ((k >> 60) == 0)
+                a[i] = odd[(k >> 32) % 9];
+            if ((k >> 56) % 32 == 1)
+                e[i] = odd[(k >> 36) % 9];
+        }
+        pp_close_opts o = {rt[pp_test_rng_next(&r) % 5], at[pp_test_rng_next(&r) % 5],
+                           (int)(pp_test_rng_next(&r) & 1), 2, 1, f, f};
+        pp_close_stats fast, slow;
+        pp_close_stats_init(&fast);
+        pp_close_stats_init(&slow);
+        const char *d = run_both(&r, &o, a, e, n, &fast, &slow);
+        if (d)
+            report(d, &o, it), bad++;
+    }
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +347,7 @@ int main(void)
         cmocka_unit_test(close_fast_carry_pass_where_oracle_carries),
         cmocka_unit_test(close_fast_fp64_inexact_and_overflow),
         cmocka_unit_test(close_fast_half_rounding_edges),
+        cmocka_unit_test(close_fast_half_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

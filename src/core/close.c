@@ -211,6 +211,113 @@ static inline __attribute__((always_inline)) int torch_pair(const pair_ctx *c, d
 }
 
 // ---------------------------------------------------------------------------------------------
+// torch's pair in fp16/bf16 opmath, four pairs at a time
+//
+// The same statements as torch_pair's AR_HALF branch, lane by lane (GCC vector extensions:
+// binary32 IEEE operations, correctly rounded, no contraction under -ffp-contract=off; the
+// conversions are cvtpd2ps/cvtps2pd, the scalar casts' roundings). pp_opmath_round's bit trick is
+// the vector form of its usual-operand branch; a lane that needs its other branch (zeros, NaN,
+// Inf, fp16's subnormal range and overflow edge) is redone by torch_pair alone, so every lane
+// gives torch_pair's bits. tests/test_close_fast.c checks the pass against its oracle.
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+
+enum { HALF_CHUNK = 64 };
+
+static inline v4f abs_v(v4f x)
+{
+    v4u u;
+    memcpy(&u, &x, sizeof u);
+    u &= 0x7FFFFFFFu;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// pp_opmath_round(f, x) on four lanes: its bit trick, plus what pp_round gives for ±0 (itself)
+// and, for fp16, on |x| < 2^−14, where the grid is the multiples of 2^−24 (subnormals, and 2^−14
+// itself): |x| + 0.75 rounds |x| to that grid (0.75's binade has quantum 2^−24; nearest even),
+// − 0.75 is exact (Sterbenz), and the result takes x's sign (a zero result included, as
+// rounding to nearest gives). *slow marks the lanes left to pp_round: NaN, ±Inf, fp16 from 65504.
+static inline __attribute__((always_inline)) v4f round_half_v(pp_format_id f, v4f x, v4u *slow)
+{
+    v4u u, ok, r;
+    memcpy(&u, &x, sizeof u);
+    v4u ax = u & 0x7FFFFFFFu;
+    if (f == PP_FMT_BF16) {
+        v4u zero = (v4u)(ax == 0u);
+        ok = (v4u)(ax - 1u < 0x7F7FFFFFu) | zero;  // finite
+        r = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+        r = (zero & u) | (~zero & r);
+    } else {
+        v4u tiny = (v4u)(ax < 0x38800000u);
+        ok = (v4u)(ax < 0x477FE000u);  // below fp16's overflow edge (NaN and Inf are above)
+        v4f y = (abs_v(x) + 0.75f) - 0.75f;
+        v4u yb;
+        memcpy(&yb, &y, sizeof yb);
+        yb |= u & 0x80000000u;
+        r = (u + 0xFFFu + ((u >> 13) & 1u)) & 0xFFFFE000u;
+        r = (tiny & yb) | (~tiny & r);
+    }
+    *slow |= ~ok;
+    memcpy(&x, &r, sizeof x);
+    return x;
+}
+
+// For the m <= HALF_CHUNK pairs at a, e: cl[i] = torch_pair's verdict, and err[i], rel[i] its
+// abs and rel differences as binary32 values (they are C values: fp16/bf16), meaningful where
+// cl[i] is 0 (torch_pair's *ad, *rd are (double)err, (double)rel there, +0.0 where close).
+static inline __attribute__((always_inline)) void half_chunk(const pair_ctx *c, const double *a,
+                                                             const double *e, int m, int *cl,
+                                                             float *err, float *rel)
+{
+    const pp_format_id f = c->c;
+    const v4f rtol = {c->rtol32, c->rtol32, c->rtol32, c->rtol32};
+    const v4f atol = {c->atol32, c->atol32, c->atol32, c->atol32};
+    const v4u not_eq_mode = (v4u){1, 1, 1, 1} * (uint32_t)(c->equality == 0);
+    int k = 0;
+    for (; k + 4 <= m; k += 4) {
+        v4d av, ev;
+        memcpy(&av, a + k, sizeof av);
+        memcpy(&ev, e + k, sizeof ev);
+        v4f af = __builtin_convertvector(av, v4f), ef = __builtin_convertvector(ev, v4f);
+        v4u slow = {0, 0, 0, 0};
+        v4f er = abs_v(round_half_v(f, af - ef, &slow));
+        v4f t = round_half_v(f, rtol * ef, &slow);
+        v4f allowed = round_half_v(f, atol + abs_v(t), &slow);
+        v4u eb;
+        memcpy(&eb, &er, sizeof eb);
+        v4u within = (v4u)((eb & 0x7F800000u) != 0x7F800000u) & (v4u)(er <= allowed);
+        v4f rl = round_half_v(f, er / abs_v(ef), &slow);
+        v4u same = __builtin_convertvector(av == ev, v4u);
+        if (c->equal_nan)
+            same |= __builtin_convertvector((av != av) & (ev != ev), v4u);
+        v4u close = (same & 1u) | (within & not_eq_mode & 1u);
+        for (int j = 0; j < 4; j++) {
+            cl[k + j] = (int)close[j];
+            err[k + j] = er[j];
+            rel[k + j] = rl[j];
+        }
+        if (slow[0] | slow[1] | slow[2] | slow[3])
+            for (int j = 0; j < 4; j++)
+                if (slow[j]) {
+                    double ad, rd;
+                    cl[k + j] = torch_pair(c, a[k + j], e[k + j], &ad, &rd);
+                    err[k + j] = (float)ad;  // exact: a C value (or +0.0 where close)
+                    rel[k + j] = (float)rd;
+                }
+    }
+    for (; k < m; k++) {
+        double ad, rd;
+        cl[k] = torch_pair(c, a[k], e[k], &ad, &rd);
+        err[k] = (float)ad;
+        rel[k] = (float)rd;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Maxima
 
 // Does (v, i) beat the current maximum m? NaN beats numbers; equal values and NaNs go to the
@@ -406,11 +513,25 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
     int64_t mismatched = 0, n_finite = 0, hist2[2][PP_CLOSE_ULP_BINS];
     double max_abs_e = P->max_abs_e;
     memset(hist2, 0, sizeof hist2);
-    for (int64_t i = 0; i < n; i++) {
+    // fp16/bf16 opmath: torch's pair a chunk at a time, four lanes at once (half_chunk)
+    int hcl[HALF_CHUNK];
+    float herr[HALF_CHUNK], hrel[HALF_CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += HALF_CHUNK) {
+    int64_t i1 = n - i0 < HALF_CHUNK ? n : i0 + HALF_CHUNK;
+    if (ar == AR_HALF)
+        half_chunk(&cc, actual + i0, expected + i0, (int)(i1 - i0), hcl, herr, hrel);
+    for (int64_t i = i0; i < i1; i++) {
         double a = actual[i], e = expected[i];
         int64_t idx = first + i, *hist = hist2[i & 1];
         double ad = 0.0, rd = 0.0;
-        mismatched += !torch_pair(&cc, a, e, &ad, &rd);
+        if (ar == AR_HALF) {
+            int cl = hcl[i - i0];
+            mismatched += !cl;
+            ad = keep_if(!cl, (double)herr[i - i0]);
+            rd = keep_if(!cl, (double)hrel[i - i0]);
+        } else {
+            mismatched += !torch_pair(&cc, a, e, &ad, &rd);
+        }
         lmax_offer(&P->abs_diff, ad, idx, a, e);
         lmax_offer(&P->rel_diff, rd, idx, a, e);
         lmax_offer(&P->tol_ratio, tol_ratio(&cc, a, e), idx, a, e);
@@ -451,6 +572,7 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
         } else {
             hist[PP_CLOSE_BIN_NONFINITE]++;
         }
+    }
     }
     P->mismatched += mismatched;
     P->n_finite += n_finite;
