@@ -429,6 +429,22 @@ PP_HD static inline float pp_attn_exp2f(float x)
 // attention GEMMs (the gemm op has them: kernels/gemm.h "Order band").
 enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
 
+// The attention's GEMMs, each with its own draw of MMA k-chunk orders (see "Order band", MMA):
+// S = Q·Kᵀ over d (forward, unfused scores), its recomputation in the flash backward, dP = dO·Vᵀ
+// over d, P·V over keys, dQ = dS·K over keys, dK = dSᵀ·Q and dV = Pᵀ·dO over query rows (one
+// order for both: FA2 runs them with one TiledMmadKV, and the emulation in one loop).
+enum { PP_ATTN_MMA_S = 1, PP_ATTN_MMA_S_BWD = 2, PP_ATTN_MMA_DP = 3, PP_ATTN_MMA_PV = 4, PP_ATTN_MMA_DQ = 5,
+       PP_ATTN_MMA_DKV = 6 };
+
+// The permutation of chunk `chunk` (indices 16·chunk … 16·chunk + 15 of the GEMM's reduction) of
+// GEMM `gemm`: index 16·chunk + (a·r + c) mod 16 at step r; the gemm op's draw (kernels/gemm.h
+// pp_gemm_order_chunk: a odd, Philox keyed by the seed), the GEMM's id in the chunk number's high
+// bits so each GEMM draws its own. Seed 0: a = 1, c = 0.
+PP_HD static inline void pp_attn_mma_chunk(uint64_t seed, int gemm, int64_t chunk, int64_t *a, int64_t *c)
+{
+    pp_gemm_order_chunk(seed, ((int64_t)gemm << 40) + chunk, a, c);
+}
+
 // The 128 random bits of (seed, stream, row, key): Philox keyed by the seed.
 PP_HD static inline pp_philox4x32_ctr pp_attn_order_bits(uint64_t seed, uint32_t stream, int64_t row, int64_t key)
 {
