@@ -84,7 +84,8 @@
 // Not emulated (no GPU bit for bit): exp2f is ex2.approx.ftz.f32 under --use_fast_math (setup.py:321)
 //   and __logf lg2.approx: here correctly rounded exp2 (pp_attn_exp2f) and pp_logf, so only their
 //   values differ, never their arguments; the MMA's internal reduction (here one fma chain per
-//   output element, keys in order within a tile); an empty row's lse is +Inf in FA2, −Inf here
+//   output element, in order within each k-chunk of 16; `run --orders` walks each chunk in seeded
+//   orders, "Order band"); an empty row's lse is +Inf in FA2, −Inf here
 //   (what the CP merges and the backward test for; its out is 0 in both).
 // Measured on te-cp-small (d = 64; each change run with and without it, everything else as
 //   shipped; "out" = non-cp out vs the exact reference, mismatch and max ulp; "rank 3" = the
@@ -156,6 +157,20 @@
 // grads: dq_acc = RN_C(dq_acc ⊕ dq_i) in backward-step order; dk/dv of KV block o accumulate
 //   along the ring path (ranks o−1, o−2, …, o), each hop RN_C(acc ⊕ dkv_i); final RN_F.
 //   (The baseline's copy on first touch equals adding to +0, but for the sign of a zero.)
+// Order in the merges (issue 15's order band): none of it is unknown, in any flavour. Every merge
+//   is a torch element-wise op on whole tensors: the lse merge and out correction are @jit_fuser
+//   functions of torch.max/min/exp/log1p, a multiply and add_ (context_parallel.py @ 015d225:
+//   flash_attn_fwd_out_correction, flash_attn_fwd_second_half_out_correction,
+//   flash_attn_fwd_softmax_lse_correction; attention.py @ 9709147e:492-499 and 782-822 the same
+//   ops), dq is dq.add_(dq_) per backward step and dk/dv are received over the ring (P2P, no
+//   reduction) and added with add_ (attention.py @ 9709147e:1133-1227). An element-wise kernel
+//   computes each output element in one thread from inputs the host's step loop fixes: no atomics,
+//   no cross-element reduction, no cuBLAS. So the step order, hence every bit of the merges, is
+//   determined once the partials are, and `run --orders` perturbs only the FA2 kernels that make
+//   the partials. What is unknown there is not order: whether the fuser (torch.jit.script or
+//   torch.compile, by torch version) contracts out_i·e + acc into one FMA. precprobe rounds the
+//   product to fp32 first (two roundings, as eager torch does); the FMA would differ by at most one
+//   fp32 rounding of t before RN_C (an ulp of fp32, far below bf16's), not measured on a GPU.
 //
 // ---- Engine cublas (the unfused kernel's GEMMs through cuBLAS; GPU only) ----
 // The five GEMMs are cublasGemmStridedBatchedEx calls with A, B, C of the storage type
@@ -425,8 +440,36 @@ PP_HD static inline float pp_attn_exp2f(float x)
 //   dQ (stream DQ_BLOCKS): the flash backward's per-key-block partials of a dq row (FA2's
 //     atomicAdd into dq_accum, whose order across blocks is the scheduler's) are added in a seeded
 //     order of the blocks, i ↦ (a·i + c) mod nb with gcd(a, nb) = 1, instead of increasing.
-// Not perturbed: the unfused path, the CP merges, the dk/dv reductions, the MMA k-chunks of the
-// attention GEMMs (the gemm op has them: kernels/gemm.h "Order band").
+//   MMA k-chunks (streams PP_ATTN_MMA_*, every GEMM of both kernels): FA2 multiplies with
+//     mma.sync m16n8k16 (kernel_traits.h @ 0a4755e: MMA_Atom SM80_16x8x16_F32F16F16F32_TN, or
+//     ..._F32BF16BF16F32_TN; TiledMMA tiles of K = 16) and its utils.h gemm / gemm_rs issue one
+//     MMA per k-slice of 16 in increasing order into the fp32 accumulator (the `for i < size<2>(tCrA)`
+//     loop). So across chunks the order is known, and inside a chunk the hardware sums 16
+//     products and the accumulator in an order NVIDIA does not document: that is what may move.
+//     Each GEMM's chain over its reduction [lo, hi) walks chunks of 16 indices, aligned to
+//     multiples of 16 from the block's first index, in increasing order, and the indices inside a
+//     chunk as 16·u + (a·r + c) mod 16, r = 0..15, with (a, c) the gemm op's draw
+//     (kernels/gemm.h pp_gemm_order_chunk) keyed by (seed, GEMM, u): the same order for every output
+//     element of that GEMM, as one instruction shape would. Indices of a chunk outside [lo, hi)
+//     (masked keys, rows before a causal start, past the end) are skipped: zero products there.
+//     Which sums, per GEMM (kernels/attention_threads.h):
+//       S = Q·Kᵀ over d (forward scores, flash and unfused; the flash backward's recomputation has
+//         its own draw, PP_ATTN_MMA_S_BWD), dP = dO·Vᵀ over d;
+//       P·V over keys: flash, within each key tile, chunk by chunk (a chunk's p are computed first,
+//         the row sums keep key order: they are per-thread register sums, not the MMA); unfused,
+//         over the row's visible keys;
+//       dQ = dS·K over keys: flash, within each key block (the blocks' order is "dQ" above);
+//         unfused, the row's one chain;
+//       dK = dSᵀ·Q and dV = Pᵀ·dO over query rows: flash, within each query block of bbm rows (the
+//         blocks stay last-first, FA2's fixed m_block loop); unfused, one chain. dK and dV share one
+//         draw (FA2's one TiledMmadKV; here one loop).
+//     The unfused kernel's GEMMs are cuBLAS's in Megatron: tensor-core chunks of 16 likewise; a
+//     split-K or another cuBLAS algorithm is not modelled (engine = "cublas" measures the real one).
+// Not perturbed, because their order is fixed: the CP merges (below, "Context parallel": every
+// step is a torch element-wise op, one thread per element over inputs in a fixed step order), the
+// dk/dv blocks' order and FA2's D = rowsum(dO∘O) (its preprocess kernel's per-thread sums and fixed
+// shuffle tree, not reproduced: an fp32 chain here), the softmax's max and sum in the unfused path
+// (Megatron's warp butterfly: a fixed tree, modelled as a chain), the GQA and dk/dv group sums.
 enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
 
 // The attention's GEMMs, each with its own draw of MMA k-chunk orders (see "Order band", MMA):
