@@ -437,6 +437,9 @@ PP_HD static inline float pp_attn_exp2f(float x)
 //   row sum (stream ROW_SUM): the 4 per-thread partial row sums of FA2's forward are added in a
 //     seeded order ((a + b) + (c + d) over a permutation of l0..l3) instead of (l0+l2)+(l1+l3):
 //     which key lands in which partial, and which lane pairs first, are layout choices.
+//   log (stream LOG): the flash forward's log l, FA2's __logf (lg2.approx, 2^−21.41 absolute on
+//     [0.5, 2], 3 ulps elsewhere), moved by j·2^−23 on [0.5, 2] and by j ulps elsewhere, j ∈ {−2..2}
+//     (pp_attn_order_log); it reaches the lse, the CP merges and the backward's P through it.
 //   dQ (stream DQ_BLOCKS): the flash backward's per-key-block partials of a dq row (FA2's
 //     atomicAdd into dq_accum, whose order across blocks is the scheduler's) are added in a seeded
 //     order of the blocks, i ↦ (a·i + c) mod nb with gcd(a, nb) = 1, instead of increasing.
@@ -470,7 +473,8 @@ PP_HD static inline float pp_attn_exp2f(float x)
 // dk/dv blocks' order and FA2's D = rowsum(dO∘O) (its preprocess kernel's per-thread sums and fixed
 // shuffle tree, not reproduced: an fp32 chain here), the softmax's max and sum in the unfused path
 // (Megatron's warp butterfly: a fixed tree, modelled as a chain), the GQA and dk/dv group sums.
-enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
+enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4,
+       PP_ATTN_ORDER_LOG = 5 };
 
 // The attention's GEMMs, each with its own draw of MMA k-chunk orders (see "Order band", MMA):
 // S = Q·Kᵀ over d (forward, unfused scores), its recomputation in the flash backward, dP = dO·Vᵀ
@@ -508,6 +512,24 @@ PP_HD static inline float pp_attn_order_exp(uint64_t seed, uint32_t stream, int6
         return r;
     int k = (int)(pp_attn_order_bits(seed, stream, row, key).v[0] % 5u) - 2;
     return pp_f32_from_bits((uint32_t)((int64_t)b + k));
+}
+
+// The flash forward's log l (see "Order band", log): FA2's __logf is lg2.approx times ln 2, within
+// 2^−21.41 absolute for l in [0.5, 2] and 3 ulps elsewhere (CUDA C++ Programming Guide, intrinsic
+// functions); precprobe computes the correctly rounded log, r. Seed ≠ 0 moves r by j·2^−23 for l in
+// [0.5, 2] and by j ulps elsewhere, j ∈ {−2..2} (|j·2^−23| ≤ 2^−22, inside the bound); r stays
+// when not a normal finite number away from the binade's ends, or l is not a normal number.
+PP_HD static inline float pp_attn_order_log(uint64_t seed, int64_t row, float l, float r)
+{
+    if (seed == 0 || !(l >= 0x1p-126f && l <= 0x1.fffffep127f))
+        return r;
+    int j = (int)(pp_attn_order_bits(seed, PP_ATTN_ORDER_LOG, row, 0).v[0] % 5u) - 2;
+    if (l >= 0.5f && l <= 2.0f)
+        return r + (float)j * 0x1p-23f;  // one binary32 rounding: within 2^−22 + 2^−25 < 2^−21.41 of r
+    uint32_t mag = pp_f32_bits(r) & 0x7fffffffu;
+    if (mag < 0x00800002u || mag > 0x7f7ffffdu)
+        return r;
+    return pp_f32_from_bits((uint32_t)((int64_t)pp_f32_bits(r) + j));
 }
 
 // The order of nb blocks (see "Order band", dQ): *a, *c with block(i) = (a·i + c) mod nb, a
@@ -600,7 +622,7 @@ PP_HD static inline void pp_attn_flash_finish(pp_format_id f, const pp_attn_scal
     float inv = 1.0f / l;
     for (int64_t c = 0; c < d; c++)
         o[c] = pp_attn_store(f, o[c] * inv);
-    *lse = fmaf(m, sc->alpha32, pp_logf(l));
+    *lse = fmaf(m, sc->alpha32, pp_attn_order_log(order_seed, row, l, pp_logf(l)));
 }
 
 // Flash backward (FA2 flash_bwd_kernel.h:536, softmax.h scale_apply_exp2<Scale_max = false>):
