@@ -92,6 +92,7 @@ typedef struct pp_attn_launch {
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
+    int64_t order_row0, order_rows;  // a slice's first row in the problem's [B][H][s_q]; its row count
     int64_t b, h, h_kv, grp, sq, skv, d;
     int causal;
     // the block geometry: cp = 0 plain (R = 1), else ring world W, chunk c, step, direction
@@ -172,6 +173,15 @@ PP_HD static inline int64_t pp_attn_qrow(const pp_attn_launch *L, const pp_attn_
 PP_HD static inline int64_t pp_attn_krow(const pp_attn_launch *L, const pp_attn_geom *G, int64_t y)
 {
     return L->cp ? pp_attn_cp_row(L, G->o, y) : y;
+}
+
+// The order band's key of global row s of q head hh of batch b (launch-local indices), forward
+// step L->step: the row's index in the whole problem [B][H][s_q], plus the step times the rows of
+// the problem, so a slice of units (order_row0: its first row; order_rows: the problem's rows)
+// draws what the whole problem would ("Order band").
+PP_HD static inline int64_t pp_attn_order_row(const pp_attn_launch *L, int64_t b, int64_t hh, int64_t s)
+{
+    return L->order_row0 + (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->order_rows;
 }
 
 // Last visible key of block row x, or −1.
@@ -525,7 +535,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     const float *qr = L->q + pp_attn_qoff(L, b, hh, s);
     float *o = L->O + pp_attn_qoff(L, b, hh, s);
     float *lse = L->Lse + (b * L->h + hh) * L->sq + s;
-    int64_t grow = (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->b * L->h * L->sq;  // order key
+    int64_t grow = pp_attn_order_row(L, b, hh, s);
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK];
@@ -596,7 +606,7 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         int64_t d = L->d, s = pp_attn_qrow(L, &G, x), qo = pp_attn_qoff(L, b, hh, s);
         const float *qr = L->q + qo, *go = L->go + qo, *out = L->out_f + qo;
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
-        int64_t grow = (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->b * L->h * L->sq;  // order key
+        int64_t grow = pp_attn_order_row(L, b, hh, s);
         float D = pp_attn_dot32(go, out, d);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES];
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
@@ -673,7 +683,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         return;
     float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
-    int64_t grow = (b * L->h + hh) * L->sq + pp_attn_qrow(L, &G, x) + (int64_t)L->step * L->b * L->h * L->sq;
+    int64_t grow = pp_attn_order_row(L, b, hh, pp_attn_qrow(L, &G, x));
     if (je < 0) {
         for (int64_t e = e0; e < e0 + n; e++)
             y[e] = 0.0f;
