@@ -36,6 +36,7 @@ h5dump -a "/variants/cp-bf16acc/stats/out@te-cp-rank:3/non-cp/order_verdict_part
 "$bin" show "$tmp/ord/report.h5" --html "$tmp/ord.html" >/dev/null || fail "show --html"
 grep -q '<li>cp-bf16acc vs cp-fp32acc, out@te-cp-rank:3 against non-cp: .*cp-fp32acc closer, robust to order: mismatch_fraction' \
     "$tmp/ord.html" || fail "HTML: no verdict in words beside the error bars"
+if command -v xmllint >/dev/null; then xmllint --noout "$tmp/ord.html" || fail "HTML with bands and verdicts: not well-formed XML"; fi
 h5dump -a "/variants/cp-bf16acc/stats/out@te-cp-rank:3/non-cp/mismatch_fraction_band" "$tmp/ord/report.h5" 2>/dev/null |
     grep -q 'DATASPACE  SIMPLE { ( 3 ) / ( 3 ) }' || fail "no mismatch_fraction_band attribute in report.h5"
 "$bin" show "$tmp/ord/report.h5" | sed '/^created:/d' > "$tmp/show.txt"
