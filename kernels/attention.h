@@ -473,6 +473,22 @@ PP_HD static inline float pp_attn_exp2f(float x)
 // dk/dv blocks' order and FA2's D = rowsum(dO∘O) (its preprocess kernel's per-thread sums and fixed
 // shuffle tree, not reproduced: an fp32 chain here), the softmax's max and sum in the unfused path
 // (Megatron's warp butterfly: a fixed tree, modelled as a chain), the GQA and dk/dv group sums.
+// Measured (te-cp-small, `run --orders 8`, each source alone in a build that switched the others off,
+// then all; the widest band of a mismatch figure, in points, for the rank-3 CP comparisons against
+// the non-CP run; each band a sample of 8 orders): exp2 ±2 ulp 0.20 (fp16; bf16 ≤ 0.04), log 0.11
+// (bf16 ≤ 0.03; the lse's max-error band 2.0e-7 → 9.4e-7 wide with it), MMA k-chunks 0.15 (bf16
+// ≤ 0.03), row-sum tree 0.03, dQ block order 0.01; all together 0.18 (0.16 against the exact
+// reference). The bf16/fp16 vs fp32 accumulation gaps are 6.7–9.8 points: robust under all of it.
+// Deviations left that are fixed orders or arithmetic (measured with and without, te-cp-small,
+// nominal run): FA2's D = rowsum(dO∘O) as its preprocess sums it (8-element partials, then the xor
+// butterfly) instead of one chain: no summary figure moves; dq rows whose exact gradient is 0 (a
+// causal row 0: dP = D exactly when both sum in one order) become ±1e-7 instead of 0, so dq's
+// max_ulp against those zeros explodes (1e33) while max_ulp_at_scale and every mismatch stay. The
+// fuser's FMA in the CP out merge (fma(out_i, e, acc) instead of RN_32(out_i·e) + acc): no summary
+// figure moves; one element of 65536 changes an ulp bin, mean |error| moves in the 7th digit. Not
+// measured: Megatron's softmax butterfly (unfused kernel; no shipped CP case runs it), the empty
+// row's +Inf lse (no shipped case has an empty row), cuBLAS's own algorithms (engine = "cublas" on
+// a GPU; none was lent).
 enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4,
        PP_ATTN_ORDER_LOG = 5 };
 
