@@ -84,7 +84,8 @@
 // Not emulated (no GPU bit for bit): exp2f is ex2.approx.ftz.f32 under --use_fast_math (setup.py:321)
 //   and __logf lg2.approx: here correctly rounded exp2 (pp_attn_exp2f) and pp_logf, so only their
 //   values differ, never their arguments; the MMA's internal reduction (here one fma chain per
-//   output element, keys in order within a tile); an empty row's lse is +Inf in FA2, −Inf here
+//   output element, in order within each k-chunk of 16; `run --orders` walks each chunk in seeded
+//   orders, "Order band"); an empty row's lse is +Inf in FA2, −Inf here
 //   (what the CP merges and the backward test for; its out is 0 in both).
 // Measured on te-cp-small (d = 64; each change run with and without it, everything else as
 //   shipped; "out" = non-cp out vs the exact reference, mismatch and max ulp; "rank 3" = the
@@ -156,6 +157,20 @@
 // grads: dq_acc = RN_C(dq_acc ⊕ dq_i) in backward-step order; dk/dv of KV block o accumulate
 //   along the ring path (ranks o−1, o−2, …, o), each hop RN_C(acc ⊕ dkv_i); final RN_F.
 //   (The baseline's copy on first touch equals adding to +0, but for the sign of a zero.)
+// Order in the merges (issue 15's order band): none of it is unknown, in any flavour. Every merge
+//   is a torch element-wise op on whole tensors: the lse merge and out correction are @jit_fuser
+//   functions of torch.max/min/exp/log1p, a multiply and add_ (context_parallel.py @ 015d225:
+//   flash_attn_fwd_out_correction, flash_attn_fwd_second_half_out_correction,
+//   flash_attn_fwd_softmax_lse_correction; attention.py @ 9709147e:492-499 and 782-822 the same
+//   ops), dq is dq.add_(dq_) per backward step and dk/dv are received over the ring (P2P, no
+//   reduction) and added with add_ (attention.py @ 9709147e:1133-1227). An element-wise kernel
+//   computes each output element in one thread from inputs the host's step loop fixes: no atomics,
+//   no cross-element reduction, no cuBLAS. So the step order, hence every bit of the merges, is
+//   determined once the partials are, and `run --orders` perturbs only the FA2 kernels that make
+//   the partials. What is unknown there is not order: whether the fuser (torch.jit.script or
+//   torch.compile, by torch version) contracts out_i·e + acc into one FMA. precprobe rounds the
+//   product to fp32 first (two roundings, as eager torch does); the FMA would differ by at most one
+//   fp32 rounding of t before RN_C (an ulp of fp32, far below bf16's), not measured on a GPU.
 //
 // ---- Engine cublas (the unfused kernel's GEMMs through cuBLAS; GPU only) ----
 // The five GEMMs are cublasGemmStridedBatchedEx calls with A, B, C of the storage type
@@ -422,12 +437,76 @@ PP_HD static inline float pp_attn_exp2f(float x)
 //   row sum (stream ROW_SUM): the 4 per-thread partial row sums of FA2's forward are added in a
 //     seeded order ((a + b) + (c + d) over a permutation of l0..l3) instead of (l0+l2)+(l1+l3):
 //     which key lands in which partial, and which lane pairs first, are layout choices.
+//   log (stream LOG): the flash forward's log l, FA2's __logf (lg2.approx, 2^−21.41 absolute on
+//     [0.5, 2], 3 ulps elsewhere), moved by j·2^−23 on [0.5, 2] and by j ulps elsewhere, j ∈ {−2..2}
+//     (pp_attn_order_log); it reaches the lse, the CP merges and the backward's P through it.
 //   dQ (stream DQ_BLOCKS): the flash backward's per-key-block partials of a dq row (FA2's
 //     atomicAdd into dq_accum, whose order across blocks is the scheduler's) are added in a seeded
 //     order of the blocks, i ↦ (a·i + c) mod nb with gcd(a, nb) = 1, instead of increasing.
-// Not perturbed: the unfused path, the CP merges, the dk/dv reductions, the MMA k-chunks of the
-// attention GEMMs (the gemm op has them: kernels/gemm.h "Order band").
-enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4 };
+//   MMA k-chunks (streams PP_ATTN_MMA_*, every GEMM of both kernels): FA2 multiplies with
+//     mma.sync m16n8k16 (kernel_traits.h @ 0a4755e: MMA_Atom SM80_16x8x16_F32F16F16F32_TN, or
+//     ..._F32BF16BF16F32_TN; TiledMMA tiles of K = 16) and its utils.h gemm / gemm_rs issue one
+//     MMA per k-slice of 16 in increasing order into the fp32 accumulator (the `for i < size<2>(tCrA)`
+//     loop). So across chunks the order is known, and inside a chunk the hardware sums 16
+//     products and the accumulator in an order NVIDIA does not document: that is what may move.
+//     Each GEMM's chain over its reduction [lo, hi) walks chunks of 16 indices, aligned to
+//     multiples of 16 from the block's first index, in increasing order, and the indices inside a
+//     chunk as 16·u + (a·r + c) mod 16, r = 0..15, with (a, c) the gemm op's draw
+//     (kernels/gemm.h pp_gemm_order_chunk) keyed by (seed, GEMM, u): the same order for every output
+//     element of that GEMM, as one instruction shape would. Indices of a chunk outside [lo, hi)
+//     (masked keys, rows before a causal start, past the end) are skipped: zero products there.
+//     Which sums, per GEMM (kernels/attention_threads.h):
+//       S = Q·Kᵀ over d (forward scores, flash and unfused; the flash backward's recomputation has
+//         its own draw, PP_ATTN_MMA_S_BWD), dP = dO·Vᵀ over d;
+//       P·V over keys: flash, within each key tile, chunk by chunk (a chunk's p are computed first,
+//         the row sums keep key order: they are per-thread register sums, not the MMA); unfused,
+//         over the row's visible keys;
+//       dQ = dS·K over keys: flash, within each key block (the blocks' order is "dQ" above);
+//         unfused, the row's one chain;
+//       dK = dSᵀ·Q and dV = Pᵀ·dO over query rows: flash, within each query block of bbm rows (the
+//         blocks stay last-first, FA2's fixed m_block loop); unfused, one chain. dK and dV share one
+//         draw (FA2's one TiledMmadKV; here one loop).
+//     The unfused kernel's GEMMs are cuBLAS's in Megatron: tensor-core chunks of 16 likewise; a
+//     split-K or another cuBLAS algorithm is not modelled (engine = "cublas" measures the real one).
+// Not perturbed, because their order is fixed: the CP merges (below, "Context parallel": every
+// step is a torch element-wise op, one thread per element over inputs in a fixed step order), the
+// dk/dv blocks' order and FA2's D = rowsum(dO∘O) (its preprocess kernel's per-thread sums and fixed
+// shuffle tree, not reproduced: an fp32 chain here), the softmax's max and sum in the unfused path
+// (Megatron's warp butterfly: a fixed tree, modelled as a chain), the GQA and dk/dv group sums.
+// Measured (te-cp-small, `run --orders 8`, each source alone in a build that switched the others off,
+// then all; the widest band of a mismatch figure, in points, for the rank-3 CP comparisons against
+// the non-CP run; each band a sample of 8 orders): exp2 ±2 ulp 0.20 (fp16; bf16 ≤ 0.04), log 0.11
+// (bf16 ≤ 0.03; the lse's max-error band 2.0e-7 → 9.4e-7 wide with it), MMA k-chunks 0.15 (bf16
+// ≤ 0.03), row-sum tree 0.03, dQ block order 0.01; all together 0.18 (0.16 against the exact
+// reference). The bf16/fp16 vs fp32 accumulation gaps are 6.7–9.8 points: robust under all of it.
+// Deviations left that are fixed orders or arithmetic (measured with and without, te-cp-small,
+// nominal run): FA2's D = rowsum(dO∘O) as its preprocess sums it (8-element partials, then the xor
+// butterfly) instead of one chain: no summary figure moves; dq rows whose exact gradient is 0 (a
+// causal row 0: dP = D exactly when both sum in one order) become ±1e-7 instead of 0, so dq's
+// max_ulp against those zeros explodes (1e33) while max_ulp_at_scale and every mismatch stay. The
+// fuser's FMA in the CP out merge (fma(out_i, e, acc) instead of RN_32(out_i·e) + acc): no summary
+// figure moves; one element of 65536 changes an ulp bin, mean |error| moves in the 7th digit. Not
+// measured: Megatron's softmax butterfly (unfused kernel; no shipped CP case runs it), the empty
+// row's +Inf lse (no shipped case has an empty row), cuBLAS's own algorithms (engine = "cublas" on
+// a GPU; none was lent).
+enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM = 3, PP_ATTN_ORDER_DQ_BLOCKS = 4,
+       PP_ATTN_ORDER_LOG = 5 };
+
+// The attention's GEMMs, each with its own draw of MMA k-chunk orders (see "Order band", MMA):
+// S = Q·Kᵀ over d (forward, unfused scores), its recomputation in the flash backward, dP = dO·Vᵀ
+// over d, P·V over keys, dQ = dS·K over keys, dK = dSᵀ·Q and dV = Pᵀ·dO over query rows (one
+// order for both: FA2 runs them with one TiledMmadKV, and the emulation in one loop).
+enum { PP_ATTN_MMA_S = 1, PP_ATTN_MMA_S_BWD = 2, PP_ATTN_MMA_DP = 3, PP_ATTN_MMA_PV = 4, PP_ATTN_MMA_DQ = 5,
+       PP_ATTN_MMA_DKV = 6 };
+
+// The permutation of chunk `chunk` (indices 16·chunk … 16·chunk + 15 of the GEMM's reduction) of
+// GEMM `gemm`: index 16·chunk + (a·r + c) mod 16 at step r; the gemm op's draw (kernels/gemm.h
+// pp_gemm_order_chunk: a odd, Philox keyed by the seed), the GEMM's id in the chunk number's high
+// bits so each GEMM draws its own. Seed 0: a = 1, c = 0.
+PP_HD static inline void pp_attn_mma_chunk(uint64_t seed, int gemm, int64_t chunk, int64_t *a, int64_t *c)
+{
+    pp_gemm_order_chunk(seed, ((int64_t)gemm << 40) + chunk, a, c);
+}
 
 // The 128 random bits of (seed, stream, row, key): Philox keyed by the seed.
 PP_HD static inline pp_philox4x32_ctr pp_attn_order_bits(uint64_t seed, uint32_t stream, int64_t row, int64_t key)
@@ -449,6 +528,24 @@ PP_HD static inline float pp_attn_order_exp(uint64_t seed, uint32_t stream, int6
         return r;
     int k = (int)(pp_attn_order_bits(seed, stream, row, key).v[0] % 5u) - 2;
     return pp_f32_from_bits((uint32_t)((int64_t)b + k));
+}
+
+// The flash forward's log l (see "Order band", log): FA2's __logf is lg2.approx times ln 2, within
+// 2^−21.41 absolute for l in [0.5, 2] and 3 ulps elsewhere (CUDA C++ Programming Guide, intrinsic
+// functions); precprobe computes the correctly rounded log, r. Seed ≠ 0 moves r by j·2^−23 for l in
+// [0.5, 2] and by j ulps elsewhere, j ∈ {−2..2} (|j·2^−23| ≤ 2^−22, inside the bound); r stays
+// when not a normal finite number away from the binade's ends, or l is not a normal number.
+PP_HD static inline float pp_attn_order_log(uint64_t seed, int64_t row, float l, float r)
+{
+    if (seed == 0 || !(l >= 0x1p-126f && l <= 0x1.fffffep127f))
+        return r;
+    int j = (int)(pp_attn_order_bits(seed, PP_ATTN_ORDER_LOG, row, 0).v[0] % 5u) - 2;
+    if (l >= 0.5f && l <= 2.0f)
+        return r + (float)j * 0x1p-23f;  // one binary32 rounding: within 2^−22 + 2^−25 < 2^−21.41 of r
+    uint32_t mag = pp_f32_bits(r) & 0x7fffffffu;
+    if (mag < 0x00800002u || mag > 0x7f7ffffdu)
+        return r;
+    return pp_f32_from_bits((uint32_t)((int64_t)pp_f32_bits(r) + j));
 }
 
 // The order of nb blocks (see "Order band", dQ): *a, *c with block(i) = (a·i + c) mod nb, a
@@ -541,7 +638,7 @@ PP_HD static inline void pp_attn_flash_finish(pp_format_id f, const pp_attn_scal
     float inv = 1.0f / l;
     for (int64_t c = 0; c < d; c++)
         o[c] = pp_attn_store(f, o[c] * inv);
-    *lse = fmaf(m, sc->alpha32, pp_logf(l));
+    *lse = fmaf(m, sc->alpha32, pp_attn_order_log(order_seed, row, l, pp_logf(l)));
 }
 
 // Flash backward (FA2 flash_bwd_kernel.h:536, softmax.h scale_apply_exp2<Scale_max = false>):

@@ -382,6 +382,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     for (int64_t u = 0; !rc && u < units; u += per) {
         int64_t n = units - u < per ? units - u : per;
         pp_attn_launch S = plan_slice(&L, n);
+        S.order_row0 = u * L.grp * L.sq, S.order_rows = L.b * L.h * L.sq;  // the order band's row keys
         // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
         rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, B[B_Q]);
         if (!rc)

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "gemm_thread.h"
 
 typedef enum {
     PP_AT_GATHER = 0,    // dst[b][H][S][d] ← scale(src[b][S][H][d]): (b, hh, s, e)
@@ -91,6 +92,7 @@ typedef struct pp_attn_launch {
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
+    int64_t order_row0, order_rows;  // a slice's first row in the problem's [B][H][s_q]; its row count
     int64_t b, h, h_kv, grp, sq, skv, d;
     int causal;
     // the block geometry: cp = 0 plain (R = 1), else ring world W, chunk c, step, direction
@@ -171,6 +173,15 @@ PP_HD static inline int64_t pp_attn_qrow(const pp_attn_launch *L, const pp_attn_
 PP_HD static inline int64_t pp_attn_krow(const pp_attn_launch *L, const pp_attn_geom *G, int64_t y)
 {
     return L->cp ? pp_attn_cp_row(L, G->o, y) : y;
+}
+
+// The order band's key of global row s of q head hh of batch b (launch-local indices), forward
+// step L->step: the row's index in the whole problem [B][H][s_q], plus the step times the rows of
+// the problem, so a slice of units (order_row0: its first row; order_rows: the problem's rows)
+// draws what the whole problem would ("Order band").
+PP_HD static inline int64_t pp_attn_order_row(const pp_attn_launch *L, int64_t b, int64_t hh, int64_t s)
+{
+    return L->order_row0 + (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->order_rows;
 }
 
 // Last visible key of block row x, or −1.
@@ -256,7 +267,48 @@ PP_HD static inline void pp_attn_axpy(const pp_attn_launch *L, float a, const fl
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dot products: one chain per (row, key), from +0, c = 0..d−1, fma (fp32) or pp_gemm_step_storage.
+// MMA k-chunks (attention.h "Order band"): a chain over the reduction indices [lo, hi) of one of
+// the attention's GEMMs walks the chunks of 16 indices (aligned to multiples of 16 from the GEMM's
+// index 0: a block's first row, key or column) in increasing order, and the indices inside each
+// chunk in the chunk's seeded order (pp_attn_mma_chunk; increasing at seed 0, so seed 0 is the
+// plain chain lo, lo + 1, …, hi − 1). Indices of a chunk outside [lo, hi) are skipped: they are
+// masked or past the end, zero products in the MMA.
+
+typedef struct pp_attn_mma_walk {
+    uint64_t seed;
+    int gemm;
+    int64_t lo, hi, cb, r, a, c;  // chunk base cb, position r in it, its permutation (a, c)
+} pp_attn_mma_walk;
+
+PP_HD static inline void pp_attn_mma_begin(pp_attn_mma_walk *w, uint64_t seed, int gemm, int64_t lo, int64_t hi)
+{
+    w->seed = seed, w->gemm = gemm, w->lo = lo, w->hi = hi, w->r = 0;
+    w->cb = lo - lo % PP_GEMM_MMA_CHUNK;
+    pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
+}
+
+// The next reduction index into *l; 0 when the chain is done.
+PP_HD static inline int pp_attn_mma_next(pp_attn_mma_walk *w, int64_t *l)
+{
+    for (;;) {
+        if (w->r == PP_GEMM_MMA_CHUNK) {
+            w->cb += PP_GEMM_MMA_CHUNK, w->r = 0;
+            if (w->cb < w->hi)
+                pp_attn_mma_chunk(w->seed, w->gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
+        }
+        if (w->cb >= w->hi)
+            return 0;
+        int64_t x = pp_gemm_perm_step(w->cb + w->r++, w->a, w->c);
+        if (x >= w->lo && x < w->hi) {
+            *l = x;
+            return 1;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dot products: one chain per (row, key), from +0, over c = 0..d−1 in the MMA k-chunk walk of
+// GEMM `gemm` (c increasing at seed 0), fma (fp32) or pp_gemm_step_storage.
 
 PP_HD static inline float pp_attn_dot32(const float *a, const float *x, int64_t d)
 {
@@ -266,22 +318,27 @@ PP_HD static inline float pp_attn_dot32(const float *a, const float *x, int64_t 
     return acc;
 }
 
-PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, const float *x, int64_t d)
+PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, const float *x, int64_t d,
+                                               uint64_t seed, int gemm)
 {
     double s = 0.0;
-    for (int64_t c = 0; c < d; c++)
+    pp_attn_mma_walk w;
+    int64_t c;
+    for (pp_attn_mma_begin(&w, seed, gemm, 0, d); pp_attn_mma_next(&w, &c);)
         s = pp_gemm_step_storage(f, a[c], x[c], s);
     return s;
 }
 
 // The fp32 dots of a with m consecutive keys as lanes: acc_l = chain over c of a_c·xT[c·ld + l]
-// (pp_attn_dot32's chain; xT points at the first key in a key-major array of row length ld).
-PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, const float *a, const float *xT, int64_t ld,
-                                        int64_t m, float *acc)
+// (xT points at the first key in a key-major array of row length ld), c in GEMM gemm's chunk walk.
+PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, int gemm, const float *a, const float *xT,
+                                        int64_t ld, int64_t m, float *acc)
 {
     for (int64_t l = 0; l < m; l++)
         acc[l] = 0.0f;
-    for (int64_t c = 0; c < L->d; c++)
+    pp_attn_mma_walk w;
+    int64_t c;
+    for (pp_attn_mma_begin(&w, L->order_seed, gemm, 0, L->d); pp_attn_mma_next(&w, &c);)
         pp_attn_axpy(L, a[c], xT + c * ld, acc, m);
 }
 
@@ -333,9 +390,11 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
     const float *a = (dp ? L->go : L->q) + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     const float *xs = dp ? L->v : L->k;
     float *out = (dp ? L->DS : L->SP) + t0 - y0;  // the row
+    int gemm = dp ? PP_ATTN_MMA_DP : PP_ATTN_MMA_S;
     if (L->accum == PP_ATTN_ACC_STORAGE) {
         for (int64_t y = y0; y < y1; y++) {
-            double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d);
+            double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d,
+                                             L->order_seed, gemm);
             out[y] = dp ? (float)acc : pp_attn_score_storage(L->f, &L->sc, acc);
         }
         return;
@@ -343,7 +402,7 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
     float acc[PP_ATTN_MAX_LANES];
     for (int64_t y = y0, m; y < y1; y += m) {
         m = pp_attn_key_lanes(L, y, y1 - y);
-        pp_attn_dots_T(L, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
+        pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
         for (int64_t l = 0; l < m; l++)
             out[y + l] = dp ? pp_attn_store(L->f, acc[l]) : pp_attn_score_fp32(L->f, &L->sc, acc[l]);
     }
@@ -433,12 +492,14 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
     const float *P = L->SP + rt * L->BK;
     float acc[PP_ATTN_MAX_LANES];
     double dacc[PP_ATTN_MAX_LANES];
+    pp_attn_mma_walk w;
+    int64_t j;
     for (int64_t e = e0, m; e < e0 + n; e += m) {
         m = pp_attn_lanes(L, e0 + n - e);
         if (L->accum == PP_ATTN_ACC_STORAGE) {
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
-            for (int64_t j = 0; j <= je; j++) {
+            for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);) {
                 const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
                 for (int64_t l = 0; l < m; l++)
                     dacc[l] = pp_gemm_step_storage(L->f, P[j], vr[l], dacc[l]);
@@ -449,7 +510,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         }
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
-        for (int64_t j = 0; j <= je; j++)
+        for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
             pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
         for (int64_t l = 0; l < m; l++)
             o[e + l] = pp_attn_store(L->f, acc[l]);
@@ -461,6 +522,8 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
 // scale is folded into the exponent); the row sum as FA2's 4 per-thread partials, key y into
 // partial (y mod 8)/2 (the m16n8 accumulator layout), in key order. A tile's scores are computed
 // in key lanes for its max, then again for p (the same values), unless one run of lanes held it.
+// P·V runs per MMA k-chunk of 16 keys: the chunk's p first (row sums in key order), then o's
+// chain over the chunk's keys in the chunk's order (increasing at seed 0: "Order band").
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -472,10 +535,10 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     const float *qr = L->q + pp_attn_qoff(L, b, hh, s);
     float *o = L->O + pp_attn_qoff(L, b, hh, s);
     float *lse = L->Lse + (b * L->h + hh) * L->sq + s;
-    int64_t grow = (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->b * L->h * L->sq;  // order key
+    int64_t grow = pp_attn_order_row(L, b, hh, s);
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    float sv[PP_ATTN_MAX_LANES];
+    float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK];
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
     // tiles past row x's last visible key are exact no-ops (every score masked), so the row
@@ -485,7 +548,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, j, j1 - j);
-            pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+            pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
             for (int64_t i = 0; !none && i < w; i++)
                 if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
@@ -494,17 +557,27 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float corr = none ? 1.0f : pp_attn_flash_corr(&L->sc, m, mn);
         float ms = pp_attn_flash_max_scaled(&L->sc, mn);
         pp_attn_flash_rescale(o, d, l4, corr);
-        for (int64_t j = j0; j < j1; j += w) {
-            w = pp_attn_key_lanes(L, j, j1 - j);
-            if (!kept)
-                pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
-            for (int64_t i = 0; i < w; i++) {
-                float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
-                                            pp_attn_flash_p(&L->sc, sv[i], ms));
-                int64_t q = ((j + i) & 7) >> 1;
-                l4[q] = l4[q] + p;
-                pp_attn_axpy(L, pp_attn_store(L->f, p), L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j + i)), o, d);
+        for (int64_t cb = j0 - j0 % PP_GEMM_MMA_CHUNK; cb < j1; cb += PP_GEMM_MMA_CHUNK) {
+            int64_t lo = cb > j0 ? cb : j0, hi = cb + PP_GEMM_MMA_CHUNK < j1 ? cb + PP_GEMM_MMA_CHUNK : j1;
+            for (int64_t j = lo; j < hi; j += w) {
+                w = pp_attn_key_lanes(L, j, hi - j);
+                const float *sj = sv + (j - j0);
+                if (!kept) {
+                    pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+                    sj = sv;
+                }
+                for (int64_t i = 0; i < w; i++) {
+                    float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
+                                                pp_attn_flash_p(&L->sc, sj[i], ms));
+                    int64_t q = ((j + i) & 7) >> 1;
+                    l4[q] = l4[q] + p;
+                    pch[j + i - cb] = pp_attn_store(L->f, p);
+                }
             }
+            pp_attn_mma_walk mw;
+            int64_t j;
+            for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);)
+                pp_attn_axpy(L, pch[j - cb], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)), o, d);
         }
         m = mn;
     }
@@ -533,13 +606,13 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         int64_t d = L->d, s = pp_attn_qrow(L, &G, x), qo = pp_attn_qoff(L, b, hh, s);
         const float *qr = L->q + qo, *go = L->go + qo, *out = L->out_f + qo;
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
-        int64_t grow = (b * L->h + hh) * L->sq + s + (int64_t)L->step * L->b * L->h * L->sq;  // order key
+        int64_t grow = pp_attn_order_row(L, b, hh, s);
         float D = pp_attn_dot32(go, out, d);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES];
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
             w = pp_attn_key_lanes(L, j, je + 1 - j);
-            pp_attn_dots_T(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
-            pp_attn_dots_T(L, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
+            pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+            pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
                                             pp_attn_bwd_p(&L->sc, sv[i], lse));
@@ -610,7 +683,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         return;
     float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x));
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
-    int64_t grow = (b * L->h + hh) * L->sq + pp_attn_qrow(L, &G, x) + (int64_t)L->step * L->b * L->h * L->sq;
+    int64_t grow = pp_attn_order_row(L, b, hh, pp_attn_qrow(L, &G, x));
     if (je < 0) {
         for (int64_t e = e0; e < e0 + n; e++)
             y[e] = 0.0f;
@@ -620,12 +693,14 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
     double dacc[PP_ATTN_MAX_LANES];
     int post_round = L->kernel != PP_ATTN_FLASH;
     const float *dS = L->DS + rt * L->BK;
+    pp_attn_mma_walk w;
+    int64_t j;
     for (int64_t e = e0, m; e < e0 + n; e += m) {
         m = pp_attn_lanes(L, e0 + n - e);
         if (pp_attn_chain_storage(L)) {
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
-            for (int64_t j = 0; j <= je; j++) {
+            for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, 0, je + 1); pp_attn_mma_next(&w, &j);) {
                 const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
                 for (int64_t l = 0; l < m; l++)
                     dacc[l] = pp_gemm_step_storage(L->f, dS[j], kr[l], dacc[l]);
@@ -647,7 +722,8 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             int64_t j0 = (pa * i + pc) % nb * bn;
             for (int64_t l = 0; l < m; l++)
                 part[l] = 0.0f;
-            for (int64_t j = j0; j <= je && j < j0 + bn; j++)
+            int64_t j1 = j0 + bn < je + 1 ? j0 + bn : je + 1;
+            for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, j0, j1); pp_attn_mma_next(&w, &j);)
                 pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
             for (int64_t l = 0; l < m; l++)
                 acc[l] = i == 0 ? part[l] : acc[l] + part[l];
@@ -683,7 +759,8 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
     float alpha = pp_attn_bwd_alpha(L), av[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], ak[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
     double dv[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], dk[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
     int post_round = L->kernel != PP_ATTN_FLASH, storage = pp_attn_chain_storage(L);
-    int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y0;
+    int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y0, x;
+    pp_attn_mma_walk w;
     for (int64_t e = e0, m; e < e0 + ne; e += m) {
         m = pp_attn_lanes(L, e0 + ne - e);
         for (int64_t g = 0; g < ng; g++)
@@ -694,8 +771,11 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         // flash: FA2's query blocks of bbm rows from the last down (flash_bwd_kernel.h: m_block
         // from m_block_max − 1 down), rows increasing within a block; unfused: one chain, x increasing
         int64_t bm = L->kernel == PP_ATTN_FLASH && L->bbm > 0 ? L->bbm : G.nq;
+        // (rows in the MMA k-chunk walk: increasing at seed 0, "Order band")
         for (int64_t x0 = G.nq <= 0 ? -1 : (G.nq - 1) - (G.nq - 1) % bm; x0 >= 0; x0 -= bm)
-        for (int64_t x = x0 > i0[0] ? x0 : i0[0]; x < x0 + bm && x < G.nq; x++) {
+        for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DKV, x0 > i0[0] ? x0 : i0[0],
+                               x0 + bm < G.nq ? x0 + bm : G.nq);
+             pp_attn_mma_next(&w, &x);) {
             int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
             const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
             const float *go = L->go + qo, *qr = L->q + qo;

@@ -251,6 +251,28 @@ static int attn_case_sigma_and_longer(const attn_case_backend *be)
 
 // NaN and ±Inf inputs (values of every format): the NaN-sticky maxima, Inf − Inf in the softmax,
 // 0·Inf in the chains, on both kernels, plain and CP.
+// The order band's perturbations (order_seed ≠ 0: exp2 and log moves, row-sum tree, dQ block
+// order, every GEMM's MMA chunk walk) are pure functions of (seed, row, key, chunk): the backend
+// gives the CPU's bits under a seed too, flash (tiles of 64 and 3 keys) and unfused (fp32 and
+// storage accumulation), every format, shape and world of sweep.
+static int attn_case_order_seeds(const attn_case_backend *be)
+{
+    int fails = 0;
+    for (int c = 0; c < 4 && !fails; c++) {
+        pp_attn_variant v;
+        memset(&v, 0, sizeof v);
+        v.kernel = c < 2 ? PP_ATTN_FLASH : PP_ATTN_UNFUSED;
+        v.block_n = c == 1 ? 3 : 64;
+        v.accum = c == 3 ? PP_ATTN_ACC_STORAGE : PP_ATTN_ACC_FP32;
+        v.order_seed = 5 + (uint64_t)c;
+        char knobs[200];
+        snprintf(knobs, sizeof knobs, "order_seed %llu %s block_n %d accum %s", (unsigned long long)v.order_seed,
+                 c < 2 ? "flash" : "unfused", v.block_n, c == 3 ? "storage" : "fp32");
+        fails += sweep(be, v, knobs, 1.0, pp_test_seed() + 31 + (uint64_t)c);
+    }
+    return fails;
+}
+
 static int attn_case_special_inputs(const attn_case_backend *be)
 {
     pp_attn_dims dm = {1, 12, 12, 4, 2, 4, 0};

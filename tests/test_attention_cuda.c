@@ -54,6 +54,13 @@ static void cuda_special_inputs(void **state)
     assert_int_equal(attn_case_special_inputs(&cuda_backend), 0);
 }
 
+static void cuda_order_seeds(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    assert_int_equal(attn_case_order_seeds(&cuda_backend), 0);
+}
+
 // te-cp-small's shape (b 1, s 512, h 2, d 64, causal, world 4) on both kernels: equal, and timed.
 static void cuda_te_cp_small_size(void **state)
 {
@@ -238,6 +245,7 @@ int main(void)
         cmocka_unit_test(cuda_unfused_every_knob),
         cmocka_unit_test(cuda_sigma_and_longer),
         cmocka_unit_test(cuda_special_inputs),
+        cmocka_unit_test(cuda_order_seeds),
         cmocka_unit_test(cuda_te_cp_small_size),
         cmocka_unit_test(cuda_cublas_every_knob),
         cmocka_unit_test(cuda_cublas_larger),

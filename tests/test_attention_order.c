@@ -29,6 +29,34 @@ static void order_exp_within_two_ulps(void **state)
                     pp_f32_bits(special[i]));
 }
 
+// __logf's admissible error (CUDA guide: 2^-21.41 absolute on [0.5, 2], 3 ulps elsewhere): the
+// moved log stays inside it, seed 0 is the correctly rounded log, specials and l ≤ 0 are kept.
+static void order_log_within_logf_bound(void **state)
+{
+    (void)state;
+    int moved = 0;
+    for (int64_t i = 0; i < 20000; i++) {
+        float l = 0.25f + (float)i * 0.0037f;
+        float r = pp_logf(l), p = pp_attn_order_log(13, i, l, r);
+        assert_true(pp_f32_bits(pp_attn_order_log(0, i, l, r)) == pp_f32_bits(r));
+        if (l >= 0.5f && l <= 2.0f) {
+            assert_true(fabs((double)p - (double)r) <= 0x1p-22 + 0x1p-25);
+        } else {
+            int64_t du = (int64_t)pp_f32_bits(p) - (int64_t)pp_f32_bits(r);
+            assert_true(du >= -2 && du <= 2);
+        }
+        moved += p != r;
+        assert_true(pp_f32_bits(pp_attn_order_log(13, i, l, r)) == pp_f32_bits(p));  // a pure function
+    }
+    assert_true(moved > 10000);
+    float ls[] = {0.0f, -1.0f, INFINITY, NAN, 0x1p-140f};
+    for (int i = 0; i < 5; i++) {
+        float r = pp_logf(ls[i]);
+        float p = pp_attn_order_log(5, i, ls[i], r);
+        assert_true(pp_f32_bits(p) == pp_f32_bits(r));
+    }
+}
+
 static void order_row_sum_permutes_partials(void **state)
 {
     (void)state;
@@ -115,6 +143,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(order_exp_within_two_ulps),
+        cmocka_unit_test(order_log_within_logf_bound),
         cmocka_unit_test(order_row_sum_permutes_partials),
         cmocka_unit_test(order_blocks_permute),
         cmocka_unit_test(order_flash_run),

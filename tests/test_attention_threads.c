@@ -149,6 +149,15 @@ static void threads_special_inputs(void **state)
     assert_int_equal(attn_case_special_inputs(&plan_backend), 0);
 }
 
+static void threads_order_seeds(void **state)
+{
+    (void)state;
+    int fails = attn_case_order_seeds(&plan_backend);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
 // The plan rejects what the CPU rejects (same message), and passes a device failure on as 3.
 static void threads_errors(void **state)
 {
@@ -378,6 +387,7 @@ int main(void)
         cmocka_unit_test(threads_unfused_every_knob),
         cmocka_unit_test(threads_sigma_and_longer),
         cmocka_unit_test(threads_special_inputs),
+        cmocka_unit_test(threads_order_seeds),
         cmocka_unit_test(threads_errors),
         cmocka_unit_test(threads_cublas_every_knob),
         cmocka_unit_test(threads_cublas_longer),

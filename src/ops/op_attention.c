@@ -389,7 +389,8 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (e || (kern && strcmp(kern, "flash")))
         return e;
     return "(FlashAttention-2's exp2 argument and order; its ex2.approx and __logf are correctly rounded exp2 and "
-           "log here, its dq atomicAdd order taken as the key blocks' order)";
+           "log here, its MMAs' order inside each k-chunk of 16 a chain, its dq atomicAdd order the key blocks' "
+           "order: run --orders measures what they move)";
 }
 
 static const pp_seq_chunking cp_chunking = {

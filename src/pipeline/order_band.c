@@ -23,6 +23,24 @@ int pp_band_overlap(const double a[3], const double b[3])
     return !(a[2] < b[0] || b[2] < a[0]);
 }
 
+pp_order_verdict pp_order_verdict_of(double x, const double bx[3], double y, const double by[3])
+{
+    if (x != x || y != y)
+        return PP_ORDER_UNDECIDED;
+    if (x == y)
+        return PP_ORDER_EQUAL;
+    int robust = !pp_band_overlap(bx, by);
+    if (x < y)
+        return robust ? PP_ORDER_LOWER_ROBUST : PP_ORDER_LOWER;
+    return robust ? PP_ORDER_HIGHER_ROBUST : PP_ORDER_HIGHER;
+}
+
+int pp_order_pair(const pp_comparison *a, const pp_comparison *b)
+{
+    return a->band_runs && b->band_runs && a->n_band_stats == b->n_band_stats && !strcmp(a->tensor, b->tensor) &&
+           !strcmp(a->against, b->against) && strcmp(a->variant, b->variant);
+}
+
 // Whether variant v is re-run: ours to order (not external, the emulation runs it) and run.
 static int reruns(const pp_run_plan *plan, const pp_run_products *p, int v)
 {

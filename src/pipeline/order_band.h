@@ -19,4 +19,24 @@ int pp_run_order_bands(const pp_run_plan *plan, int orders, const pp_run_product
 // Whether the [lo, hi] bands of a statistic of two comparisons overlap (NaN bounds: they do).
 int pp_band_overlap(const double a[3], const double b[3]);
 
+// The order verdict of one statistic of two comparisons a, b of one tensor against the same
+// expected tensor (every statistic of the table is a distance or a count: lower is closer).
+// Each variant's GPU run may take any admissible order independently of the other's, so a's
+// figure is below b's under every pair of orders exactly when a's band lies wholly below b's.
+typedef enum pp_order_verdict {
+    PP_ORDER_HIGHER_ROBUST = -2,  // a above b under every pair of orders: b closer, robust to order
+    PP_ORDER_HIGHER = -1,         // a's nominal figure above b's, the bands overlap: not robust
+    PP_ORDER_EQUAL = 0,           // the nominal figures are equal
+    PP_ORDER_LOWER = 1,           // a's nominal figure below b's, the bands overlap: not robust
+    PP_ORDER_LOWER_ROBUST = 2,    // a below b under every pair of orders: a closer, robust to order
+    PP_ORDER_UNDECIDED = 3        // a nominal figure is NaN
+} pp_order_verdict;
+
+// The verdict of nominal figures x (band bx = min, median, max) against y (by).
+pp_order_verdict pp_order_verdict_of(double x, const double bx[3], double y, const double by[3]);
+
+// Whether a and b are a verdict pair: both banded (with the same statistics), the same tensor
+// against the same expected (the reference or one variant), different variants.
+int pp_order_pair(const pp_comparison *a, const pp_comparison *b);
+
 #endif

@@ -108,6 +108,8 @@ static const pp_rs_field comparison_fields[] = {
      .hook = &pp_report_bands_hook},
     // read only: the statistics an older report did not record (pp_comparison.unrecorded)
     {.name = "<statistic>", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &pp_report_recorded_hook},
+    {.name = "order_verdict_partners, <statistic>_order_verdict", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL,
+     .hook = &pp_report_order_verdict_hook},
 };
 #undef C
 static const pp_rs_table comparison_table = PP_RS_TABLE(comparison_fields, comparison_init, comparison_consistent);

@@ -16,6 +16,8 @@
 #include "report/svg.h"
 #include "core/textbuf.h"
 #include "ops/op.h"
+#include "pipeline/order_band.h"
+#include "report/order_verdict.h"
 
 // Chart geometry (pixels): the plot area leaves room for tick labels and axis titles on the left
 // and below, and for the legend on the right.
@@ -801,6 +803,34 @@ static void charts(pp_textbuf *b, const pp_run_result *r)
 // The order band (--orders): every banded comparison's mismatch as a bar, the band over the
 // admissible orders as an error bar from its min to its max (the nominal run is the bar's end).
 
+// The verdict beside the error bars, in words: per pair of banded comparisons of one tensor
+// against the same expected tensor, which variant is closer in each statistic and whether under
+// every order (report/order_verdict.h, the text report's lines).
+static void order_verdict_list(pp_textbuf *b, const pp_run_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_comparisons; i++)
+        for (int j = i + 1; j < r->n_comparisons; j++) {
+            const pp_comparison *x = &r->comparisons[i], *y = &r->comparisons[j];
+            if (!pp_order_pair(x, y))
+                continue;
+            if (!n++)
+                pp_tb_str(b, "<h3>Verdict under every order</h3>\n<p>Per pair of variants compared with the same "
+                             "tensor, each statistic (lower is closer): which variant is closer, and whether it "
+                             "stays closer under every admissible order (the error bars do not overlap).</p>\n"
+                             "<ul class=\"order-verdict\">\n");
+            pp_textbuf line = {0};
+            pp_order_verdict_line(&line, x, y);
+            char *t = pp_tb_take(&line);
+            pp_tb_str(b, "<li>");
+            pp_tb_html(b, t ? t : "");
+            pp_tb_str(b, "</li>\n");
+            free(t);
+        }
+    if (n)
+        pp_tb_str(b, "</ul>\n");
+}
+
 static void order_band_chart(pp_textbuf *b, const pp_run_result *r)
 {
     int k = -1;
@@ -860,6 +890,7 @@ static void order_band_chart(pp_textbuf *b, const pp_run_result *r)
              "Bars: the nominal run; black error bars: min to max over %d runs (the nominal and each admissible "
              "order, kernels/attention.h \"Order band\"). Hover a bar for its figures.", runs);
     caption_end(b, cap);
+    order_verdict_list(b, r);
 }
 
 char *pp_report_html(const pp_run_result *r)

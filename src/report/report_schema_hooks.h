@@ -37,5 +37,7 @@ extern const pp_rs_hook pp_report_sum_counters_hook;      // exact_sum_counters
 extern const pp_rs_hook pp_report_axes_hook;              // by_position, by_head_block
 extern const pp_rs_hook pp_report_bands_hook;             // order_band_runs, <statistic>_band (--orders)
 extern const pp_rs_hook pp_report_recorded_hook;          // read only: which statistics the group records
+extern const pp_rs_hook pp_report_order_verdict_hook;     // order_verdict_partners, <statistic>_order_verdict
+                                                          // (--orders; report_schema_verdict_hook.c)
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/statistic.h"
 #include "core/textbuf.h"
 #include "pipeline/order_band.h"
+#include "report/order_verdict.h"
 #include "ops/op.h"
 #include "report/summary_row.h"
 
@@ -210,6 +211,25 @@ static void order_bands(pp_textbuf *b, const pp_run_result *r)
         }
 }
 
+// --orders: the verdict on every statistic for every pair of banded comparisons of one tensor
+// against the same expected tensor, the reference included (report/order_verdict.h)
+static void order_verdicts(pp_textbuf *b, const pp_run_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_comparisons; i++)
+        for (int j = i + 1; j < r->n_comparisons; j++) {
+            const pp_comparison *x = &r->comparisons[i], *y = &r->comparisons[j];
+            if (!pp_order_pair(x, y))
+                continue;
+            if (!n++)
+                pp_tb_printf(b, "\n== order verdict (per pair, each statistic: which variant is closer, and whether "
+                                "under every order; lower is closer) ==\n");
+            pp_tb_str(b, "verdict: ");
+            pp_order_verdict_line(b, x, y);
+            pp_tb_str(b, "\n");
+        }
+}
+
 char *pp_report_text(const pp_run_result *r)
 {
     pp_textbuf b = {0};
@@ -218,6 +238,7 @@ char *pp_report_text(const pp_run_result *r)
     series_table(&b, r);
     summary(&b, r);
     order_bands(&b, r);
+    order_verdicts(&b, r);
     return pp_tb_take(&b);
 }
 
