@@ -320,7 +320,7 @@ PP_HD static inline double pp_gemm_round_sqrt(pp_format_id f, double alpha)
 }
 
 // Whether the variant's storage format, scaling, accumulation and scale go together: unscaled
-// fp16/bf16/fp32; tensor-current e4m3/e5m2; mx e4m3/e5m2/e2m1; nvfp4 e2m1; scaled ones with fp32
+// fp16/bf16/fp32; tensor-current e4m3/e5m2/e2m1; mx e4m3/e5m2/e2m1; nvfp4 e2m1; scaled ones with fp32
 // accumulation and post-scaling only.
 PP_HD static inline int pp_gemm_variant_formats_ok(const pp_gemm_variant *v)
 {
@@ -334,8 +334,8 @@ PP_HD static inline int pp_gemm_variant_formats_ok(const pp_gemm_variant *v)
     case PP_SCALING_NVFP4:
         if (v->accum != PP_GEMM_ACC_FP32 || v->scale != PP_GEMM_SCALE_POST)
             return 0;
-        return v->scaling == PP_SCALING_TENSOR ? fp8
-             : v->scaling == PP_SCALING_MX ? fp8 || f == PP_FMT_E2M1 : f == PP_FMT_E2M1;
+        // per-tensor e2m1: the baseline NVFP4's two-level scales are measured against
+        return v->scaling == PP_SCALING_NVFP4 ? f == PP_FMT_E2M1 : fp8 || f == PP_FMT_E2M1;
     }
     return 0;
 }

@@ -38,7 +38,7 @@ static void cast_usage(FILE *f)
         "                         float4_e2m1fn_x2), any other format of at most 8 bits one\n"
         "                         per byte (low bits)\n"
         "  --scaling S            none (default); tensor-current: one scale for the tensor,\n"
-        "                         X = amax / max_finite (e4m3, e5m2; saturating); mx: OCP MX\n"
+        "                         X = amax / max_finite (e4m3 e5m2 e2m1; saturating); mx: OCP MX\n"
         "                         v1.0 blocks of 32 along the last dimension sharing an e8m0\n"
         "                         scale 2^(floor(log2(amax)) - emax of FORMAT), elements\n"
         "                         saturated; nvfp4: e2m1, blocks of 16 along the last\n"

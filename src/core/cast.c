@@ -101,8 +101,9 @@ int pp_cast_scaled(const pp_tensor *in, const pp_cast_opts *o, pp_scaling scheme
     memset(elems, 0, sizeof *elems);
     memset(scales, 0, sizeof *scales);
     *global = 1.0;
-    if (scheme == PP_SCALING_TENSOR && f != PP_FMT_E4M3 && f != PP_FMT_E5M2)
-        return pp_fail(err, PP_ERR_INPUT, "tensor-current scaling stores e4m3 or e5m2, not %s", pp_format_get(f).name);
+    if (scheme == PP_SCALING_TENSOR && f != PP_FMT_E4M3 && f != PP_FMT_E5M2 && f != PP_FMT_E2M1)
+        return pp_fail(err, PP_ERR_INPUT, "tensor-current scaling stores e4m3, e5m2 or e2m1, not %s",
+                       pp_format_get(f).name);
     if (scheme == PP_SCALING_NVFP4 && f != PP_FMT_E2M1)
         return pp_fail(err, PP_ERR_INPUT, "nvfp4 scaling stores e2m1, not %s", pp_format_get(f).name);
     if (scheme != PP_SCALING_TENSOR && scheme != PP_SCALING_NVFP4)

@@ -48,7 +48,7 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
                pp_tensor *scales, pp_error *err);
 
 // Per-tensor current scaling and NVFP4 (kernels/scaling.h defines both; nearest-even only):
-//   PP_SCALING_TENSOR: o->to e4m3 or e5m2; X = pp_tensor_scale(to, amax of the whole tensor),
+//   PP_SCALING_TENSOR: o->to e4m3, e5m2 or e2m1 (as the scaled GEMM); X = pp_tensor_scale(to, amax of the whole tensor),
 //       P = pp_tensor_quantise(to, V, X); *global = X, scales left zeroed (no blocks).
 //   PP_SCALING_NVFP4: o->to e2m1; g = pp_nvfp4_global(amax of the whole tensor), per block of
 //       PP_NVFP4_BLOCK along the last dimension s = pp_nvfp4_block_scale(block amax, g),
