@@ -45,6 +45,9 @@
 // columns): qa_il, qb_lj values of F. Then, per output element, acc_0 = +0:
 //   tensor-current: acc = fmaf(qa_il, qb_lj, acc), l = 0 … k−1 in order (the fp32 chain);
 //                   d = RN_32(X_a·X_b) (both per-tensor scales; the product is exact)
+//   tensor-delayed: as tensor-current, with s from the recipe's amax histories (pp_delayed_recipe,
+//                   given to pp_gemm_delayed_cpu beside the variant), qa = RN_F,sat(
+//                   RN_32(a·s_a)) and d = RN_32(RN_32(1/s_a)·RN_32(1/s_b)) (e4m3, e5m2)
 //   mx, nvfp4:      per block β of k (32 or 16 consecutive l, the last one possibly shorter),
 //                   in order: p = +0; p = fmaf(qa_il, qb_lj, p) over l in β in order;
 //                   acc = RN_32(acc + RN_32(p·x_aβ·x_bβ))   (the block scales' product times p is
@@ -52,8 +55,8 @@
 //                   d = 1 (mx), d = RN_32(g_a·g_b) (nvfp4: the two global scales)
 //   epilogue:       c_ij = RN_32(α_c·RN_32(d·acc)), α_c = RN_32(α)
 // (A NaN or ±Inf in an operand makes its scale NaN — per tensor, or per block for mx — so the
-// outputs it reaches are NaN. Tensor-delayed scaling needs an amax history across steps, which a
-// single GEMM has not: not offered.)
+// outputs it reaches are NaN. Tensor-delayed takes its scales from the recipe's histories; a value above the history's amax saturates to ±max_finite·(1/s). The op row does not
+// offer it yet: a case has no list-valued parameter to give the histories in.)
 
 typedef enum pp_gemm_accum {
     PP_GEMM_ACC_FP32 = 0,  // binary32 accumulator, one rounding per step (an FMA pipeline)
@@ -320,7 +323,7 @@ PP_HD static inline double pp_gemm_round_sqrt(pp_format_id f, double alpha)
 }
 
 // Whether the variant's storage format, scaling, accumulation and scale go together: unscaled
-// fp16/bf16/fp32; tensor-current e4m3/e5m2; mx e4m3/e5m2/e2m1; nvfp4 e2m1; scaled ones with fp32
+// fp16/bf16/fp32; tensor-current e4m3/e5m2/e2m1; mx e4m3/e5m2/e2m1; nvfp4 e2m1; scaled ones with fp32
 // accumulation and post-scaling only.
 PP_HD static inline int pp_gemm_variant_formats_ok(const pp_gemm_variant *v)
 {
@@ -329,13 +332,15 @@ PP_HD static inline int pp_gemm_variant_formats_ok(const pp_gemm_variant *v)
     switch (v->scaling) {
     case PP_SCALING_NONE:
         return f == PP_FMT_FP16 || f == PP_FMT_BF16 || f == PP_FMT_FP32;
+    case PP_SCALING_DELAYED:  // TE's delayed recipe is FP8's
+        return v->accum == PP_GEMM_ACC_FP32 && v->scale == PP_GEMM_SCALE_POST && fp8;
     case PP_SCALING_TENSOR:
     case PP_SCALING_MX:
     case PP_SCALING_NVFP4:
         if (v->accum != PP_GEMM_ACC_FP32 || v->scale != PP_GEMM_SCALE_POST)
             return 0;
-        return v->scaling == PP_SCALING_TENSOR ? fp8
-             : v->scaling == PP_SCALING_MX ? fp8 || f == PP_FMT_E2M1 : f == PP_FMT_E2M1;
+        // per-tensor e2m1: the baseline NVFP4's two-level scales are measured against
+        return v->scaling == PP_SCALING_NVFP4 ? f == PP_FMT_E2M1 : fp8 || f == PP_FMT_E2M1;
     }
     return 0;
 }

@@ -13,11 +13,20 @@
 //       X = 2^(floor(log2(block amax)) − emax_elem), the exponent clamped to E8M0's [−127, 127]
 //       (amax 0: 2^−127); NaN scale (E8M0 0xFF) for a block holding NaN or ±Inf;
 //       P = RN_F,sat(V / X) (V / X exact: a power of two).
+//   per-tensor, delayed (TransformerEngine's DelayedScaling recipe; pp_delayed_* below): the scale
+//       comes from an amax history of earlier steps, not from this tensor, so an outlier newer
+//       than the history saturates.
 //   NVFP4 (NVIDIA's two-level FP4): a global binary32 scale and an E4M3 scale per block of 16,
 //       g = RN_32(amax / (6·448)) (g = 1 when amax = 0),
 //       s = RN_e4m3,sat(block_amax / (6·g)),  X = s·g (exact in binary64: 4 × 24 bits),
 //       P = RN_e2m1,sat(V / X), and P = 0 for a block whose s is 0 (all zeros, or underflow).
 //       (Quotients in binary64 then one rounding to a ≤ 24-bit format: correctly rounded.)
+//       NVIDIA's definition as TransformerEngine implements it (NVIDIA/TransformerEngine
+//       transformer_engine/common/cast/nvfp4/core_nvfp4.cuh @433b1db,
+//       compute_global_encode_scaling_factor_FP4 and quantization_SF::compute_decoding_scaling_factor)
+//       keeps the encode scale S_enc = RN_32(448·6 / amax) and s = RN_e4m3(RN_32(block_amax/6·S_enc));
+//       precprobe keeps the decode form above, g = RN_32(amax/2688), which can differ from TE's
+//       1/S_enc in the last bit of g and so, rarely, in s (not yet emulated bit for bit).
 #ifndef PP_SCALING_H
 #define PP_SCALING_H
 
@@ -30,7 +39,8 @@ typedef enum pp_scaling {
     PP_SCALING_NONE = 0,     // values stored as they are (today's arithmetic)
     PP_SCALING_TENSOR,       // per-tensor, current amax
     PP_SCALING_MX,           // OCP MX v1.0, blocks of PP_MX_BLOCK, E8M0 scales
-    PP_SCALING_NVFP4         // e2m1, blocks of PP_NVFP4_BLOCK, E4M3 scales, fp32 global scale
+    PP_SCALING_NVFP4,        // e2m1, blocks of PP_NVFP4_BLOCK, E4M3 scales, fp32 global scale
+    PP_SCALING_DELAYED       // per-tensor, from an amax history (pp_delayed_recipe)
 } pp_scaling;
 
 #define PP_MX_BLOCK 32
@@ -42,7 +52,8 @@ PP_HD static inline const char *pp_scaling_name(pp_scaling s)
     return s == PP_SCALING_NONE ? "none"
          : s == PP_SCALING_TENSOR ? "tensor-current"
          : s == PP_SCALING_MX ? "mx"
-         : s == PP_SCALING_NVFP4 ? "nvfp4" : "?";
+         : s == PP_SCALING_NVFP4 ? "nvfp4"
+         : s == PP_SCALING_DELAYED ? "tensor-delayed" : "?";
 }
 
 // Whether f is an OCP MX element format.
@@ -123,6 +134,59 @@ PP_HD static inline double pp_nvfp4_quantise(double v, double s, double g)
     if (s == 0)
         return 0.0;
     return pp_round(PP_FMT_E2M1, v / (s * g), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+}
+
+// ---- per-tensor delayed scaling: TransformerEngine's DelayedScaling recipe
+// Sources: NVIDIA/TransformerEngine @799cf76 transformer_engine/common/recipe/__init__.py, class
+// DelayedScaling (margin, amax_history_len, amax_compute_algo "max" | "most_recent"; "scale =
+// (FP8_MAX / amax) / 2^margin"), and @6b71a0a transformer_engine/common/recipe/delayed_scaling.cu,
+// amax_and_scale_update_impl::kernel (history[0] is the most recent amax; "max" takes fmaxf over
+// the whole window, "most_recent" history[0]; scaled_max = fp8_max·2^−margin in binary32;
+// scale = scaled_max / amax when amax is finite and > 0, else the previous scale; an infinite
+// scale becomes FLT_MAX; scale_inv = 1 / scale), and the FP8 cast that multiplies by the scale:
+//   s = RN_32(RN_32(max_finite(F)·2^−margin) / amax),  P = RN_F,sat(RN_32(V·s)),
+//   the GEMM's dequantisation factor X = RN_32(1/s)  (the inverse of tensor-current's form).
+// With no previous step here, "the previous scale" is 1.
+typedef enum pp_amax_algo {
+    PP_AMAX_MAX = 0,      // the largest amax of the window
+    PP_AMAX_MOST_RECENT   // history[0]
+} pp_amax_algo;
+
+// What the recipe knows of each GEMM operand (A, B) before this step.
+typedef struct pp_delayed_recipe {
+    const double *history[2];  // history[t][0] the most recent amax, as TE stores the window
+    int len[2];                // ≥ 1
+    pp_amax_algo algo;
+    int margin;                // TE's margin: the scale leaves 2^margin of headroom
+} pp_delayed_recipe;
+
+// The amax the recipe uses: max over history[0..n) (NaN entries skipped, as fmaxf does) or
+// history[0].
+PP_HD static inline double pp_delayed_amax(const double *history, int n, pp_amax_algo algo)
+{
+    if (algo == PP_AMAX_MOST_RECENT)
+        return history[0];
+    double amax = 0;
+    for (int i = 0; i < n; i++)
+        amax = history[i] > amax ? history[i] : amax;
+    return amax;
+}
+
+// s = RN_32(RN_32(max_finite(f)·2^−margin) / amax); 1 for amax 0, NaN or ±Inf; FLT_MAX when the
+// quotient overflows binary32.
+PP_HD static inline double pp_delayed_scale(pp_format_id f, double amax, int margin)
+{
+    if (!(amax > 0) || !(amax <= 1.7976931348623157e308))
+        return 1.0;
+    double scaled_max = pp_round(PP_FMT_FP32, ldexp(pp_format_get(f).max_finite, -margin), PP_RND_NE, 0);
+    double s = pp_round(PP_FMT_FP32, scaled_max / amax, PP_RND_NE, 0);
+    return s > 3.4028234663852886e38 ? 3.4028234663852886e38 : s;
+}
+
+// P = RN_f,sat(RN_32(V·s)) (TE's cast: the product in binary32, then the saturating cast).
+PP_HD static inline double pp_delayed_quantise(pp_format_id f, double v, double s)
+{
+    return pp_round(f, pp_round(PP_FMT_FP32, v * s, PP_RND_NE, 0), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
 }
 
 #endif

@@ -182,12 +182,143 @@ static void cast_mx_follows_the_spec(void **state)
     pp_tensor_free(&in);
 }
 
+// Per-tensor current scaling, hand-computed: amax 896 gives X = 896/448 = 2; 5e-4/2 is below half
+// e4m3's smallest subnormal 2^-9 (flushes to 0), -0 keeps its sign; 1000 with X = 2 saturates.
+static void cast_tensor_current_hand_cases(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {6};
+    pp_tensor in, P, S;
+    pp_error err = {0};
+    double g;
+    assert_int_equal(pp_tensor_alloc(&in, 1, shape, PP_FMT_FP32, &err), PP_OK);
+    const double v[6] = {896.0, 1.0, -0.0, 0.0, 5e-4, -3.0};
+    for (int i = 0; i < 6; i++)
+        in.data[i] = v[i];
+    pp_cast_opts o = {PP_FMT_E4M3, PP_RND_NE, 0, 0};
+    assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_OK);
+    assert_true(g == 2.0 && S.data == NULL);
+    const double want[6] = {448.0, 0.5, -0.0, 0.0, 0.0, -1.5};
+    for (int i = 0; i < 6; i++)
+        assert_true(pp_test_same_bits(P.data[i], want[i]));
+    pp_tensor_free(&P);
+    // all zeros: X = 1; a NaN: X NaN (the GEMM's rule)
+    for (int i = 0; i < 6; i++)
+        in.data[i] = 0.0;
+    assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_OK);
+    assert_true(g == 1.0);
+    pp_tensor_free(&P);
+    in.data[3] = NAN;
+    assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_OK);
+    assert_true(isnan(g));
+    pp_tensor_free(&P);
+    // formats and modes the schemes do not take
+    pp_cast_opts fp4 = {PP_FMT_E2M1, PP_RND_NE, 0, 0}, tz = {PP_FMT_E4M3, PP_RND_TZ, 0, 0};
+    pp_cast_opts fp6 = {PP_FMT_E2M3, PP_RND_NE, 0, 0};
+    assert_int_equal(pp_cast_scaled(&in, &fp6, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_ERR_INPUT);
+    assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_NVFP4, &P, &S, &g, &err), PP_ERR_INPUT);
+    assert_int_equal(pp_cast_scaled(&in, &tz, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_ERR_INPUT);
+    assert_int_equal(pp_cast_scaled(&in, &fp4, PP_SCALING_MX, &P, &S, &g, &err), PP_ERR_INPUT);
+    pp_tensor_free(&in);
+}
+
+// NVFP4, hand-computed: amax 2688 = 6·448 gives g = 1. Block 0 [2688, 1]: s = 448, P = 6 and
+// 1/448 → 0. Block 1 [3, 1.5, 0.75, -0.25, 1.25]: s = 0.5, P = 6, 3, 1.5, -0.5, and 2.5 a tie
+// between 2 and 3 → 2 (even mantissa). Block 2 all zeros: s = 0, P = 0. The short last block
+// (2 values) [0, 2688·2^-12]: s = RN_e4m3(0.109375) = 0.109375, P = 0.65625/0.109375 = 6.
+static void cast_nvfp4_hand_cases(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {1, 50};
+    pp_tensor in, P, S;
+    pp_error err = {0};
+    double g;
+    assert_int_equal(pp_tensor_alloc(&in, 2, shape, PP_FMT_FP32, &err), PP_OK);
+    for (int i = 0; i < 50; i++)
+        in.data[i] = 0.0;
+    in.data[0] = 2688.0;
+    in.data[1] = 1.0;
+    const double b1[5] = {3.0, 1.5, 0.75, -0.25, 1.25};
+    for (int i = 0; i < 5; i++)
+        in.data[16 + i] = b1[i];
+    in.data[49] = 2688.0 / 4096.0;
+    pp_cast_opts o = {PP_FMT_E2M1, PP_RND_NE, 0, 0};
+    assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_NVFP4, &P, &S, &g, &err), PP_OK);
+    assert_true(g == 1.0);
+    assert_int_equal(S.ndim, 2);
+    assert_int_equal(S.shape[1], 4);
+    assert_int_equal(S.format, PP_FMT_E4M3);
+    assert_true(S.data[0] == 448.0 && S.data[1] == 0.5 && S.data[2] == 0.0 && S.data[3] == 0.109375);
+    assert_true(P.data[0] == 6.0 && P.data[1] == 0.0);
+    const double w1[5] = {6.0, 3.0, 1.5, -0.5, 2.0};
+    for (int i = 0; i < 5; i++)
+        assert_true(P.data[16 + i] == w1[i]);
+    for (int i = 32; i < 48; i++)
+        assert_true(P.data[i] == 0.0);
+    assert_true(P.data[48] == 0.0 && P.data[49] == 6.0);
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    pp_tensor_free(&in);
+}
+
+// NVFP4 on biased random data, element by element against kernels/scaling.h's functions.
+static void cast_nvfp4_equals_the_scaling_header(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {5, 37};
+    pp_tensor in, P, S;
+    pp_error err = {0};
+    double g;
+    assert_int_equal(pp_tensor_alloc(&in, 2, shape, PP_FMT_FP32, &err), PP_OK);
+    fill(&in, 0xF4);
+    for (int64_t i = 0; i < 12; i++)  // the specials, but finite: a NaN makes every scale NaN
+        if (!isfinite(in.data[i]))
+            in.data[i] = 0.5;
+    assert_int_equal(pp_cast_scaled(&in, &(pp_cast_opts){PP_FMT_E2M1, PP_RND_NE, 0, 0}, PP_SCALING_NVFP4, &P, &S,
+                                    &g, &err), PP_OK);
+    double amax = 0;
+    for (int64_t i = 0; i < in.numel; i++)
+        amax = fabs(in.data[i]) > amax ? fabs(in.data[i]) : amax;
+    assert_true(pp_test_same_bits(g, pp_nvfp4_global(amax)));
+    for (int64_t r = 0; r < 5; r++)
+        for (int64_t b = 0; b < 3; b++) {
+            int64_t lo = b * 16, hi = lo + 16 > 37 ? 37 : lo + 16;
+            double bamax = 0;
+            for (int64_t c = lo; c < hi; c++)
+                bamax = fabs(in.data[r * 37 + c]) > bamax ? fabs(in.data[r * 37 + c]) : bamax;
+            double s = pp_nvfp4_block_scale(bamax, g);
+            assert_true(pp_test_same_bits(S.data[r * 3 + b], s));
+            for (int64_t c = lo; c < hi; c++)
+                assert_true(pp_test_same_bits(P.data[r * 37 + c], pp_nvfp4_quantise(in.data[r * 37 + c], s, g)));
+        }
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    pp_tensor_free(&in);
+}
+
+// Nibble order (torch's float4_e2m1fn_x2): element 2j low, 2j+1 high, an odd row padded with +0.
+static void cast_pack_fp4_nibble_order(void **state)
+{
+    (void)state;
+    const uint8_t codes[6] = {0x2, 0xF, 0x7, 0x9, 0x0, 0x8};  // 2 rows of 3
+    uint8_t packed[4];
+    pp_cast_pack_fp4(codes, 2, 3, packed);
+    assert_int_equal(packed[0], 0xF2);
+    assert_int_equal(packed[1], 0x07);
+    assert_int_equal(packed[2], 0x09);
+    assert_int_equal(packed[3], 0x08);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cast_values_equal_pp_round_through_a_file),
         cmocka_unit_test(cast_codes_round_trip_npy),
         cmocka_unit_test(cast_mx_follows_the_spec),
+        cmocka_unit_test(cast_tensor_current_hand_cases),
+        cmocka_unit_test(cast_nvfp4_hand_cases),
+        cmocka_unit_test(cast_nvfp4_equals_the_scaling_header),
+        cmocka_unit_test(cast_pack_fp4_nibble_order),
     };
     return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

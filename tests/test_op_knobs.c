@@ -225,6 +225,7 @@ static const char *const generic_words[] = {
     "fp32", "bf16", "fp16",  // format names
     "e4m3", "e5m2", "e2m1",  // format names (`precprobe cast --to`)
     "scaling", "mx",         // `precprobe cast --scaling mx`: the same OCP MX scaling, on a file
+    "tensor-current", "nvfp4",  // `precprobe cast --scaling tensor-current | nvfp4`: the same scalings, on a file
     "cpu", "cuda",           // the devices a run chooses (--device), also adamw's torch_kernels values
 };
 

@@ -38,6 +38,8 @@ if [ $e2e = 1 ]; then run_one "tools/test-browser.sh (HTML in headless Chromium)
 if [ $e2e = 1 ] && [ -x build/rel/tools/adamw_emulate ]; then
     run_one "tools/adamw_torch_parity.py" "${PRECPROBE_PYTHON:-python3}" tools/adamw_torch_parity.py
 fi
+# precprobe cast against ml_dtypes (FP4 packing, NVFP4, per-tensor scaling); skips without it.
+if [ $e2e = 1 ]; then run_one "tools/cast_peer.py" "${PRECPROBE_PYTHON:-python3}" tools/cast_peer.py; fi
 # The Python bridge (python/): numpy-only tests, torch ones where importable; skips without numpy.
 if [ $e2e = 1 ]; then run_one "python/tests/run.sh (the Python bridge)" bash python/tests/run.sh; fi
 for t in "${san[@]}"; do

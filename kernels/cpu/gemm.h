@@ -31,4 +31,13 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
 int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, int64_t m, int64_t n,
                        int64_t k, const double *a, const double *b, double *c, int threads, pp_error *err);
 
+// The same under per-tensor delayed scaling (v->scaling = PP_SCALING_DELAYED, e4m3 or e5m2): the
+// scales come from r's amax histories (kernels/scaling.h, TE's DelayedScaling), not from a and b.
+// Same preconditions (a, b binary32 values; alpha_c = RN_32(α)); r->len[t] ≥ 1.
+// Returns PP_OK, PP_ERR_INPUT (another scaling or format, r NULL, an empty history) or
+// PP_ERR_RUNTIME (memory). (pp_gemm_scaled_cpu refuses PP_SCALING_DELAYED: it has no history.)
+int pp_gemm_delayed_cpu(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, int threads,
+                        pp_error *err);
+
 #endif

@@ -14,7 +14,9 @@ typedef struct scaled_operand {
     const double *x;   // the binary32 values
     double *q;         // out: the quantised elements, same layout as x
     double *xs;        // out: per line and block, the block scale (mx: 2^e; nvfp4: the E4M3 s)
-    double g;          // out: the per-tensor scale (tensor-current X, nvfp4 global g; mx: 1)
+    double g;          // out: the per-tensor scale (tensor-current X, delayed 1/s, nvfp4 global g; mx: 1)
+    const double *hist;  // tensor-delayed: this operand's amax history (pp_delayed_recipe)
+    int hist_len;
     int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
 } scaled_operand;
 
@@ -23,15 +25,20 @@ static int64_t line_base(const scaled_operand *o, int64_t t)
     return (t / o->lines) * o->batch_step + (t % o->lines) * o->line_step;
 }
 
-// Quantise o (every line, every block) under variant v's scaling.
-static void scaled_quantise(const pp_gemm_variant *v, scaled_operand *o)
+// Quantise o (every line, every block) under variant v's scaling (r: the delayed recipe).
+static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r, scaled_operand *o)
 {
     int64_t nlines = o->batch * o->lines;
     double amax = 0;
     for (int64_t t = 0; t < nlines; t++)
         for (int64_t l = 0; l < o->k; l++)
             amax = pp_amax_step(amax, o->x[line_base(o, t) + l * o->stride]);
+    // tensor-delayed ignores this tensor's amax: its scale s comes from the history
+    double s_delayed = v->scaling == PP_SCALING_DELAYED
+                     ? pp_delayed_scale(v->format, pp_delayed_amax(o->hist, o->hist_len, r->algo), r->margin)
+                     : 1.0;
     o->g = v->scaling == PP_SCALING_TENSOR ? pp_tensor_scale(v->format, amax)
+         : v->scaling == PP_SCALING_DELAYED ? pp_round(PP_FMT_FP32, 1.0 / s_delayed, PP_RND_NE, 0)
          : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
     for (int64_t t = 0; t < nlines; t++) {
         int64_t base = line_base(o, t);
@@ -48,6 +55,7 @@ static void scaled_quantise(const pp_gemm_variant *v, scaled_operand *o)
                 int64_t i = base + l * o->stride;
                 double xv = o->x[i];
                 o->q[i] = v->scaling == PP_SCALING_TENSOR ? pp_tensor_quantise(v->format, xv, o->g)
+                        : v->scaling == PP_SCALING_DELAYED ? pp_delayed_quantise(v->format, xv, s_delayed)
                         : v->scaling == PP_SCALING_MX ? pp_mx_quantise(v->format, xv, e, PP_RND_NE, 0)
                         : pp_nvfp4_quantise(xv, s, o->g);
             }
@@ -69,7 +77,7 @@ static void scaled_task(void *ctx, int64_t t)
     int64_t bi = t / g->tasks_per_batch, i0 = (t % g->tasks_per_batch) * SCALED_ROWS_PER_TASK;
     int64_t i1 = i0 + SCALED_ROWS_PER_TASK < g->m ? i0 + SCALED_ROWS_PER_TASK : g->m;
     const scaled_operand *A = g->a, *B = g->b;
-    int blocked = g->v->scaling != PP_SCALING_TENSOR;
+    int blocked = g->v->scaling != PP_SCALING_TENSOR && g->v->scaling != PP_SCALING_DELAYED;
     for (int64_t i = i0; i < i1; i++)
         for (int64_t j = 0; j < g->n; j++) {
             int64_t ta = bi * g->m + i, tb = bi * g->n + j;
@@ -88,12 +96,15 @@ static void scaled_task(void *ctx, int64_t t)
         }
 }
 
-int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, int64_t m, int64_t n,
-                       int64_t k, const double *a, const double *b, double *c, int threads, pp_error *err)
+static int scaled_run(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                      int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, int threads,
+                      pp_error *err)
 {
     int64_t bs = pp_gemm_scaling_block(v->scaling, k), nblk = k ? (k + bs - 1) / bs : 0;
-    scaled_operand A = {a, NULL, NULL, 1.0, batch, m, k, 1, k, m * k, nblk, bs};
-    scaled_operand B = {b, NULL, NULL, 1.0, batch, n, k, n, 1, k * n, nblk, bs};
+    scaled_operand A = {a, NULL, NULL, 1.0, r ? r->history[0] : NULL, r ? r->len[0] : 0,
+                        batch, m, k, 1, k, m * k, nblk, bs};
+    scaled_operand B = {b, NULL, NULL, 1.0, r ? r->history[1] : NULL, r ? r->len[1] : 0,
+                        batch, n, k, n, 1, k * n, nblk, bs};
     A.q = malloc((size_t)(batch * m * k + 1) * sizeof(double));
     B.q = malloc((size_t)(batch * k * n + 1) * sizeof(double));
     A.xs = malloc((size_t)(batch * m * nblk + 1) * sizeof(double));
@@ -102,9 +113,10 @@ int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, 
     if (!A.q || !B.q || !A.xs || !B.xs) {
         rc = pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the quantised inputs");
     } else {
-        scaled_quantise(v, &A);
-        scaled_quantise(v, &B);
-        // tensor-current: d = RN_32(X_a·X_b); nvfp4: RN_32(g_a·g_b); mx: 1 (A.g = B.g = 1)
+        scaled_quantise(v, r, &A);
+        scaled_quantise(v, r, &B);
+        // tensor-current: d = RN_32(X_a·X_b); delayed: RN_32(scale_inv_a·scale_inv_b);
+        // nvfp4: RN_32(g_a·g_b); mx: 1 (A.g = B.g = 1)
         double d = pp_round(PP_FMT_FP32, A.g * B.g, PP_RND_NE, 0);
         scaled_job g = {v, alpha_c, d, m, n, k, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, &A, &B, c};
         pp_parallel_for(scaled_task, &g, batch * g.tasks_per_batch, threads, NULL);
@@ -114,4 +126,24 @@ int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, 
     free(A.xs);
     free(B.xs);
     return rc;
+}
+
+int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k, const double *a, const double *b, double *c, int threads, pp_error *err)
+{
+    if (v->scaling == PP_SCALING_DELAYED)
+        return pp_fail(err, PP_ERR_INPUT, "gemm: tensor-delayed scaling needs the amax histories (pp_gemm_delayed_cpu)");
+    return scaled_run(v, NULL, alpha_c, batch, m, n, k, a, b, c, threads, err);
+}
+
+int pp_gemm_delayed_cpu(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, int threads,
+                        pp_error *err)
+{
+    if (v->scaling != PP_SCALING_DELAYED || !pp_gemm_variant_formats_ok(v))
+        return pp_fail(err, PP_ERR_INPUT, "gemm: tensor-delayed needs scaling tensor-delayed, e4m3 or e5m2, "
+                       "accumulate fp32 and scale post");
+    if (!r || r->len[0] < 1 || r->len[1] < 1 || !r->history[0] || !r->history[1])
+        return pp_fail(err, PP_ERR_INPUT, "gemm: tensor-delayed needs an amax history of at least one step per operand");
+    return scaled_run(v, r, alpha_c, batch, m, n, k, a, b, c, threads < 1 ? 1 : threads, err);
 }

@@ -33,14 +33,22 @@ static void cast_usage(FILE *f)
         "                         without it, as torch's casts: Inf, or NaN for e4m3\n"
         "  --packed               write storage codes instead of values: OUT.safetensors\n"
         "                         with dtype F8_E4M3/F8_E5M2 for e4m3/e5m2, or OUT.npy of\n"
-        "                         uint8 codes (one per byte, low bits) for any format of\n"
-        "                         at most 8 bits\n"
-        "  --scaling S            none (default) or mx: OCP MX v1.0 block scaling along the\n"
-        "                         last dimension, blocks of 32 sharing an e8m0 scale\n"
-        "                         2^(floor(log2(amax)) - emax of FORMAT), elements saturated;\n"
-        "                         OUT gets scale x element (or, --packed, the element codes)\n"
-        "  --scales S.npy         with --scaling mx: the scales' e8m0 codes, uint8, one per\n"
-        "                         block (required with --packed)\n"
+        "                         uint8 codes: e2m1 two per byte along the last dimension\n"
+        "                         (element 2j in bits 3..0, 2j+1 in bits 7..4, as torch's\n"
+        "                         float4_e2m1fn_x2), any other format of at most 8 bits one\n"
+        "                         per byte (low bits)\n"
+        "  --scaling S            none (default); tensor-current: one scale for the tensor,\n"
+        "                         X = amax / max_finite (e4m3 e5m2 e2m1; saturating); mx: OCP MX\n"
+        "                         v1.0 blocks of 32 along the last dimension sharing an e8m0\n"
+        "                         scale 2^(floor(log2(amax)) - emax of FORMAT), elements\n"
+        "                         saturated; nvfp4: e2m1, blocks of 16 along the last\n"
+        "                         dimension with an e4m3 scale, an fp32 global scale\n"
+        "                         amax / (6*448). OUT gets the dequantised values (scales x\n"
+        "                         element, rounded once to float32) or, --packed, the codes\n"
+        "  --scales S.npy         mx, nvfp4: the block scales' codes (e8m0, e4m3), uint8, one\n"
+        "                         per block (required with --packed)\n"
+        "  --global-scale G.npy   tensor-current, nvfp4: the per-tensor fp32 scale as a 0-d\n"
+        "                         float32 array (required with --packed)\n"
         "  -h, --help             this text\n"
         "\n"
         "Values are written as float32 (fp64 as float64): every value of every other\n"
@@ -59,16 +67,32 @@ static int fail(const pp_error *err)
     return err->code == PP_ERR_RUNTIME ? 3 : 2;
 }
 
-// Writes t's e8m0 codes (t's values are E8M0 values or NaN) to path.
+// Writes t's storage codes (a format of at most 8 bits) to path as uint8: e2m1 nibble-packed
+// along the last dimension (core/cast.h, pp_cast_pack_fp4), every other format one per byte.
 static int write_codes(const char *path, const pp_tensor *t, pp_error *err)
 {
     uint8_t *codes = malloc(t->numel ? (size_t)t->numel : 1);
-    if (!codes)
+    uint8_t *packed = malloc(t->numel ? (size_t)t->numel : 1);  // ≥ rows·ceil(cols/2)
+    if (!codes || !packed) {
+        free(codes);
+        free(packed);
         return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory", path);
+    }
     int rc = pp_cast_codes(t, codes, err);
-    if (!rc)
+    if (!rc && t->format == PP_FMT_E2M1) {
+        int64_t cols = t->ndim ? t->shape[t->ndim - 1] : 1, rows = cols ? t->numel / cols : 0;
+        int64_t shape[PP_MAX_DIMS] = {1};  // a 0-d tensor: one byte, shape (1,)
+        int ndim = t->ndim ? t->ndim : 1;
+        for (int d = 0; d < t->ndim; d++)
+            shape[d] = t->shape[d];
+        shape[ndim - 1] = (cols + 1) / 2;
+        pp_cast_pack_fp4(codes, rows, cols, packed);
+        rc = pp_npy_write_codes(path, ndim, shape, rows * ((cols + 1) / 2), packed, err);
+    } else if (!rc) {
         rc = pp_npy_write_codes(path, t->ndim, t->shape, t->numel, codes, err);
+    }
     free(codes);
+    free(packed);
     return rc;
 }
 
@@ -115,18 +139,65 @@ static int cast_mx(const pp_tensor *in, const pp_cast_opts *o, const char *out, 
     return rc;
 }
 
+// Writes the per-tensor scale x as a 0-d float32 .npy (x is a binary32 value, or NaN).
+static int write_global(const char *path, double x, pp_error *err)
+{
+    pp_tensor g;
+    int rc = pp_tensor_alloc(&g, 0, NULL, PP_FMT_FP32, err);
+    if (rc)
+        return rc;
+    g.data[0] = x;
+    rc = pp_tensor_save(path, &g, err);
+    pp_tensor_free(&g);
+    return rc;
+}
+
+// --scaling tensor-current | nvfp4: OUT gets RN_32(X·P) (X = the per-tensor scale, or s·g for
+// nvfp4: the exact binary64 product, rounded once to float32, as a dequantising multiply in
+// binary32 would for tensor-current), or P's codes with --packed; --scales the e4m3 block scales'
+// codes (nvfp4), --global-scale the per-tensor scale.
+static int cast_scaled(const pp_tensor *in, const pp_cast_opts *o, pp_scaling scheme, const char *out,
+                       const char *scales_path, const char *global_path, int packed, pp_error *err)
+{
+    pp_tensor P, S;
+    double g;
+    int rc = pp_cast_scaled(in, o, scheme, &P, &S, &g, err);
+    if (rc)
+        return rc;
+    if (scales_path)
+        rc = write_codes(scales_path, &S, err);
+    if (!rc && global_path)
+        rc = write_global(global_path, g, err);
+    if (!rc && packed) {
+        rc = write_out(out, &P, 1, err);
+    } else if (!rc) {
+        int64_t cols = in->ndim ? in->shape[in->ndim - 1] : 1;
+        int64_t nb = (cols + PP_NVFP4_BLOCK - 1) / PP_NVFP4_BLOCK;
+        for (int64_t i = 0; i < P.numel; i++) {
+            double x = scheme == PP_SCALING_NVFP4 ? S.data[(i / cols) * nb + (i % cols) / PP_NVFP4_BLOCK] * g : g;
+            P.data[i] = pp_round(PP_FMT_FP32, P.data[i] * x, PP_RND_NE, 0);  // P·x exact in binary64
+        }
+        P.format = PP_FMT_FP32;
+        rc = pp_tensor_save(out, &P, err);
+    }
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    return rc;
+}
+
 int pp_cmd_cast(int argc, char **argv)
 {
     const char *in_spec = NULL, *to_s = NULL, *out = NULL, *mode_s = NULL, *seed_s = NULL;
-    const char *scaling_s = NULL, *scales_path = NULL;
+    const char *scaling_s = NULL, *scales_path = NULL, *global_path = NULL;
     int saturate = 0, packed = 0, n_pos = 0;
     const pp_cli_opt opts_def[] = {
         {"--to", &to_s, NULL},          {"-o", &out, NULL},
         {"--rounding", &mode_s, NULL},  {"--seed", &seed_s, NULL},
         {"--saturate", NULL, &saturate}, {"--packed", NULL, &packed},
         {"--scaling", &scaling_s, NULL}, {"--scales", &scales_path, NULL},
+        {"--global-scale", &global_path, NULL},
     };
-    int prc = pp_cli_parse("cast", argc, argv, opts_def, 8, &in_spec, 1, &n_pos);
+    int prc = pp_cli_parse("cast", argc, argv, opts_def, 9, &in_spec, 1, &n_pos);
     if (prc == 1) {
         cast_usage(stdout);
         return 0;
@@ -163,17 +234,33 @@ int pp_cmd_cast(int argc, char **argv)
         }
         o.seed = (uint64_t)s;
     }
-    int mx = 0;
-    if (scaling_s && !(mx = !strcmp(scaling_s, "mx")) && strcmp(scaling_s, "none")) {
-        fprintf(stderr, "precprobe cast: --scaling: unknown scaling '%s' (none mx)\n", scaling_s);
+    pp_scaling scheme = PP_SCALING_NONE;
+    if (scaling_s) {
+        const pp_scaling all[4] = {PP_SCALING_NONE, PP_SCALING_TENSOR, PP_SCALING_MX, PP_SCALING_NVFP4};
+        int k = 0;
+        while (k < 4 && strcmp(scaling_s, pp_scaling_name(all[k])))
+            k++;
+        if (k == 4) {
+            fprintf(stderr, "precprobe cast: --scaling: unknown scaling '%s' (none tensor-current mx nvfp4)\n",
+                    scaling_s);
+            return 2;
+        }
+        scheme = all[k];
+    }
+    int mx = scheme == PP_SCALING_MX, blocks = mx || scheme == PP_SCALING_NVFP4;
+    int per_tensor = scheme == PP_SCALING_TENSOR || scheme == PP_SCALING_NVFP4;
+    if (scales_path && (!blocks || !ends_with(scales_path, ".npy"))) {
+        fprintf(stderr, "precprobe cast: --scales S.npy goes with --scaling mx or nvfp4\n");
         return 2;
     }
-    if (scales_path && (!mx || !ends_with(scales_path, ".npy"))) {
-        fprintf(stderr, "precprobe cast: --scales S.npy goes with --scaling mx\n");
+    if (global_path && (!per_tensor || !ends_with(global_path, ".npy"))) {
+        fprintf(stderr, "precprobe cast: --global-scale G.npy goes with --scaling tensor-current or nvfp4\n");
         return 2;
     }
-    if (mx && packed && !scales_path) {
-        fprintf(stderr, "precprobe cast: --packed with --scaling mx needs --scales S.npy\n");
+    if (packed && ((blocks && !scales_path) || (per_tensor && !global_path))) {
+        fprintf(stderr, "precprobe cast: --packed with --scaling %s needs %s\n", scaling_s,
+                scheme == PP_SCALING_NVFP4 ? "--scales S.npy and --global-scale G.npy"
+                : mx ? "--scales S.npy" : "--global-scale G.npy");
         return 2;
     }
     pp_error err = {0};
@@ -181,9 +268,11 @@ int pp_cmd_cast(int argc, char **argv)
     memset(&r, 0, sizeof r);
     if (pp_tensor_load(in_spec, &t, &err))
         return fail(&err);
-    int rc = mx ? cast_mx(&t, &o, out, scales_path, packed, &err) : pp_cast_tensor(&t, &o, &r, &err);
+    int rc = mx ? cast_mx(&t, &o, out, scales_path, packed, &err)
+           : per_tensor ? cast_scaled(&t, &o, scheme, out, scales_path, global_path, packed, &err)
+           : pp_cast_tensor(&t, &o, &r, &err);
     pp_tensor_free(&t);
-    if (!rc && !mx)
+    if (!rc && scheme == PP_SCALING_NONE)
         rc = write_out(out, &r, packed, &err);
     pp_tensor_free(&r);
     return rc ? fail(&err) : 0;

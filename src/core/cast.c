@@ -84,3 +84,77 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
         }
     return PP_OK;
 }
+
+// amax over the whole tensor (pp_amax_step: NaN for a tensor holding NaN or ±Inf).
+static double tensor_amax(const pp_tensor *t)
+{
+    double amax = 0;
+    for (int64_t i = 0; i < t->numel; i++)
+        amax = pp_amax_step(amax, t->data[i]);
+    return amax;
+}
+
+int pp_cast_scaled(const pp_tensor *in, const pp_cast_opts *o, pp_scaling scheme, pp_tensor *elems,
+                   pp_tensor *scales, double *global, pp_error *err)
+{
+    pp_format_id f = o->to;
+    memset(elems, 0, sizeof *elems);
+    memset(scales, 0, sizeof *scales);
+    *global = 1.0;
+    if (scheme == PP_SCALING_TENSOR && f != PP_FMT_E4M3 && f != PP_FMT_E5M2 && f != PP_FMT_E2M1)
+        return pp_fail(err, PP_ERR_INPUT, "tensor-current scaling stores e4m3, e5m2 or e2m1, not %s",
+                       pp_format_get(f).name);
+    if (scheme == PP_SCALING_NVFP4 && f != PP_FMT_E2M1)
+        return pp_fail(err, PP_ERR_INPUT, "nvfp4 scaling stores e2m1, not %s", pp_format_get(f).name);
+    if (scheme != PP_SCALING_TENSOR && scheme != PP_SCALING_NVFP4)
+        return pp_fail(err, PP_ERR_INPUT, "cast: scaling '%s' is not per-tensor or nvfp4", pp_scaling_name(scheme));
+    if (o->mode != PP_RND_NE)
+        return pp_fail(err, PP_ERR_INPUT, "%s scaling rounds to nearest-even only (--rounding ne)",
+                       pp_scaling_name(scheme));
+    int rc = pp_tensor_alloc(elems, in->ndim, in->shape, f, err);
+    if (rc)
+        return rc;
+    double amax = tensor_amax(in);
+    if (scheme == PP_SCALING_TENSOR) {
+        *global = pp_tensor_scale(f, amax);
+        for (int64_t i = 0; i < in->numel; i++)
+            elems->data[i] = pp_tensor_quantise(f, in->data[i], *global);
+        return PP_OK;
+    }
+    int64_t cols = in->ndim ? in->shape[in->ndim - 1] : 1, rows = cols ? in->numel / cols : 0;
+    int64_t nb = (cols + PP_NVFP4_BLOCK - 1) / PP_NVFP4_BLOCK, sshape[PP_MAX_DIMS];
+    for (int d = 0; d < in->ndim; d++)
+        sshape[d] = in->shape[d];
+    if (in->ndim)
+        sshape[in->ndim - 1] = nb;
+    rc = pp_tensor_alloc(scales, in->ndim, sshape, PP_FMT_E4M3, err);
+    if (rc) {
+        pp_tensor_free(elems);
+        return rc;
+    }
+    double g = *global = pp_nvfp4_global(amax);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t first = r * cols + b * PP_NVFP4_BLOCK;
+            int64_t n = cols - b * PP_NVFP4_BLOCK < PP_NVFP4_BLOCK ? cols - b * PP_NVFP4_BLOCK : PP_NVFP4_BLOCK;
+            double bamax = 0;
+            for (int64_t i = first; i < first + n; i++)
+                bamax = pp_amax_step(bamax, in->data[i]);
+            double s = pp_nvfp4_block_scale(bamax, g);
+            scales->data[r * nb + b] = s;
+            for (int64_t i = first; i < first + n; i++)
+                elems->data[i] = pp_nvfp4_quantise(in->data[i], s, g);
+        }
+    return PP_OK;
+}
+
+void pp_cast_pack_fp4(const uint8_t *codes, int64_t rows, int64_t cols, uint8_t *packed)
+{
+    int64_t half = (cols + 1) / 2;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < half; j++) {
+            const uint8_t *c = codes + r * cols + 2 * j;
+            uint8_t hi = 2 * j + 1 < cols ? c[1] : 0;
+            packed[r * half + j] = (uint8_t)((c[0] & 0xF) | (hi & 0xF) << 4);
+        }
+}

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "format.h"
+#include "scaling.h"
 #include "core/tensor.h"
 
 typedef struct pp_cast_opts {
@@ -45,5 +46,25 @@ int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err);
 // block < 1) or PP_ERR_RUNTIME (out of memory); on failure both are zeroed.
 int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor *elems,
                pp_tensor *scales, pp_error *err);
+
+// Per-tensor current scaling and NVFP4 (kernels/scaling.h defines both; nearest-even only):
+//   PP_SCALING_TENSOR: o->to e4m3, e5m2 or e2m1 (as the scaled GEMM); X = pp_tensor_scale(to, amax of the whole tensor),
+//       P = pp_tensor_quantise(to, V, X); *global = X, scales left zeroed (no blocks).
+//   PP_SCALING_NVFP4: o->to e2m1; g = pp_nvfp4_global(amax of the whole tensor), per block of
+//       PP_NVFP4_BLOCK along the last dimension s = pp_nvfp4_block_scale(block amax, g),
+//       P = pp_nvfp4_quantise(V, s, g); *global = g, scales the s values (format E4M3, in's shape
+//       with the last extent ceil(extent/16)).
+// A NaN or ±Inf in the tensor makes X (g) NaN, as in the scaled GEMM.
+// Returns PP_OK, PP_ERR_INPUT (another scaling, a format the scheme does not store, a rounding
+// mode other than PP_RND_NE) or PP_ERR_RUNTIME (out of memory); on failure both are zeroed.
+int pp_cast_scaled(const pp_tensor *in, const pp_cast_opts *o, pp_scaling scheme, pp_tensor *elems,
+                   pp_tensor *scales, double *global, pp_error *err);
+
+// FP4 nibble packing, as torch's float4_e2m1fn_x2 stores two e2m1 codes per byte
+// (pytorch/pytorch torch/headeronly/util/Float4_e2m1fn_x2.h, commit f34fa15, the header comment:
+// "val1 : val0" in bits "7654 : 3210"): along each row of `cols` codes, element 2j goes to bits
+// 3..0 of byte j and element 2j+1 to bits 7..4; a row of odd length ends with a zero high
+// nibble (+0). packed holds rows·ceil(cols/2) bytes; codes are 4-bit (pp_cast_codes of e2m1).
+void pp_cast_pack_fp4(const uint8_t *codes, int64_t rows, int64_t cols, uint8_t *packed);
 
 #endif

@@ -172,7 +172,7 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     else if (v.accum != PP_GEMM_ACC_FP32 || v.scale != PP_GEMM_SCALE_POST)
         snprintf(msg, n, "scaling '%s' needs accumulate = \"fp32\" and scale = \"post\"", s);
     else
-        snprintf(msg, n, "scaling '%s' does not store format '%s' (tensor-current: e4m3 e5m2; mx: e4m3 e5m2 "
+        snprintf(msg, n, "scaling '%s' does not store format '%s' (tensor-current: e4m3 e5m2 e2m1; mx: e4m3 e5m2 "
                  "e2m1; nvfp4: e2m1)", s, f);
     return -1;
 }
@@ -261,9 +261,9 @@ const pp_op pp_op_gemm = {
     .output_layouts = output_layouts,
     .check_params = check_params,
     .check_knobs = check_knobs,
-    .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current or mx; e2m1 with mx or "
-                  "nvfp4; a scaling needs accumulate fp32, scale post, engine ours; engine cublas with accumulate storage needs "
-                  "format fp16 or fp32; engine cublas runs only on the GPU (--device cuda)",
+    .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current or mx; e2m1 with "
+                  "tensor-current, mx or nvfp4; a scaling needs accumulate fp32, scale post, engine ours; engine cublas "
+                  "with accumulate storage needs format fp16 or fp32; engine cublas runs only on the GPU (--device cuda)",
     .shape = shape,
     .format = format,
     .describe = describe,
