@@ -2,7 +2,7 @@
 """cast_peer.py — checks `precprobe cast` against ml_dtypes, value by value and code by code.
 
 usage: PYTHON tools/cast_peer.py [--precprobe bin/precprobe]
-  PYTHON is any interpreter with numpy and ml_dtypes (e.g. /work/venv-torch style venv); prints
+  PYTHON is any interpreter with numpy and ml_dtypes (e.g. a venv with both installed); prints
   "skipped" and exits 0 where they are not importable.
 
 Checks, on float32 inputs with outliers, ties and boundaries (no NaN: ml_dtypes' e2m1 codes NaN
