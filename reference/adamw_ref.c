@@ -3,6 +3,7 @@
 // (mpfr-plain). Per-step scalars once per step in MPFR; per element, mpfr_t variables reused.
 #include "adamw_ref.h"
 #include "adamw_ref_dd.h"
+#include "adamw_ref_dd_lanes.h"
 #include "adamw_ref_coupled.h"
 #include "adamw_ref_jac.h"
 #include "adamw_ref_lohner.h"
@@ -378,46 +379,59 @@ static int ref_mpfr_elem(const ref_ctx *R, ref_elem *E, int64_t i, double *th64,
 // come from the certified run's binary64 θ, element by element in order, as before.
 static void ref_block(ref_ctx *R, int64_t b)
 {
+    enum { W = PP_ADAMW_DD_LANES };
     const pp_adamw_problem *pr = R->pr;
-    int T = pr->steps;
+    int T = pr->steps, lanes = R->fast && pr->kind == PP_ADAMW_GRAD_SYNTHETIC;
     int64_t lo = b * REF_BLOCK, hi = lo + REF_BLOCK < pr->n ? lo + REF_BLOCK : pr->n;
     double *lp = R->lossp ? R->lossp + b * (T + 1) : NULL;
-    double *th64 = malloc((size_t)(T + 1) * sizeof *th64);
+    double *th64 = malloc((size_t)W * (T + 1) * sizeof *th64);
     if (!th64) {
         R->fail[b] = (ref_fail){lo, -1, 0, 0.0, 0.0};  // step −1: out of memory
         return;
     }
     ref_elem E;
     ref_elem_init(&E, R->prec);
+    pp_adamw_dd_elem_ lo_out[W];
+    int lo_ok[W];
     for (int64_t i = lo; i < hi; i++) {
+        // the synthetic source's double-double elements, W at a time (adamw_ref_dd_lanes.c:
+        // bit-identical to the scalar element), a full group only
+        int64_t l = lanes ? (i - lo) % W : 0;
+        int grouped = lanes && i - l + W <= hi;
+        if (grouped && l == 0)
+            pp_adamw_ref_dd_lanes_(pr, R->P, R->dsc, i, R->theta0 + i, PP_ADAMW_REF_MAX_REL, th64, lo_out, lo_ok);
+        double *row = th64 + (grouped ? l : 0) * (T + 1);
         double out[3], bnd[3];
         int ok = 0;
         if (R->fast) {
             pp_adamw_dd_elem_ o;
-            ok = pp_adamw_ref_dd_elem_(pr, R->P, R->dsc, i, R->theta0[i], PP_ADAMW_REF_MAX_REL, th64, &o);
+            if (grouped)
+                o = lo_out[l], ok = lo_ok[l];
+            else
+                ok = pp_adamw_ref_dd_elem_(pr, R->P, R->dsc, i, R->theta0[i], PP_ADAMW_REF_MAX_REL, row, &o);
             if (ok) {
                 out[0] = o.theta, out[1] = o.m, out[2] = o.v;
                 bnd[0] = o.bound[0], bnd[1] = o.bound[1], bnd[2] = o.bound[2];
             }
         }
-        if (!ok && !ref_mpfr_elem(R, &E, i, th64, out, bnd, &R->fail[b]))
+        if (!ok && !ref_mpfr_elem(R, &E, i, row, out, bnd, &R->fail[b]))
             break;
         R->theta[i] = out[0], R->m[i] = out[1], R->v[i] = out[2];
         for (int k = 0; k < 3; k++)
             if (bnd[k] > R->bnd[3 * b + k])
                 R->bnd[3 * b + k] = bnd[k];
-        th64[0] = R->theta0[i];
+        row[0] = R->theta0[i];
         if (lp) {
             float h, opt;
             pp_adamw_quad_data(pr, i, &h, &opt);
             for (int t = 0; t <= T; t++) {
-                double d = th64[t] - opt;
+                double d = row[t] - opt;
                 lp[t] += 0.5 * h * d * d;
             }
         }
         if (R->trace)
             for (int k = 0; k < R->trace->n_snaps; k++)
-                R->trace->snap[(int64_t)k * pr->n + i] = th64[R->trace->snap_step[k]];
+                R->trace->snap[(int64_t)k * pr->n + i] = row[R->trace->snap_step[k]];
     }
     free(th64);
     ref_elem_clear(&E);
