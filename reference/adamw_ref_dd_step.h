@@ -8,7 +8,8 @@
 
 #include <math.h>
 
-#include "adamw_ref_dd.h"
+#include "adamw_ref_dd_scal.h"
+#include "format.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define DD_INLINE static inline __attribute__((always_inline))
