@@ -575,7 +575,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     int fast = prec == 0 && pr->kind != PP_ADAMW_GRAD_LINREG;
     if (prec == 0)
         prec = PP_ADAMW_REF_PREC;
-    if (prec < 64 || prec > 4096 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
+    // prec ≤ 1000: the bounds are binary64 multiples of u = 2^(1 − prec), which must stay normal
+    // (beyond 1074 bits u would be 0 and every rounding would go uncounted)
+    if (prec < 64 || prec > 1000 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
         !(h->beta1 < 1.0) || !(h->beta2 >= 0.0) || !(h->beta2 < 1.0) ||
         (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0)) ||
         (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1))
