@@ -3,8 +3,9 @@
 //   - the reference's fast path (double-double in 8 lanes, running bound) against mpfr-plain
 //     (128 bits, on the first n/16 elements, scaled), and the lanes against the scalar
 //     double-double element (the oracle) on the same n/16 elements;
-//   - the CPU emulation's variants against torch.optim.AdamW on the CPU (foreach and fused fp32,
-//     bf16), run by tools/bench_adamw_torch.py through PRECPROBE_PYTHON; without torch the line
+//   - the CPU emulation's variants (quadratic source: a two-operation gradient, like for like;
+//     synthetic: plus a normal draw per element-step) against torch.optim.AdamW on the CPU
+//     (foreach and fused fp32, bf16, one gradient reused), run by tools/bench_adamw_torch.py through PRECPROBE_PYTHON; without torch the line
 //     says so.
 // Times are CPU seconds of the process (the machine may be shared: wall times are printed too);
 // ns per element-step are CPU time / (n·T).
@@ -150,16 +151,21 @@ int main(int argc, char **argv)
         {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
         {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
     };
-    for (int k = 0; k < 4; k++) {
+    // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
+    // the like-for-like line; the synthetic one adds a normal draw per element-step
+    for (int kk = 0; kk < 8; kk++) {
+        int k = kk % 4;
+        pp_adamw_problem pe = pr;
+        pe.kind = kk < 4 ? PP_ADAMW_GRAD_QUADRATIC : PP_ADAMW_GRAD_SYNTHETIC;
         w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-        if (pp_adamw_cpu(&vs[k], &pr, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
+        if (pp_adamw_cpu(&vs[k], &pe, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
             return 1;
         double w = clock_s(CLOCK_MONOTONIC) - w0, c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
         pp_adamw_trace_free(&tr);
         double anchor = k == 0 ? (tt.fused > 0 ? tt.fused : tt.fp32) : tt.bf16;
-        printf("adamw cpu emulation %-17s n = %lld, T = %d, %d threads: %.3f s wall, %.3f s cpu (%.1f ns per "
-               "element-step)",
-               names[k], (long long)n, T, threads, w, c, c / es * 1e9);
+        printf("adamw cpu emulation %-17s %-9s n = %lld, T = %d, %d threads: %.3f s wall, %.3f s cpu (%.1f ns "
+               "per element-step)",
+               names[k], kk < 4 ? "quadratic" : "synthetic", (long long)n, T, threads, w, c, c / es * 1e9);
         if (anchor > 0)
             printf(": %.2fx torch's %s cpu time (target <= %s)\n", c / anchor,
                    k == 0 ? (tt.fused > 0 ? "fused fp32" : "fp32") : "bf16", k == 0 ? "2x fused" : "3x");
