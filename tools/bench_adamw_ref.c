@@ -5,8 +5,8 @@
 //     double-double element (the oracle) on the same n/16 elements;
 //   - the CPU emulation's variants (quadratic source: a two-operation gradient, like for like;
 //     synthetic: plus a normal draw per element-step) against torch.optim.AdamW on the CPU
-//     (foreach and fused fp32, bf16, one gradient reused), run by tools/bench_adamw_torch.py through PRECPROBE_PYTHON; without torch the line
-//     says so.
+//     (foreach and fused fp32, bf16, one gradient reused), run by tools/bench_adamw_torch.py
+//     through PRECPROBE_PYTHON; without torch the line says so.
 // Times are CPU seconds of the process (the machine may be shared: wall times are printed too);
 // ns per element-step are CPU time / (n·T).
 // Run: make bench (or build/rel/tools/bench_adamw_ref [threads] [n] [T]). Prints numbers only.
