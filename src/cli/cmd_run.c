@@ -23,7 +23,7 @@
 // The options run, baseline and check share (how a case is run).
 typedef struct run_cli {
     const char *device, *threads_s, *reference, *cache, *orders_s;
-    int threads, quiet, no_cache, cross_check, orders;
+    int threads, quiet, no_cache, cross_check, orders, ranges;
 } run_cli;
 
 #define RUN_CLI_OPTS(x)                                                                                  \
@@ -65,6 +65,9 @@ static void run_usage(FILE *f)
         "                           admissible order of what the GPU leaves unspecified (reduction\n"
         "                           orders, approximate exp), and report each statistic's band\n"
         "                           (min-max over the N + 1 runs); gates use the nominal value\n"
+        "  --ranges                 range diagnostics: per rounding site (kernels/sites.h) and head,\n"
+        "                           amax, overflows, NaN, underflows, subnormals and headroom of each\n"
+        "                           emulated variant (CPU emulation only; the outputs are unchanged)\n"
         "  -h, --help               this text\n"
         "\n"
         "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
@@ -162,7 +165,7 @@ static int judged_result(const char *path, const run_cli *cli, int save, const c
                        : pp_ref_cache_default_dir(cache, sizeof cache);
         int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
         pp_run_opts o = {cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check,
-                         cli->orders};
+                         cli->orders, cli->ranges};
         rc = pp_run_case(c, &o, r, &err);
     }
     if (!rc && pp_gate_evaluate(c, r) < 0) {
@@ -237,8 +240,9 @@ int pp_cmd_run(int argc, char **argv)
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
         {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL}, {"--orders", &cli.orders_s, NULL},
+        {"--ranges", NULL, &cli.ranges},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 6, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 7, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;
