@@ -26,6 +26,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "format.h"
 #include "pp_hd.h"
@@ -134,6 +135,34 @@ static inline void pp_ranges_merge(pp_ranges *dst, const pp_ranges *src)
         for (int64_t h = 0; h < dst->heads && h < src->heads; h++)
             pp_range_cell_merge(&dst->cells[s * dst->heads + h], &src->cells[s * src->heads + h]);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host devices: one accumulator per worker (a worker's tasks run one after another, so its notes
+// need no lock), merged into the run's when the workers are done. Host only.
+
+// n accumulators shaped like `like` (its heads), cleared, in one allocation; NULL when like is
+// NULL or memory runs out.
+static inline pp_ranges *pp_ranges_workers(const pp_ranges *like, int n)
+{
+    if (!like || n < 1)
+        return (pp_ranges *)0;
+    size_t per = (size_t)PP_SITE_COUNT * (size_t)like->heads;
+    pp_ranges *w = (pp_ranges *)malloc((size_t)n * sizeof *w + (size_t)n * per * sizeof(pp_range_cell));
+    if (!w)
+        return w;
+    pp_range_cell *cells = (pp_range_cell *)(void *)(w + n);
+    for (int i = 0; i < n; i++)
+        pp_ranges_init(&w[i], cells + (size_t)i * per, like->heads);
+    return w;
+}
+
+// Merges the n workers' accumulators w into dst (when both are set) and frees w.
+static inline void pp_ranges_workers_done(pp_ranges *dst, pp_ranges *w, int n)
+{
+    for (int i = 0; dst && w && i < n; i++)
+        pp_ranges_merge(dst, &w[i]);
+    free(w);
 }
 
 #endif
