@@ -39,7 +39,7 @@ static void heads_phrase(const pp_range_row *row, finding f, char *buf, size_t n
     }
 }
 
-static void words(pp_textbuf *b, const pp_variant_result *vr)
+static void words(pp_textbuf *b, const char *r_op, const pp_variant_result *vr)
 {
     const pp_variant_ranges *vg = &vr->ranges;
     if (!vg->recorded) {
@@ -57,7 +57,9 @@ static void words(pp_textbuf *b, const pp_variant_result *vr)
             any[f] = 1;
             char heads[256];
             heads_phrase(&vg->rows[i], (finding)f, heads, sizeof heads);
-            pp_tb_printf(b, "%s: %s %s%s (%lld of %lld values, %s)\n", vr->name, vg->rows[i].site, verb[f], heads,
+            int s = pp_site_find(r_op, vg->rows[i].site);
+            const char *v = f == FIND_UNDERFLOW && s >= 0 && pp_site_get(s)->underflow ? pp_site_get(s)->underflow : verb[f];
+            pp_tb_printf(b, "%s: %s %s%s (%lld of %lld values, %s)\n", vr->name, vg->rows[i].site, v, heads,
                          (long long)k, (long long)t.count, vg->rows[i].format);
         }
     if (!any[FIND_OVERFLOW] && !any[FIND_NAN])
@@ -124,7 +126,7 @@ void pp_report_ranges_text(pp_textbuf *b, const pp_run_result *r, int with_table
         return;
     pp_tb_printf(b, "\n== range diagnostics (rounding sites: kernels/sites.h) ==\n");
     for (int v = 0; v < r->n_variants; v++)
-        words(b, &r->variants[v]);
+        words(b, r->op, &r->variants[v]);
     if (with_table && recorded)
         table(b, r);
 }
