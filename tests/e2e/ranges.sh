@@ -30,6 +30,14 @@ diff <(sed '/^created:/d; /^== range diagnostics/,$d; /^$/d' "$tmp/off/report.tx
 # show of the stored report prints the same text
 "$bin" show "$tmp/on/report.h5" > "$tmp/show.txt" || fail "show"
 diff <(sed '/^created:/d' "$t") <(sed '/^created:/d' "$tmp/show.txt") >/dev/null || fail "show does not print the ranges back"
+# the HTML report: a heat strip per variant (sites x heads), well-formed, redrawn by show --html
+"$bin" run cases/glm-softmax.toml --out "$tmp/html" --device cpu -q --no-cache --ranges --html "$tmp/page.html" \
+    >/dev/null || fail "run --ranges --html"
+grep -q '<h2>Range diagnostics</h2>' "$tmp/page.html" || fail "no range diagnostics in the HTML report"
+grep -q '<title>fp16-softmax: sites x heads</title>' "$tmp/page.html" || fail "no heat strip for fp16-softmax"
+xmllint --noout "$tmp/page.html" || fail "the HTML report is not well-formed"
+"$bin" show "$tmp/html/report.h5" --html "$tmp/show.html" >/dev/null && cmp -s "$tmp/page.html" "$tmp/show.html" ||
+    fail "show --html draws another page"
 # the thread count changes nothing
 "$bin" run cases/glm-softmax.toml --out "$tmp/one" --device cpu -q --no-cache --ranges --threads 1 >/dev/null ||
     fail "run --threads 1"
