@@ -54,7 +54,7 @@ static void prob_free(prob *P)
 
 static int prob_run(prob *P, const pp_attn_variant *v, int threads, pp_ranges *R)
 {
-    pp_attn_cpu_opts o = {0, 0, R};
+    pp_attn_cpu_opts o = {.ranges = R};
     pp_error e = {0};
     int rc = pp_attention_cpu_opts(v, &P->dm, 1, P->q, P->k, P->v, P->dout, P->o[0], P->o[1], P->o[2], P->o[3],
                                    P->o[4], threads, &o, &e);

@@ -281,7 +281,7 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     pp_attn_variant v = variant_of(p, k);
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
-    pp_attn_cpu_opts o = {0, 0, p->ranges};
+    pp_attn_cpu_opts o = {.ranges = p->ranges};
     return pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
                                  out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
                                  bwd ? out[O_DV].data : NULL, threads, &o, err);
