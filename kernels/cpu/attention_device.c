@@ -99,21 +99,6 @@ static void attn_cpu_worker(void *ctx, int64_t worker)
     }
 }
 
-// The workers' range accumulators (cleared), or NULL out of memory; *cells to free.
-static pp_ranges *attn_cpu_worker_ranges(const pp_attn_cpu_ctx *c, int workers, pp_range_cell **cells)
-{
-    int64_t per = PP_SITE_COUNT * c->ranges->heads;
-    pp_ranges *wr = malloc((size_t)workers * sizeof *wr);
-    *cells = malloc((size_t)(workers * per) * sizeof **cells);
-    if (!wr || !*cells) {
-        free(wr);
-        free(*cells);
-        return NULL;
-    }
-    for (int w = 0; w < workers; w++)
-        pp_ranges_init(&wr[w], *cells + w * per, c->ranges->heads);
-    return wr;
-}
 
 static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
 {
@@ -131,18 +116,14 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.per_chunk = (J.runs + want - 1) / want;
     J.chunks = (J.runs + J.per_chunk - 1) / J.per_chunk;
     atomic_init(&J.next, 0);
-    pp_range_cell *cells = NULL;
     J.wr = NULL;
-    if (c->ranges && !(J.wr = attn_cpu_worker_ranges(c, workers, &cells))) {
+    if (c->ranges && !(J.wr = pp_ranges_workers(c->ranges, workers))) {
         if (c->errbuf && c->errlen)
             snprintf(c->errbuf, c->errlen, "attention: out of memory for the range diagnostics");
         return 3;
     }
     pp_parallel_for(attn_cpu_worker, &J, workers, workers, NULL);
-    for (int w = 0; J.wr && w < workers; w++)
-        pp_ranges_merge(c->ranges, &J.wr[w]);
-    free(J.wr);
-    free(cells);
+    pp_ranges_workers_done(c->ranges, J.wr, workers);
     return 0;
 }
 
