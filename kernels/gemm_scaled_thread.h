@@ -1,0 +1,97 @@
+// gemm_scaled_thread.h — the scaled-storage GEMM's per-thread bodies (kernels/gemm.h "Scaled
+// storage"), written once (PP_HD) for both devices: the CPU emulation (kernels/cpu/gemm_scaled.c)
+// runs them in loops, the GPU (kernels/cuda/gemm_scaled_kernels.cu) one thread each. Three steps:
+//   1. amax of each operand (pp_amax_step folded over every element: a maximum, NaN sticky, so
+//      any order — the CPU's loop, the GPU's atomicMax on the bit patterns — gives the same value);
+//   2. quantise: one body per (line, block) of an operand, reading only that block;
+//   3. one body per output element: the block partials over k in order, then the epilogue.
+// No body reads what another body of the same step writes, so the bits do not depend on the order
+// the threads run in (tests/test_gemm_scaled_threads.c runs them in an adversarial order).
+// C11 and nvcc.
+#ifndef PP_GEMM_SCALED_THREAD_H
+#define PP_GEMM_SCALED_THREAD_H
+
+#include <stdint.h>
+
+#include "gemm.h"
+#include "pp_hd.h"
+#include "scaling.h"
+
+// One operand seen as lines along k: line t = (batch b, row or column r) holds elements
+// base(t) + l·stride for l < k. A: lines (b, i), stride 1; B: lines (b, j), stride n.
+typedef struct pp_gemm_scaled_operand {
+    int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
+} pp_gemm_scaled_operand;
+
+// A [batch, m, k] (is_b 0) or B [batch, k, n] (is_b 1) under scaling s.
+PP_HD static inline pp_gemm_scaled_operand pp_gemm_scaled_operand_of(pp_scaling s, int is_b, int64_t batch,
+                                                                     int64_t m, int64_t n, int64_t k)
+{
+    int64_t bs = pp_gemm_scaling_block(s, k), nblk = k ? (k + bs - 1) / bs : 0;
+    pp_gemm_scaled_operand o = {batch, is_b ? n : m, k, is_b ? n : 1, is_b ? 1 : k, is_b ? k * n : m * k, nblk, bs};
+    return o;
+}
+
+PP_HD static inline int64_t pp_gemm_scaled_line_base(const pp_gemm_scaled_operand *o, int64_t t)
+{
+    return (t / o->lines) * o->batch_step + (t % o->lines) * o->line_step;
+}
+
+// The per-tensor scale g of an operand whose amax (step 1) is amax: tensor-current X,
+// tensor-delayed X = RN_32(1/s) (s = s_delayed, from the recipe), nvfp4's global g; 1 for mx.
+PP_HD static inline double pp_gemm_scaled_tensor_g(const pp_gemm_variant *v, double amax, double s_delayed)
+{
+    return v->scaling == PP_SCALING_TENSOR ? pp_tensor_scale(v->format, amax)
+         : v->scaling == PP_SCALING_DELAYED ? pp_round(PP_FMT_FP32, 1.0 / s_delayed, PP_RND_NE, 0)
+         : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
+}
+
+// Step 2, the body of (line t, block blk): q (same layout as x) gets the block's quantised
+// elements, xs[t·nblk + blk] its block scale (mx: 2^e; nvfp4: the E4M3 s; per-tensor: 1).
+PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v, const pp_gemm_scaled_operand *o,
+                                                       const double *x, double *q, double *xs, double g,
+                                                       double s_delayed, int64_t t, int64_t blk)
+{
+    int64_t base = pp_gemm_scaled_line_base(o, t);
+    int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
+    double bamax = 0;
+    for (int64_t l = l0; l < l1; l++)
+        bamax = pp_amax_step(bamax, x[base + l * o->stride]);
+    int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
+    double s = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
+             : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, g) : 1.0;
+    xs[t * o->nblk + blk] = s;
+    for (int64_t l = l0; l < l1; l++) {
+        int64_t i = base + l * o->stride;
+        double xv = x[i];
+        q[i] = v->scaling == PP_SCALING_TENSOR ? pp_tensor_quantise(v->format, xv, g)
+             : v->scaling == PP_SCALING_DELAYED ? pp_delayed_quantise(v->format, xv, s_delayed)
+             : v->scaling == PP_SCALING_MX ? pp_mx_quantise(v->format, xv, e, PP_RND_NE, 0)
+             : pp_nvfp4_quantise(xv, s, g);
+    }
+}
+
+// Step 3, the body of output element (bi, i, j): per block in order, p = fmaf chain over the
+// block's l in order (per-tensor scalings: one chain over all of k), scaled and added
+// (pp_gemm_block_add); then c = RN_32(α_c·RN_32(d·acc)), d = RN_32(g_a·g_b).
+PP_HD static inline double pp_gemm_scaled_element(const pp_gemm_variant *v, double alpha_c, double d,
+                                                  const pp_gemm_scaled_operand *A, const double *qa, const double *xsa,
+                                                  const pp_gemm_scaled_operand *B, const double *qb, const double *xsb,
+                                                  int64_t bi, int64_t i, int64_t j)
+{
+    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
+    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
+    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;
+    float acc = 0.0f;
+    for (int64_t blk = 0; blk < A->nblk; blk++) {
+        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;
+        float p = blocked ? 0.0f : acc;
+        for (int64_t l = l0; l < l1; l++)
+            p = pp_gemm_step_fp32((float)ra[l], (float)rb[l * B->stride], p);
+        acc = blocked ? pp_gemm_block_add(acc, p, xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p;
+    }
+    float da = (float)pp_round(PP_FMT_FP32, d * (double)acc, PP_RND_NE, 0);
+    return pp_gemm_epilogue_fp32(PP_FMT_FP32, alpha_c, da);
+}
+
+#endif
