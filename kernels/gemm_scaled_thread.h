@@ -23,6 +23,22 @@ typedef struct pp_gemm_scaled_operand {
     int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
 } pp_gemm_scaled_operand;
 
+// Step 1 on a device with atomics: the amax as the maximum of a key per element, key(v) = the bits
+// of |v| for finite v, of a quiet NaN otherwise. Non-negative binary64 values order as their bit
+// patterns, and the NaN's pattern lies above +Inf's, so the largest key of a tensor, read back,
+// is pp_amax_step's fold from 0 (the largest |v|, or NaN when some v is not finite), whatever
+// order the keys meet in (the GPU's atomicMax on unsigned 64-bit words). Start from key(0) = 0.
+PP_HD static inline uint64_t pp_amax_key(double v)
+{
+    double a = fabs(v);
+    return a <= 1.7976931348623157e308 ? pp_f64_bits(a) : PP_F64_QNAN;
+}
+
+PP_HD static inline double pp_amax_of_key(uint64_t key)
+{
+    return pp_f64_from_bits(key);
+}
+
 // A [batch, m, k] (is_b 0) or B [batch, k, n] (is_b 1) under scaling s.
 PP_HD static inline pp_gemm_scaled_operand pp_gemm_scaled_operand_of(pp_scaling s, int is_b, int64_t batch,
                                                                      int64_t m, int64_t n, int64_t k)
@@ -37,20 +53,29 @@ PP_HD static inline int64_t pp_gemm_scaled_line_base(const pp_gemm_scaled_operan
     return (t / o->lines) * o->batch_step + (t % o->lines) * o->line_step;
 }
 
-// The per-tensor scale g of an operand whose amax (step 1) is amax: tensor-current X,
-// tensor-delayed X = RN_32(1/s) (s = s_delayed, from the recipe), nvfp4's global g; 1 for mx.
-PP_HD static inline double pp_gemm_scaled_tensor_g(const pp_gemm_variant *v, double amax, double s_delayed)
+// The per-tensor scale s that multiplies an operand's elements before the cast (TE's `scale`):
+// tensor-current from the operand's amax (step 1), tensor-delayed s_delayed (from the recipe's
+// history); 1 for the block scalings.
+PP_HD static inline double pp_gemm_scaled_tensor_s(const pp_gemm_variant *v, double amax, double s_delayed)
 {
     return v->scaling == PP_SCALING_TENSOR ? pp_tensor_scale(v->format, amax)
-         : v->scaling == PP_SCALING_DELAYED ? pp_round(PP_FMT_FP32, 1.0 / s_delayed, PP_RND_NE, 0)
+         : v->scaling == PP_SCALING_DELAYED ? s_delayed : 1.0;
+}
+
+// The per-tensor dequantisation scale g of an operand: X = RN_32(1/s) for both per-tensor
+// scalings (TE's scale_inv), nvfp4's global g from the amax; 1 for mx.
+PP_HD static inline double pp_gemm_scaled_tensor_g(const pp_gemm_variant *v, double amax, double s)
+{
+    return v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED ? pp_tensor_scale_inv(s)
          : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
 }
 
 // Step 2, the body of (line t, block blk): q (same layout as x) gets the block's quantised
-// elements, xs[t·nblk + blk] its block scale (mx: 2^e; nvfp4: the E4M3 s; per-tensor: 1).
+// elements, xs[t·nblk + blk] its block scale (mx: 2^e; nvfp4: the E4M3 s; per-tensor: 1);
+// g and s are the operand's per-tensor scales above.
 PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v, const pp_gemm_scaled_operand *o,
                                                        const double *x, double *q, double *xs, double g,
-                                                       double s_delayed, int64_t t, int64_t blk)
+                                                       double s, int64_t t, int64_t blk)
 {
     int64_t base = pp_gemm_scaled_line_base(o, t);
     int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
@@ -58,16 +83,15 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
     for (int64_t l = l0; l < l1; l++)
         bamax = pp_amax_step(bamax, x[base + l * o->stride]);
     int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
-    double s = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
-             : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, g) : 1.0;
-    xs[t * o->nblk + blk] = s;
+    double x_blk = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
+                 : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, g) : 1.0;
+    xs[t * o->nblk + blk] = x_blk;
     for (int64_t l = l0; l < l1; l++) {
         int64_t i = base + l * o->stride;
         double xv = x[i];
-        q[i] = v->scaling == PP_SCALING_TENSOR ? pp_tensor_quantise(v->format, xv, g)
-             : v->scaling == PP_SCALING_DELAYED ? pp_delayed_quantise(v->format, xv, s_delayed)
+        q[i] = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED ? pp_tensor_quantise(v->format, xv, s)
              : v->scaling == PP_SCALING_MX ? pp_mx_quantise(v->format, xv, e, PP_RND_NE, 0)
-             : pp_nvfp4_quantise(xv, s, g);
+             : pp_nvfp4_quantise(xv, x_blk, g);
     }
 }
 

@@ -26,10 +26,11 @@ static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r
     double s_delayed = v->scaling == PP_SCALING_DELAYED
                      ? pp_delayed_scale(v->format, pp_delayed_amax(hist, hist_len, r->algo), r->margin)
                      : 1.0;
-    *g = pp_gemm_scaled_tensor_g(v, amax, s_delayed);
+    double s = pp_gemm_scaled_tensor_s(v, amax, s_delayed);
+    *g = pp_gemm_scaled_tensor_g(v, amax, s);
     for (int64_t t = 0; t < nlines; t++)
         for (int64_t blk = 0; blk < o->nblk; blk++)
-            pp_gemm_scaled_quantise_block(v, o, x, q, xs, *g, s_delayed, t, blk);
+            pp_gemm_scaled_quantise_block(v, o, x, q, xs, *g, s, t, blk);
 }
 
 typedef struct scaled_job {
@@ -91,7 +92,7 @@ static int scaled_run(const pp_gemm_variant *v, const pp_delayed_recipe *r, doub
     int rc = pp_gemm_scaled_quantise(v, r, batch, m, n, k, a, b, &q, err);
     if (rc)
         return rc;
-    // tensor-current: d = RN_32(X_a·X_b); delayed: RN_32(scale_inv_a·scale_inv_b);
+    // tensor-current and delayed: d = RN_32(scale_inv_a·scale_inv_b);
     // nvfp4: RN_32(g_a·g_b); mx: 1 (g_a = g_b = 1)
     double d = pp_round(PP_FMT_FP32, q.ga * q.gb, PP_RND_NE, 0);
     scaled_job g = {v, alpha_c, d, m, n, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, q.A, q.B,
