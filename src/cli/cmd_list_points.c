@@ -45,7 +45,7 @@ static int work_of(const pp_sweep *s, int i, point_work *w, pp_error *err)
     for (int t = 0; !rc && t < plan.n_tasks; t++) {
         pp_task_kind k = plan.tasks[t].kind;
         w->variants += k == PP_TASK_VARIANT;
-        w->references += k == PP_TASK_REFERENCE;
+        w->references += k == PP_TASK_REFERENCE || k == PP_TASK_REFERENCE_QUANTISED;
         w->comparisons += k == PP_TASK_COMPARE || k == PP_TASK_COMPARE_PAIR;
     }
     w->tasks = rc ? 0 : plan.n_tasks;

@@ -296,6 +296,11 @@ static void table(pp_textbuf *b, const pp_run_result *r)
         pp_tb_html(b, c->tensor);
         pp_tb_str(b, "</td><td>");
         pp_tb_html(b, c->against);
+        if (pp_against_label(r, c)) {  // which inputs the exact result is on
+            pp_tb_str(b, "<br/><small>vs ");
+            pp_tb_html(b, pp_against_label(r, c));
+            pp_tb_str(b, "</small>");
+        }
         pp_tb_str(b, "</td>");
         num_cell(b, row.mismatch.value, row.mismatch.text);
         num_cell(b, row.max_abs.value, row.max_abs.text);

@@ -57,6 +57,10 @@ static void comparisons(pp_textbuf *b, const pp_run_result *r)
             pp_tb_printf(b, "%s\n\n", msg);
         else
             pp_tb_printf(b, "close\n\n");
+        // which inputs the exact result is on, after torch's message (which readers take verbatim)
+        const char *label = pp_against_label(r, c);
+        if (label)
+            pp_tb_printf(b, "Expected:                     vs %s\n", label);
         if (pp_close_stats_text(&c->stats, &c->opts, c->ndim, c->shape, msg, sizeof msg) == 0)
             pp_tb_printf(b, "%s", msg);
     }
