@@ -41,11 +41,12 @@ for py in "${candidates[@]}"; do
         echo "$py"; found=1
         [ $all = 1 ] || exit 0
         ;;
-    "missing "*) tried+=("$py (no ${verdict#missing })") ;;
+    "missing "*) m=${verdict#missing }; tried+=("$py (no ${m// /, })") ;;
     *) tried+=("$py (does not run)") ;;
     esac
 done
 [ $found = 1 ] && exit 0
 joined=$(printf '%s, ' "${tried[@]}")
-echo "no interpreter imports $*: tried ${joined%, }" >&2
+mods=$(printf '%s, ' "$@")
+echo "no interpreter imports ${mods%, }: tried ${joined%, }" >&2
 exit 1
