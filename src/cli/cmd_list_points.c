@@ -77,15 +77,8 @@ int pp_cmd_list_points(int argc, char **argv)
     }
     pp_sweep s;
     pp_error err = {0};
-    if ((rc = pp_sweep_load(pos[0], &s, &err))) {
-        if (s.notes)
-            fputs(s.notes, stderr);  // the skipped points the error speaks of
-        fprintf(stderr, "precprobe: %s\n", err.msg);
-        pp_sweep_free(&s);
+    if ((rc = pp_cli_load_sweep(pos[0], &s)))
         return rc;
-    }
-    if (s.notes)
-        fputs(s.notes, stderr);
     if (tsv)
         printf("index\tname\tvalues\tvariants\treferences\tcomparisons\ttasks\n");
     else

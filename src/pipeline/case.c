@@ -1080,7 +1080,7 @@ void pp_case_free(pp_case *c)
     memset(c, 0, sizeof *c);
 }
 
-static char *read_text(const char *path, pp_error *err)
+char *pp_case_read_text(const char *path, size_t *len, pp_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -1110,12 +1110,14 @@ static char *read_text(const char *path, pp_error *err)
         return NULL;
     }
     buf[n] = '\0';
+    if (len)
+        *len = n;
     return buf;
 }
 
 int pp_case_load(const char *path, pp_case *c, pp_error *err)
 {
-    char *text = read_text(path, err);
+    char *text = pp_case_read_text(path, NULL, err);
     if (!text) {
         memset(c, 0, sizeof *c);
         return err ? err->code : PP_ERR_INPUT;
