@@ -72,10 +72,10 @@ LANES_INLINE void lanes_step(const pp_adamw_variant *va, const pp_adamw_scalars 
     }
 }
 
-// One group of lanes through all steps, knobs from *va (constants where the caller's are).
+// One group of lanes through steps t0 .. t1, knobs from *va (constants where the caller's are).
 LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                             int64_t i0, float *restrict th, float *restrict m, float *restrict v,
-                             float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+                             int64_t i0, int t0, int t1, float *restrict th, float *restrict m,
+                             float *restrict v, float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
     float h[L], opt[L], g[L], gb[GB][L];
     double sig[L], x[L];
@@ -88,21 +88,21 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
     // the quadratic source's gradient, with the kind a constant so the lane loop has no branch
     pp_adamw_problem quad = *pr;
     quad.kind = PP_ADAMW_GRAD_QUADRATIC;
-    int T = pr->steps, snap = 0;
-    while (so.snap && snap < so.count && so.step[snap] < 1)
+    int snap = 0;
+    while (so.snap && snap < so.count && so.step[snap] < t0)
         snap++;
-    if (lo.p)
+    if (lo.p && t0 == 1)
         for (int l = 0; l < L; l++) {
             pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
             double q = pp_adamw_quad_loss_term(&d, th[l]);
             lo.p[0] = lo.add ? lo.p[0] + q : q;
         }
-    for (int t = 1; t <= T; t++) {
+    for (int t = t0; t <= t1; t++) {
         const float *gt = g;
         if (pr->kind != PP_ADAMW_GRAD_QUADRATIC) {  // synthetic or input: θ-independent
-            if ((t - 1) % GB == 0)
-                lanes_given_grads(va, pr, t, T - t + 1 < GB ? T - t + 1 : GB, i0, sig, gb);
-            gt = gb[(t - 1) % GB];
+            if ((t - t0) % GB == 0)
+                lanes_given_grads(va, pr, t, t1 - t + 1 < GB ? t1 - t + 1 : GB, i0, sig, gb);
+            gt = gb[(t - t0) % GB];
         } else {
             LANES_IVDEP
             for (int l = 0; l < L; l++) {
@@ -149,7 +149,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
         pp_adamw_variant k = *va;                                                                \
         k.param = k.momentum = k.variance = k.compensation = (F);                                \
         k.kahan = (K), k.stochastic = (S), k.update = (U);                                       \
-        lanes_body(&k, pr, sc, i0, th, m, v, c, lo, so);                                         \
+        lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so);                                 \
         return;                                                                                  \
     }
 #define LANES_SPEC_U(F, K, S) LANES_SPEC(F, K, S, PP_ADAMW_ANYPRECISION) LANES_SPEC(F, K, S, PP_ADAMW_TORCH)
@@ -164,7 +164,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
 __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                        int64_t i0, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
+                        int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
                         pp_adamw_snap_out so)
 {
     pp_format_id P = va->param;
@@ -174,5 +174,5 @@ void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
         LANES_SPEC_F(PP_FMT_BF16)
         LANES_SPEC_F(PP_FMT_FP16)
     }
-    lanes_body(va, pr, sc, i0, th, m, v, c, lo, so);
+    lanes_body(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
 }
