@@ -25,6 +25,15 @@
 // flight instead of one: rows are n apart).
 #define GB 16
 
+// gb[s][l] = pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l].
+LANES_INLINE void lanes_synth_round(const pp_adamw_problem *pr, pp_format_id P, int ns, const double *sig,
+                                    const double *z, float (*gb)[L])
+{
+    for (int s = 0; s < ns; s++)
+        for (int l = 0; l < L; l++)
+            gb[s][l] = (float)pp_adamw_synth_grad_z(pr, P, sig[l], z[s * L + l]);
+}
+
 // The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
 // for step t + s: the same values as pp_adamw_src_grad's (pp_adamw_given_grad; synthetic: its
 // pp_adamw_synth_grad_s, the normal drawn by pp_rand_normal_batch, the same bits). Kept out of
@@ -52,9 +61,13 @@ static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem
         for (int l = 0; l < L; l++)
             tid[s * L + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * L + l] = (uint64_t)(i0 + l);
     pp_rand_normal_batch(pr->seed, tid, idx, ns * L, z);
-    for (int s = 0; s < ns; s++)
-        for (int l = 0; l < L; l++)
-            gb[s][l] = (float)pp_adamw_synth_grad_z(pr, P, sig[l], z[s * L + l]);
+    // the rounding to P with P a constant where it is fp32 or bf16 (the format's parameters fold)
+    if (P == PP_FMT_FP32)
+        lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, gb);
+    else if (P == PP_FMT_BF16)
+        lanes_synth_round(pr, PP_FMT_BF16, ns, sig, z, gb);
+    else
+        lanes_synth_round(pr, P, ns, sig, z, gb);
 }
 
 // One step of every lane, the step's scalars in a local copy (loads that cannot fault, so the
