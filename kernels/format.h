@@ -489,9 +489,25 @@ PP_HD static inline float pp_round_fp16_ne(float x) { return pp_round_f32_(x, 11
 PP_HD static inline float pp_round_fp16_tz(float x) { return pp_round_f32_(x, 11, -14, PP_FP16_MAX_BITS, 1, PP_RND_TZ, 0); }
 PP_HD static inline float pp_round_fp16_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 11, -14, PP_FP16_MAX_BITS, 1, PP_RND_SR, rbits); }
 
-PP_HD static inline float pp_round_bf16_ne(float x) { return pp_round_f32_(x, 8, -126, PP_BF16_MAX_BITS, 1, PP_RND_NE, 0); }
+// bf16 has binary32's exponent range, so every binary32 other than NaN drops exactly its low 16
+// bits (normal, subnormal, overflow to Inf alike): the generic rule's k is 16 everywhere, and
+// nearest-even and stochastic reduce to a few integer operations on the whole pattern (a carry
+// out of the top magnitude gives Inf's pattern, never the sign bit). Branch-free, so lane loops
+// vectorise them (cpu/adamw_lanes.c); the same bits as pp_round_f32_ (test_round_exhaustive.c).
+PP_HD static inline float pp_round_bf16_ne(float x)
+{
+    uint32_t u = pp_f32_bits(x);
+    uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;  // up iff rem + odd > 2^15
+    return (u & 0x7FFFFFFFu) > PP_F32_INF ? x : pp_f32_from_bits(r);
+}
 PP_HD static inline float pp_round_bf16_tz(float x) { return pp_round_f32_(x, 8, -126, PP_BF16_MAX_BITS, 1, PP_RND_TZ, 0); }
-PP_HD static inline float pp_round_bf16_sr(float x, uint32_t rbits) { return pp_round_f32_(x, 8, -126, PP_BF16_MAX_BITS, 1, PP_RND_SR, rbits); }
+// up iff rbits < rem·2^16: the generic SR threshold for k = 16 (rem·2^16 < 2^32)
+PP_HD static inline float pp_round_bf16_sr(float x, uint32_t rbits)
+{
+    uint32_t u = pp_f32_bits(x);
+    uint32_t r = (u & 0xFFFF0000u) + (rbits < (u << 16) ? 0x10000u : 0u);
+    return (u & 0x7FFFFFFFu) > PP_F32_INF ? x : pp_f32_from_bits(r);
+}
 
 PP_HD static inline float pp_round_e4m3_ne(float x) { return pp_round_f32_(x, 4, -6, PP_E4M3_MAX_BITS, PP_OVF_NAN, PP_RND_NE, 0); }
 PP_HD static inline float pp_round_e4m3_tz(float x) { return pp_round_f32_(x, 4, -6, PP_E4M3_MAX_BITS, PP_OVF_NAN, PP_RND_TZ, 0); }

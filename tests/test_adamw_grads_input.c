@@ -8,7 +8,9 @@
 #include "adamw_ref.h"
 #include "cpu/adamw.h"
 
-enum { N = 37, T = 9 };  // n not a multiple of the lanes: the vector path's tail runs too
+// n not a multiple of the lanes: the vector path's tail runs too; T = 2·16 + 5: its gradient rows
+// are read 16 steps at a time, two batches and a part
+enum { N = 37, T = 37 };
 
 static pp_adamw_problem synthetic(void)
 {

@@ -3,7 +3,8 @@
 // time: the oracle) bit for bit (memcmp, NaN bits included): θ, m, v, c, the snapshots and the
 // losses, for every knob combination of adamw_cases.h on both element-parallel sources with two
 // lane groups and an odd tail (n = 2·16 + 5), a group alone (n = 16), and adamw_cases.h's sweep
-// (n = 2100: three loss blocks, the last ragged; linear regression runs the scalar loop on both).
+// (n = 2100: three loss blocks, the last ragged; linear regression runs the scalar loop on both);
+// the synthetic source over 37 steps (gradients drawn 16 steps at a time: two batches and a part).
 // Run: make build/rel/tests/test_adamw_lanes
 #include "adamw_cases.h"
 #include "cpu/adamw_lanes.h"
@@ -32,6 +33,11 @@ static void adamw_lanes_equal_scalar_every_knob(void **state)
             fails += adamw_case_run(scalar_backend, "scalar path", vi, &s, 0, 0);
             fails += adamw_case_run(scalar_backend, "scalar path", vi, &q, 0, 0);
         }
+    }
+    // T = 2·16 + 5: the θ-independent sources' gradient batches (16 steps) whole and ragged
+    for (int vi = 0; vi < ADAMW_N_VARIANTS; vi++) {
+        pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_LANES + 3, 37, 0, vi);
+        fails += adamw_case_run(scalar_backend, "scalar path", vi, &s, 0, 0);
     }
     fails += adamw_case_all(scalar_backend, "scalar path", 0);
     assert_int_equal(fails, 0);

@@ -1,7 +1,7 @@
-// test_random_lanes.c — the normals drawn side by side (kernels/random_lanes.h) against
-// pp_rand_normal element by element, bit for bit: every lane count 1..16, many elements (so
-// that lanes are rejected at draw 0, and some at draw 1 too), several seeds and tensor ids; and
-// pp_det_log_normal against pp_det_log on normal inputs.
+// test_random_lanes.c — the normals drawn side by side (kernels/random_lanes.h: the lanes, and
+// the batch below) against pp_rand_normal element by element, bit for bit: every lane count
+// 1..16, many elements (so that lanes are rejected at draw 0, and some at draw 1 too), several
+// seeds and tensor ids; and pp_det_log_normal against pp_det_log on normal inputs.
 // Run: make build/rel/tests/test_random_lanes && build/rel/tests/test_random_lanes
 #include "test_util.h"
 
@@ -37,6 +37,40 @@ static void rand_normal_lanes_bit_identical(void **state)
     assert_int_equal(bad, 0);
 }
 
+// The batch (pp_rand_normal_batch): entries of mixed tensors and elements, every count 1..256 of
+// a few shapes (one tensor's consecutive elements; 16 lanes × 16 tensors as the emulation's
+// lanes draw them), bit for bit against pp_rand_normal; rejections at draws 1 and 2 occur.
+static void rand_normal_batch_bit_identical(void **state)
+{
+    (void)state;
+    int bad = 0;
+    uint64_t seeds[2] = {pp_test_seed(), UINT64_MAX};
+    uint32_t tid[PP_RAND_BATCH_MAX];
+    uint64_t idx[PP_RAND_BATCH_MAX];
+    double z[PP_RAND_BATCH_MAX];
+    int reps = (int)pp_test_iters(40);
+    for (int si = 0; si < 2; si++)
+        for (int rep = 0; rep < reps; rep++)
+            for (int n = 1; n <= PP_RAND_BATCH_MAX; n += rep % 2 ? 1 : 37) {
+                for (int k = 0; k < n; k++) {
+                    tid[k] = rep % 2 ? 0x4E000000u + (uint32_t)rep : 0x4E000000u + (uint32_t)(k / 16);
+                    idx[k] = rep % 2 ? (uint64_t)(rep * 1000 + k) : (uint64_t)(rep * 16 + k % 16);
+                }
+                pp_rand_normal_batch(seeds[si], tid, idx, n, z);
+                for (int k = 0; k < n; k++) {
+                    double want = pp_rand_normal(seeds[si], tid[k], idx[k]);
+                    if (memcmp(&z[k], &want, sizeof want) != 0 && bad++ < 10) {
+                        fprintf(stderr, "rand_normal_batch_bit_identical: seed %llu, tensor %u, element %llu\n",
+                                (unsigned long long)seeds[si], tid[k], (unsigned long long)idx[k]);
+                        pp_test_print_double("batch", z[k]), pp_test_print_double("scalar", want);
+                    }
+                }
+            }
+    if (bad)
+        pp_test_report_seed();
+    assert_int_equal(bad, 0);
+}
+
 static void det_log_normal_is_det_log(void **state)
 {
     (void)state;
@@ -58,6 +92,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rand_normal_lanes_bit_identical),
+        cmocka_unit_test(rand_normal_batch_bit_identical),
         cmocka_unit_test(det_log_normal_is_det_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
 //     (128 bits, on the first n/16 elements, scaled), and the lanes against the scalar
 //     double-double element (the oracle) on the same n/16 elements;
 //   - the CPU emulation's variants (quadratic source: a two-operation gradient, like for like;
-//     synthetic: plus a normal draw per element-step) against torch.optim.AdamW on the CPU
+//     input: a recorded [T, n] gradient tensor read; synthetic: plus a normal draw per
+//     element-step) against torch.optim.AdamW on the CPU
 //     (foreach and fused fp32, bf16, one gradient reused), run by tools/bench_adamw_torch.py
 //     through PRECPROBE_PYTHON; without torch the line says so.
 // Times are CPU seconds of the process (the machine may be shared: wall times are printed too);
@@ -152,11 +153,30 @@ int main(int argc, char **argv)
         {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
     };
     // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
-    // the like-for-like line; the synthetic one adds a normal draw per element-step
-    for (int kk = 0; kk < 8; kk++) {
-        int k = kk % 4;
+    // the like-for-like line; the input one reads a recorded [T, n] gradient tensor (the
+    // synthetic source's own gradients, so only the source's cost differs), as a torch
+    // optimizer stepping on recorded .grad tensors would; the synthetic one adds a normal draw
+    // per element-step
+    static const char *src_names[3] = {"quadratic", "input", "synthetic"};
+    double *grads = NULL;
+    pp_format_id grads_fmt = PP_FMT_COUNT;
+    for (int kk = 0; kk < 12; kk++) {
+        int k = kk % 4, src = kk / 4;
         pp_adamw_problem pe = pr;
-        pe.kind = kk < 4 ? PP_ADAMW_GRAD_QUADRATIC : PP_ADAMW_GRAD_SYNTHETIC;
+        pe.kind = src == 0 ? PP_ADAMW_GRAD_QUADRATIC : src == 1 ? PP_ADAMW_GRAD_INPUT : PP_ADAMW_GRAD_SYNTHETIC;
+        if (src == 1 && grads_fmt != vs[k].param) {  // T·n values of P, made once per format
+            free(grads);
+            grads = malloc((size_t)n * (size_t)T * sizeof *grads);
+            if (!grads) {
+                fprintf(stderr, "bench_adamw_ref: out of memory for the input gradients\n");
+                return 1;
+            }
+            for (int t = 1; t <= T; t++)
+                for (int64_t i = 0; i < n; i++)
+                    grads[(int64_t)(t - 1) * n + i] = pp_adamw_synth_grad(&pr, vs[k].param, t, i);
+            grads_fmt = vs[k].param;
+        }
+        pe.grads = src == 1 ? grads : NULL;
         w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         if (pp_adamw_cpu(&vs[k], &pe, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
             return 1;
@@ -165,13 +185,14 @@ int main(int argc, char **argv)
         double anchor = k == 0 ? (tt.fused > 0 ? tt.fused : tt.fp32) : tt.bf16;
         printf("adamw cpu emulation %-17s %-9s n = %lld, T = %d, %d threads: %.3f s wall, %.3f s cpu (%.1f ns "
                "per element-step)",
-               names[k], kk < 4 ? "quadratic" : "synthetic", (long long)n, T, threads, w, c, c / es * 1e9);
+               names[k], src_names[src], (long long)n, T, threads, w, c, c / es * 1e9);
         if (anchor > 0)
             printf(": %.2fx torch's %s cpu time (target <= %s)\n", c / anchor,
                    k == 0 ? (tt.fused > 0 ? "fused fp32" : "fp32") : "bf16", k == 0 ? "2x fused" : "3x");
         else
             printf("\n");
     }
+    free(grads);
     free(th0);
     for (int k = 0; k < 4; k++)
         free(o[k]);

@@ -13,6 +13,7 @@
 // Threads: pp_parallel_for (base/parallel.h); results never depend on the thread count
 
 #define ADAMW_BLOCK PP_ADAMW_LOSS_BLOCK  // the loss partial sums' block (adamw_thread.h)
+#define ADAMW_CHUNK 32                     // steps per pass over a block's groups (input source)
 
 // ---------------------------------------------------------------------------------------------
 // Element-parallel sources: synthetic and quadratic
@@ -46,21 +47,33 @@ static void adamw_block(void *ctx, int64_t b)
     if (j->trace)
         sout = (pp_adamw_snap_out){j->trace->snap, j->trace->snap_step, j->trace->n_snaps, pr->n};
     pp_ranges *R = j->wr ? &j->wr[b % j->workers] : NULL;  // task b runs on worker b mod workers
-    if (j->path == PP_ADAMW_PATH_VECTOR && !R)  // groups of lanes (adamw_lanes.h), the tail below;
-                                                // range notes take the scalar loop (the same bits)
-        for (; hi - lo >= PP_ADAMW_LANES; lo += PP_ADAMW_LANES) {
-            float th[PP_ADAMW_LANES], m[PP_ADAMW_LANES], v[PP_ADAMW_LANES], c[PP_ADAMW_LANES];
-            for (int l = 0; l < PP_ADAMW_LANES; l++)
-                th[l] = (float)j->theta0[lo + l], m[l] = v[l] = c[l] = 0.0f;
-            pp_adamw_lanes_run(j->va, pr, j->sc, lo, th, m, v, c, lout, sout);
-            for (int l = 0; l < PP_ADAMW_LANES; l++) {
-                j->theta[lo + l] = th[l];
-                j->m[lo + l] = m[l];
-                j->v[lo + l] = v[l];
+    // groups of lanes (adamw_lanes.h), the tail below; range notes take the scalar loop (the same bits)
+    if (j->path == PP_ADAMW_PATH_VECTOR && !R) {
+        enum { L = PP_ADAMW_LANES, NG = ADAMW_BLOCK / PP_ADAMW_LANES };
+        float th[NG][L], m[NG][L], v[NG][L], c[NG][L];
+        int64_t ng = (hi - lo) / L;
+        for (int64_t g = 0; g < ng; g++)
+            for (int l = 0; l < L; l++)
+                th[g][l] = (float)j->theta0[lo + g * L + l], m[g][l] = v[g][l] = c[g][l] = 0.0f;
+        // The input source steps the block's groups ADAMW_CHUNK steps at a time (its rows, n
+        // apart, read a page at a time across the groups rather than a line per row and
+        // group); the others run each group through all T steps. Each step's loss terms are
+        // still added group by group in increasing i: the same sums.
+        int ch = pr->kind == PP_ADAMW_GRAD_INPUT ? ADAMW_CHUNK : T;
+        for (int t0 = 1; t0 <= T; t0 += ch)
+            for (int64_t g = 0; g < ng; g++)
+                pp_adamw_lanes_run(j->va, pr, j->sc, lo + g * L, t0, T - t0 < ch ? T : t0 + ch - 1, th[g], m[g],
+                                   v[g], c[g], lout, sout);
+        for (int64_t g = 0; g < ng; g++)
+            for (int l = 0; l < L; l++) {
+                j->theta[lo + g * L + l] = th[g][l];
+                j->m[lo + g * L + l] = m[g][l];
+                j->v[lo + g * L + l] = v[g][l];
                 if (j->c)
-                    j->c[lo + l] = c[l];
+                    j->c[lo + g * L + l] = c[g][l];
             }
-        }
+        lo += ng * L;
+    }
     for (int64_t i = lo; i < hi; i++) {
         pp_adamw_elem e = {(float)j->theta0[i], 0.0f, 0.0f, 0.0f};
         pp_adamw_elem_thread_r(j->va, pr, j->sc, i, 0, T, &e, lout, sout, R, R ? i / j->rblock : 0);

@@ -19,29 +19,55 @@
 #define LANES_IVDEP
 #endif
 
-// The synthetic (or input) source's gradients of one step. Input: the given gradients, read.
-// Synthetic: the normal draws side by side (kernels/random_lanes.h: draw 0 of every lane
-// vectorised, a rejected lane continued scalar; the same bits as pp_adamw_src_grad's
-// pp_adamw_synth_grad_s), then the rounding per lane. Kept out of line (flatten below would copy
-// it into every instantiation), with its own AVX-512 clone.
+// Steps whose gradients a θ-independent source gives at once: the synthetic source's normals of
+// GB·L element-steps drawn as one batch (kernels/random_lanes.h: the rejected draws gathered and
+// retried side by side), the input source's rows read GB at a time (GB cache-line misses in
+// flight instead of one: rows are n apart).
+#define GB 16
+
+// gb[s][l] = pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l].
+LANES_INLINE void lanes_synth_round(const pp_adamw_problem *pr, pp_format_id P, int ns, const double *sig,
+                                    const double *z, float (*gb)[L])
+{
+    for (int s = 0; s < ns; s++)
+        for (int l = 0; l < L; l++)
+            gb[s][l] = (float)pp_adamw_synth_grad_z(pr, P, sig[l], z[s * L + l]);
+}
+
+// The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
+// for step t + s: the same values as pp_adamw_src_grad's (pp_adamw_given_grad; synthetic: its
+// pp_adamw_synth_grad_s, the normal drawn by pp_rand_normal_batch, the same bits). Kept out of
+// line (flatten below would copy it into every instantiation), with its own vector clones.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
     !defined(__SANITIZE_ADDRESS__)
-__attribute__((noinline, target_clones("arch=x86-64-v4", "default")))
+__attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #elif defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static void lanes_synth_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i0,
-                             const double *sig, float *g)
+static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int ns, int64_t i0,
+                              const double *sig, float (*gb)[L])
 {
+    pp_format_id P = va->param;
     if (pr->kind == PP_ADAMW_GRAD_INPUT) {
-        for (int l = 0; l < L; l++)
-            g[l] = (float)pp_adamw_given_grad(pr, va->param, t, i0 + l, sig[l]);
+        for (int s = 0; s < ns; s++)
+            for (int l = 0; l < L; l++)
+                gb[s][l] = (float)pp_adamw_given_grad(pr, P, t + s, i0 + l, sig[l]);
         return;
     }
-    double z[L];
-    pp_rand_normal_lanes(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, i0, L, z);
-    for (int l = 0; l < L; l++)
-        g[l] = (float)pp_adamw_synth_grad_z(pr, va->param, sig[l], z[l]);
+    uint32_t tid[GB * L];
+    uint64_t idx[GB * L];
+    double z[GB * L];
+    for (int s = 0; s < ns; s++)
+        for (int l = 0; l < L; l++)
+            tid[s * L + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * L + l] = (uint64_t)(i0 + l);
+    pp_rand_normal_batch(pr->seed, tid, idx, ns * L, z);
+    // the rounding to P with P a constant where it is fp32 or bf16 (the format's parameters fold)
+    if (P == PP_FMT_FP32)
+        lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, gb);
+    else if (P == PP_FMT_BF16)
+        lanes_synth_round(pr, PP_FMT_BF16, ns, sig, z, gb);
+    else
+        lanes_synth_round(pr, P, ns, sig, z, gb);
 }
 
 // One step of every lane, the step's scalars in a local copy (loads that cannot fault, so the
@@ -59,12 +85,12 @@ LANES_INLINE void lanes_step(const pp_adamw_variant *va, const pp_adamw_scalars 
     }
 }
 
-// One group of lanes through all steps, knobs from *va (constants where the caller's are).
+// One group of lanes through steps t0 .. t1, knobs from *va (constants where the caller's are).
 LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                             int64_t i0, float *restrict th, float *restrict m, float *restrict v,
-                             float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+                             int64_t i0, int t0, int t1, float *restrict th, float *restrict m,
+                             float *restrict v, float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
-    float h[L], opt[L], g[L];
+    float h[L], opt[L], g[L], gb[GB][L];
     double sig[L], x[L];
     uint32_t r0[L], r1[L];
     for (int l = 0; l < L; l++) {
@@ -75,18 +101,21 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
     // the quadratic source's gradient, with the kind a constant so the lane loop has no branch
     pp_adamw_problem quad = *pr;
     quad.kind = PP_ADAMW_GRAD_QUADRATIC;
-    int T = pr->steps, snap = 0;
-    while (so.snap && snap < so.count && so.step[snap] < 1)
+    int snap = 0;
+    while (so.snap && snap < so.count && so.step[snap] < t0)
         snap++;
-    if (lo.p)
+    if (lo.p && t0 == 1)
         for (int l = 0; l < L; l++) {
             pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
             double q = pp_adamw_quad_loss_term(&d, th[l]);
             lo.p[0] = lo.add ? lo.p[0] + q : q;
         }
-    for (int t = 1; t <= T; t++) {
+    for (int t = t0; t <= t1; t++) {
+        const float *gt = g;
         if (pr->kind != PP_ADAMW_GRAD_QUADRATIC) {  // synthetic or input: θ-independent
-            lanes_synth_grad(va, pr, t, i0, sig, g);
+            if ((t - t0) % GB == 0)
+                lanes_given_grads(va, pr, t, t1 - t + 1 < GB ? t1 - t + 1 : GB, i0, sig, gb);
+            gt = gb[(t - t0) % GB];
         } else {
             LANES_IVDEP
             for (int l = 0; l < L; l++) {
@@ -105,10 +134,10 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
         pp_adamw_scalars s = sc[t];
         if (s.use_decay) {
             s.use_decay = 1;
-            lanes_step(va, &s, th, m, v, c, g, r0, r1);
+            lanes_step(va, &s, th, m, v, c, gt, r0, r1);
         } else {
             s.use_decay = 0;
-            lanes_step(va, &s, th, m, v, c, g, r0, r1);
+            lanes_step(va, &s, th, m, v, c, gt, r0, r1);
         }
         if (lo.p) {
             double *q = lo.p + (int64_t)t * lo.stride;
@@ -133,7 +162,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
         pp_adamw_variant k = *va;                                                                \
         k.param = k.momentum = k.variance = k.compensation = (F);                                \
         k.kahan = (K), k.stochastic = (S), k.update = (U);                                       \
-        lanes_body(&k, pr, sc, i0, th, m, v, c, lo, so);                                         \
+        lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so);                                 \
         return;                                                                                  \
     }
 #define LANES_SPEC_U(F, K, S) LANES_SPEC(F, K, S, PP_ADAMW_ANYPRECISION) LANES_SPEC(F, K, S, PP_ADAMW_TORCH)
@@ -145,10 +174,10 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
 // are the same source.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
     !defined(__SANITIZE_ADDRESS__)
-__attribute__((flatten, target_clones("arch=x86-64-v4", "default")))
+__attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                        int64_t i0, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
+                        int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
                         pp_adamw_snap_out so)
 {
     pp_format_id P = va->param;
@@ -158,5 +187,5 @@ void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
         LANES_SPEC_F(PP_FMT_BF16)
         LANES_SPEC_F(PP_FMT_FP16)
     }
-    lanes_body(va, pr, sc, i0, th, m, v, c, lo, so);
+    lanes_body(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
 }

@@ -15,13 +15,14 @@
 // Lanes per group: 16 binary32 lanes fill one AVX-512 register (two AVX2 ones).
 #define PP_ADAMW_LANES 16
 
-// Elements i0 .. i0 + PP_ADAMW_LANES − 1 of a θ-independent source (synthetic, quadratic) from
-// loss index 0 through T = pr->steps: what pp_adamw_elem_thread(va, pr, sc, i, 0, T, ...) does
-// for each of them, with the loss terms added in increasing i for each loss index (the
-// documented order). th, m, v, c: the lanes' state in (θ₀ and zeros), after step T out.
+// Elements i0 .. i0 + PP_ADAMW_LANES − 1 of a θ-independent source (synthetic, quadratic,
+// input) through steps t0 .. t1 (1 ≤ t0 ≤ t1 ≤ pr->steps; loss index 0 too when t0 = 1): what
+// pp_adamw_elem_thread(va, pr, sc, i, t0 − 1, t1, ...) does for each of them, with the loss
+// terms added in increasing i for each loss index (the documented order). th, m, v, c: the
+// lanes' state before step t0 in (θ₀ and zeros for t0 = 1), after step t1 out.
 // Runs AVX-512 or AVX2 code where the CPU has it (chosen at load time), else baseline x86-64.
 void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                        int64_t i0, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
+                        int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
                         pp_adamw_snap_out so);
 
 #endif
