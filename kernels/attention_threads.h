@@ -91,6 +91,7 @@ typedef struct pp_attn_launch {
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
+    pp_site_mask exact_sites;  // the variant's (attention.h, "Exact sites"); 0 nominal
     int64_t b, h, h_kv, grp, sq, skv, d;
     int causal;
     // the block geometry: cp = 0 plain (R = 1), else ring world W, chunk c, step, direction
@@ -120,6 +121,13 @@ typedef struct pp_attn_launch {
     int lanes;
     pp_attn_axpy_fn axpy;
 } pp_attn_launch;
+
+// The format of a block's out store: site out_partial in a CP ring step, out in plain attention
+// (attention.h "Exact sites").
+PP_HD static inline pp_format_id pp_attn_out_fmt(const pp_attn_launch *L)
+{
+    return pp_attn_site_fmt(L->exact_sites, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, L->f);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Geometry
@@ -413,7 +421,7 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
         sum = pp_attn_softmax_sum_step(L->f, L->softmax, sum, P[j]);
     }
     for (int64_t j = 0; j <= je; j++)
-        P[j] = pp_attn_softmax_prob(L->f, P[j], sum);
+        P[j] = pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);
     float shift = pb ? (M * L->sc.A) * L->sc.L : 0.0f;
     if (lse)
         *lse = pp_attn_lse(m, sum, shift);
@@ -452,7 +460,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         for (int64_t j = 0; j <= je; j++)
             pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
         for (int64_t l = 0; l < m; l++)
-            o[e + l] = pp_attn_store(L->f, acc[l]);
+            o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
     }
 }
 
@@ -503,12 +511,12 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                                             pp_attn_flash_p(&L->sc, sv[i], ms));
                 int64_t q = ((j + i) & 7) >> 1;
                 l4[q] = l4[q] + p;
-                pp_attn_axpy(L, pp_attn_store(L->f, p), L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j + i)), o, d);
+                pp_attn_axpy(L, pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p), L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j + i)), o, d);
             }
         }
         m = mn;
     }
-    pp_attn_flash_finish(L->f, &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    pp_attn_flash_finish(pp_attn_out_fmt(L), &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
 }
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
@@ -543,8 +551,9 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
                                             pp_attn_bwd_p(&L->sc, sv[i], lse));
-                P[j + i] = pp_attn_store(L->f, p);
-                dS[j + i] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dpv[i], D));
+                P[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
+                dS[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f),
+                                          pp_attn_bwd_ds(p, dpv[i], D));
             }
         }
     }
@@ -812,6 +821,7 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
     int64_t row = t0 / L->d, s = row % L->sq, rows = L->b * L->h * L->sq;
     pp_attn_launch Li = *L;
     float lse = L->run_lse[row], acc[PP_ATTN_MAX_LANES];
+    pp_format_id ca = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_OUT_MERGE, L->cp_accum);
     for (int64_t t = t0, m; t < t0 + n; t += m) {
         m = pp_attn_lanes(L, t0 + n - t);
         for (int64_t l = 0; l < m; l++)
@@ -824,14 +834,14 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
             float li = L->Lall[i * rows + row];
             if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
                 for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
-                    acc[l] = pp_attn_cp_out_step64(L->cp_accum, acc[l], oi[l], li, L->run_lse64[row]);
+                    acc[l] = pp_attn_cp_out_step64(ca, acc[l], oi[l], li, L->run_lse64[row]);
                 continue;
             }
             for (int64_t l = 0; l < m; l++)
-                acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
+                acc[l] = pp_attn_cp_out_step(ca, acc[l], oi[l], li, lse);
         }
         for (int64_t l = 0; l < m; l++)
-            L->out[t + l] = pp_attn_store(L->f, acc[l]);
+            L->out[t + l] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_OUT, L->f), acc[l]);
     }
 }
 
@@ -842,7 +852,8 @@ PP_HD static inline void pp_attn_r_cp_dq(const pp_attn_launch *L, int64_t t0, in
     if (!pp_attn_cp_touched(L, (t0 / L->d) % L->sq))
         return;
     for (int64_t t = t0; t < t0 + n; t++)
-        L->acc_dq[t] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dq[t], L->dqb[t]);
+        L->acc_dq[t] = pp_attn_cp_grad_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DQ_ACC, L->cp_grad_accum),
+                                            L->acc_dq[t], L->dqb[t]);
 }
 
 // CP backward step i, threads [t0, t0 + n) of one block key: the group-summed dk', dv of rank
@@ -861,8 +872,9 @@ PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, i
     for (int64_t e = e0; e < e0 + n; e++) {
         float sk, sv;
         pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
-        L->acc_dk[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
-        L->acc_dv[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
+        pp_format_id ga = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DKV_ACC, L->cp_grad_accum);
+        L->acc_dk[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
+        L->acc_dv[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
     }
 }
 

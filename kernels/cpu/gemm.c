@@ -26,6 +26,8 @@ typedef struct gemm_prescale_job {
     const double *x;
     double *y;
     int64_t count;
+    pp_site_mask exact;  // kernels/gemm.h "Exact sites"
+    int site;            // quant_a or quant_b
 } gemm_prescale_job;
 
 static void gemm_prescale_task(void *ctx, int64_t t)
@@ -35,13 +37,13 @@ static void gemm_prescale_task(void *ctx, int64_t t)
     if (hi > j->count)
         hi = j->count;
     for (int64_t i = lo; i < hi; i++)
-        j->y[i] = pp_gemm_prescale(j->f, j->s, j->x[i]);
+        j->y[i] = pp_gemm_prescale_x(j->exact, j->site, j->f, j->s, j->x[i]);
 }
 
 static void gemm_prescale(pp_format_id f, double s, const double *x, double *y, int64_t count,
-                          int threads)
+                          pp_site_mask exact, int site, int threads)
 {
-    gemm_prescale_job j = {f, s, x, y, count};
+    gemm_prescale_job j = {f, s, x, y, count, exact, site};
     pp_parallel_for(gemm_prescale_task, &j, (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK, threads,
                     NULL);
 }
@@ -57,6 +59,7 @@ typedef struct gemm_job {
     const double *a, *b;  // the operands after any prescale
     double *c;
     uint64_t order_seed;  // kernels/gemm.h "Order band"
+    pp_site_mask exact;   // kernels/gemm.h "Exact sites"
 } gemm_job;
 
 // Rows [i0, i1): each row in tiles of GEMM_TILE columns, the tile's columns as the lanes of the
@@ -70,7 +73,7 @@ static void gemm_rows(const gemm_job *g, const double *a, const double *b, doubl
         for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
             int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
             pp_gemm_row_run(g->f, g->accum, g->alpha_c, g->n, g->k, a + i * g->k, b, j0, jn, c + i * g->n, acc,
-                            g->order_seed);
+                            g->order_seed, g->exact);
         }
 }
 
@@ -135,6 +138,9 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
         return rc;
     if (threads > PP_MAX_THREADS)
         threads = PP_MAX_THREADS;
+    if (v->scaling != PP_SCALING_NONE && v->exact_sites)
+        return pp_fail(err, PP_ERR_INPUT, "gemm: exact sites are not instrumented for scaling '%s'",
+                       pp_scaling_name(v->scaling));
     if (v->scaling != PP_SCALING_NONE)
         return pp_gemm_scaled_cpu(v, sc.alpha_c, batch, m, n, k, a, b, c, threads, err);
 
@@ -147,12 +153,12 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
             free(bs);
             return pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the prescaled inputs");
         }
-        gemm_prescale(v->format, sc.scale_a, a, as, na, threads);
+        gemm_prescale(v->format, sc.scale_a, a, as, na, v->exact_sites, PP_SITE_GEMM_QUANT_A, threads);
         if (bs)
-            gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads);
+            gemm_prescale(v->format, sc.scale_b, b, bs, nb, v->exact_sites, PP_SITE_GEMM_QUANT_B, threads);
     }
     gemm_job g = {v->format, v->accum, sc.alpha_c, m, n, k, (m + GEMM_ROWS_PER_TASK - 1) / GEMM_ROWS_PER_TASK,
-                  as ? as : a, bs ? bs : b, c, v->order_seed};
+                  as ? as : a, bs ? bs : b, c, v->order_seed, v->exact_sites};
     pp_parallel_for(gemm_task, &g, batch * g.tasks_per_batch, threads, NULL);
     free(as);
     free(bs);

@@ -13,5 +13,6 @@ int pp_cmd_list(int argc, char **argv);
 int pp_cmd_show(int argc, char **argv);
 int pp_cmd_reference(int argc, char **argv);
 int pp_cmd_cast(int argc, char **argv);
+int pp_cmd_explain(int argc, char **argv);
 
 #endif

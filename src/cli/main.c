@@ -24,6 +24,8 @@ static void usage(FILE *f)
             "  show REPORT.h5            print a stored report\n"
             "  reference CASE -o OUT.h5  write a case's inputs and its certified reference\n"
             "  cast IN --to F -o OUT     round a stored tensor into a format (values or codes)\n"
+            "  explain CASE              where a variant's error comes from: each rounding site\n"
+            "                            made exact in turn (--variant V, --against X)\n"
             "\n"
             "options:\n"
             "  --help, -h                this text ('precprobe COMMAND --help' or 'precprobe help\n"
@@ -65,6 +67,7 @@ int main(int argc, char **argv)
         {"compare", pp_cmd_compare}, {"run", pp_cmd_run},   {"check", pp_cmd_check},
         {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
         {"reference", pp_cmd_reference}, {"cast", pp_cmd_cast},
+        {"explain", pp_cmd_explain},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name))
@@ -73,7 +76,7 @@ int main(int argc, char **argv)
         // the reference cache and the run says what it cut short (base/interrupt.h); the others
         // are quick and keep the default action.
         int stoppable = !strcmp(cmd, "run") || !strcmp(cmd, "check") || !strcmp(cmd, "baseline") ||
-                        !strcmp(cmd, "reference");
+                        !strcmp(cmd, "reference") || !strcmp(cmd, "explain");
         if (stoppable)
             pp_interrupt_install();
         int status = commands[i].fn(argc - 1, argv + 1);

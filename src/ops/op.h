@@ -74,6 +74,10 @@ typedef struct pp_op_params {
     // one admissible order of what the GPU leaves unspecified (reduction orders, approximate
     // exp), drawn from this seed; each row says which (attention.h "Order band"), or ignores it.
     uint64_t order_seed;
+    // 0: every rounding. Else `precprobe explain` (pipeline/explain.h) asks the CPU emulation to
+    // make these rounding sites exact (kernels/exact_sites.h; bit s = the op's site s of
+    // kernels/sites.h); each row passes it to its kernels, or refuses a mask it cannot honour.
+    uint64_t exact_sites;
 } pp_op_params;
 
 // Knob values of a variant: the index into each knob's values, or an integer knob's value.
@@ -192,6 +196,10 @@ struct pp_op {
     // "bhsd", src/core/layout.h): it is transposed into the row's order when read.
     const char *const *input_layouts;
     const char *const *output_layouts;
+    // `precprobe explain` (pipeline/explain.h): the rounding sites of a variant that its CPU
+    // emulation can make exact (bit s = kernels/sites.h's site s; pp_op_params.exact_sites);
+    // NULL or 0: none.
+    uint64_t (*explain_sites)(const pp_op_params *p, const pp_op_knobs *k);
 };
 
 // The operation named name, or NULL.

@@ -19,6 +19,7 @@
 #include "io/h5obj.h"
 #include "io/h5quiet.h"
 #include "io/tensor_io.h"
+#include "report/explain_h5.h"
 #include "report/report_schema.h"
 #include "report/report_schema_hooks.h"
 
@@ -312,6 +313,10 @@ static const pp_rs_field variant_fields[] = {
     {.name = "series", .kind = PP_RS_LIST, .flags = PP_RS_OPTIONAL, .off = V(series), .size = sizeof(pp_series),
      .count = V(n_series), .key = offsetof(pp_series, name), .sub = &series_table},
     {.name = "stats", .kind = PP_RS_GROUP, .sub = &no_fields},
+    // `precprobe explain` only (report/explain_h5.c): absent in other reports
+    {.name = "explain", .kind = PP_RS_LIST, .flags = PP_RS_OPTIONAL, .off = V(explain),
+     .size = sizeof(pp_explain_table), .count = V(n_explain), .key = offsetof(pp_explain_table, tensor),
+     .sub = &pp_report_explain_table},
 };
 #undef V
 static const pp_rs_table variant_table = PP_RS_TABLE(variant_fields, NULL, NULL);

@@ -13,6 +13,7 @@
 #include "core/repr.h"
 #include "core/statistic.h"
 #include "report/summary_row.h"
+#include "report/explain_html.h"
 #include "report/svg.h"
 #include "core/textbuf.h"
 #include "ops/op.h"
@@ -875,6 +876,7 @@ char *pp_report_html(const pp_run_result *r)
     variants(&b, r);
     table(&b, r);
     order_band_chart(&b, r);
+    pp_report_explain_html(&b, r, CW);
     charts(&b, r);
     if (r->case_text && r->case_text[0]) {
         pp_tb_str(&b, "<h2>Case file</h2>\n<details><summary>show</summary><pre>");

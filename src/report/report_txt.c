@@ -1,6 +1,8 @@
 // report_txt.c — the text report (see report_txt.h); torch's messages come from close_msg.c.
 #include "report/report_txt.h"
 
+#include "report/explain_txt.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -214,6 +216,7 @@ char *pp_report_text(const pp_run_result *r)
     series_table(&b, r);
     summary(&b, r);
     order_bands(&b, r);
+    pp_report_explain_text(&b, r);
     return pp_tb_take(&b);
 }
 
