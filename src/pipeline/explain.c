@@ -337,6 +337,11 @@ int pp_explain_case(const pp_case *c, const pp_run_opts *o, const pp_explain_opt
     }
     if (!rc)
         rc = pp_run_order_bands(&plan, o->orders, &products, cmps, n, err);
+    // the result names the references computed: a group whose reference this run did not need
+    // (no variant of it explained) wants nothing
+    for (int i = 0; !rc && i < plan.n_tasks; i++)
+        if (plan.tasks[i].kind == PP_TASK_REFERENCE && !sel[i])
+            memset(plan.group_want[plan.tasks[i].group], 0, sizeof plan.group_want[0]);
     if (!rc) {
         rc = pp_run_assemble(&plan, &oo, &products, cmps, n, r, err);  // takes cmps
         cmps = NULL;
