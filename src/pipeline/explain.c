@@ -82,11 +82,12 @@ typedef struct explain_job {
     const pp_run_products *p;
     const unsigned char *sel;  // its compare tasks (without their dependencies)
     int v;
+    int w;                     // the variant compared against, or -1 (the reference)
 } explain_job;
 
-// Variant j->v run on the CPU emulation with exact sites mask into outs (allocated like its
+// Variant v run on the CPU emulation with exact sites mask into outs (allocated like its
 // nominal outputs).
-static int run_masked(const explain_job *j, uint64_t mask, pp_tensor *outs, pp_error *err)
+static int run_masked(const explain_job *j, int v, uint64_t mask, pp_tensor *outs, pp_error *err)
 {
     const pp_case *c = j->plan->c;
     const pp_op *op = c->op;
@@ -95,12 +96,12 @@ static int run_masked(const explain_job *j, uint64_t mask, pp_tensor *outs, pp_e
     memset(outs, 0, sizeof(pp_tensor) * PP_MAX_OP_TENSORS);
     int rc = PP_OK;
     for (int t = 0; t < op->n_outputs && !rc; t++) {
-        const pp_tensor *n = &j->p->variants[j->v].outs[t];
+        const pp_tensor *n = &j->p->variants[v].outs[t];
         if (n->data)
             rc = pp_tensor_alloc(&outs[t], n->ndim, n->shape, n->format, err);
     }
     if (!rc)
-        rc = op->run_cpu(&prm, &c->variants[j->v].knobs, j->p->groups[j->plan->group_of[j->v]].inputs, outs,
+        rc = op->run_cpu(&prm, &c->variants[v].knobs, j->p->groups[j->plan->group_of[v]].inputs, outs,
                          j->plan->threads, err);
     return rc;
 }
@@ -112,12 +113,19 @@ static void free_outs(const pp_op *op, pp_tensor *outs)
 }
 
 // The statistics of j's comparisons with the variant's outputs replaced by a run under mask;
-// stats[k] for the k-th comparison (n of them, in plan order).
+// stats[k] for the k-th comparison (n of them, in plan order). Against a variant w that the
+// emulation runs, w is rerun with the same sites exact where it has them (a site both variants
+// share, say the out store, is made exact on both sides: what is left is the difference the
+// site makes, not one side's rounding against the other's exact value).
 static int compare_masked(const explain_job *j, uint64_t mask, pp_explain_stats *stats, int n, pp_error *err)
 {
     const pp_case *c = j->plan->c;
-    pp_tensor outs[PP_MAX_OP_TENSORS];
-    int rc = run_masked(j, mask, outs, err);
+    pp_tensor outs[PP_MAX_OP_TENSORS], wouts[PP_MAX_OP_TENSORS];
+    memset(wouts, 0, sizeof wouts);
+    uint64_t wmask = j->w >= 0 ? mask & sites_of(c, j->w) : 0;
+    int rc = run_masked(j, j->v, mask, outs, err);
+    if (!rc && wmask)
+        rc = run_masked(j, j->w, wmask, wouts, err);
     pp_variant_products *alt = rc ? NULL : calloc((size_t)c->n_variants, sizeof *alt);
     if (!rc && !alt)
         rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
@@ -127,6 +135,8 @@ static int compare_masked(const explain_job *j, uint64_t mask, pp_explain_stats 
         for (int v = 0; v < c->n_variants; v++)
             alt[v] = j->p->variants[v];  // borrowed
         memcpy(alt[j->v].outs, outs, sizeof outs);
+        if (wmask)
+            memcpy(alt[j->w].outs, wouts, sizeof wouts);
         pp_run_products q = *j->p;
         q.variants = alt;
         rc = pp_run_compare(j->plan, &q, j->sel, &cs, &m, err);
@@ -138,6 +148,7 @@ static int compare_masked(const explain_job *j, uint64_t mask, pp_explain_stats 
     pp_comparisons_free(cs, m);
     free(alt);
     free_outs(j->plan->c->op, outs);
+    free_outs(j->plan->c->op, wouts);
     return rc;
 }
 
@@ -147,7 +158,7 @@ static int check_nominal(const explain_job *j, pp_error *err)
 {
     const pp_op *op = j->plan->c->op;
     pp_tensor outs[PP_MAX_OP_TENSORS];
-    int rc = run_masked(j, 0, outs, err);
+    int rc = run_masked(j, j->v, 0, outs, err);
     for (int t = 0; !rc && t < op->n_outputs; t++) {
         const pp_tensor *n = &j->p->variants[j->v].outs[t];
         if (n->data && memcmp(n->data, outs[t].data, (size_t)n->numel * sizeof *n->data))
@@ -181,11 +192,11 @@ static void shares(pp_explain_table *t)
 }
 
 // Explains variant v (its compare tasks sel, n comparisons cmps[first..first+n)) into *out.
-static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, const unsigned char *sel, int v,
+static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, const unsigned char *sel, int v, int w,
                            const pp_comparison *cmps, int n, pp_explain_table **out, pp_error *err)
 {
     const pp_case *c = plan->c;
-    explain_job j = {plan, p, sel, v};
+    explain_job j = {plan, p, sel, v, w};
     uint64_t all = sites_of(c, v);
     int ids[64], n_sites = 0;
     for (int s = 0; s < 64; s++)
@@ -332,7 +343,8 @@ int pp_explain_case(const pp_case *c, const pp_run_opts *o, const pp_explain_opt
             first++;
         while (first + m < n && !strcmp(cmps[first + m].variant, c->variants[v].name))
             m++;
-        rc = explain_variant(&plan, &products, one, v, cmps + first, m, &tabs[v], err);
+        rc = explain_variant(&plan, &products, one, v, pair[v] >= 0 ? cc.pairs[pair[v]].expected : -1, cmps + first, m,
+                             &tabs[v], err);
         n_tabs[v] = m;
     }
     if (!rc)

@@ -2,7 +2,8 @@
 // variant (kernels/sites.h; the op row's explain_sites) is made exact one at a time and, separately,
 // every site but one, on the CPU emulation (pp_op_params.exact_sites, kernels/exact_sites.h); each
 // run is compared like the variant itself (against the reference, or against another variant
-// through the case's [compare] pair, else whole tensors), and the statistics go into the variant's
+// through the case's [compare] pair, else whole tensors; a site the other variant has too is made
+// exact on both sides), and the statistics go into the variant's
 // explain tables (core/explain_result.h). The staged pipeline does the rest: the plan, the inputs
 // and the reference (computed once, through the reference cache), the compare stage.
 #ifndef PP_EXPLAIN_H

@@ -43,6 +43,8 @@ if bash tests/e2e/cli.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)
 if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # --orders: te-cp-small's order bands, the CP conclusion robust to order
 if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# explain: where the error comes from (issue 18's known answers, report.h5 read back, the chart)
+if bash tests/e2e/explain.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
