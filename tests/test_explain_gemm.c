@@ -225,6 +225,19 @@ static void explain_gemm_shares_add_up(void **state)
     assert_string_equal(t->sites[0].name, "accum");
     assert_true(t->sites[0].share > 0.5);
     pp_run_result_free(&r);
+    for (int s = 0; s < t->n_sites; s++)  // no --orders: no band
+        assert_true(isnan(t->sites[s].share_band[0]) && isnan(t->sites[s].share_band[1]));
+    assert_int_equal(t->band_runs, 0);
+    pp_run_result_free(&r);
+    // --orders 2: each site's share band holds its nominal share, over 3 runs
+    pp_run_opts with_orders = cpu_opts;
+    with_orders.orders = 2;
+    assert_int_equal(pp_explain_case(&c, &with_orders, &e, &r, &err), PP_OK);
+    t = table_of(&r, "storage");
+    assert_non_null(t);
+    assert_int_equal(t->band_runs, 3);
+    for (int s = 0; s < t->n_sites; s++)
+        assert_true(t->sites[s].share_band[0] <= t->sites[s].share && t->sites[s].share <= t->sites[s].share_band[1]);
     // against another variant: whole tensors (the case has no pair)
     e.against = "fp32";
     assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_OK);

@@ -29,6 +29,9 @@ typedef struct pp_explain_site {
     // (mse_nominal − mse_exact) / (mse_nominal − mse_all_exact), mse = rms²: the fraction of the
     // error this site's exactness removes; NaN when nothing is left to remove
     double share;
+    // --orders N: the least and greatest share over the nominal order and the N admissible ones
+    // (pipeline/order_band.h; NaN shares left out); NaN, NaN without a band
+    double share_band[2];
 } pp_explain_site;
 
 // One compared tensor (a name as the comparison has it: "c", "out@te-cp-rank:3").
@@ -38,6 +41,7 @@ typedef struct pp_explain_table {
     pp_explain_stats nominal;   // the variant as is (bit for bit its run)
     pp_explain_stats all_exact; // every site of the variant exact
     double interaction;         // 1 − Σ share: what the one-at-a-time gains do not add up to
+    int64_t band_runs;          // --orders N: N + 1 runs in each site's share_band; 0: no band
     int n_sites;
     pp_explain_site *sites;     // owned; sorted: most of the error first (pp_explain_sort)
 } pp_explain_table;

@@ -83,6 +83,7 @@ typedef struct explain_job {
     const unsigned char *sel;  // its compare tasks (without their dependencies)
     int v;
     int w;                     // the variant compared against, or -1 (the reference)
+    uint64_t order_seed;       // 0: the nominal order; else --orders' admissible order (order_band.h)
 } explain_job;
 
 // Variant v run on the CPU emulation with exact sites mask into outs (allocated like its
@@ -93,6 +94,7 @@ static int run_masked(const explain_job *j, int v, uint64_t mask, pp_tensor *out
     const pp_op *op = c->op;
     pp_op_params prm = c->params;
     prm.exact_sites = mask;
+    prm.order_seed = j->order_seed;
     memset(outs, 0, sizeof(pp_tensor) * PP_MAX_OP_TENSORS);
     int rc = PP_OK;
     for (int t = 0; t < op->n_outputs && !rc; t++) {
@@ -122,9 +124,10 @@ static int compare_masked(const explain_job *j, uint64_t mask, pp_explain_stats 
     const pp_case *c = j->plan->c;
     pp_tensor outs[PP_MAX_OP_TENSORS], wouts[PP_MAX_OP_TENSORS];
     memset(wouts, 0, sizeof wouts);
-    uint64_t wmask = j->w >= 0 ? mask & sites_of(c, j->w) : 0;
+    uint64_t wsites = j->w >= 0 ? sites_of(c, j->w) : 0, wmask = mask & wsites;
+    int rerun_w = wsites && (wmask || j->order_seed);  // under another order, w runs in it too
     int rc = run_masked(j, j->v, mask, outs, err);
-    if (!rc && wmask)
+    if (!rc && rerun_w)
         rc = run_masked(j, j->w, wmask, wouts, err);
     pp_variant_products *alt = rc ? NULL : calloc((size_t)c->n_variants, sizeof *alt);
     if (!rc && !alt)
@@ -135,7 +138,7 @@ static int compare_masked(const explain_job *j, uint64_t mask, pp_explain_stats 
         for (int v = 0; v < c->n_variants; v++)
             alt[v] = j->p->variants[v];  // borrowed
         memcpy(alt[j->v].outs, outs, sizeof outs);
-        if (wmask)
+        if (rerun_w)
             memcpy(alt[j->w].outs, wouts, sizeof wouts);
         pp_run_products q = *j->p;
         q.variants = alt;
@@ -178,25 +181,65 @@ static double mse(const pp_explain_stats *s)
     return s->rms * s->rms;
 }
 
-// Shares and the interaction of table t from its statistics.
+// A site's share: the part of (as is − every site exact) that its exactness removes, in squared
+// RMS error; NaN when nothing is left to remove.
+static double share_of(const pp_explain_stats *nominal, const pp_explain_stats *all, const pp_explain_stats *exact)
+{
+    double total = mse(nominal) - mse(all);
+    return total > 0.0 && isfinite(total) ? (mse(nominal) - mse(exact)) / total : NAN;
+}
+
+// Shares and the interaction of table t from its statistics; the bands start at the share.
 static void shares(pp_explain_table *t)
 {
-    double total = mse(&t->nominal) - mse(&t->all_exact), sum = 0.0;
-    int known = total > 0.0 && isfinite(total);
+    double sum = 0.0;
     for (int s = 0; s < t->n_sites; s++) {
         pp_explain_site *x = &t->sites[s];
-        x->share = known ? (mse(&t->nominal) - mse(&x->exact)) / total : NAN;
+        x->share = share_of(&t->nominal, &t->all_exact, &x->exact);
+        x->share_band[0] = x->share_band[1] = x->share;
         sum += x->share;
     }
-    t->interaction = known ? 1.0 - sum : NAN;
+    t->interaction = sum == sum ? 1.0 - sum : NAN;
+}
+
+// --orders: the shares again under order seeds 1..orders (the variant, and the variant compared
+// against when the emulation runs it, in that order), each table's band widened to them.
+static int share_bands(explain_job *j, const int *ids, int n_sites, uint64_t all, int orders, pp_explain_table *tab,
+                       int n, pp_error *err)
+{
+    pp_explain_stats *nom = calloc((size_t)(n ? n : 1), sizeof *nom), *ex = calloc((size_t)(n ? n : 1), sizeof *ex),
+                     *st = calloc((size_t)(n ? n : 1), sizeof *st);
+    int rc = nom && ex && st ? PP_OK : pp_fail(err, PP_ERR_RUNTIME, "out of memory");
+    for (int o = 1; !rc && o <= orders; o++) {
+        j->order_seed = (uint64_t)o;
+        rc = compare_masked(j, 0, nom, n, err);
+        if (!rc)
+            rc = compare_masked(j, all, ex, n, err);
+        for (int s = 0; !rc && s < n_sites; s++) {
+            rc = compare_masked(j, (uint64_t)1 << ids[s], st, n, err);
+            for (int k = 0; !rc && k < n; k++) {
+                double x = share_of(&nom[k], &ex[k], &st[k]);
+                double *b = tab[k].sites[s].share_band;
+                if (x == x) {
+                    b[0] = b[0] == b[0] && b[0] <= x ? b[0] : x;
+                    b[1] = b[1] == b[1] && b[1] >= x ? b[1] : x;
+                }
+            }
+        }
+    }
+    for (int k = 0; !rc && k < n; k++)
+        tab[k].band_runs = orders + 1;
+    j->order_seed = 0;
+    free(nom), free(ex), free(st);
+    return rc;
 }
 
 // Explains variant v (its compare tasks sel, n comparisons cmps[first..first+n)) into *out.
 static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, const unsigned char *sel, int v, int w,
-                           const pp_comparison *cmps, int n, pp_explain_table **out, pp_error *err)
+                           int orders, const pp_comparison *cmps, int n, pp_explain_table **out, pp_error *err)
 {
     const pp_case *c = plan->c;
-    explain_job j = {plan, p, sel, v, w};
+    explain_job j = {plan, p, sel, v, w, 0};
     uint64_t all = sites_of(c, v);
     int ids[64], n_sites = 0;
     for (int s = 0; s < 64; s++)
@@ -236,8 +279,14 @@ static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, co
         for (int k = 0; !rc && k < n; k++)
             tab[k].sites[s].alone = st[k];
     }
-    for (int k = 0; !rc && k < n; k++) {
+    for (int k = 0; !rc && k < n; k++)
         shares(&tab[k]);
+    if (!rc && orders > 0)
+        rc = share_bands(&j, ids, n_sites, all, orders, tab, n, err);
+    for (int k = 0; !rc && k < n; k++) {
+        if (!tab[k].band_runs)
+            for (int s = 0; s < tab[k].n_sites; s++)
+                tab[k].sites[s].share_band[0] = tab[k].sites[s].share_band[1] = NAN;
         pp_explain_sort(&tab[k]);
     }
     free(st);
@@ -343,12 +392,24 @@ int pp_explain_case(const pp_case *c, const pp_run_opts *o, const pp_explain_opt
             first++;
         while (first + m < n && !strcmp(cmps[first + m].variant, c->variants[v].name))
             m++;
-        rc = explain_variant(&plan, &products, one, v, pair[v] >= 0 ? cc.pairs[pair[v]].expected : -1, cmps + first, m,
-                             &tabs[v], err);
+        rc = explain_variant(&plan, &products, one, v, pair[v] >= 0 ? cc.pairs[pair[v]].expected : -1, o->orders,
+                             cmps + first, m, &tabs[v], err);
         n_tabs[v] = m;
     }
-    if (!rc)
-        rc = pp_run_order_bands(&plan, o->orders, &products, cmps, n, err);
+    if (!rc && o->orders > 0) {
+        // the order band stage compares every task of the plan it is given: give it the slice run
+        pp_run_plan slice = plan;
+        slice.tasks = malloc(sizeof *slice.tasks * (size_t)(plan.n_tasks ? plan.n_tasks : 1));
+        slice.n_tasks = 0;
+        if (!slice.tasks)
+            rc = pp_fail(err, PP_ERR_RUNTIME, "out of memory");
+        for (int i = 0; !rc && i < plan.n_tasks; i++)
+            if (sel[i])
+                slice.tasks[slice.n_tasks++] = plan.tasks[i];
+        if (!rc)
+            rc = pp_run_order_bands(&slice, o->orders, &products, cmps, n, err);
+        free(slice.tasks);
+    }
     // the result names the references computed: a group whose reference this run did not need
     // (no variant of it explained) wants nothing
     for (int i = 0; !rc && i < plan.n_tasks; i++)

@@ -18,8 +18,9 @@ typedef struct pp_explain_opts {
     const char *against;  // NULL or "reference": the reference; else another variant's name
 } pp_explain_opts;
 
-// Explains case c under e on the CPU emulation (o's device is ignored; o->orders > 0 adds the
-// order band to the nominal comparisons, as `run --orders` does). On success r holds the run of
+// Explains case c under e on the CPU emulation (o's device is ignored; o->orders = N > 0 adds the
+// order band to the nominal comparisons, as `run --orders` does, and each site's share band: its
+// share recomputed under each of the N admissible orders, pp_explain_site.share_band). On success r holds the run of
 // the compared variants (pp_run_result; the others listed without comparisons) and
 // r->variants[v].explain for each variant explained. Before any site is made exact, the variant is
 // run once more through the explain path with nothing exact and its outputs compared bit for bit

@@ -22,6 +22,8 @@ static const pp_rs_field site_fields[] = {
     {.name = "exact_", .kind = PP_RS_SUB, .off = X(exact), .sub = &stats_table},
     {.name = "alone_", .kind = PP_RS_SUB, .off = X(alone), .sub = &stats_table},
     {.name = "share", .kind = PP_RS_F64, .off = X(share)},
+    {.name = "share_band_min", .kind = PP_RS_F64, .off = X(share_band[0])},
+    {.name = "share_band_max", .kind = PP_RS_F64, .off = X(share_band[1])},
 };
 #undef X
 static const pp_rs_table site_table = PP_RS_TABLE(site_fields, NULL, NULL);
@@ -32,6 +34,7 @@ static const pp_rs_field table_fields[] = {
     {.name = "nominal_", .kind = PP_RS_SUB, .off = T(nominal), .sub = &stats_table},
     {.name = "all_exact_", .kind = PP_RS_SUB, .off = T(all_exact), .sub = &stats_table},
     {.name = "interaction", .kind = PP_RS_F64, .off = T(interaction)},
+    {.name = "band_runs", .kind = PP_RS_I64, .off = T(band_runs)},
     {.name = "sites", .kind = PP_RS_LIST, .off = T(sites), .size = sizeof(pp_explain_site), .count = T(n_sites),
      .key = offsetof(pp_explain_site, name), .sub = &site_table},
 };

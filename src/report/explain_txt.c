@@ -56,6 +56,13 @@ static void table(pp_textbuf *b, const char *variant, const pp_explain_table *t)
     if (t->interaction == t->interaction)
         pp_tb_printf(b, "%-18s %6.1f%%  (1 - the shares' sum: the gains of one-at-a-time exactness do not add "
                         "up to every site's)\n", "interaction", t->interaction * 100.0);
+    if (t->band_runs > 0) {
+        pp_tb_printf(b, "share over %lld orders (min-max):", (long long)t->band_runs);
+        for (int s = 0; s < t->n_sites; s++)
+            pp_tb_printf(b, "%s %s %.1f-%.1f%%", s ? "," : "", t->sites[s].name, t->sites[s].share_band[0] * 100.0,
+                         t->sites[s].share_band[1] * 100.0);
+        pp_tb_str(b, "\n");
+    }
     pp_tb_str(b, "share: the fraction of the squared RMS error (as is minus every site exact) that making this "
                  "site alone exact removes; alone: every other site exact, this one the only rounding\n");
 }
