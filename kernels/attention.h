@@ -238,16 +238,23 @@ typedef struct pp_attn_variant {
 // format F (or cp_accum, cp_grad_accum) of a binary32 value: made exact, the store keeps the
 // binary32 value (pp_attn_site_fmt: the site's format becomes fp32, whose store is the identity).
 // So an exact attention site is exact in binary32, not binary64 — the value is kept exactly as the
-// kernel's opmath produced it; what is not rounded is the storage format. Instrumented:
+// kernel's opmath produced it; what is not rounded is the storage format. Instrumented (each a
+// store into F unless said):
+//   scores       the unfused kernel's stored S = RN_F(RN_c(α_c·acc)) (flash's are fp32, never stored)
+//   scaled_scores the unfused PB-Relax / layer-scaling stores (softmax storage, naive)
+//   row_sum      the naive softmax's RN_F per step of the row sum
 //   p            every RN_F of P (unfused softmax, flash forward's P for P·V, backward's recomputed P)
-//   ds           the flash backward's dS store
+//   dp           the unfused dP store (fp32 accumulation; storage accumulation rounds per step)
+//   d            the naive softmax backward's D stores
+//   ds           dS's stores (flash; the unfused softmax backward's)
+//   dq, dk, dv   the backward chains' end stores (RN_F of the accumulator, and of α times it)
 //   out          the final out store (plain: the block's RN_F; CP: after the merge)
 //   out_partial  CP only: each ring step's partial output store
 //   cp_out_merge the out merge accumulator's RN_C (cp_accum), both flavours
 //   cp_dq_acc, cp_dkv_acc  the CP gradient accumulators' RN_C (cp_grad_accum)
-// Not instrumented (explain does not offer them): scores, scaled_scores, softmax_in, row_max,
-// row_sum, lse, cp_lse_merge, d, dp, dq, dk, dv (the GEMM chains' ends and the softmax's fp32
-// internals). With exact_sites = 0 every store is the one above, bit for bit.
+// Not instrumented (explain does not offer them): softmax_in, row_max, lse, cp_lse_merge — fp32
+// (or binary64) values, not stores into a reduced format: exact would need binary64 buffers — and
+// the GEMMs' accumulation chains. With exact_sites = 0 every store is the one above, bit for bit.
 
 // query i sees keys j ≤ i + s_kv − s_q when causal
 typedef struct pp_attn_dims {

@@ -344,7 +344,8 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
     if (L->accum == PP_ATTN_ACC_STORAGE) {
         for (int64_t y = y0; y < y1; y++) {
             double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d);
-            out[y] = dp ? (float)acc : pp_attn_score_storage(L->f, &L->sc, acc);
+            out[y] = dp ? (float)acc : pp_attn_score_storage(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f),
+                                                             &L->sc, acc);
         }
         return;
     }
@@ -353,7 +354,9 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
         m = pp_attn_key_lanes(L, y, y1 - y);
         pp_attn_dots_T(L, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
         for (int64_t l = 0; l < m; l++)
-            out[y + l] = dp ? pp_attn_store(L->f, acc[l]) : pp_attn_score_fp32(L->f, &L->sc, acc[l]);
+            out[y + l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
+                            : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc,
+                                                 acc[l]);
     }
 }
 
@@ -406,8 +409,9 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     int pb = L->max_subtract == PP_ATTN_MAX_PB_RELAX;
     float M = pb ? L->Mblk[t / L->BQ] : 0.0f;
     for (int64_t j = 0; j <= je; j++) {
-        float tt = pb ? pp_attn_pb_relax(L->f, L->softmax, P[j], M, L->sc.A) : P[j];
-        P[j] = pp_attn_layer_scale(L->f, L->softmax, tt, L->sc.L);
+        pp_format_id fx = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCALED_SCORES, L->f);
+        float tt = pb ? pp_attn_pb_relax(fx, L->softmax, P[j], M, L->sc.A) : P[j];
+        P[j] = pp_attn_layer_scale(fx, L->softmax, tt, L->sc.L);
     }
     float m = 0.0f;
     if (L->max_subtract != PP_ATTN_MAX_NONE) {
@@ -418,7 +422,8 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     float sum = 0.0f;
     for (int64_t j = 0; j <= je; j++) {
         P[j] = pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
-        sum = pp_attn_softmax_sum_step(L->f, L->softmax, sum, P[j]);
+        sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
+                                       P[j]);
     }
     for (int64_t j = 0; j <= je; j++)
         P[j] = pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);
@@ -574,9 +579,11 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
     if (je >= 0) {
         float D = 0.0f;
         for (int64_t j = 0; j <= je; j++)
-            D = pp_attn_softmax_bwd_d_step(L->f, L->softmax, D, dS[j], P[j]);
+            D = pp_attn_softmax_bwd_d_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_D, L->f), L->softmax, D, dS[j],
+                                           P[j]);
         for (int64_t j = 0; j <= je; j++)
-            dS[j] = pp_attn_softmax_bwd_dx(L->f, L->softmax, dS[j], P[j], D, L->sc.L, L->sc.A);
+            dS[j] = pp_attn_softmax_bwd_dx(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f), L->softmax, dS[j], P[j],
+                                           D, L->sc.L, L->sc.A);
     }
     for (int64_t j = je + 1; j < G.nk; j++)
         P[j] = dS[j] = 0.0f;
@@ -591,15 +598,18 @@ PP_HD static inline int pp_attn_chain_storage(const pp_attn_launch *L)
     return L->kernel == PP_ATTN_UNFUSED && L->accum == PP_ATTN_ACC_STORAGE;
 }
 
-PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, float alpha, int post_round, float acc)
+// site: the chain's (dq, dk or dv; attention.h "Exact sites": exact, its stores keep binary32)
+PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, int site, float alpha, int post_round, float acc)
 {
-    float t = post_round ? pp_attn_store(L->f, acc) : acc;
-    return alpha != 1.0f || !post_round ? pp_attn_mul_store(L->f, alpha, t) : t;
+    pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
+    float t = post_round ? pp_attn_store(f, acc) : acc;
+    return alpha != 1.0f || !post_round ? pp_attn_mul_store(f, alpha, t) : t;
 }
 
-PP_HD static inline float pp_attn_chain_end_storage(const pp_attn_launch *L, float alpha, double acc)
+PP_HD static inline float pp_attn_chain_end_storage(const pp_attn_launch *L, int site, float alpha, double acc)
 {
-    return alpha != 1.0f ? pp_attn_mul_store(L->f, alpha, (float)acc) : (float)acc;
+    pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
+    return alpha != 1.0f ? pp_attn_mul_store(f, alpha, (float)acc) : (float)acc;
 }
 
 // The backward's GEMM alpha (baddbmm's backward multiplies by it): α32 for post, else 1.
@@ -640,7 +650,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
                     dacc[l] = pp_gemm_step_storage(L->f, dS[j], kr[l], dacc[l]);
             }
             for (int64_t l = 0; l < m; l++)
-                y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc[l]);
+                y[e + l] = pp_attn_chain_end_storage(L, PP_SITE_ATTN_DQ, alpha, dacc[l]);
             continue;
         }
         // flash: per key block of bbn keys a chain from +0, added in fp32 to the row's dQ (FA2's
@@ -662,7 +672,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
                 acc[l] = i == 0 ? part[l] : acc[l] + part[l];
         }
         for (int64_t l = 0; l < m; l++)
-            y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);
+            y[e + l] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, post_round, acc[l]);
     }
 }
 
@@ -723,9 +733,10 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         for (int64_t g = 0; g < ng; g++)
             for (int64_t l = 0; l < m; l++) {
                 int64_t o = out + g * L->d + e + l;
-                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, 1.0f, dv[g][l]) : pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
-                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, alpha, dk[g][l])
-                                    : pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
+                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DV, 1.0f, dv[g][l])
+                                    : pp_attn_chain_end32(L, PP_SITE_ATTN_DV, 1.0f, 1, av[g][l]);
+                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DK, alpha, dk[g][l])
+                                    : pp_attn_chain_end32(L, PP_SITE_ATTN_DK, alpha, post_round, ak[g][l]);
             }
     }
 }

@@ -36,6 +36,8 @@ static const char attn_text[] =
     "[variants.flash]\nkernel = \"flash\"\n"
     "[variants.unfused]\nkernel = \"unfused\"\n"
     "[variants.unfused-storage]\nkernel = \"unfused\"\naccumulate = \"storage\"\nformat = \"fp16\"\n"
+    "[variants.unfused-naive]\nkernel = \"unfused\"\nsoftmax = \"naive\"\nmax_subtract = \"pb-relax\"\n"
+    "qk_layer_scaling = 2\n"
     "[variants.cp-te]\nkernel = \"flash\"\ncp_world = 2\ncp_flavour = \"te-2024\"\n"
     "[variants.cp-pr]\nkernel = \"flash\"\ncp_world = 4\ncp_flavour = \"pr-821\"\n";
 

@@ -406,17 +406,31 @@ static const pp_seq_chunking cp_chunking = {
     .owner_of = cp_rank_of_chunk,
 };
 
-// The sites explain can make exact (kernels/attention.h "Exact sites"): P and out always; the
-// flash backward's dS; context parallelism's partials and merges.
+// The sites explain can make exact (kernels/attention.h "Exact sites"): those the variant rounds
+// into a storage format — P and out always; the unfused kernel's stored scores (and their PB-Relax
+// or layer-scaled form, the naive row sum, dP, D); the backward's dS and dq', dk', dv partials;
+// context parallelism's partials and merges.
 static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
 {
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
-    int bwd = backward(p), cp = v.cp_world > 1;
+    int bwd = backward(p), cp = v.cp_world > 1, unf = v.kernel == PP_ATTN_UNFUSED;
+    int naive = v.softmax == PP_ATTN_SOFTMAX_NAIVE;
     uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
-    if (bwd && v.kernel == PP_ATTN_FLASH)
-        m |= PP_SITE_BIT(PP_SITE_ATTN_DS);
+    if (unf)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_SCORES);
+    if (unf && v.softmax != PP_ATTN_SOFTMAX_FP32 && (v.max_subtract == PP_ATTN_MAX_PB_RELAX || v.qk_layer_scaling > 1))
+        m |= PP_SITE_BIT(PP_SITE_ATTN_SCALED_SCORES);
+    if (unf && naive)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM);
+    if (bwd)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) |
+             PP_SITE_BIT(PP_SITE_ATTN_DV);
+    if (bwd && unf && v.accum != PP_ATTN_ACC_STORAGE)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_DP);
+    if (bwd && unf && naive)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_D);
     if (cp)
         m |= PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_CP_OUT_MERGE);
     if (cp && bwd)
