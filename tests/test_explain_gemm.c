@@ -224,7 +224,6 @@ static void explain_gemm_shares_add_up(void **state)
     assert_true(fabs(sum - 1.0) < 1e-12);
     assert_string_equal(t->sites[0].name, "accum");
     assert_true(t->sites[0].share > 0.5);
-    pp_run_result_free(&r);
     for (int s = 0; s < t->n_sites; s++)  // no --orders: no band
         assert_true(isnan(t->sites[s].share_band[0]) && isnan(t->sites[s].share_band[1]));
     assert_int_equal(t->band_runs, 0);
@@ -238,6 +237,7 @@ static void explain_gemm_shares_add_up(void **state)
     assert_int_equal(t->band_runs, 3);
     for (int s = 0; s < t->n_sites; s++)
         assert_true(t->sites[s].share_band[0] <= t->sites[s].share && t->sites[s].share <= t->sites[s].share_band[1]);
+    pp_run_result_free(&r);
     // against another variant: whole tensors (the case has no pair)
     e.against = "fp32";
     assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_OK);

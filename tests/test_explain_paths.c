@@ -9,6 +9,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "pipeline/execute.h"
 #include "pipeline/explain.h"
 #include "pipeline/run.h"
 #include "report/report_h5.h"
@@ -55,13 +56,13 @@ static void check_case(const char *text)
     const pp_op *op = c.op;
     pp_run_result run;
     assert_int_equal(pp_run_case(&c, &cpu_keep, &run, &err), PP_OK);
-    pp_tensor inputs[PP_MAX_OP_TENSORS], refs[PP_MAX_OP_TENSORS];
-    pp_reference_info info[PP_MAX_OP_TENSORS];
     for (int v = 0; v < c.n_variants; v++) {
         const pp_variant_spec *vs = &c.variants[v];
-        pp_format_id f = op->format(&vs->knobs);
-        memset(inputs, 0, sizeof inputs), memset(refs, 0, sizeof refs);
-        assert_int_equal(pp_run_reference(&c, &cpu_opts, f, inputs, refs, info, &err), PP_OK);
+        pp_format_group g;  // the variant's inputs, as the run draws them
+        memset(&g, 0, sizeof g);
+        g.format = op->format(&vs->knobs);
+        assert_int_equal(pp_run_group_inputs(&c, &g, &err), PP_OK);
+        const pp_tensor *inputs = g.inputs;
         uint64_t offered = op->explain_sites(&c.params, &vs->knobs);
         assert_true(offered != 0);
         pp_op_params prm = c.params;
@@ -86,7 +87,8 @@ static void check_case(const char *text)
                          op->outputs[t]);
         }
         for (int t = 0; t < PP_MAX_OP_TENSORS; t++)
-            pp_tensor_free(&outs[t]), pp_tensor_free(&inputs[t]), pp_tensor_free(&refs[t]);
+            pp_tensor_free(&outs[t]);
+        pp_run_group_free(op, &g);
     }
     pp_run_result r;
     pp_explain_opts e = {NULL, NULL};
