@@ -247,7 +247,8 @@ typedef struct pp_attn_variant {
 //   dp           the unfused dP store (fp32 accumulation; storage accumulation rounds per step)
 //   d            the naive softmax backward's D stores
 //   ds           dS's stores (flash; the unfused softmax backward's)
-//   dq, dk, dv   the backward chains' end stores (RN_F of the accumulator, and of α times it)
+//   dq, dk, dv   the backward chains' end stores (RN_F of the accumulator, and of α times it); CP:
+//                also a step's group-summed dk, dv partial store before the accumulator
 //   out          the final out store (plain: the block's RN_F; CP: after the merge)
 //   out_partial  CP only: each ring step's partial output store
 //   cp_out_merge the out merge accumulator's RN_C (cp_accum), both flavours

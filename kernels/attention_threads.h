@@ -884,8 +884,10 @@ PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, i
         float sk, sv;
         pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
         pp_format_id ga = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DKV_ACC, L->cp_grad_accum);
-        L->acc_dk[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
-        L->acc_dv[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
+        pp_format_id fk = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DK, L->f);  // the step's partial
+        pp_format_id fv = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DV, L->f);
+        L->acc_dk[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dk[gx + e], pp_attn_store(fk, sk));
+        L->acc_dv[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dv[gx + e], pp_attn_store(fv, sv));
     }
 }
 
