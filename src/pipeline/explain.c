@@ -4,11 +4,13 @@
 #include "pipeline/explain.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/statistic.h"
+#include "interrupt.h"
 #include "pipeline/assemble.h"
 #include "pipeline/compare.h"
 #include "pipeline/order_band.h"
@@ -105,6 +107,9 @@ static int run_masked(const explain_job *j, int v, uint64_t mask, pp_tensor *out
     if (!rc)
         rc = op->run_cpu(&prm, &c->variants[v].knobs, j->p->groups[j->plan->group_of[v]].inputs, outs,
                          j->plan->threads, err);
+    if (!rc && pp_interrupted())  // the run was cut short: its outputs are incomplete
+        rc = pp_fail(err, PP_ERR_INTERRUPTED, "%s: explain: interrupted (%s) during a run of variant %s", c->name,
+                     pp_interrupted() == SIGINT ? "SIGINT" : "SIGTERM", c->variants[v].name);
     return rc;
 }
 
