@@ -45,7 +45,7 @@ static void explain_usage(FILE *f)
         "  -h, --help               this text\n"
         "\n"
         "exit status: 0 explained, 2 bad usage or input (unknown variant, a variant without exact\n"
-        "sites: external, a vendor engine), 3 runtime failure, 130 interrupted.\n");
+        "sites: external, a vendor library's path), 3 runtime failure, 130 interrupted.\n");
 }
 
 static int parse_count(const char *opt, const char *s, int lo, int hi, int *out)

@@ -325,7 +325,7 @@ static int targets(pp_case *cc, const pp_explain_opts *e, unsigned char *is_targ
         if (!sites_of(cc, v))
             return pp_fail(err, PP_ERR_INPUT,
                            "%s: explain: variant '%s' has no rounding site the CPU emulation can make exact "
-                           "(external, a vendor engine, or not instrumented)", cc->path, cc->variants[v].name);
+                           "(external, a vendor library's path, or not instrumented)", cc->path, cc->variants[v].name);
         if (v == w)
             return pp_fail(err, PP_ERR_INPUT, "%s: explain: --against names the variant itself ('%s')", cc->path,
                            e->against);
