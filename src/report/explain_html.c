@@ -66,7 +66,17 @@ static void chart(pp_textbuf *b, const char *variant, const pp_explain_table *t,
         bar(b, &c, t->n_sites, t->interaction, "#888888", tip);
     }
     pp_svg_text(b, LABEL_W - 6, c.py + ROW * t->n_sites + ROW * 0.7, "end", "interaction");
-    pp_svg_axes(b, &c, 1, "share of the squared RMS error removed by making the site exact", NULL);
+    // the share axis: a grid line and label every 25 %, the zero line darker (the rows are
+    // categories: no y axis)
+    for (double g = ceil(lo * 4.0) / 4.0; g <= hi + 1e-12; g += 0.25) {
+        double x = pp_chart_x(&c, g);
+        char lab[32];
+        snprintf(lab, sizeof lab, "%.0f%%", g * 100.0);
+        pp_svg_rect(b, x - 0.25, TOP, 0.5, ROW * n, g == 0.0 ? "#555555" : "#cccccc", NULL);
+        pp_svg_text(b, x, TOP + ROW * n + 16, "middle", lab);
+    }
+    pp_svg_text(b, LABEL_W + c.pw / 2, TOP + ROW * n + AXIS_H - 6, "middle",
+                "share of the squared RMS error removed by making the site exact");
     pp_svg_end(b);
     pp_tb_str(b, "<p class=\"cap\">Each bar: the fraction of the error (squared RMS, as is minus every site exact) "
                  "that making this one site exact removes; the grey bar, what one-at-a-time exactness leaves "
