@@ -9,10 +9,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "exact_sites.h"
 #include "format.h"
 #include "philox.h"
 #include "gemm.h"
 #include "pp_hd.h"
+#include "sites.h"
 #include "pp_math.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +245,32 @@ typedef struct pp_attn_variant {
     int pb_alpha;  // PB-Relax's A (0 means 32, CogView's value)
     pp_attn_engine engine;  // ours (0, the default) or cublas (GPU only; unfused, no CP)
     uint64_t order_seed;    // 0: the nominal arithmetic; else one admissible order (see "Order band")
+    pp_site_mask exact_sites;  // 0: every rounding; else these sites exact (see "Exact sites")
 } pp_attn_variant;
+
+// Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). The emulation's
+// buffers and element steps are binary32, and each instrumented site is a store into a reduced
+// format F (or cp_accum, cp_grad_accum) of a binary32 value: made exact, the store keeps the
+// binary32 value (pp_attn_site_fmt: the site's format becomes fp32, whose store is the identity).
+// So an exact attention site is exact in binary32, not binary64 — the value is kept exactly as the
+// kernel's opmath produced it; what is not rounded is the storage format. Instrumented (each a
+// store into F unless said):
+//   scores       the unfused kernel's stored S = RN_F(RN_c(α_c·acc)) (flash's are fp32, never stored)
+//   scaled_scores the unfused PB-Relax / layer-scaling stores (softmax storage, naive)
+//   row_sum      the naive softmax's RN_F per step of the row sum
+//   p            every RN_F of P (unfused softmax, flash forward's P for P·V, backward's recomputed P)
+//   dp           the unfused dP store (fp32 accumulation; storage accumulation rounds per step)
+//   d            the naive softmax backward's D stores
+//   ds           dS's stores (flash; the unfused softmax backward's)
+//   dq, dk, dv   the backward chains' end stores (RN_F of the accumulator, and of α times it); CP:
+//                also a step's group-summed dk, dv partial store before the accumulator
+//   out          the final out store (plain: the block's RN_F; CP: after the merge)
+//   out_partial  CP only: each ring step's partial output store
+//   cp_out_merge the out merge accumulator's RN_C (cp_accum), both flavours
+//   cp_dq_acc, cp_dkv_acc  the CP gradient accumulators' RN_C (cp_grad_accum)
+// Not instrumented (explain does not offer them): softmax_in, row_max, lse, cp_lse_merge — fp32
+// (or binary64) values, not stores into a reduced format: exact would need binary64 buffers — and
+// the GEMMs' accumulation chains. With exact_sites = 0 every store is the one above, bit for bit.
 
 // query i sees keys j ≤ i + s_kv − s_q when causal
 typedef struct pp_attn_dims {
@@ -356,6 +383,13 @@ PP_HD static inline int pp_attn_scalars_make(const pp_attn_variant *v, int64_t d
 PP_HD static inline float pp_attn_store(pp_format_id f, float x)
 {
     return f == PP_FMT_FP16 ? pp_round_fp16_ne(x) : f == PP_FMT_BF16 ? pp_round_bf16_ne(x) : x;
+}
+
+// The format a store at site s rounds to: f, or fp32 (the identity on binary32 values) when s is
+// exact under x ("Exact sites").
+PP_HD static inline pp_format_id pp_attn_site_fmt(pp_site_mask x, int s, pp_format_id f)
+{
+    return pp_site_exact(x, s) ? PP_FMT_FP32 : f;
 }
 
 // RN_F(RN_32(s·x)): a tensor times a scalar in PyTorch (fp32 opmath, stored in F).

@@ -333,6 +333,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.bn = tiles[1], L.bbm = tiles[2], L.bbn = tiles[3];
     pp_attn_scalars_make(v, dm->d, &L.sc);
     L.order_seed = v->order_seed;
+    L.exact_sites = v->exact_sites;
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
     L.d = dm->d, L.causal = dm->causal;
     int W = v->cp_world > 0 ? v->cp_world : 1;

@@ -53,10 +53,10 @@ int main(int argc, char **argv)
            (long long)pp.n, t_plain, t_plain * threads / ((double)n * T) * 1e9, t_plain / t_ref);
     const char *names[] = {"fp32 torch", "bf16 plain", "bf16 kahan(bf16)", "bf16 stochastic"};
     pp_adamw_variant vs[] = {
-        {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CUDA},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
+        {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CUDA, 0},
+        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
+        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
+        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
     };
     for (int k = 0; k < 4; k++) {
         t0 = now();
