@@ -370,7 +370,8 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     cnt[B_LALL] = cp ? W * grp * sq : 0;
     cnt[B_ADQ] = cp && backward ? uq : 0;
     cnt[B_ADK] = cnt[B_ADV] = cp && backward ? ukv : 0;
-    cnt[B_LSE64] = cp && v->cp_flavour == PP_ATTN_CP_TE_2024 ? 2 * grp * sq : 0;  // doubles, as float pairs
+    cnt[B_LSE64] = cp && (v->cp_flavour == PP_ATTN_CP_TE_2024 || pp_site_exact(v->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE))
+                       ? 2 * grp * sq : 0;  // doubles, as float pairs (te-2024's lse, or cp_lse_merge exact)
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];

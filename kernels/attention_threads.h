@@ -515,7 +515,8 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
         if (R)  // the exponent's argument, as pp_attn_softmax_exp forms it
             pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
                           naive ? pp_attn_store(L->f, P[j] - m) : P[j] - m);
-        P[j] = pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
+        P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN) ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
+                                                                     : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
         sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
                                        P[j]);
     }
@@ -527,7 +528,7 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     }
     float shift = pb ? (M * L->sc.A) * L->sc.L : 0.0f;
     if (lse) {
-        *lse = pp_attn_lse(m, sum, shift);
+        *lse = pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) ? pp_attn_lse64(m, sum, shift) : pp_attn_lse(m, sum, shift);
         pp_range_note1(R, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse);
     }
 }
@@ -608,6 +609,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK];
+    int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
+    int xmax = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_MAX);
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
     // tiles past row x's last visible key are exact no-ops (every score masked), so the row
@@ -623,8 +626,9 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     mn = sv[i];
         }
         int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
-        float corr = none ? 1.0f : pp_attn_flash_corr(&L->sc, m, mn);
+        float corr = none ? 1.0f : xin ? pp_attn_flash_corr64(&L->sc, m, mn) : pp_attn_flash_corr(&L->sc, m, mn);
         float ms = pp_attn_flash_max_scaled(&L->sc, mn);
+        double msd = xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;  // attention.h "Exact sites"
         pp_attn_flash_rescale(o, d, l4, corr);
         for (int64_t cb = j0 - j0 % PP_GEMM_MMA_CHUNK; cb < j1; cb += PP_GEMM_MMA_CHUNK) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + PP_GEMM_MMA_CHUNK < j1 ? cb + PP_GEMM_MMA_CHUNK : j1;
@@ -637,7 +641,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 }
                 for (int64_t i = 0; i < w; i++) {
                     float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
-                                                pp_attn_flash_p(&L->sc, sj[i], ms));
+                                                xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
+                                                            : pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
                     pch[j + i - cb] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
@@ -654,6 +659,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     }
     float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow, l4) : 0.0f;  // finish's l
     pp_attn_flash_finish(pp_attn_out_fmt(L), &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) && *lse != -INFINITY)  // the same l as finish's
+        *lse = pp_attn_flash_lse64(&L->sc, m, pp_attn_order_row_sum(L->order_seed, grow, l4));
     if (L->ranges && je >= 0) {
         int64_t rh = pp_attn_range_head(L, b, hh);
         pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m);
@@ -696,7 +703,9 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
-                                            pp_attn_bwd_p(&L->sc, sv[i], lse));
+                                            pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN)
+                                                ? pp_attn_bwd_p64(&L->sc, sv[i], lse)
+                                                : pp_attn_bwd_p(&L->sc, sv[i], lse));
                 P[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                 dS[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f),
                                           pp_attn_bwd_ds(p, dpv[i], D));
@@ -975,7 +984,8 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     if (!pp_attn_cp_touched(L, t % L->sq))
         return;
     float li = L->Lse[t];
-    if (L->cp_flavour == PP_ATTN_CP_TE_2024) {  // binary64, rounded to fp32 for the output
+    if (L->cp_flavour == PP_ATTN_CP_TE_2024 || pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE)) {
+        // binary64 (te-2024's, or site cp_lse_merge exact), rounded to fp32 for the output
         double x = L->step == 0 ? (double)li : pp_attn_cp_lse_merge64(L->run_lse64[t], li);
         L->run_lse64[t] = x;
         L->run_lse[t] = (float)x;
@@ -1003,6 +1013,7 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
     pp_attn_launch Li = *L;
     float lse = L->run_lse[row], acc[PP_ATTN_MAX_LANES];
     pp_format_id ca = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_OUT_MERGE, L->cp_accum);
+    int x64 = pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE);  // attention.h "Exact sites"
     for (int64_t t = t0, m; t < t0 + n; t += m) {
         m = pp_attn_lanes(L, t0 + n - t);
         for (int64_t l = 0; l < m; l++)
@@ -1020,8 +1031,9 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
                     pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
                 continue;
             }
-            for (int64_t l = 0; l < m; l++)
-                acc[l] = pp_attn_cp_out_step(ca, acc[l], oi[l], li, lse);
+            for (int64_t l = 0; l < m; l++)  // cp_lse_merge exact: the correction reads the binary64 lse
+                acc[l] = x64 ? pp_attn_cp_out_step_x(ca, acc[l], oi[l], li, L->run_lse64[row])
+                             : pp_attn_cp_out_step(ca, acc[l], oi[l], li, lse);
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
         }

@@ -417,7 +417,8 @@ static const pp_seq_chunking cp_chunking = {
 // The sites explain can make exact (kernels/attention.h "Exact sites"): those the variant rounds
 // into a storage format — P and out always; the unfused kernel's stored scores (and their PB-Relax
 // or layer-scaled form, the naive row sum, dP, D); the backward's dS and dq', dk', dv partials;
-// context parallelism's partials and merges.
+// context parallelism's partials and merges — and the softmax's binary32 steps (softmax_in, lse,
+// flash's row_max, the CP lse merge), computed in binary64 when exact.
 static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
 {
     if (!emulated(k))
@@ -439,8 +440,14 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
         m |= PP_SITE_BIT(PP_SITE_ATTN_DP);
     if (bwd && unf && naive)
         m |= PP_SITE_BIT(PP_SITE_ATTN_D);
+    // the softmax's binary32 scalar steps, made exact in binary64 (attention.h "Exact sites", kind 2):
+    // every kernel has an exponent argument and an lse; the row max rounds only on flash (m·sl2)
+    m |= PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_LSE);
+    if (!unf)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX);
     if (cp)
-        m |= PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_CP_OUT_MERGE);
+        m |= PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_CP_OUT_MERGE) |
+             PP_SITE_BIT(PP_SITE_ATTN_CP_LSE_MERGE);
     if (cp && bwd)
         m |= PP_SITE_BIT(PP_SITE_ATTN_CP_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_CP_DKV_ACC);
     return m;
