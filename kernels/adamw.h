@@ -8,9 +8,11 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "exact_sites.h"
 #include "format.h"
 #include "philox.h"
 #include "pp_hd.h"
+#include "sites.h"
 
 // ---------------------------------------------------------------------------------------------
 // The variant
@@ -159,7 +161,24 @@ typedef struct pp_adamw_variant {
     int stochastic;                                        // 1: θ stores use PP_RND_SR
     pp_adamw_update update;
     pp_adamw_kernels kernels;                              // zero (the default): CUDA's
+    pp_site_mask exact_sites;                              // 0: every store; else "Exact sites"
 } pp_adamw_variant;
+
+// Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Every store
+// above rounds a binary32 (opmath) value into a format: made exact, the store is skipped and the
+// binary32 value kept as it is — exactly the value before the rounding, so no binary64 is needed:
+//   g      the gradient's store R_P (quadratic, linreg: the binary32 value; synthetic: its binary64
+//          draw rounded to binary32, RN_32 instead of R_P — the element state is binary32)
+//   m      the momentum's stores R_M (and, [cpu] with M = P, alpha's rounding to M)
+//   v      the variance's stores R_V;   denom  the three stores of step 4
+//   update the addcdiv: x' = x + (−step_size)·(m/d) in binary64 (both flavours; no RN_32 of m/d
+//          nor of the sum), then the store it feeds rounds once from binary64
+//   theta  every R_P of θ (decay, update, Kahan's θ + c and the clone θ_old − θ): θ stays binary32.
+//          With update exact too, θ = RN_32(x') — the element state is binary32, so θ is not
+//          binary64 there: the instrumentation's limit (a binary64 θ would need a second state)
+//   comp   the compensation's stores R_C (binary32 kept; with update exact, RN_32 as theta)
+// With exact_sites = 0 the functions below run exactly the statements they ran before the sites
+// existed (the site tests are uniform branches; tests/test_explain_adamw.c checks bit for bit).
 
 // Hyper-parameters (binary64, as a Python script passes them).
 typedef struct pp_adamw_hyper {
@@ -208,6 +227,24 @@ PP_HD static inline float pp_adamw_store_param(pp_format_id f, float x, int stoc
     return pp_round_from_f32(f, x, PP_RND_SR, rbits);
 }
 
+// R_X(x) at site s: the store, or x kept when s is exact (a binary32 value: kept exactly).
+PP_HD static inline float pp_adamw_store_at(const pp_adamw_variant *va, int s, pp_format_id f, float x)
+{
+    return pp_site_exact(va->exact_sites, s) ? x : pp_adamw_store(f, x);
+}
+
+// The store at site s of the addcdiv's result x (a binary32 value unless update is exact, then a
+// binary64 one): stochastic from rbits when sr (θ's stores of a stochastic variant).
+PP_HD static inline float pp_adamw_store_update_(const pp_adamw_variant *va, int s, pp_format_id f, double x, int sr,
+                                                 uint32_t rbits)
+{
+    if (pp_site_exact(va->exact_sites, s))
+        return (float)x;
+    if (!pp_site_exact(va->exact_sites, PP_SITE_ADAMW_UPDATE))
+        return pp_adamw_store_param(f, (float)x, sr, rbits);
+    return (float)pp_round(f, x, sr && f != PP_FMT_FP32 ? PP_RND_SR : PP_RND_NE, rbits);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The element update, one tensor op at a time (each helper is one line of the top comment)
 
@@ -224,16 +261,16 @@ PP_HD static inline float pp_adamw_momentum(const pp_adamw_variant *va, const pp
         // picks operands, not code, so lane loops (cpu/adamw_lanes.c) if-convert it
         float w = s->one_minus_beta1, d = g - m;
         int near = fabsf(w) < 0.5f;
-        return pp_adamw_store(M, fmaf(near ? w : w - 1.0f, d, near ? m : g));
+        return pp_adamw_store_at(va, PP_SITE_ADAMW_M, M, fmaf(near ? w : w - 1.0f, d, near ? m : g));
     }
     // mul_(β1).add_(g, alpha): alpha is an FMA operand on both devices; torch's CPU bf16/fp16
     // loop rounds alpha to the common dtype when g and m share it (probed: bf16 0.1 →
     // 0.10009765625), CUDA keeps it in the opmath type binary32
     float a1 = s->one_minus_beta1;
     if (va->kernels == PP_ADAMW_KERNELS_CPU && M == va->param)
-        a1 = pp_adamw_store(M, a1);
-    m = pp_adamw_store(M, m * s->beta1);
-    return pp_adamw_store(M, fmaf(g, a1, m));
+        a1 = pp_adamw_store_at(va, PP_SITE_ADAMW_M, M, a1);
+    m = pp_adamw_store_at(va, PP_SITE_ADAMW_M, M, m * s->beta1);
+    return pp_adamw_store_at(va, PP_SITE_ADAMW_M, M, fmaf(g, a1, m));
 }
 
 // Step 3, the variance: v ← β2·v + (1 − β2)·g·g; addcmul_ is fma(RN32(w·g), g, v) on the CPU and
@@ -241,10 +278,10 @@ PP_HD static inline float pp_adamw_momentum(const pp_adamw_variant *va, const pp
 PP_HD static inline float pp_adamw_variance(const pp_adamw_variant *va, const pp_adamw_scalars *s, float v, float g)
 {
     pp_format_id V = va->variance;
-    v = pp_adamw_store(V, v * s->beta2);
+    v = pp_adamw_store_at(va, PP_SITE_ADAMW_V, V, v * s->beta2);
     if (va->kernels == PP_ADAMW_KERNELS_CUDA)
-        return pp_adamw_store(V, fmaf(s->one_minus_beta2, g * g, v));
-    return pp_adamw_store(V, fmaf(s->one_minus_beta2 * g, g, v));
+        return pp_adamw_store_at(va, PP_SITE_ADAMW_V, V, fmaf(s->one_minus_beta2, g * g, v));
+    return pp_adamw_store_at(va, PP_SITE_ADAMW_V, V, fmaf(s->one_minus_beta2 * g, g, v));
 }
 
 // Step 4, the denominator: d = √v / dc + ε, each op rounded to V. AnyPrecisionAdamW on CUDA
@@ -253,12 +290,12 @@ PP_HD static inline float pp_adamw_variance(const pp_adamw_variant *va, const pp
 PP_HD static inline float pp_adamw_denom(const pp_adamw_variant *va, const pp_adamw_scalars *s, float v)
 {
     pp_format_id V = va->variance;
-    float d = pp_adamw_store(V, sqrtf(v));
+    float d = pp_adamw_store_at(va, PP_SITE_ADAMW_DENOM, V, sqrtf(v));
     if (va->kernels == PP_ADAMW_KERNELS_CUDA && va->update == PP_ADAMW_ANYPRECISION)
-        d = pp_adamw_store(V, d * s->inv_dc);
+        d = pp_adamw_store_at(va, PP_SITE_ADAMW_DENOM, V, d * s->inv_dc);
     else
-        d = pp_adamw_store(V, d / s->dc);
-    return pp_adamw_store(V, d + s->eps);
+        d = pp_adamw_store_at(va, PP_SITE_ADAMW_DENOM, V, d / s->dc);
+    return pp_adamw_store_at(va, PP_SITE_ADAMW_DENOM, V, d + s->eps);
 }
 
 // Step 5's addcdiv_(m, d, value = −step_size) into x (θ, or c with Kahan), before the store:
@@ -271,6 +308,16 @@ PP_HD static inline float pp_adamw_addcdiv(const pp_adamw_variant *va, const pp_
     return x + (s->neg_step * m) / d;
 }
 
+// The addcdiv with the update site: as above (exactly, in binary32), or with update exact the
+// real increment in binary64, x + (−step_size)·(m/d) (−step_size, m, d the binary32 values).
+PP_HD static inline double pp_adamw_addcdiv_at(const pp_adamw_variant *va, const pp_adamw_scalars *s, float x,
+                                               float m, float d)
+{
+    if (pp_site_exact(va->exact_sites, PP_SITE_ADAMW_UPDATE))
+        return (double)x + (double)s->neg_step * ((double)m / (double)d);
+    return (double)pp_adamw_addcdiv(va, s, x, m, d);
+}
+
 // One step of one element: e ← step(e, g) for variant va with this step's scalars s.
 // @param [in,out] e      the element's state; every field a value of its format.
 // @param [in]     g      the gradient, a binary32 value (of P by convention).
@@ -281,20 +328,22 @@ PP_HD static inline void pp_adamw_elem_step(const pp_adamw_variant *va, const pp
 {
     pp_format_id P = va->param, C = va->compensation;
     float th = e->theta;
+    int theta_x = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_THETA);  // "Exact sites"
     if (s->use_decay)
-        th = pp_adamw_store_param(P, th * s->decay, va->stochastic, rbits[0]);
+        th = theta_x ? th * s->decay : pp_adamw_store_param(P, th * s->decay, va->stochastic, rbits[0]);
     float m = pp_adamw_momentum(va, s, e->m, g);
     float v = pp_adamw_variance(va, s, e->v, g);
     float d = pp_adamw_denom(va, s, v);
     if (va->kahan) {
         // p.add_(c) and c.add_(θ_old − θ) are plain additions on both devices (alpha 1)
-        float c = pp_adamw_store(C, pp_adamw_addcdiv(va, s, e->c, m, d));
+        float c = pp_adamw_store_update_(va, PP_SITE_ADAMW_COMP, C, pp_adamw_addcdiv_at(va, s, e->c, m, d), 0, 0);
         float old = th;
-        th = pp_adamw_store_param(P, th + c, va->stochastic, rbits[1]);
-        c = pp_adamw_store(C, c + pp_adamw_store(P, old - th));
+        th = theta_x ? th + c : pp_adamw_store_param(P, th + c, va->stochastic, rbits[1]);
+        c = pp_adamw_store_at(va, PP_SITE_ADAMW_COMP, C, c + pp_adamw_store_at(va, PP_SITE_ADAMW_THETA, P, old - th));
         e->c = c;
     } else {
-        th = pp_adamw_store_param(P, pp_adamw_addcdiv(va, s, th, m, d), va->stochastic, rbits[1]);
+        th = pp_adamw_store_update_(va, PP_SITE_ADAMW_THETA, P, pp_adamw_addcdiv_at(va, s, th, m, d), va->stochastic,
+                                    rbits[1]);
     }
     e->theta = th;
     e->m = m;

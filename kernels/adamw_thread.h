@@ -73,9 +73,10 @@ PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, 
 PP_HD static inline float pp_adamw_src_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i,
                                             const pp_adamw_elem_data *d, float theta)
 {
-    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC || pr->kind == PP_ADAMW_GRAD_INPUT)
-        return (float)pp_adamw_given_grad(pr, va->param, t, i, d->sig);
-    return pp_adamw_store(va->param, d->h * (theta - d->opt));
+    int exact = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_G);  // adamw.h "Exact sites"
+    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC || pr->kind == PP_ADAMW_GRAD_INPUT)  // input: given values, no rounding
+        return (float)pp_adamw_given_grad(pr, exact ? PP_FMT_FP32 : va->param, t, i, d->sig);
+    return pp_adamw_store_at(va, PP_SITE_ADAMW_G, va->param, d->h * (theta - d->opt));
 }
 
 PP_HD static inline void pp_adamw_src_step(const pp_adamw_variant *va, const pp_adamw_problem *pr,
@@ -252,7 +253,7 @@ PP_HD static inline void pp_adamw_linreg_update_r(const pp_adamw_variant *va, co
     float acc = 0.0f;
     for (int64_t q = 0; q < r; q++)
         acc = fmaf(X[q * n + k], res[q], acc);
-    float g = pp_adamw_store(va->param, acc * inv_r);
+    float g = pp_adamw_store_at(va, PP_SITE_ADAMW_G, va->param, acc * inv_r);
     uint32_t rb[2] = {0, 0};
     if (va->stochastic)
         pp_adamw_sr_bits(pr->seed, (uint64_t)k, (uint32_t)t, rb);

@@ -9,10 +9,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "exact_sites.h"
 #include "format.h"
 #include "philox.h"
 #include "gemm.h"
 #include "pp_hd.h"
+#include "sites.h"
 #include "pp_math.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +245,60 @@ typedef struct pp_attn_variant {
     int pb_alpha;  // PB-Relax's A (0 means 32, CogView's value)
     pp_attn_engine engine;  // ours (0, the default) or cublas (GPU only; unfused, no CP)
     uint64_t order_seed;    // 0: the nominal arithmetic; else one admissible order (see "Order band")
+    pp_site_mask exact_sites;  // 0: every rounding; else these sites exact (see "Exact sites")
 } pp_attn_variant;
+
+// Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:
+// (1) Stores into a reduced format F (or cp_accum, cp_grad_accum) of a binary32 value: made exact,
+// the store keeps the binary32 value (pp_attn_site_fmt: the site's format becomes fp32, whose
+// store is the identity). The buffers between the kernel's steps are binary32, so such a site is
+// exact up to the binary32 opmath value the kernel computed (≤ ½ ulp_32 from its binary64 value,
+// 2^16 times finer than a bf16 store): binary64 is not kept there, and saying so is the contract.
+//   scores       the unfused kernel's stored S = RN_F(RN_c(α_c·acc)) (flash's are fp32, never stored)
+//   scaled_scores the unfused PB-Relax / layer-scaling stores (softmax storage, naive)
+//   row_sum      the naive softmax's RN_F per step of the row sum
+//   p            every RN_F of P (unfused softmax, flash forward's P for P·V, backward's recomputed P)
+//   dp           the unfused dP store (fp32 accumulation; storage accumulation rounds per step)
+//   d            the naive softmax backward's D stores
+//   ds           dS's stores (flash; the unfused softmax backward's)
+//   dq, dk, dv   the backward chains' end stores (RN_F of the accumulator, and of α times it); CP:
+//                also a step's group-summed dk, dv partial store before the accumulator
+//   out          the final out store (plain: the block's RN_F; CP: after the merge)
+//   out_partial  CP only: each ring step's partial output store
+//   cp_out_merge the out merge accumulator's RN_C (cp_accum), both flavours
+//   cp_dq_acc, cp_dkv_acc  the CP gradient accumulators' RN_C (cp_grad_accum)
+// (2) Scalar binary32 steps of the softmax and its lse, made exact by computing them in binary64
+// (the constants σ·log2 e, α_32, log2 e stay the kernel's binary32 values: they are not sites):
+//   softmax_in   the exponent's argument: flash fwd s·sl2 − ms, flash bwd s·sl2 − lse·log2e_32,
+//                the tile correction (m_old − m_new)·sl2, unfused x − m (naive: no RN_F of it);
+//                exp of the binary64 argument is the C library's binary64 exp/exp2, rounded once to
+//                binary32 (the value feeds P's own site)
+//   row_max      flash: ms = m·sl2 kept in binary64 (m itself, a max, is exact: the unfused
+//                kernel's row max has no rounding, so explain offers row_max on flash only);
+//                with softmax_in still rounding, the argument is RN_32 of the binary64 fma (a
+//                double rounding: an ulp_32 off one rounding when the binary64 value lies next to
+//                a binary32 midpoint)
+//   lse          the block's lse, m·α_32 + log l (flash) or (m + log sum) + shift (unfused), in
+//                binary64; stored once into the binary32 lse buffer (the op's lse output and every
+//                reader of it — the backward, the CP merges — are binary32: binary64 stops there)
+//   cp_lse_merge the running merged lse kept in binary64 (pp_attn_cp_lse_merge64, every flavour;
+//                te-2024 already is) and read as binary64 by the out merge's correction
+//                exp(lse_i − lse) (argument in binary64, factor rounded once to binary32); the
+//                lse output is its binary32 rounding
+// Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
+// not stores; exact would be the reference's own dot) and the non-naive fp32 row sum.
+// With exact_sites = 0 every step is the one above, bit for bit.
+
+// 2^x and e^x of a binary64 argument rounded once to binary32 (exact sites, kind 2): the C
+// library's (CUDA's) binary64 exp2/exp, within an ulp of binary64, then one conversion.
+PP_HD static inline float pp_attn_exp2_64(double x)
+{
+    return (float)exp2(x);
+}
+PP_HD static inline float pp_attn_exp_64(double x)
+{
+    return (float)exp(x);
+}
 
 // query i sees keys j ≤ i + s_kv − s_q when causal
 typedef struct pp_attn_dims {
@@ -356,6 +411,13 @@ PP_HD static inline int pp_attn_scalars_make(const pp_attn_variant *v, int64_t d
 PP_HD static inline float pp_attn_store(pp_format_id f, float x)
 {
     return f == PP_FMT_FP16 ? pp_round_fp16_ne(x) : f == PP_FMT_BF16 ? pp_round_bf16_ne(x) : x;
+}
+
+// The format a store at site s rounds to: f, or fp32 (the identity on binary32 values) when s is
+// exact under x ("Exact sites").
+PP_HD static inline pp_format_id pp_attn_site_fmt(pp_site_mask x, int s, pp_format_id f)
+{
+    return pp_site_exact(x, s) ? PP_FMT_FP32 : f;
 }
 
 // RN_F(RN_32(s·x)): a tensor times a scalar in PyTorch (fp32 opmath, stored in F).
@@ -658,6 +720,54 @@ PP_HD static inline float pp_attn_bwd_p(const pp_attn_scalars *sc, float s, floa
 {
     return pp_attn_exp2f(fmaf(s, sc->sl2, -(lse * 1.44269502f)));
 }
+// ---- The same steps with exact sites (kind 2 above): softmax_in, row_max, lse in binary64.
+// ms = m·sl2 exact in binary64 (two binary32 factors); 0 for m = −Inf as pp_attn_flash_max_scaled.
+PP_HD static inline double pp_attn_flash_max_scaled64(const pp_attn_scalars *sc, float m)
+{
+    return m == -INFINITY ? 0.0 : (double)m * sc->sl2;
+}
+
+// p from the raw score s and a binary64 ms: the argument s·sl2 − ms in binary64 (one rounding, the
+// fma's), then 2^x of it in binary64 (exact_arg: softmax_in exact) or of its RN_32 (row_max alone).
+PP_HD static inline float pp_attn_flash_p64(const pp_attn_scalars *sc, float s, double ms, int exact_arg)
+{
+    double a = fma((double)s, (double)sc->sl2, -ms);
+    return exact_arg ? pp_attn_exp2_64(a) : pp_attn_exp2f((float)a);
+}
+
+// The tile correction with its argument (m_old − m_new)·sl2 in binary64; 0 when m_old = −Inf.
+PP_HD static inline float pp_attn_flash_corr64(const pp_attn_scalars *sc, float m_old, float m_new)
+{
+    return m_old == -INFINITY ? 0.0f : pp_attn_exp2_64(((double)m_old - (double)m_new) * sc->sl2);
+}
+
+// Flash lse = m·α_32 + log l in binary64, rounded once for the binary32 buffer (l > 0).
+PP_HD static inline float pp_attn_flash_lse64(const pp_attn_scalars *sc, float m, float l)
+{
+    return (float)fma((double)m, (double)sc->alpha32, log((double)l));
+}
+
+// Flash backward's P with the argument s·sl2 − lse·log2e_32 in binary64.
+PP_HD static inline float pp_attn_bwd_p64(const pp_attn_scalars *sc, float s, float lse)
+{
+    return pp_attn_exp2_64((double)s * sc->sl2 - (double)lse * (double)1.44269502f);
+}
+
+// Unfused e = exp(x − m) with x − m in binary64 (naive: e still stored in F).
+PP_HD static inline float pp_attn_softmax_exp64(pp_format_id f, pp_attn_softmax sm, float x, float m)
+{
+    float e = pp_attn_exp_64((double)x - (double)m);
+    return sm == PP_ATTN_SOFTMAX_NAIVE ? pp_attn_store(f, e) : e;
+}
+
+// Unfused lse = (m + log sum) + shift in binary64, rounded once; −Inf for sum = 0.
+PP_HD static inline float pp_attn_lse64(float m, float sum, float shift)
+{
+    if (sum == 0.0f)
+        return -INFINITY;
+    return (float)(((double)m + log((double)sum)) + (double)shift);
+}
+
 PP_HD static inline float pp_attn_bwd_ds(float p, float dp, float D)
 {
     return p * (dp - D);
@@ -749,6 +859,16 @@ PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float
         return acc;
     double t = (double)out_i * exp((double)lse_i - lse64);
     return (float)pp_round(c, (double)acc + t, PP_RND_NE, 0);
+}
+
+// CP out merge step with cp_lse_merge exact: the correction exp(lse_i − lse64) of the binary64
+// running lse (argument in binary64, factor rounded once to binary32), the rest as pp_attn_cp_out_step.
+PP_HD static inline float pp_attn_cp_out_step_x(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+{
+    if (lse_i == -INFINITY)
+        return acc;
+    float t = out_i * pp_attn_exp_64((double)lse_i - lse64);
+    return pp_attn_store(c, acc + t);
 }
 
 // CP: a gradient accumulator step acc = RN_C(acc + g), C = cp_grad_accum.

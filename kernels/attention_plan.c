@@ -333,6 +333,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.bn = tiles[1], L.bbm = tiles[2], L.bbn = tiles[3];
     pp_attn_scalars_make(v, dm->d, &L.sc);
     L.order_seed = v->order_seed;
+    L.exact_sites = v->exact_sites;
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
     L.d = dm->d, L.causal = dm->causal;
     int W = v->cp_world > 0 ? v->cp_world : 1;
@@ -369,7 +370,8 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     cnt[B_LALL] = cp ? W * grp * sq : 0;
     cnt[B_ADQ] = cp && backward ? uq : 0;
     cnt[B_ADK] = cnt[B_ADV] = cp && backward ? ukv : 0;
-    cnt[B_LSE64] = cp && v->cp_flavour == PP_ATTN_CP_TE_2024 ? 2 * grp * sq : 0;  // doubles, as float pairs
+    cnt[B_LSE64] = cp && (v->cp_flavour == PP_ATTN_CP_TE_2024 || pp_site_exact(v->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE))
+                       ? 2 * grp * sq : 0;  // doubles, as float pairs (te-2024's lse, or cp_lse_merge exact)
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];

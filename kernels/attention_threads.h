@@ -94,6 +94,7 @@ typedef struct pp_attn_launch {
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
     int64_t order_row0, order_rows;  // a slice's first row in the problem's [B][H][s_q]; its row count
+    pp_site_mask exact_sites;  // the variant's (attention.h, "Exact sites"); 0 nominal
     int64_t b, h, h_kv, grp, sq, skv, d;
     int causal;
     // the block geometry: cp = 0 plain (R = 1), else ring world W, chunk c, step, direction
@@ -140,6 +141,13 @@ PP_HD static inline int64_t pp_attn_range_head(const pp_attn_launch *L, int64_t 
 PP_HD static inline int64_t pp_attn_range_kvhead(const pp_attn_launch *L, int64_t b, int64_t g)
 {
     return L->hkv_all > 0 ? (L->unit0 + b) % L->hkv_all : g;
+}
+
+// The format of a block's out store: site out_partial in a CP ring step, out in plain attention
+// (attention.h "Exact sites").
+PP_HD static inline pp_format_id pp_attn_out_fmt(const pp_attn_launch *L)
+{
+    return pp_attn_site_fmt(L->exact_sites, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, L->f);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -414,7 +422,8 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
         for (int64_t y = y0; y < y1; y++) {
             double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d,
                                              L->order_seed, gemm);
-            out[y] = dp ? (float)acc : pp_attn_score_storage(L->f, &L->sc, acc);
+            out[y] = dp ? (float)acc : pp_attn_score_storage(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f),
+                                                             &L->sc, acc);
             if (L->ranges && (dp || !L->recompute))
                 pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh),
                               L->f, isinf(acc) && L->finite_in ? 0.0 : dp ? acc : L->sc.alpha_c * acc, out[y]);
@@ -426,7 +435,9 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
         m = pp_attn_key_lanes(L, y, y1 - y);
         pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
         for (int64_t l = 0; l < m; l++)
-            out[y + l] = dp ? pp_attn_store(L->f, acc[l]) : pp_attn_score_fp32(L->f, &L->sc, acc[l]);
+            out[y + l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
+                            : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc,
+                                                 acc[l]);
         for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
             pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
                           dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[y + l]);
@@ -485,8 +496,9 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     int64_t rh = pp_attn_range_head(L, b, hh);
     pp_format_id xf = L->softmax == PP_ATTN_SOFTMAX_FP32 ? PP_FMT_FP32 : L->f;  // x's format
     for (int64_t j = 0; j <= je; j++) {
-        float tt = pb ? pp_attn_pb_relax(L->f, L->softmax, P[j], M, L->sc.A) : P[j];
-        P[j] = pp_attn_layer_scale(L->f, L->softmax, tt, L->sc.L);
+        pp_format_id fx = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCALED_SCORES, L->f);
+        float tt = pb ? pp_attn_pb_relax(fx, L->softmax, P[j], M, L->sc.A) : P[j];
+        P[j] = pp_attn_layer_scale(fx, L->softmax, tt, L->sc.L);
         pp_range_note(R, PP_SITE_ATTN_SCALED_SCORES, rh, xf, (double)tt * L->sc.L, P[j]);
     }
     float m = 0.0f;
@@ -503,18 +515,20 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
         if (R)  // the exponent's argument, as pp_attn_softmax_exp forms it
             pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
                           naive ? pp_attn_store(L->f, P[j] - m) : P[j] - m);
-        P[j] = pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
-        sum = pp_attn_softmax_sum_step(L->f, L->softmax, sum, P[j]);
+        P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN) ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
+                                                                     : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
+        sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
+                                       P[j]);
     }
     pp_range_note1(R, PP_SITE_ATTN_ROW_SUM, rh, nf, sum);
     for (int64_t j = 0; j <= je; j++) {
         double e = (double)P[j] / sum;
-        P[j] = pp_attn_softmax_prob(L->f, P[j], sum);
+        P[j] = pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);
         pp_range_note(R, PP_SITE_ATTN_P, rh, L->f, e, P[j]);
     }
     float shift = pb ? (M * L->sc.A) * L->sc.L : 0.0f;
     if (lse) {
-        *lse = pp_attn_lse(m, sum, shift);
+        *lse = pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) ? pp_attn_lse64(m, sum, shift) : pp_attn_lse(m, sum, shift);
         pp_range_note1(R, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse);
     }
 }
@@ -557,7 +571,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
             pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
         for (int64_t l = 0; l < m; l++)
-            o[e + l] = pp_attn_store(L->f, acc[l]);
+            o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
         for (int64_t l = 0; L->ranges && l < m; l++)
             pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
                           pp_attn_range_head(L, b, hh), L->f, acc[l], o[e + l]);
@@ -595,6 +609,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK];
+    int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
+    int xmax = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_MAX);
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
     // tiles past row x's last visible key are exact no-ops (every score masked), so the row
@@ -610,8 +626,9 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     mn = sv[i];
         }
         int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
-        float corr = none ? 1.0f : pp_attn_flash_corr(&L->sc, m, mn);
+        float corr = none ? 1.0f : xin ? pp_attn_flash_corr64(&L->sc, m, mn) : pp_attn_flash_corr(&L->sc, m, mn);
         float ms = pp_attn_flash_max_scaled(&L->sc, mn);
+        double msd = xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;  // attention.h "Exact sites"
         pp_attn_flash_rescale(o, d, l4, corr);
         for (int64_t cb = j0 - j0 % PP_GEMM_MMA_CHUNK; cb < j1; cb += PP_GEMM_MMA_CHUNK) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + PP_GEMM_MMA_CHUNK < j1 ? cb + PP_GEMM_MMA_CHUNK : j1;
@@ -624,10 +641,11 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 }
                 for (int64_t i = 0; i < w; i++) {
                     float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
-                                                pp_attn_flash_p(&L->sc, sj[i], ms));
+                                                xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
+                                                            : pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
-                    pch[j + i - cb] = pp_attn_store(L->f, p);
+                    pch[j + i - cb] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                     if (L->ranges)
                         pp_attn_flash_fwd_notes(L, pp_attn_range_head(L, b, hh), sj[i], ms, p);
                 }
@@ -640,7 +658,9 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         m = mn;
     }
     float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow, l4) : 0.0f;  // finish's l
-    pp_attn_flash_finish(L->f, &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    pp_attn_flash_finish(pp_attn_out_fmt(L), &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) && *lse != -INFINITY)  // the same l as finish's
+        *lse = pp_attn_flash_lse64(&L->sc, m, pp_attn_order_row_sum(L->order_seed, grow, l4));
     if (L->ranges && je >= 0) {
         int64_t rh = pp_attn_range_head(L, b, hh);
         pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m);
@@ -683,9 +703,12 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
-                                            pp_attn_bwd_p(&L->sc, sv[i], lse));
-                P[j + i] = pp_attn_store(L->f, p);
-                dS[j + i] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dpv[i], D));
+                                            pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN)
+                                                ? pp_attn_bwd_p64(&L->sc, sv[i], lse)
+                                                : pp_attn_bwd_p(&L->sc, sv[i], lse));
+                P[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
+                dS[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f),
+                                          pp_attn_bwd_ds(p, dpv[i], D));
                 if (L->ranges) {
                     int64_t rh = pp_attn_range_head(L, b, hh);
                     pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->f, p, P[j + i]);
@@ -712,11 +735,13 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
     if (je >= 0) {
         float D = 0.0f;
         for (int64_t j = 0; j <= je; j++)
-            D = pp_attn_softmax_bwd_d_step(L->f, L->softmax, D, dS[j], P[j]);
+            D = pp_attn_softmax_bwd_d_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_D, L->f), L->softmax, D, dS[j],
+                                           P[j]);
         int64_t rh = pp_attn_range_head(L, b, hh);
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, rh, L->softmax == PP_ATTN_SOFTMAX_NAIVE ? L->f : PP_FMT_FP32, D);
         for (int64_t j = 0; j <= je; j++) {
-            dS[j] = pp_attn_softmax_bwd_dx(L->f, L->softmax, dS[j], P[j], D, L->sc.L, L->sc.A);
+            dS[j] = pp_attn_softmax_bwd_dx(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f), L->softmax, dS[j], P[j],
+                                           D, L->sc.L, L->sc.A);
             pp_range_note1(L->ranges, PP_SITE_ATTN_DS, rh, L->f, dS[j]);
         }
     }
@@ -733,15 +758,18 @@ PP_HD static inline int pp_attn_chain_storage(const pp_attn_launch *L)
     return L->kernel == PP_ATTN_UNFUSED && L->accum == PP_ATTN_ACC_STORAGE;
 }
 
-PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, float alpha, int post_round, float acc)
+// site: the chain's (dq, dk or dv; attention.h "Exact sites": exact, its stores keep binary32)
+PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, int site, float alpha, int post_round, float acc)
 {
-    float t = post_round ? pp_attn_store(L->f, acc) : acc;
-    return alpha != 1.0f || !post_round ? pp_attn_mul_store(L->f, alpha, t) : t;
+    pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
+    float t = post_round ? pp_attn_store(f, acc) : acc;
+    return alpha != 1.0f || !post_round ? pp_attn_mul_store(f, alpha, t) : t;
 }
 
-PP_HD static inline float pp_attn_chain_end_storage(const pp_attn_launch *L, float alpha, double acc)
+PP_HD static inline float pp_attn_chain_end_storage(const pp_attn_launch *L, int site, float alpha, double acc)
 {
-    return alpha != 1.0f ? pp_attn_mul_store(L->f, alpha, (float)acc) : (float)acc;
+    pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
+    return alpha != 1.0f ? pp_attn_mul_store(f, alpha, (float)acc) : (float)acc;
 }
 
 // The backward's GEMM alpha (baddbmm's backward multiplies by it): α32 for post, else 1.
@@ -784,7 +812,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
                     dacc[l] = pp_gemm_step_storage(L->f, dS[j], kr[l], dacc[l]);
             }
             for (int64_t l = 0; l < m; l++)
-                y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc[l]);
+                y[e + l] = pp_attn_chain_end_storage(L, PP_SITE_ATTN_DQ, alpha, dacc[l]);
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
             continue;
@@ -809,7 +837,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
                 acc[l] = i == 0 ? part[l] : acc[l] + part[l];
         }
         for (int64_t l = 0; l < m; l++)
-            y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);
+            y[e + l] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, post_round, acc[l]);
         for (int64_t l = 0; L->ranges && l < m; l++)
             pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
     }
@@ -876,9 +904,10 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         for (int64_t g = 0; g < ng; g++)
             for (int64_t l = 0; l < m; l++) {
                 int64_t o = out + g * L->d + e + l;
-                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, 1.0f, dv[g][l]) : pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
-                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, alpha, dk[g][l])
-                                    : pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
+                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DV, 1.0f, dv[g][l])
+                                    : pp_attn_chain_end32(L, PP_SITE_ATTN_DV, 1.0f, 1, av[g][l]);
+                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DK, alpha, dk[g][l])
+                                    : pp_attn_chain_end32(L, PP_SITE_ATTN_DK, alpha, post_round, ak[g][l]);
                 if (L->ranges) {
                     pp_range_note1(L->ranges, PP_SITE_ATTN_DV, pp_attn_range_head(L, b, hh), L->f, L->dvh[o]);
                     pp_range_note1(L->ranges, PP_SITE_ATTN_DK, pp_attn_range_head(L, b, hh), L->f, L->dkh[o]);
@@ -955,7 +984,8 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     if (!pp_attn_cp_touched(L, t % L->sq))
         return;
     float li = L->Lse[t];
-    if (L->cp_flavour == PP_ATTN_CP_TE_2024) {  // binary64, rounded to fp32 for the output
+    if (L->cp_flavour == PP_ATTN_CP_TE_2024 || pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE)) {
+        // binary64 (te-2024's, or site cp_lse_merge exact), rounded to fp32 for the output
         double x = L->step == 0 ? (double)li : pp_attn_cp_lse_merge64(L->run_lse64[t], li);
         L->run_lse64[t] = x;
         L->run_lse[t] = (float)x;
@@ -982,6 +1012,8 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
     int64_t rh = pp_attn_range_head(L, row / (L->sq * L->h), (row / L->sq) % L->h);
     pp_attn_launch Li = *L;
     float lse = L->run_lse[row], acc[PP_ATTN_MAX_LANES];
+    pp_format_id ca = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_OUT_MERGE, L->cp_accum);
+    int x64 = pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE);  // attention.h "Exact sites"
     for (int64_t t = t0, m; t < t0 + n; t += m) {
         m = pp_attn_lanes(L, t0 + n - t);
         for (int64_t l = 0; l < m; l++)
@@ -994,18 +1026,19 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
             float li = L->Lall[i * rows + row];
             if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
                 for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
-                    acc[l] = pp_attn_cp_out_step64(L->cp_accum, acc[l], oi[l], li, L->run_lse64[row]);
+                    acc[l] = pp_attn_cp_out_step64(ca, acc[l], oi[l], li, L->run_lse64[row]);
                 for (int64_t l = 0; L->ranges && l < m; l++)
                     pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
                 continue;
             }
-            for (int64_t l = 0; l < m; l++)
-                acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
+            for (int64_t l = 0; l < m; l++)  // cp_lse_merge exact: the correction reads the binary64 lse
+                acc[l] = x64 ? pp_attn_cp_out_step_x(ca, acc[l], oi[l], li, L->run_lse64[row])
+                             : pp_attn_cp_out_step(ca, acc[l], oi[l], li, lse);
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
         }
         for (int64_t l = 0; l < m; l++)
-            L->out[t + l] = pp_attn_store(L->f, acc[l]);
+            L->out[t + l] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_OUT, L->f), acc[l]);
         for (int64_t l = 0; L->ranges && l < m; l++)
             pp_range_note(L->ranges, PP_SITE_ATTN_OUT, rh, L->f, acc[l], L->out[t + l]);
     }
@@ -1020,7 +1053,8 @@ PP_HD static inline void pp_attn_r_cp_dq(const pp_attn_launch *L, int64_t t0, in
     int64_t row = t0 / L->d, rh = pp_attn_range_head(L, row / (L->sq * L->h), (row / L->sq) % L->h);
     for (int64_t t = t0; t < t0 + n; t++) {
         double e = (double)L->acc_dq[t] + L->dqb[t];  // what the step rounds (to binary64)
-        L->acc_dq[t] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dq[t], L->dqb[t]);
+        L->acc_dq[t] = pp_attn_cp_grad_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DQ_ACC, L->cp_grad_accum),
+                                            L->acc_dq[t], L->dqb[t]);
         pp_range_note(L->ranges, PP_SITE_ATTN_CP_DQ_ACC, rh, L->cp_grad_accum, e, L->acc_dq[t]);
     }
 }
@@ -1041,8 +1075,11 @@ PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, i
     for (int64_t e = e0; e < e0 + n; e++) {
         float sk, sv;
         pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
-        L->acc_dk[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
-        L->acc_dv[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
+        pp_format_id ga = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DKV_ACC, L->cp_grad_accum);
+        pp_format_id fk = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DK, L->f);  // the step's partial
+        pp_format_id fv = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DV, L->f);
+        L->acc_dk[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dk[gx + e], pp_attn_store(fk, sk));
+        L->acc_dv[gx + e] = pp_attn_cp_grad_step(ga, L->acc_dv[gx + e], pp_attn_store(fv, sv));
         pp_range_note1(L->ranges, PP_SITE_ATTN_CP_DKV_ACC, pp_attn_range_kvhead(L, b, g), L->cp_grad_accum,
                        L->acc_dk[gx + e]);
         pp_range_note1(L->ranges, PP_SITE_ATTN_CP_DKV_ACC, pp_attn_range_kvhead(L, b, g), L->cp_grad_accum,

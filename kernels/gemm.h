@@ -8,10 +8,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "exact_sites.h"
 #include "format.h"
 #include "philox.h"
 #include "pp_hd.h"
 #include "scaling.h"
+#include "sites.h"
 
 // ---------------------------------------------------------------------------------------------
 // The variant
@@ -84,7 +86,24 @@ typedef struct pp_gemm_variant {
     double alpha;         // finite; ≥ 0 for PP_GEMM_SCALE_PRE (it takes √α)
     pp_scaling scaling;   // PP_SCALING_NONE: the above; else the scaled storage above
     uint64_t order_seed;  // 0: the documented order; else an admissible one (pp_gemm_order_chunk)
+    pp_site_mask exact_sites;  // 0: every rounding as above; else these sites exact ("Exact sites")
 } pp_gemm_variant;
+
+// Exact sites (precprobe explain; kernels/exact_sites.h; names in kernels/sites.h). A site made
+// exact keeps its value in binary64 instead of rounding it (scaled storage is not instrumented:
+// pp_gemm_cpu refuses a mask there):
+//   quant_a, quant_b  the prescale of A (of B): the scalar s = √α (pre) or α (pre-a) computed in
+//          binary64 (1/√k as 1/sqrt(k): two binary64 roundings, not the real number), never
+//          rounded to binary32; a' = s·a in binary64, neither RN_32 nor RN_F; the accumulation
+//          then takes binary64 operands (pp_gemm_step_x).
+//   accum  every accumulation step: acc = RN_64(a'·b' + acc), a binary64 accumulator (a'·b' is
+//          exact in binary64), instead of the fmaf chain or RN_F per step.
+//   scale  the epilogue's factor and product: α_c in binary64 (as s above), not RN_c(α); and with
+//          fp32 accumulation α_c·acc is not rounded to binary32.
+//   c      the C store: no RN_F (C then holds the binary64 value).
+//   block_scale_a, block_scale_b  scaled storage only: not instrumented.
+// With exact_sites = 0 every function below performs exactly the operations written above: the
+// site functions call pp_round as before (tests/test_explain_gemm.c checks it bit for bit).
 
 // Order band (issue 15; see kernels/attention.h "Order band" for the attention's): a tensor-core
 // MMA sums the products of each k-chunk of 16 in an order the hardware does not document. With
@@ -190,25 +209,58 @@ PP_HD static inline double pp_gemm_step_storage(pp_format_id f, double a, double
 // a BLAS; the store to F is a second rounding, as the BLAS's conversion on output is.
 // @param [in] f        the output format F.
 // @param [in] alpha_c  a binary32 value (1 for pre and pre-a: then c = RN_F(acc)).
+// Sites scale and c under x; acc may be a binary64 accumulator (site accum exact).
+PP_HD static inline double pp_gemm_epilogue_fp32_x(pp_site_mask x, pp_format_id f, double alpha_c, double acc)
+{
+    double t = pp_site_round(x, PP_SITE_GEMM_SCALE, PP_FMT_FP32, alpha_c * acc);
+    return pp_site_round(x, PP_SITE_GEMM_C, f, t);
+}
 PP_HD static inline double pp_gemm_epilogue_fp32(pp_format_id f, double alpha_c, float acc)
 {
-    double t = pp_round(PP_FMT_FP32, alpha_c * (double)acc, PP_RND_NE, 0);
-    return pp_round(f, t, PP_RND_NE, 0);
+    return pp_gemm_epilogue_fp32_x(0, f, alpha_c, (double)acc);
 }
 
 // c = RN_F(α_c·acc): the storage-accumulation epilogue, α_c and acc values of F, the product
 // exact in binary64, one rounding (the compute type is F itself).
+PP_HD static inline double pp_gemm_epilogue_storage_x(pp_site_mask x, pp_format_id f, double alpha_c, double acc)
+{
+    return pp_site_round(x, PP_SITE_GEMM_C, f, alpha_c * acc);
+}
 PP_HD static inline double pp_gemm_epilogue_storage(pp_format_id f, double alpha_c, double acc)
 {
-    return pp_round(f, alpha_c * acc, PP_RND_NE, 0);
+    return pp_gemm_epilogue_storage_x(0, f, alpha_c, acc);
 }
 
 // x' = RN_F(RN_32(s·x)): a tensor multiplied by a scalar as PyTorch does for fp16/bf16/fp32
 // (the product in fp32, the result stored in F). s and x are binary32 values, so s·x is exact in
 // binary64 and RN_32 of it is one rounding; RN_F is the store.
+// site: quant_a or quant_b; with it exact under m, s·x in binary64.
+PP_HD static inline double pp_gemm_prescale_x(pp_site_mask m, int site, pp_format_id f, double s, double x)
+{
+    return pp_site_round(m, site, f, pp_site_round(m, site, PP_FMT_FP32, s * x));
+}
 PP_HD static inline double pp_gemm_prescale(pp_format_id f, double s, double x)
 {
-    return pp_round(f, pp_round(PP_FMT_FP32, s * x, PP_RND_NE, 0), PP_RND_NE, 0);
+    return pp_gemm_prescale_x(0, PP_SITE_GEMM_QUANT_A, f, s, x);
+}
+
+// One accumulation step when site accum or an operand's site is exact (gemm_thread.h's wide
+// loop, binary64 accumulators holding the running value):
+//   accum exact:  RN_64(a·b + acc), the binary64 accumulator (a·b exact for binary32 operands;
+//                 with a binary64 operand (quant exact) a·b is rounded to binary64 first)
+//   else, an operand binary64 (quant_a or quant_b exact) into the variant's accumulator:
+//     fp32:    RN_32(fma_64(a, b, acc)) — a binary64 FMA, then binary32: two roundings where the
+//              hardware's fmaf has one (its operands would be binary32); documented, not hidden
+//     storage: pp_gemm_step_storage (its single-rounding proof needs binary32 operands; with a
+//              binary64 operand a·b is rounded to binary64 first)
+PP_HD static inline double pp_gemm_step_x(pp_site_mask x, pp_format_id f, pp_gemm_accum accum, double a, double b,
+                                          double acc)
+{
+    if (pp_site_exact(x, PP_SITE_GEMM_ACCUM))
+        return a * b + acc;
+    if (accum == PP_GEMM_ACC_FP32)
+        return pp_round(PP_FMT_FP32, fma(a, b, acc), PP_RND_NE, 0);
+    return pp_gemm_step_storage(f, a, b, acc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,6 +453,17 @@ PP_HD static inline int pp_gemm_scalars_make(const pp_gemm_variant *v, int64_t k
     default:
         return -1;
     }
+    // "Exact sites": the scalars of an exact site in binary64 instead (real α: 1/sqrt(k))
+    double a64 = def ? 1.0 / sqrt((double)k) : v->alpha;
+    pp_site_mask x = v->exact_sites;
+    if (v->scale == PP_GEMM_SCALE_POST && pp_site_exact(x, PP_SITE_GEMM_SCALE))
+        s.alpha_c = a64;
+    if (v->scale == PP_GEMM_SCALE_PRE && pp_site_exact(x, PP_SITE_GEMM_QUANT_A))
+        s.scale_a = sqrt(a64);
+    if (v->scale == PP_GEMM_SCALE_PRE && pp_site_exact(x, PP_SITE_GEMM_QUANT_B))
+        s.scale_b = sqrt(a64);
+    if (v->scale == PP_GEMM_SCALE_PRE_A && pp_site_exact(x, PP_SITE_GEMM_QUANT_A))
+        s.scale_a = a64;
     *out = s;
     return 0;
 }

@@ -27,6 +27,7 @@ typedef struct pp_gemm_lane_acc {
 // order_seed: 0 for the documented order l = 0 … k−1, else the MMA chunks' admissible order
 // (kernels/gemm.h "Order band"). The chunk starting at step l0 is walked as l0 + (a·r + c) mod 16,
 // r = 0 … 15; (a, c) = (1, 0), the identity, at seed 0 and for a last partial chunk.
+// exact: the exact sites (kernels/gemm.h "Exact sites"); 0 on the GPU and in every nominal run.
 PP_HD static inline void pp_gemm_chunk_perm(uint64_t order_seed, int64_t k, int64_t l0, int64_t *a, int64_t *c)
 {
     *a = 1, *c = 0;
@@ -50,9 +51,29 @@ PP_HD static inline int64_t pp_gemm_order_l(uint64_t order_seed, int64_t k, int6
 
 PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t n,
                                          int64_t k, const double *arow, const double *b, int64_t j0,
-                                         int64_t lanes, double *crow, pp_gemm_lane_acc acc, uint64_t order_seed)
+                                         int64_t lanes, double *crow, pp_gemm_lane_acc acc, uint64_t order_seed,
+                                         pp_site_mask exact)
 {
-    if (accum == PP_GEMM_ACC_FP32) {
+    pp_site_mask wide = PP_SITE_BIT(PP_SITE_GEMM_ACCUM) | PP_SITE_BIT(PP_SITE_GEMM_QUANT_A) |
+                        PP_SITE_BIT(PP_SITE_GEMM_QUANT_B);
+    if (exact & wide) {  // kernels/gemm.h "Exact sites": binary64 accumulators or operands
+        double *s = acc.f64;
+        for (int64_t j = 0; j < lanes; j++)
+            s[j] = 0.0;
+        int64_t pa = 1, pc = 0;
+        for (int64_t q = 0; q < k; q++) {
+            if (q % PP_GEMM_MMA_CHUNK == 0)
+                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);
+            int64_t l = pp_gemm_perm_step(q, pa, pc);
+            double ail = arow[l];
+            const double *brow = b + l * n + j0;
+            for (int64_t j = 0; j < lanes; j++)
+                s[j] = pp_gemm_step_x(exact, f, accum, ail, brow[j], s[j]);
+        }
+        for (int64_t j = 0; j < lanes; j++)
+            crow[j0 + j] = accum == PP_GEMM_ACC_FP32 ? pp_gemm_epilogue_fp32_x(exact, f, alpha_c, s[j])
+                                                     : pp_gemm_epilogue_storage_x(exact, f, alpha_c, s[j]);
+    } else if (accum == PP_GEMM_ACC_FP32) {
         float *s = acc.f32;
         for (int64_t j = 0; j < lanes; j++)
             s[j] = 0.0f;
@@ -67,7 +88,7 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
                 s[j] = pp_gemm_step_fp32(ail, (float)brow[j], s[j]);
         }
         for (int64_t j = 0; j < lanes; j++)
-            crow[j0 + j] = pp_gemm_epilogue_fp32(f, alpha_c, s[j]);
+            crow[j0 + j] = pp_gemm_epilogue_fp32_x(exact, f, alpha_c, (double)s[j]);
     } else {
         double *s = acc.f64;
         for (int64_t j = 0; j < lanes; j++)
@@ -83,7 +104,7 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
                 s[j] = pp_gemm_step_storage(f, ail, brow[j], s[j]);
         }
         for (int64_t j = 0; j < lanes; j++)
-            crow[j0 + j] = pp_gemm_epilogue_storage(f, alpha_c, s[j]);
+            crow[j0 + j] = pp_gemm_epilogue_storage_x(exact, f, alpha_c, s[j]);
     }
 }
 

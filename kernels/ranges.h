@@ -64,6 +64,33 @@ PP_HD static inline void pp_ranges_init(pp_ranges *R, pp_range_cell *cells, int6
     }
 }
 
+// The cell updates of a note. On the host a worker owns its accumulator (no lock); on the GPU
+// every thread notes into the one device accumulator: counts by atomicAdd, amax and min |x| by
+// atomicMax/atomicMin on the bit patterns (a non-negative binary64, +Inf included, orders as its
+// bits do). Either way the result is exact and independent of order, so a GPU run's counters can
+// equal the CPU emulation's bit for bit.
+#if defined(__CUDA_ARCH__)
+#define PP_RANGE_ADD(field, k) atomicAdd((unsigned long long *)&(field), (unsigned long long)(k))
+PP_HD static inline void pp_range_max_abs(double *d, double a)
+{
+    atomicMax((unsigned long long *)d, (unsigned long long)__double_as_longlong(a));
+}
+PP_HD static inline void pp_range_min_abs(double *d, double a)
+{
+    atomicMin((unsigned long long *)d, (unsigned long long)__double_as_longlong(a));
+}
+#else
+#define PP_RANGE_ADD(field, k) ((field) += (k))
+PP_HD static inline void pp_range_max_abs(double *d, double a)
+{
+    *d = a > *d ? a : *d;
+}
+PP_HD static inline void pp_range_min_abs(double *d, double a)
+{
+    *d = a < *d ? a : *d;
+}
+#endif
+
 // One value: e before the site's rounding, x as stored (binary64 holds every value of F and of
 // binary32 exactly). A head outside [0, heads) is noted nowhere.
 PP_HD static inline void pp_range_note(pp_ranges *R, int site, int64_t head, pp_format_id f, double e, double x)
@@ -71,28 +98,28 @@ PP_HD static inline void pp_range_note(pp_ranges *R, int site, int64_t head, pp_
     if (!R || head < 0 || head >= R->heads)
         return;
     pp_range_cell *c = &R->cells[site * R->heads + head];
-    R->fmt[site] = (signed char)f;
-    c->count++;
+    R->fmt[site] = (signed char)f;  // GPU: every writer stores the same value
+    PP_RANGE_ADD(c->count, 1);
     if (x != x) {
-        c->nan++;
+        PP_RANGE_ADD(c->nan, 1);
         return;
     }
     double a = fabs(x);
-    c->amax = a > c->amax ? a : c->amax;
-    if (a != 0.0 && a < c->min_nz)
-        c->min_nz = a;
+    pp_range_max_abs(&c->amax, a);
+    if (a != 0.0)
+        pp_range_min_abs(&c->min_nz, a);
     if (isinf(a)) {
-        c->inf++;
-        c->overflow += !isinf(e);
+        PP_RANGE_ADD(c->inf, 1);
+        PP_RANGE_ADD(c->overflow, !isinf(e));
         return;
     }
     if (a == 0.0) {
-        c->underflow += e != 0.0 && e == e;
+        PP_RANGE_ADD(c->underflow, e != 0.0 && e == e);
         return;
     }
     pp_format F = pp_format_get(f);
-    c->subnormal += a < ldexp(1.0, F.emin);
-    c->near_max += a >= 0.5 * F.max_finite;
+    PP_RANGE_ADD(c->subnormal, a < ldexp(1.0, F.emin));
+    PP_RANGE_ADD(c->near_max, a >= 0.5 * F.max_finite);
 }
 
 // A value stored as it was computed (no rounding at the site itself, or one whose input is the
@@ -114,7 +141,7 @@ PP_HD static inline void pp_range_note_chain(pp_ranges *R, int site, int64_t hea
 PP_HD static inline void pp_range_note_clamp(pp_ranges *R, int site, int64_t head)
 {
     if (R && head >= 0 && head < R->heads)
-        R->cells[site * R->heads + head].clamped++;
+        PP_RANGE_ADD(R->cells[site * R->heads + head].clamped, 1);
 }
 
 // dst ← dst ∪ src, cell by cell (same heads). Exact and order-independent.

@@ -24,6 +24,7 @@ static inline pp_adamw_variant adamw_case_variant(int vi)
 {
     static const pp_format_id f[3] = {PP_FMT_FP32, PP_FMT_BF16, PP_FMT_FP16};
     pp_adamw_variant va;
+    memset(&va, 0, sizeof va);  // exact_sites 0: the emulation as is
     va.param = f[vi % 3];
     va.momentum = f[vi / 3 % 3];
     va.variance = f[vi / 9 % 3];

@@ -14,7 +14,7 @@
 static pp_adamw_variant variant(pp_format_id P, pp_format_id M, pp_format_id V, pp_adamw_update u,
                                 pp_adamw_kernels k)
 {
-    pp_adamw_variant va = {P, M, V, PP_FMT_BF16, 0, 0, u, k};
+    pp_adamw_variant va = {P, M, V, PP_FMT_BF16, 0, 0, u, k, 0};
     return va;
 }
 

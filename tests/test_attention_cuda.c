@@ -238,6 +238,58 @@ static void cuda_cublas_errors(void **state)
     bufs_free(&B);
 }
 
+// Range diagnostics on the GPU (pp_attention_cuda_ranges: one device accumulator, atomic notes)
+// against the CPU emulation's (per-worker accumulators merged): every counter, amax and min |x|
+// of every site and head bit for bit, and the same outputs as without diagnostics.
+static void cuda_ranges_equal_cpu(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    const pp_attn_dims dm = {2, 48, 48, 4, 2, 16, 1};
+    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d, nl = dm.b * dm.h * dm.s_q;
+    pp_attn_variant vs[3];
+    memset(vs, 0, sizeof vs);
+    for (int i = 0; i < 3; i++)
+        vs[i].qk_layer_scaling = 1, vs[i].cp_world = 1;
+    vs[0].format = vs[0].cp_accum = vs[0].cp_grad_accum = PP_FMT_BF16, vs[0].kernel = PP_ATTN_FLASH;
+    vs[1].format = vs[1].cp_accum = vs[1].cp_grad_accum = PP_FMT_FP16, vs[1].kernel = PP_ATTN_UNFUSED;
+    vs[1].softmax = PP_ATTN_SOFTMAX_STORAGE, vs[1].qk_layer_scaling = 64;  // fp16 scores overflow
+    vs[2].format = vs[2].cp_grad_accum = PP_FMT_BF16, vs[2].cp_accum = PP_FMT_FP32, vs[2].kernel = PP_ATTN_FLASH;
+    vs[2].cp_world = 2, vs[2].cp_flavour = PP_ATTN_CP_TE_2024;
+    for (int i = 0; i < 3; i++) {
+        double *in = malloc((size_t)(2 * nq + 2 * nk) * 8), *oc = calloc((size_t)(3 * nq + 2 * nk + nl), 8),
+               *og = calloc((size_t)(3 * nq + 2 * nk + nl), 8);
+        assert_non_null(in), assert_non_null(oc), assert_non_null(og);
+        for (int64_t j = 0; j < 2 * nq + 2 * nk; j++)  // a fixed pattern in (−4, 4), values of the format
+            in[j] = pp_round(vs[i].format, 4.0 * sin(0.37 * (double)j + 0.11 * i), PP_RND_NE, 0);
+        const double *q = in, *dout = in + nq, *k = in + 2 * nq, *v = in + 2 * nq + nk;
+        pp_range_cell *cc = malloc(PP_SITE_COUNT * dm.h * sizeof *cc), *cg = malloc(PP_SITE_COUNT * dm.h * sizeof *cg);
+        pp_ranges Rc, Rg;
+        pp_ranges_init(&Rc, cc, dm.h), pp_ranges_init(&Rg, cg, dm.h);
+        pp_attn_cpu_opts o = {.ranges = &Rc};
+        pp_error err = {0};
+        double *c[5] = {oc, oc + nq, oc + nq + nl, oc + 2 * nq + nl, oc + 2 * nq + nl + nk};
+        double *g[5] = {og, og + nq, og + nq + nl, og + 2 * nq + nl, og + 2 * nq + nl + nk};
+        assert_int_equal(pp_attention_cpu_opts(&vs[i], &dm, 1, q, k, v, dout, c[0], c[1], c[2], c[3], c[4], 2, &o,
+                                               &err), 0);
+        char msg[256] = "";
+        int rc = pp_attention_cuda_ranges(&vs[i], &dm, 1, q, k, v, dout, g[0], g[1], g[2], g[3], g[4], &Rg, msg,
+                                          sizeof msg);
+        if (rc)
+            fprintf(stderr, "  variant %d: %s\n", i, msg);
+        assert_int_equal(rc, 0);
+        assert_memory_equal(oc, og, (size_t)(3 * nq + 2 * nk + nl) * 8);
+        for (int s = PP_SITE_ATTN_FIRST; s < PP_SITE_ATTN_END; s++) {
+            if (Rc.fmt[s] != Rg.fmt[s] || memcmp(&cc[s * dm.h], &cg[s * dm.h], (size_t)dm.h * sizeof *cc)) {
+                fprintf(stderr, "FAIL variant %d: site %s: the GPU's range counters differ from the CPU's\n", i,
+                        pp_site_get(s)->name);
+                fail();
+            }
+        }
+        free(in), free(oc), free(og), free(cc), free(cg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +302,7 @@ int main(void)
         cmocka_unit_test(cuda_cublas_every_knob),
         cmocka_unit_test(cuda_cublas_larger),
         cmocka_unit_test(cuda_cublas_errors),
+        cmocka_unit_test(cuda_ranges_equal_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,8 +27,9 @@ typedef struct gemm_prescale_job {
     const double *x;
     double *y;
     int64_t count;
-    int site, workers;  // range diagnostics: the site (quant_a, quant_b), notes into wr[t mod workers]
+    int site, workers;  // the site (quant_a, quant_b); range diagnostics: notes into wr[t mod workers]
     pp_ranges *wr;
+    pp_site_mask exact;  // kernels/gemm.h "Exact sites"
 } gemm_prescale_job;
 
 static void gemm_prescale_task(void *ctx, int64_t t)
@@ -38,7 +39,7 @@ static void gemm_prescale_task(void *ctx, int64_t t)
     if (hi > j->count)
         hi = j->count;
     for (int64_t i = lo; i < hi; i++)
-        j->y[i] = pp_gemm_prescale(j->f, j->s, j->x[i]);
+        j->y[i] = pp_gemm_prescale_x(j->exact, j->site, j->f, j->s, j->x[i]);
     for (int64_t i = lo; j->wr && i < hi; i++)  // task t runs on worker t mod workers (parallel.h)
         pp_range_note(&j->wr[t % j->workers], j->site, 0, j->f, j->s * j->x[i], j->y[i]);
 }
@@ -52,10 +53,10 @@ static int gemm_workers(int64_t ntasks, int threads)
 }
 
 static int gemm_prescale(pp_format_id f, double s, const double *x, double *y, int64_t count,
-                         int threads, int site, pp_ranges *R)
+                         int threads, pp_site_mask exact, int site, pp_ranges *R)
 {
     int64_t ntasks = (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK;
-    gemm_prescale_job j = {f, s, x, y, count, site, gemm_workers(ntasks, threads), NULL};
+    gemm_prescale_job j = {f, s, x, y, count, site, gemm_workers(ntasks, threads), NULL, exact};
     if (R && !(j.wr = pp_ranges_workers(R, j.workers)))
         return -1;
     pp_parallel_for(gemm_prescale_task, &j, ntasks, threads, NULL);
@@ -76,6 +77,7 @@ typedef struct gemm_job {
     uint64_t order_seed;  // kernels/gemm.h "Order band"
     pp_ranges *wr;        // range diagnostics: worker w's accumulator wr[w], or NULL
     int workers, finite;  // finite: every operand finite
+    pp_site_mask exact;   // kernels/gemm.h "Exact sites"
 } gemm_job;
 
 // Rows [i0, i1): each row in tiles of GEMM_TILE columns, the tile's columns as the lanes of the
@@ -90,7 +92,7 @@ static void gemm_rows(const gemm_job *g, const double *a, const double *b, doubl
         for (int64_t j0 = 0; j0 < g->n; j0 += GEMM_TILE) {
             int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
             pp_gemm_row_run(g->f, g->accum, g->alpha_c, g->n, g->k, a + i * g->k, b, j0, jn, c + i * g->n, acc,
-                            g->order_seed);
+                            g->order_seed, g->exact);
             pp_gemm_row_notes(R, g->f, g->accum, g->alpha_c, j0, jn, acc, c + i * g->n, g->finite);
         }
 }
@@ -172,6 +174,9 @@ int pp_gemm_cpu_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64
         return rc;
     if (threads > PP_MAX_THREADS)
         threads = PP_MAX_THREADS;
+    if (v->scaling != PP_SCALING_NONE && v->exact_sites)
+        return pp_fail(err, PP_ERR_INPUT, "gemm: exact sites are not instrumented for scaling '%s'",
+                       pp_scaling_name(v->scaling));
     if (v->scaling != PP_SCALING_NONE)
         return pp_gemm_scaled_cpu(v, sc.alpha_c, batch, m, n, k, a, b, c, threads, R, err);
 
@@ -184,9 +189,9 @@ int pp_gemm_cpu_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64
             free(bs);
             return pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the prescaled inputs");
         }
-        int bad = gemm_prescale(v->format, sc.scale_a, a, as, na, threads, PP_SITE_GEMM_QUANT_A, R);
+        int bad = gemm_prescale(v->format, sc.scale_a, a, as, na, threads, v->exact_sites, PP_SITE_GEMM_QUANT_A, R);
         if (bs)
-            bad |= gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads, PP_SITE_GEMM_QUANT_B, R);
+            bad |= gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads, v->exact_sites, PP_SITE_GEMM_QUANT_B, R);
         if (bad) {
             free(as);
             free(bs);
@@ -194,7 +199,7 @@ int pp_gemm_cpu_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64
         }
     }
     gemm_job g = {v->format, v->accum, sc.alpha_c, m, n, k, (m + GEMM_ROWS_PER_TASK - 1) / GEMM_ROWS_PER_TASK,
-                  as ? as : a, bs ? bs : b, c, v->order_seed, NULL, 0, 0};
+                  as ? as : a, bs ? bs : b, c, v->order_seed, NULL, 0, 0, v->exact_sites};
     int64_t ntasks = batch * g.tasks_per_batch;
     g.workers = gemm_workers(ntasks, threads);
     g.finite = R && gemm_finite(g.a, na) && gemm_finite(g.b, nb);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "ranges.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,6 +36,14 @@ extern "C" {
 int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *dims, int backward, const double *q,
                       const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
                       double *dk, double *dv, char *errbuf, size_t errlen);
+
+// pp_attention_cuda with range diagnostics (kernels/ranges.h; sites kernels/sites.h) added into R
+// when R is set: one device accumulator every thread notes into atomically, merged into R after
+// the run, so the counters equal the CPU emulation's (pp_attention_cpu_opts with .ranges) bit for
+// bit. The same outputs. Compile-checked; tests/test_attention_cuda.c checks it on a GPU.
+int pp_attention_cuda_ranges(const pp_attn_variant *v, const pp_attn_dims *dims, int backward, const double *q,
+                             const double *k, const double *vv, const double *dout, double *out, double *lse,
+                             double *dq, double *dk, double *dv, pp_ranges *R, char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

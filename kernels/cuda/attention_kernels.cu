@@ -26,6 +26,7 @@ typedef struct attn_cuda_ctx {
     cublasHandle_t handle;
     void *ta, *tb, *tc;
     size_t cap_a, cap_b, cap_c;
+    pp_ranges *d_ranges;  // range diagnostics: the device accumulator every launch notes into, or NULL
 } attn_cuda_ctx;
 
 static int attn_cuda_fail(attn_cuda_ctx *c, const char *file, int line, const char *what, cudaError_t e)
@@ -100,7 +101,9 @@ static int attn_cuda_launch(void *ctx, const pp_attn_launch *L)
     int64_t blocks = (L->n + PP_ATTN_BLOCK - 1) / PP_ATTN_BLOCK;
     if (blocks > ((int64_t)1 << 30))
         blocks = (int64_t)1 << 30;
-    pp_attn_kernel1<<<(unsigned)blocks, PP_ATTN_BLOCK>>>(*L);
+    pp_attn_launch Ld = *L;
+    Ld.ranges = ((attn_cuda_ctx *)ctx)->d_ranges;  // one accumulator: the notes are atomic (ranges.h)
+    pp_attn_kernel1<<<(unsigned)blocks, PP_ATTN_BLOCK>>>(Ld);
     PP_CUDA_CHECK((attn_cuda_ctx *)ctx, cudaGetLastError());
     return PP_CUDA_OK;
 }
@@ -230,9 +233,61 @@ static int attn_cuda_gemm(void *ctx, const pp_attn_gemm *G)
     }
 }
 
+// The device accumulator of R (its heads, cleared) in *d: the pp_ranges struct and its cells in one
+// allocation, the cells right after the struct (8-byte aligned: the struct's size is a multiple of 8).
+static int attn_ranges_alloc(attn_cuda_ctx *c, const pp_ranges *R, pp_ranges **d)
+{
+    size_t ncell = (size_t)PP_SITE_COUNT * (size_t)R->heads, head = (sizeof(pp_ranges) + 7) / 8 * 8;
+    pp_ranges *h = (pp_ranges *)malloc(head + ncell * sizeof(pp_range_cell));
+    if (!h) {
+        if (c->errbuf && c->errlen)
+            snprintf(c->errbuf, c->errlen, "out of memory for the range diagnostics");
+        return PP_CUDA_ERR_RUNTIME;
+    }
+    void *dp = NULL;
+    int rc = attn_cuda_alloc(c, &dp, head + ncell * sizeof(pp_range_cell));
+    if (!rc) {
+        pp_ranges_init(h, (pp_range_cell *)(void *)((char *)h + head), R->heads);
+        pp_ranges hd = *h;
+        hd.cells = (pp_range_cell *)(void *)((char *)dp + head);  // the device's cells
+        memcpy(h, &hd, sizeof hd);
+        rc = attn_cuda_upload(c, dp, h, head + ncell * sizeof(pp_range_cell));
+    }
+    free(h);
+    if (rc)
+        attn_cuda_release(c, dp);
+    *d = rc ? NULL : (pp_ranges *)dp;
+    return rc;
+}
+
+// The device accumulator d downloaded and merged into R, then freed.
+static int attn_ranges_collect(attn_cuda_ctx *c, pp_ranges *d, pp_ranges *R)
+{
+    size_t ncell = (size_t)PP_SITE_COUNT * (size_t)R->heads, head = (sizeof(pp_ranges) + 7) / 8 * 8;
+    pp_ranges *h = (pp_ranges *)malloc(head + ncell * sizeof(pp_range_cell));
+    int rc = h ? attn_cuda_download(c, h, d, head + ncell * sizeof(pp_range_cell)) : PP_CUDA_ERR_RUNTIME;
+    if (!h && c->errbuf && c->errlen)
+        snprintf(c->errbuf, c->errlen, "out of memory for the range diagnostics");
+    if (!rc) {
+        h->cells = (pp_range_cell *)(void *)((char *)h + head);  // the host copy's cells
+        pp_ranges_merge(R, h);
+    }
+    free(h);
+    attn_cuda_release(c, d);
+    return rc;
+}
+
 extern "C" int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *dims, int backward, const double *q,
                                  const double *k, const double *vv, const double *dout, double *out, double *lse,
                                  double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
+{
+    return pp_attention_cuda_ranges(v, dims, backward, q, k, vv, dout, out, lse, dq, dk, dv, NULL, errbuf, errlen);
+}
+
+extern "C" int pp_attention_cuda_ranges(const pp_attn_variant *v, const pp_attn_dims *dims, int backward,
+                                        const double *q, const double *k, const double *vv, const double *dout,
+                                        double *out, double *lse, double *dq, double *dk, double *dv, pp_ranges *R,
+                                        char *errbuf, size_t errlen)
 {
     attn_cuda_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -240,7 +295,13 @@ extern "C" int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *d
     ctx.errlen = errlen;
     pp_attn_device dev = {&ctx, attn_cuda_alloc, attn_cuda_release, attn_cuda_upload, attn_cuda_download,
                           attn_cuda_launch, attn_cuda_gemm, 0};  // scratch: no limit, one slice
-    int rc = pp_attn_plan_run(&dev, v, dims, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    int rc = R ? attn_ranges_alloc(&ctx, R, &ctx.d_ranges) : 0;
+    if (!rc)
+        rc = pp_attn_plan_run(&dev, v, dims, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    if (ctx.d_ranges) {  // after the plan's last copy, which waited for every launch
+        int rr = attn_ranges_collect(&ctx, ctx.d_ranges, R);
+        rc = rc ? rc : rr;
+    }
     if (ctx.handle)
         cublasDestroy(ctx.handle);  // after the plan's last copy, which waited for every GEMM
     cudaFree(ctx.ta);

@@ -43,7 +43,7 @@ __global__ void pp_gemm_kernel1(pp_format_id f, pp_gemm_accum accum, double alph
     double acc64;
     pp_gemm_lane_acc acc = {&acc32, &acc64};
     pp_gemm_row_run(f, accum, alpha_c, n, k, a + (bi * m + i) * k, b + bi * k * n, j, 1, c + (bi * m + i) * n, acc,
-                    0);  // the documented order: --orders reruns on the CPU emulation
+                    0, 0);  // the documented order, nothing exact: --orders and explain run on the CPU emulation
 }
 
 // x' = RN_F(RN_32(s·x)) element-wise (pp_gemm_prescale, as the CPU's gemm_prescale).

@@ -14,6 +14,7 @@ int pp_cmd_show(int argc, char **argv);
 int pp_cmd_reference(int argc, char **argv);
 int pp_cmd_cast(int argc, char **argv);
 int pp_cmd_list_points(int argc, char **argv);  // cmd_list_points.c: a [sweep]'s points
+int pp_cmd_explain(int argc, char **argv);
 
 
 // cmd_run.c: a run's report.txt and report.h5 in dir (and junit, html when not NULL), written as

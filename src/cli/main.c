@@ -26,6 +26,8 @@ static void usage(FILE *f)
             "  cast IN --to F -o OUT     round a stored tensor into a format (values or codes)\n"
             "  list-points CASE          the points of a case's [sweep], with their work\n"
             "  merge PARTIAL... --out D  assemble a sharded run's partial results (run --shard I/N)\n"
+            "  explain CASE              where a variant's error comes from: each rounding site\n"
+            "                            made exact in turn (--variant V, --against X)\n"
             "\n"
             "options:\n"
             "  --help, -h                this text ('precprobe COMMAND --help' or 'precprobe help\n"
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
         {"compare", pp_cmd_compare}, {"run", pp_cmd_run},   {"check", pp_cmd_check},
         {"baseline", pp_cmd_baseline}, {"list", pp_cmd_list}, {"show", pp_cmd_show},
         {"reference", pp_cmd_reference}, {"cast", pp_cmd_cast}, {"merge", pp_cmd_merge},
-        {"list-points", pp_cmd_list_points},
+        {"list-points", pp_cmd_list_points}, {"explain", pp_cmd_explain},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name))
@@ -76,7 +78,7 @@ int main(int argc, char **argv)
         // the reference cache and the run says what it cut short (base/interrupt.h); the others
         // are quick and keep the default action.
         int stoppable = !strcmp(cmd, "run") || !strcmp(cmd, "check") || !strcmp(cmd, "baseline") ||
-                        !strcmp(cmd, "reference");
+                        !strcmp(cmd, "reference") || !strcmp(cmd, "explain");
         if (stoppable)
             pp_interrupt_install();
         int status = commands[i].fn(argc - 1, argv + 1);

@@ -9,9 +9,11 @@
 #include "core/axis_stats.h"
 #include "core/close.h"
 #include "core/range_table.h"
+#include "core/explain_result.h"
 #include "core/tensor.h"
 
 #define PP_NAME_MAX 96
+_Static_assert(PP_EXPLAIN_NAME_MAX == PP_NAME_MAX, "explain tables name things as results do");
 #define PP_MAX_KNOBS 16
 
 // One knob setting of a variant, as text ("accumulate" = "fp32").
@@ -41,6 +43,8 @@ typedef struct pp_variant_result {
     int n_series;
     pp_series *series;                     // owned; per-step series (NULL: none)
     pp_variant_ranges ranges;              // owned; range diagnostics (run --ranges; core/range_table.h)
+    int n_explain;
+    pp_explain_table *explain;             // owned; `precprobe explain`'s tables (NULL: none)
 } pp_variant_result;
 
 // One comparison: a variant's output tensor against the reference or another variant.

@@ -82,6 +82,10 @@ typedef struct pp_op_params {
     // pipeline's run --ranges), with range_heads(p) cells per site; NULL: not recorded. Only
     // read by run_cpu; the outputs are the same bits either way.
     pp_ranges *ranges;
+    // 0: every rounding. Else `precprobe explain` (pipeline/explain.h) asks the CPU emulation to
+    // make these rounding sites exact (kernels/exact_sites.h; bit s = the op's site s of
+    // kernels/sites.h); each row passes it to its kernels, or refuses a mask it cannot honour.
+    uint64_t exact_sites;
 } pp_op_params;
 
 // Knob values of a variant: the index into each knob's values, or an integer knob's value, or a
@@ -225,6 +229,10 @@ struct pp_op {
     // and bound; as reference.
     int (*reference_quantised)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                                pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
+    // `precprobe explain` (pipeline/explain.h): the rounding sites of a variant that its CPU
+    // emulation can make exact (bit s = kernels/sites.h's site s; pp_op_params.exact_sites);
+    // NULL or 0: none.
+    uint64_t (*explain_sites)(const pp_op_params *p, const pp_op_knobs *k);
 };
 
 // The operation named name, or NULL.

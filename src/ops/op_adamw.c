@@ -122,7 +122,7 @@ static pp_adamw_variant variant(const pp_op_knobs *k)
     pp_adamw_variant v = {(pp_format_id)id(k, K_PARAM), (pp_format_id)id(k, K_MOMENTUM),
                           (pp_format_id)id(k, K_VARIANCE), (pp_format_id)id(k, K_COMP), id(k, K_KAHAN),
                           id(k, K_ROUNDING), (pp_adamw_update)id(k, K_UPDATE),
-                          (pp_adamw_kernels)id(k, K_TORCH_KERNELS)};
+                          (pp_adamw_kernels)id(k, K_TORCH_KERNELS), 0};
     return v;
 }
 
@@ -195,6 +195,7 @@ static int run_cpu_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_
 {
     pp_adamw_problem pr = problem(p, in);
     pp_adamw_variant va = variant(k);
+    va.exact_sites = p->exact_sites;  // `precprobe explain` (kernels/adamw.h "Exact sites")
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
@@ -235,6 +236,8 @@ static int run_cuda_traced(const pp_op_params *p, const pp_op_knobs *k, const pp
     if (pr.kind == PP_ADAMW_GRAD_INPUT)
         return pp_fail(err, PP_ERR_RUNTIME, "adamw on cuda: gradients = \"input\" runs on the CPU emulation only "
                        "(--device cpu)");
+    if (p->exact_sites)
+        return pp_fail(err, PP_ERR_RUNTIME, "adamw on cuda: exact sites run on the CPU emulation only");
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
@@ -357,6 +360,19 @@ static int series(const pp_op_params *p, const pp_op_knobs *k, const void *trace
 static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, series, trace_free,
                                          PP_CUDA_FN(run_cuda_traced)};
 
+// The sites explain can make exact (kernels/adamw.h "Exact sites"): every store, the Kahan
+// compensation's only with kahan.
+static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
+{
+    (void)p;
+    uint64_t m = 0;
+    for (int s = PP_SITE_ADAMW_FIRST; s < PP_SITE_ADAMW_END; s++)
+        m |= PP_SITE_BIT(s);
+    if (!variant(k).kahan)
+        m &= ~PP_SITE_BIT(PP_SITE_ADAMW_COMP);
+    return m;
+}
+
 const pp_op pp_op_adamw = {
     .name = "adamw",
     .doc = "T AdamW steps on theta[n] (AnyPrecisionAdamW or torch.optim.AdamW order), states in any format",
@@ -368,6 +384,7 @@ const pp_op pp_op_adamw = {
     .n_inputs = 2,
     .outputs = outputs,
     .n_outputs = 3,
+    .explain_sites = explain_sites,
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,

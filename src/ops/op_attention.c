@@ -233,6 +233,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     pp_attn_variant v;
     memset(&v, 0, sizeof v);
     v.order_seed = p->order_seed;
+    v.exact_sites = p->exact_sites;
     v.format = format(k);
     v.kernel = (pp_attn_kernel)id(k, K_KERNEL);
     v.block_m = k->v[K_BLOCK_M];
@@ -299,6 +300,8 @@ static int64_t range_heads(const pp_op_params *p)
 static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, pp_error *err)
 {
     pp_attn_variant v = variant_of(p, k);
+    if (v.exact_sites)
+        return pp_fail(err, PP_ERR_RUNTIME, "attention on cuda: exact sites run on the CPU emulation only");
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     char msg[400] = "";
@@ -411,6 +414,45 @@ static const pp_seq_chunking cp_chunking = {
     .owner_of = cp_rank_of_chunk,
 };
 
+// The sites explain can make exact (kernels/attention.h "Exact sites"): those the variant rounds
+// into a storage format — P and out always; the unfused kernel's stored scores (and their PB-Relax
+// or layer-scaled form, the naive row sum, dP, D); the backward's dS and dq', dk', dv partials;
+// context parallelism's partials and merges — and the softmax's binary32 steps (softmax_in, lse,
+// flash's row_max, the CP lse merge), computed in binary64 when exact.
+static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
+{
+    if (!emulated(k))
+        return 0;
+    pp_attn_variant v = variant_of(p, k);
+    int bwd = backward(p), cp = v.cp_world > 1, unf = v.kernel == PP_ATTN_UNFUSED;
+    int naive = v.softmax == PP_ATTN_SOFTMAX_NAIVE;
+    uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
+    if (unf)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_SCORES);
+    if (unf && v.softmax != PP_ATTN_SOFTMAX_FP32 && (v.max_subtract == PP_ATTN_MAX_PB_RELAX || v.qk_layer_scaling > 1))
+        m |= PP_SITE_BIT(PP_SITE_ATTN_SCALED_SCORES);
+    if (unf && naive)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM);
+    if (bwd)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) |
+             PP_SITE_BIT(PP_SITE_ATTN_DV);
+    if (bwd && unf && v.accum != PP_ATTN_ACC_STORAGE)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_DP);
+    if (bwd && unf && naive)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_D);
+    // the softmax's binary32 scalar steps, made exact in binary64 (attention.h "Exact sites", kind 2):
+    // every kernel has an exponent argument and an lse; the row max rounds only on flash (m·sl2)
+    m |= PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_LSE);
+    if (!unf)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX);
+    if (cp)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_CP_OUT_MERGE) |
+             PP_SITE_BIT(PP_SITE_ATTN_CP_LSE_MERGE);
+    if (cp && bwd)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_CP_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_CP_DKV_ACC);
+    return m;
+}
+
 const pp_op pp_op_attention = {
     .name = "attention",
     .doc = "attention forward (out, lse) and backward (dq, dk, dv), with GQA, causal mask and context parallelism; "
@@ -423,6 +465,7 @@ const pp_op pp_op_attention = {
     .n_inputs = 4,
     .outputs = outputs,
     .n_outputs = 5,
+    .explain_sites = explain_sites,
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,

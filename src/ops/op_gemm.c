@@ -170,6 +170,7 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
         .alpha_given = p->given[P_ALPHA],
         .alpha = p->v[P_ALPHA],
         .order_seed = p->order_seed,
+        .exact_sites = p->exact_sites,
     };
     return v;
 }
@@ -247,6 +248,8 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
                     pp_error *err)
 {
     pp_gemm_variant v = variant_of(p, k);
+    if (v.exact_sites)
+        return pp_fail(err, PP_ERR_RUNTIME, "gemm on cuda: exact sites run on the CPU emulation only");
     char msg[400] = "";
     if (v.scaling != PP_SCALING_NONE) {  // our kernels only (check_knobs): the emulation's bodies on the GPU
         pp_gemm_scalars sc;
@@ -347,6 +350,24 @@ static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
     return 1;
 }
 
+// The sites explain can make exact (kernels/gemm.h "Exact sites"): the prescale of each operand
+// the variant prescales, the accumulator, the epilogue's factor (post-scaling), the C store. The
+// scaled-storage loops are not instrumented.
+static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
+{
+    pp_gemm_variant v = variant_of(p, k);
+    if (v.scaling != PP_SCALING_NONE || id(k, K_ENGINE) != PP_ENGINE_OURS)
+        return 0;
+    uint64_t m = PP_SITE_BIT(PP_SITE_GEMM_ACCUM) | PP_SITE_BIT(PP_SITE_GEMM_C);
+    if (v.scale == PP_GEMM_SCALE_POST)
+        m |= PP_SITE_BIT(PP_SITE_GEMM_SCALE);
+    if (v.scale != PP_GEMM_SCALE_POST)
+        m |= PP_SITE_BIT(PP_SITE_GEMM_QUANT_A);
+    if (v.scale == PP_GEMM_SCALE_PRE)
+        m |= PP_SITE_BIT(PP_SITE_GEMM_QUANT_B);
+    return m;
+}
+
 const pp_op pp_op_gemm = {
     .name = "gemm",
     .doc = "batched GEMM C = alpha * A @ B, A [batch, m, k], B [batch, k, n]",
@@ -358,6 +379,7 @@ const pp_op pp_op_gemm = {
     .n_inputs = 2,
     .outputs = outputs,
     .n_outputs = 1,
+    .explain_sites = explain_sites,
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,

@@ -20,6 +20,7 @@
 #include "io/h5quiet.h"
 #include "io/tensor_io.h"
 #include "report/ranges_h5.h"
+#include "report/explain_h5.h"
 #include "report/report_schema.h"
 #include "report/report_schema_hooks.h"
 
@@ -318,6 +319,10 @@ static const pp_rs_field variant_fields[] = {
      .count = V(n_series), .key = offsetof(pp_series, name), .sub = &series_table},
     {.name = "stats", .kind = PP_RS_GROUP, .sub = &no_fields},
     {.name = "ranges", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &pp_report_ranges_hook},
+    // `precprobe explain` only (report/explain_h5.c): absent in other reports
+    {.name = "explain", .kind = PP_RS_LIST, .flags = PP_RS_OPTIONAL, .off = V(explain),
+     .size = sizeof(pp_explain_table), .count = V(n_explain), .key = offsetof(pp_explain_table, tensor),
+     .sub = &pp_report_explain_table},
 };
 #undef V
 static const pp_rs_table variant_table = PP_RS_TABLE(variant_fields, NULL, NULL);

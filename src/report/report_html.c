@@ -14,6 +14,7 @@
 #include "core/statistic.h"
 #include "report/ranges_html.h"
 #include "report/summary_row.h"
+#include "report/explain_html.h"
 #include "report/svg.h"
 #include "core/textbuf.h"
 #include "ops/op.h"
@@ -910,6 +911,7 @@ char *pp_report_html(const pp_run_result *r)
     variants(&b, r);
     table(&b, r);
     order_band_chart(&b, r);
+    pp_report_explain_html(&b, r, CW);
     charts(&b, r);
     pp_report_ranges_html(&b, r);
     if (r->case_text && r->case_text[0]) {

@@ -1,6 +1,8 @@
 // report_txt.c — the text report (see report_txt.h); torch's messages come from close_msg.c.
 #include "report/report_txt.h"
 
+#include "report/explain_txt.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -244,6 +246,7 @@ char *pp_report_text(const pp_run_result *r)
     order_bands(&b, r);
     order_verdicts(&b, r);
     pp_report_ranges_text(&b, r, 1);
+    pp_report_explain_text(&b, r);
     return pp_tb_take(&b);
 }
 

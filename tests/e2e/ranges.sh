@@ -52,4 +52,9 @@ grep -q '^pre-storage: no overflow and no NaN at any site$' "$tmp/bloom/report.t
 "$bin" run cases/adamw-small.toml --out "$tmp/adamw" --device cpu -q --no-cache --ranges >/dev/null || fail "adamw run"
 grep -q '^bf16-plain: update loses non-zero increments in the θ store' "$tmp/adamw/report.txt" || fail "bf16 stall not said"
 grep -q '^fp32-torch: update loses' "$tmp/adamw/report.txt" && fail "fp32 said to stall"
+# --ranges with --shard: refused in one line, exit 2 (a partial result holds no range counters)
+"$bin" run cases/adamw-small.toml --shard 1/2 --ranges --out "$tmp/sh" -q --no-cache >/dev/null 2>"$tmp/sh.err"
+[ $? = 2 ] || fail "--ranges --shard: not exit 2"
+grep -q -- '--ranges does not combine with --shard' "$tmp/sh.err" || fail "--ranges --shard: $(cat "$tmp/sh.err")"
+[ -e "$tmp/sh/partial.h5" ] && fail "--ranges --shard wrote a partial"
 echo "ok   ranges"

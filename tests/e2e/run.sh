@@ -54,6 +54,8 @@ if bash tests/e2e/parallel.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail
 if bash tests/e2e/slurm.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # --ranges: glm-softmax's overflow in words, per head in report.h5, no figure changed (tests/e2e/ranges.sh)
 if bash tests/e2e/ranges.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# explain: where the error comes from (issue 18's known answers, report.h5 read back, the chart)
+if bash tests/e2e/explain.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # [sweep]: a sweep run, its report.txt, sweep.h5, report.html; a point = its plain case

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# explain.sh — `precprobe explain` (issue 18, attribution) end to end: the known answers (te-cp-small
+# cp-bf16acc against non-cp: the CP merge sites carry most of the difference; bloom-prescale
+# post-storage: the accumulation site carries the Inf), report.h5's /variants/V/explain read back
+# by show to the same text, the HTML chart, and bad requests (exit 2).   usage: tests/e2e/explain.sh [bin]
+set -u
+cd "$(dirname "$0")/../.."
+bin=${1:-bin/precprobe}
+fail() { echo "FAIL explain: $*"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# te-cp-small: the out table's first row is the out merge, and the CP merge sites (the merge's
+# accumulator and the ring steps' partials) carry more than half of the difference; the
+# gradients': both CP accumulators among the first three sites
+"$bin" explain cases/te-cp-small.toml --variant cp-bf16acc --against non-cp --out "$tmp/cp" --html "$tmp/cp.html" -q \
+    --no-cache > "$tmp/cp.txt" || fail "te-cp-small explain exited $?"
+table() { sed -n "/^== where the error comes from: cp-bf16acc $1 vs non-cp ==/,/^share:/p" "$tmp/cp.txt"; }
+table 'out@te-cp-rank:3' > "$tmp/out.t"
+table 'cat(dq, dk, dv)@te-cp-rank:3' > "$tmp/grad.t"
+[ -s "$tmp/out.t" ] && [ -s "$tmp/grad.t" ] || fail "no tables: $(head -5 "$tmp/cp.txt")"
+first=$(sed -n '4p' "$tmp/out.t" | awk '{print $1}')
+[ "$first" = cp_out_merge ] || fail "out: first site is $first, not cp_out_merge"
+awk '$1 == "cp_out_merge" || $1 == "out_partial" { s += $2 } END { exit !(s > 50) }' "$tmp/out.t" ||
+    fail "out: the CP merge sites carry no more than half: $(grep -E '^(cp_out_merge|out_partial) ' "$tmp/out.t")"
+[ "$(sed -n '4,6p' "$tmp/grad.t" | awk '$1 == "cp_dq_acc" || $1 == "cp_dkv_acc"' | wc -l)" = 2 ] ||
+    fail "grads: the CP accumulators are not both among the first three sites: $(sed -n '4,6p' "$tmp/grad.t" | cut -c1-40)"
+# every site exact on both sides: out then differs by the non-CP kernel's own binary32 noise only
+grep -q '^(every site) *0% (-' "$tmp/out.t" || fail "out: mismatches left with every site exact"
+# report.h5: the tables, read back by show as the same text
+h5dump -a "/variants/cp-bf16acc/explain/out@te-cp-rank:3/sites/cp_out_merge/share" "$tmp/cp/report.h5" >/dev/null 2>&1 ||
+    fail "no /variants/cp-bf16acc/explain/.../sites/cp_out_merge/share in report.h5"
+diff <(sed '/^created:/d' "$tmp/cp/report.txt") <("$bin" show "$tmp/cp/report.h5" | sed '/^created:/d') >/dev/null ||
+    fail "show does not read the explain tables back"
+grep -q '<h2>Where the error comes from</h2>' "$tmp/cp.html" || fail "no explain chart in the HTML report"
+xmllint --noout "$tmp/cp.html" || fail "the explain page is not well-formed XML"
+grep -qi 'http\|//' "$tmp/cp.html" && fail "a URL in the explain page"
+# bloom-prescale post-storage: the accumulation site removes every Inf and sorts first
+"$bin" explain cases/bloom-prescale.toml --variant post-storage --out "$tmp/b" -q --no-cache > "$tmp/b.txt" ||
+    fail "bloom explain exited $?"
+grep -qE '^accum +100\.0% .* 0 \(-[0-9]+\)' "$tmp/b.txt" || fail "bloom: accum does not carry the Inf: $(grep '^accum' "$tmp/b.txt")"
+[ "$(sed -n '/^== where/{n;n;n;p;q}' "$tmp/b.txt" | awk '{print $1}')" = accum ] || fail "bloom: accum not first"
+# bad requests: exit 2 with one line
+"$bin" explain cases/bloom-prescale.toml --variant nope -q --no-cache --out "$tmp/x" >/dev/null 2>"$tmp/e"
+[ $? = 2 ] && grep -q "no variant 'nope'" "$tmp/e" || fail "unknown variant: $(cat "$tmp/e")"
+"$bin" explain cases/bloom-prescale.toml --variant post-storage --against nope -q --no-cache --out "$tmp/x" \
+    >/dev/null 2>"$tmp/e"
+[ $? = 2 ] || fail "unknown --against: $(cat "$tmp/e")"
+"$bin" explain >/dev/null 2>&1
+[ $? = 2 ] || fail "no case: not exit 2"
+# Ctrl-C: exit 130, one line, no reports (a run cut short is never tabulated); the full-size case,
+# whose explain takes minutes, so the signal always lands mid-work
+set -m
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$bin" explain cases/te-cp-821.toml --variant cp-bf16acc --against non-cp --out "$tmp/int" -q --no-cache \
+    >/dev/null 2>"$tmp/int.err" &
+pid=$!
+sleep 3
+kill -INT $pid
+wait $pid
+[ $? = 130 ] || fail "SIGINT: not exit 130 ($(cat "$tmp/int.err"))"
+grep -q 'interrupted (SIGINT)' "$tmp/int.err" || fail "SIGINT message: $(cat "$tmp/int.err")"
+[ -e "$tmp/int/report.txt" ] && fail "an interrupted explain wrote reports"
+echo "ok   explain"

@@ -1,0 +1,280 @@
+// test_explain_gemm.c — `precprobe explain` on the GEMM (kernels/gemm.h "Exact sites",
+// src/pipeline/explain.c): with no site exact the explain path is the emulation bit for bit, for
+// every accumulation × scale placement × format; each site made exact changes exactly its own
+// rounding (hand-computed cases); the BLOOM story's known answer: post-scaling with fp16
+// accumulation overflows, and the accumulation site carries the Inf.
+#include "test_util.h"
+
+#include <math.h>
+
+#include "cpu/gemm.h"
+#include "pipeline/explain.h"
+#include "pipeline/run.h"
+#include "sites.h"
+
+// ---------------------------------------------------------------------------------------------
+// The kernel's sites, by hand
+
+static double gemm1(pp_format_id f, pp_gemm_accum acc, pp_gemm_scale sc, double alpha, pp_site_mask x,
+                    const double *a, const double *b, int64_t k)
+{
+    pp_gemm_variant v = {.format = f, .accum = acc, .scale = sc, .alpha_given = 1, .alpha = alpha,
+                         .exact_sites = x};
+    double c = NAN;
+    assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, k, a, b, &c, 1, NULL), PP_OK);
+    return c;
+}
+
+#define BIT(s) PP_SITE_BIT(PP_SITE_GEMM_##s)
+
+// fp32 storage, fp32 accumulation, α = 1: 1 + 2^-24 is a binary32 tie, so the fmaf chain gives 1.
+// Exact accumulation keeps 1 + 2^-24 in binary64, but the epilogue's RN_32 (site scale) and the
+// C store (site c) each round it back to 1: only all three exact give 1 + 2^-24.
+static void gemm_exact_sites_each_their_own_rounding(void **state)
+{
+    (void)state;
+    const double a[2] = {1.0, 0x1p-24}, b[2] = {1.0, 1.0};
+    double one = 1.0, tie = 1.0 + 0x1p-24;
+    assert_true(pp_test_same_bits(gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, 0, a, b, 2), one));
+    assert_true(pp_test_same_bits(gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, BIT(ACCUM), a, b, 2),
+                                  one));
+    assert_true(pp_test_same_bits(
+        gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, BIT(ACCUM) | BIT(SCALE), a, b, 2), one));
+    assert_true(pp_test_same_bits(
+        gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, BIT(ACCUM) | BIT(C), a, b, 2), one));
+    assert_true(pp_test_same_bits(gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0,
+                                        BIT(ACCUM) | BIT(SCALE) | BIT(C), a, b, 2),
+                                  tie));
+    // fp16 storage accumulation: 60000 + 60000 overflows fp16 (max 65504) at the second step; α = 1/4
+    // brings the exact sum back to 30000, an fp16 value: the accumulation site carries the Inf.
+    const double big[2] = {60000.0, 60000.0}, ones[2] = {1.0, 1.0};
+    assert_true(isinf(gemm1(PP_FMT_FP16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 0.25, 0, big, ones, 2)));
+    assert_true(isinf(gemm1(PP_FMT_FP16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 0.25, BIT(C), big, ones, 2)));
+    assert_true(pp_test_same_bits(
+        gemm1(PP_FMT_FP16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 0.25, BIT(ACCUM), big, ones, 2), 30000.0));
+    // a negative zero survives an exact accumulator as it does the rounded one (+0 start: +0)
+    const double nz[1] = {-0.0}, p1[1] = {1.0};
+    assert_true(pp_test_same_bits(gemm1(PP_FMT_BF16, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, BIT(ACCUM), nz, p1, 1),
+                                  0.0));
+    // NaN and Inf propagate through the exact paths as through the rounded ones
+    const double inf[1] = {INFINITY}, zero[1] = {0.0};
+    assert_true(isnan(gemm1(PP_FMT_FP16, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, BIT(ACCUM), inf, zero, 1)));
+    assert_true(isinf(gemm1(PP_FMT_FP16, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1.0, BIT(ACCUM), inf, p1, 1)));
+}
+
+// pre-a with α = 1/3 and a = 5: s = RN_32(1/3) = 0x1.555556p-2 and RN_32(5·s) = 0x1.aaaaacp+0 (5·s =
+// 1.66666671633…, nearer the upper neighbour). With quant_a exact, s = 1/3 in binary64 and
+// a' = RN_64(5·s) = 1.6666666666666665: the fp32 accumulator then rounds it to 0x1.aaaaaap+0 (the
+// nearer binary32), and with every site exact C is a' itself.
+static void gemm_quant_site_keeps_the_prescaled_operand(void **state)
+{
+    (void)state;
+    const double a[1] = {5.0}, b[1] = {1.0};
+    double nominal = gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_PRE_A, 1.0 / 3.0, 0, a, b, 1);
+    assert_true(pp_test_same_bits(nominal, 0x1.aaaaacp+0));
+    double s64 = 1.0 / 3.0, want = 5.0 * s64;
+    // operand binary64, fp32 accumulator: RN_32(fma_64(a', 1, 0)) = RN_32(a'), so the sum is nominal's
+    double qa = gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_PRE_A, 1.0 / 3.0, BIT(QUANT_A), a, b, 1);
+    assert_true(pp_test_same_bits(qa, (double)(float)want));
+    double all = gemm1(PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_PRE_A, 1.0 / 3.0,
+                       BIT(QUANT_A) | BIT(ACCUM) | BIT(SCALE) | BIT(C), a, b, 1);
+    assert_true(pp_test_same_bits(all, want));
+}
+
+// Bits of sites that are not the GEMM's (attention's, AdamW's) change nothing; a mask with no
+// GEMM site is the emulation, bit for bit, on random inputs of every configuration.
+static void gemm_foreign_sites_change_nothing(void **state)
+{
+    (void)state;
+    enum { M = 3, N = 5, K = 40 };
+    static const pp_format_id formats[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
+    pp_test_rng r = {pp_test_seed()};
+    pp_site_mask foreign = 0;
+    for (int s = 0; s < PP_SITE_COUNT; s++)
+        if (s < PP_SITE_GEMM_FIRST || s >= PP_SITE_GEMM_END)
+            foreign |= PP_SITE_BIT(s);
+    for (int fi = 0; fi < 3; fi++)
+        for (int acc = 0; acc < 2; acc++)
+            for (int sc = 0; sc < 3; sc++) {
+                double a[M * K], b[K * N], c0[M * N], c1[M * N];
+                for (int i = 0; i < M * K; i++)
+                    a[i] = pp_round(formats[fi], 8.0 * (pp_test_rng_unit(&r) - 0.5), PP_RND_NE, 0);
+                for (int i = 0; i < K * N; i++)
+                    b[i] = pp_round(formats[fi], 8.0 * (pp_test_rng_unit(&r) - 0.5), PP_RND_NE, 0);
+                pp_gemm_variant v = {.format = formats[fi], .accum = (pp_gemm_accum)acc, .scale = (pp_gemm_scale)sc};
+                assert_int_equal(pp_gemm_cpu(&v, 1, M, N, K, a, b, c0, 2, NULL), PP_OK);
+                v.exact_sites = foreign;
+                assert_int_equal(pp_gemm_cpu(&v, 1, M, N, K, a, b, c1, 2, NULL), PP_OK);
+                assert_memory_equal(c0, c1, sizeof c0);
+            }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pipeline
+
+static const pp_run_opts cpu_opts = {.device = "cpu", .threads = 2};
+
+static void load(const char *text, pp_case *c)
+{
+    pp_error err = {0};
+    int rc = pp_case_parse(text, strlen(text), "explain.toml", c, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+}
+
+static const pp_explain_table *table_of(const pp_run_result *r, const char *variant)
+{
+    for (int v = 0; v < r->n_variants; v++)
+        if (!strcmp(r->variants[v].name, variant))
+            return r->variants[v].n_explain ? &r->variants[v].explain[0] : NULL;
+    return NULL;
+}
+
+static const pp_explain_site *site_of(const pp_explain_table *t, const char *name)
+{
+    for (int s = 0; s < t->n_sites; s++)
+        if (!strcmp(t->sites[s].name, name))
+            return &t->sites[s];
+    return NULL;
+}
+
+// bloom-prescale's story, small: post-scaling with fp16 accumulation overflows; the accumulation
+// site carries the Inf (its exactness removes every one and it sorts first), and the nominal
+// statistics are the run's own (the explain path is the emulation: checked inside explain too).
+static const char bloom_text[] =
+    "[case]\nname = \"bloom-small\"\nop = \"gemm\"\nseed = 3\n"
+    "[op]\nbatch = 2\nm = 8\nn = 8\nk = 256\n"
+    "[inputs]\ndistribution = \"normal\"\nmean = 30.0\nstd = 4.0\n"
+    "[knobs]\nformat = \"fp16\"\n"
+    "[variants.post-storage]\naccumulate = \"storage\"\nscale = \"post\"\n"
+    "[variants.pre-storage]\naccumulate = \"storage\"\nscale = \"pre\"\n"
+    "[variants.post-fp32]\naccumulate = \"fp32\"\nscale = \"post\"\n";
+
+static void explain_gemm_accumulation_carries_the_inf(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(bloom_text, &c);
+    pp_run_result run, r;
+    pp_error err = {0};
+    assert_int_equal(pp_run_case(&c, &cpu_opts, &run, &err), PP_OK);
+    pp_explain_opts e = {NULL, NULL};
+    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    const pp_explain_table *t = table_of(&r, "post-storage");
+    assert_non_null(t);
+    assert_string_equal(t->tensor, "c");
+    assert_string_equal(t->against, "reference");
+    assert_true(t->nominal.nonfinite > 0);
+    assert_int_equal(t->all_exact.nonfinite, 0);
+    assert_string_equal(t->sites[0].name, "accum");  // sorted first: it removes the Inf
+    assert_int_equal(t->sites[0].exact.nonfinite, 0);
+    const pp_explain_site *cs = site_of(t, "c"), *sc = site_of(t, "scale");
+    assert_non_null(cs);
+    assert_non_null(sc);
+    assert_int_equal(cs->exact.nonfinite, t->nominal.nonfinite);
+    assert_int_equal(sc->exact.nonfinite, t->nominal.nonfinite);
+    assert_null(site_of(t, "quant_a"));  // post-scaling prescales nothing
+    // the nominal statistics are the run's comparison, exactly
+    for (int i = 0; i < run.n_comparisons; i++)
+        if (!strcmp(run.comparisons[i].variant, "post-storage") && !strcmp(run.comparisons[i].against, "reference")) {
+            pp_explain_stats s = pp_explain_stats_of(&run.comparisons[i].stats);
+            assert_memory_equal(&s, &t->nominal, sizeof s);
+        }
+    // pre-scaling has the prescale sites and no Inf to remove
+    const pp_explain_table *p = table_of(&r, "pre-storage");
+    assert_non_null(p);
+    assert_non_null(site_of(p, "quant_a"));
+    assert_non_null(site_of(p, "quant_b"));
+    assert_int_equal(p->nominal.nonfinite, 0);
+    // fp32 accumulation: every site exact is within the reference's bound of zero error
+    const pp_explain_table *f = table_of(&r, "post-fp32");
+    assert_non_null(f);
+    assert_true(f->all_exact.max_abs_error < 1e-9 * f->nominal.max_abs_error + 1e-6);
+    pp_run_result_free(&run);
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+}
+
+// Shares: with every site exact the error is (almost) gone, so the shares and the interaction sum
+// to one; the accumulation of fp16 storage-accumulated products carries most of it.
+static const char storage_text[] = "[case]\nname = \"shares\"\nop = \"gemm\"\nseed = 5\n"
+                                   "[op]\nm = 16\nn = 16\nk = 512\n"
+                                   "[knobs]\nformat = \"fp16\"\naccumulate = \"storage\"\n"
+                                   "[variants.storage]\n[variants.fp32]\naccumulate = \"fp32\"\n";
+
+static void explain_gemm_shares_add_up(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(storage_text, &c);
+    pp_run_result r;
+    pp_error err = {0};
+    pp_explain_opts e = {"storage", "reference"};
+    assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_OK);
+    const pp_explain_table *t = table_of(&r, "storage");
+    assert_non_null(t);
+    assert_null(table_of(&r, "fp32"));  // only the variant named
+    double sum = t->interaction;
+    for (int s = 0; s < t->n_sites; s++)
+        sum += t->sites[s].share;
+    assert_true(fabs(sum - 1.0) < 1e-12);
+    assert_string_equal(t->sites[0].name, "accum");
+    assert_true(t->sites[0].share > 0.5);
+    for (int s = 0; s < t->n_sites; s++)  // no --orders: no band
+        assert_true(isnan(t->sites[s].share_band[0]) && isnan(t->sites[s].share_band[1]));
+    assert_int_equal(t->band_runs, 0);
+    pp_run_result_free(&r);
+    // --orders 2: each site's share band holds its nominal share, over 3 runs
+    pp_run_opts with_orders = cpu_opts;
+    with_orders.orders = 2;
+    assert_int_equal(pp_explain_case(&c, &with_orders, &e, &r, &err), PP_OK);
+    t = table_of(&r, "storage");
+    assert_non_null(t);
+    assert_int_equal(t->band_runs, 3);
+    for (int s = 0; s < t->n_sites; s++)
+        assert_true(t->sites[s].share_band[0] <= t->sites[s].share && t->sites[s].share <= t->sites[s].share_band[1]);
+    pp_run_result_free(&r);
+    // against another variant: whole tensors (the case has no pair)
+    e.against = "fp32";
+    assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_OK);
+    t = table_of(&r, "storage");
+    assert_non_null(t);
+    assert_string_equal(t->against, "fp32");
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+}
+
+static void explain_gemm_bad_requests(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(storage_text, &c);
+    pp_run_result r;
+    pp_error err = {0};
+    pp_explain_opts e = {"nope", NULL};
+    assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "no variant 'nope'"));
+    e = (pp_explain_opts){"storage", "nope"};
+    assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_ERR_INPUT);
+    e = (pp_explain_opts){"storage", "storage"};
+    assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_ERR_INPUT);
+    pp_case_free(&c);
+}
+
+int main(void)
+{
+    pp_test_report_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gemm_exact_sites_each_their_own_rounding),
+        cmocka_unit_test(gemm_quant_site_keeps_the_prescaled_operand),
+        cmocka_unit_test(gemm_foreign_sites_change_nothing),
+        cmocka_unit_test(explain_gemm_accumulation_carries_the_inf),
+        cmocka_unit_test(explain_gemm_shares_add_up),
+        cmocka_unit_test(explain_gemm_bad_requests),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
