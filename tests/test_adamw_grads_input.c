@@ -142,8 +142,9 @@ static void every_path_reads_the_given_grads(void **state)
             assert_same_bits(out[0][o], out[1][o], N, "reference");
         assert_same_bits(bound[0], bound[1], 3, "bound");
     }
-    pp_adamw_variant va = {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_TORCH,
-                           PP_ADAMW_KERNELS_CPU};
+    pp_adamw_variant va = {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16,
+                           .compensation = PP_FMT_BF16, .kahan = 1, .update = PP_ADAMW_TORCH,
+                           .kernels = PP_ADAMW_KERNELS_CPU};
     for (int path = 0; path < 2; path++) {
         for (int s = 0; s < 2; s++) {
             pp_error err = {0};
