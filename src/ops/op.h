@@ -204,6 +204,9 @@ struct pp_op {
     // Range diagnostics (kernels/sites.h, ranges.h): the cells per site run_cpu notes into
     // (attention: heads; gemm: 1, the tensor; adamw: parameter blocks); NULL: the row records none.
     int64_t (*range_heads)(const pp_op_params *p);
+    // 1: run_cuda notes them too, into the same pp_op_params.ranges (attention's GPU kernels:
+    // atomic notes, the CPU emulation's counters; kernels/ranges.h); 0: the CPU emulation only.
+    int range_cuda;
     // `precprobe explain` (pipeline/explain.h): the rounding sites of a variant that its CPU
     // emulation can make exact (bit s = kernels/sites.h's site s; pp_op_params.exact_sites);
     // NULL or 0: none.
