@@ -124,8 +124,9 @@ typedef struct pp_attn_launch {
     int lanes;
     pp_attn_axpy_fn axpy;
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
-    // (NULL: nowhere; the CPU device gives each worker its own, the GPU none yet); a slice's
-    // (b, hh) is the run's q head ((unit0 + b) mod hkv_all)·grp + hh (pp_attn_range_head);
+    // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
+    // that every thread notes into atomically); a slice's (b, hh) is the run's q head
+    // ((unit0 + b) mod hkv_all)·grp + hh (pp_attn_range_head);
     // finite_in: every input finite (an Inf at a chain's end is then an overflow in it).
     // recompute: the unfused backward's recomputation of S and P, whose sites the forward noted.
     pp_ranges *ranges;

@@ -229,6 +229,9 @@ struct pp_op {
     // and bound; as reference.
     int (*reference_quantised)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                                pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
+    // 1: run_cuda notes them too, into the same pp_op_params.ranges (attention's GPU kernels:
+    // atomic notes, the CPU emulation's counters; kernels/ranges.h); 0: the CPU emulation only.
+    int range_cuda;
     // `precprobe explain` (pipeline/explain.h): the rounding sites of a variant that its CPU
     // emulation can make exact (bit s = kernels/sites.h's site s; pp_op_params.exact_sites);
     // NULL or 0: none.

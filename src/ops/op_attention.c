@@ -305,9 +305,10 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     char msg[400] = "";
-    int rc = pp_attention_cuda(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
-                               out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
-                               bwd ? out[O_DV].data : NULL, msg, sizeof msg);
+    int rc = pp_attention_cuda_ranges(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
+                                      out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
+                                      bwd ? out[O_DK].data : NULL, bwd ? out[O_DV].data : NULL, p->ranges, msg,
+                                      sizeof msg);
     return rc ? pp_fail(err, rc, "attention on cuda: %s", msg) : PP_OK;
 }
 #endif
@@ -487,4 +488,5 @@ const pp_op pp_op_attention = {
     .vendor_note = vendor_note,
     .emulated = emulated,
     .range_heads = range_heads,
+    .range_cuda = 1,
 };

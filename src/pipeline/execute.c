@@ -286,8 +286,9 @@ void pp_run_products_free(const pp_run_plan *plan, pp_run_products *p)
 static int run_variant(const pp_run_plan *plan, int v, pp_run_products *p, pp_error *err);
 
 // A variant run with range diagnostics (run --ranges): on the CPU emulation through the op row's
-// run_cpu with pp_op_params.ranges set (the same outputs), its sites into the variant's table;
-// elsewhere (external files, the GPU, a vendor path) a note that says why there are none.
+// run_cpu with pp_op_params.ranges set (the same outputs), or on the GPU when the row's kernels
+// note too (range_cuda), its sites into the variant's table; elsewhere (external files, another
+// op's GPU kernels, a vendor path) a note that says why there are none.
 static int run_variant_ranges(const pp_run_plan *plan, int v, pp_run_products *p, pp_error *err)
 {
     const pp_case *c = plan->c;
@@ -296,9 +297,11 @@ static int run_variant_ranges(const pp_run_plan *plan, int v, pp_run_products *p
     pp_variant_ranges *vr = &p->variants[v].ranges;
     const char *why = !op->range_heads ? "this operation records no range diagnostics"
                     : vs->external ? "external variant: its outputs were read from files, not emulated"
-                    : plan->on_cuda ? "not recorded on --device cuda: the GPU kernels do not record range "
-                                      "diagnostics yet (run with --device cpu)"
-                    : !pp_op_emulated(op, &vs->knobs) ? "a vendor path the CPU does not emulate" : NULL;
+                    : !pp_op_emulated(op, &vs->knobs) ? "a vendor path the CPU does not emulate"
+                    : plan->on_cuda && !op->range_cuda ? "not recorded on --device cuda: this operation's GPU "
+                                                         "kernels do not record range diagnostics yet (run with "
+                                                         "--device cpu)"
+                                                       : NULL;
     if (why) {
         snprintf(vr->note, sizeof vr->note, "%s", why);
         return run_variant(plan, v, p, err);
