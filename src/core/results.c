@@ -26,6 +26,7 @@ void pp_run_result_free(pp_run_result *r)
         for (int i = 0; i < r->variants[v].n_series; i++)
             free(r->variants[v].series[i].step), free(r->variants[v].series[i].value);
         free(r->variants[v].series);
+        pp_variant_ranges_free(&r->variants[v].ranges);
         if (r->variants[v].outputs) {
             // the number of outputs is the number of distinct tensors compared against reference
             for (int i = 0; i < r->n_references; i++)
@@ -63,5 +64,21 @@ const pp_comparison *pp_run_result_find(const pp_run_result *r, const char *vari
         if (!strcmp(c->variant, variant) && !strcmp(c->tensor, tensor) && !strcmp(c->against, against))
             return c;
     }
+    return NULL;
+}
+
+const char *pp_against_label(const pp_run_result *r, const pp_comparison *c)
+{
+    if (!strcmp(c->against, PP_AGAINST_ORIGINAL))
+        return "exact (original inputs)";
+    if (!strcmp(c->against, PP_AGAINST_QUANTISED))
+        return "exact (quantised inputs)";
+    if (strcmp(c->against, "reference"))
+        return NULL;
+    // the group's reference: the other side of the variant's second comparison, if it has one
+    if (pp_run_result_find(r, c->variant, c->tensor, PP_AGAINST_QUANTISED))
+        return "exact (original inputs)";
+    if (pp_run_result_find(r, c->variant, c->tensor, PP_AGAINST_ORIGINAL))
+        return "exact (quantised inputs)";
     return NULL;
 }
