@@ -76,6 +76,9 @@ typedef enum {
 
 // The lane step y_l = fma(a, x_l, y_l), l < n, as a host device supplies it (vector FMA).
 typedef void (*pp_attn_axpy_fn)(float a, const float *x, float *y, int64_t n);
+// nt lane steps in order, y_l = fma(a_t, x_t[l], y_l) for t = 0 … nt − 1 (each lane's chain in t
+// order), as a host device supplies it: y may stay in registers between the steps.
+typedef void (*pp_attn_axpy_n_fn)(const float *a, const float *const *x, int nt, float *y, int64_t n);
 
 typedef struct pp_attn_launch {
     int op;
@@ -120,9 +123,11 @@ typedef struct pp_attn_launch {
     int64_t gS, gH;
     float gscale;
     // How a host device runs the threads (see Lanes; the plan and the GPU leave them 0): up to
-    // `lanes` threads of a run together, the lane step `axpy` (NULL: the plain fmaf loop).
+    // `lanes` threads of a run together, the lane step `axpy` (NULL: the plain fmaf loop), and
+    // `axpy_n` for several steps on one accumulator (NULL: axpy once per step).
     int lanes;
     pp_attn_axpy_fn axpy;
+    pp_attn_axpy_n_fn axpy_n;
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -294,6 +299,45 @@ PP_HD static inline void pp_attn_axpy(const pp_attn_launch *L, float a, const fl
         y[l] = fmaf(a, x[l], y[l]);
 }
 
+// A chain's next steps, collected: pp_attn_step_push(L, T, a, x, y, n) stands for the lane step
+// pp_attn_axpy(L, a, x, y, n), which runs when the buffer is full or at pp_attn_step_flush (before
+// y is read), the buffered steps in their order through the device's axpy_n. The same steps in the
+// same order: the same bits. On the GPU (one lane) a step runs at once.
+#ifdef __CUDA_ARCH__
+#define PP_ATTN_STEP_BUF 1
+#else
+#define PP_ATTN_STEP_BUF 32
+#endif
+
+typedef struct pp_attn_steps {
+    float a[PP_ATTN_STEP_BUF];
+    const float *x[PP_ATTN_STEP_BUF];
+    int n;
+} pp_attn_steps;
+
+PP_HD static inline void pp_attn_step_flush(const pp_attn_launch *L, pp_attn_steps *T, float *y, int64_t n)
+{
+#ifndef __CUDA_ARCH__
+    if (L->axpy_n && T->n > 1) {
+        L->axpy_n(T->a, T->x, T->n, y, n);
+        T->n = 0;
+        return;
+    }
+#endif
+    for (int t = 0; t < T->n; t++)
+        pp_attn_axpy(L, T->a[t], T->x[t], y, n);
+    T->n = 0;
+}
+
+PP_HD static inline void pp_attn_step_push(const pp_attn_launch *L, pp_attn_steps *T, float a, const float *x,
+                                           float *y, int64_t n)
+{
+    T->a[T->n] = a;
+    T->x[T->n++] = x;
+    if (T->n == PP_ATTN_STEP_BUF)
+        pp_attn_step_flush(L, T, y, n);
+}
+
 // ---------------------------------------------------------------------------------------------
 // MMA k-chunks (attention.h "Order band"): a chain over the reduction indices [lo, hi) of one of
 // the attention's GEMMs walks the chunks of 16 indices (aligned to multiples of 16 from the GEMM's
@@ -365,9 +409,12 @@ PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, int gemm, const
     for (int64_t l = 0; l < m; l++)
         acc[l] = 0.0f;
     pp_attn_mma_walk w;
+    pp_attn_steps T;
+    T.n = 0;
     int64_t c;
     for (pp_attn_mma_begin(&w, L->order_seed, gemm, 0, L->d); pp_attn_mma_next(&w, &c);)
-        pp_attn_axpy(L, a[c], xT + c * ld, acc, m);
+        pp_attn_step_push(L, &T, a[c], xT + c * ld, acc, m);
+    pp_attn_step_flush(L, &T, acc, m);
 }
 
 // PP_AT_GATHER, threads [t0, t0 + n) of one row (b, hh, s): the prescale (a copy when the
@@ -652,9 +699,12 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 }
             }
             pp_attn_mma_walk mw;
+            pp_attn_steps T;
+            T.n = 0;
             int64_t j;
             for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);)
-                pp_attn_axpy(L, pch[j - cb], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)), o, d);
+                pp_attn_step_push(L, &T, pch[j - cb], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)), o, d);
+            pp_attn_step_flush(L, &T, o, d);
         }
         m = mn;
     }
@@ -832,8 +882,11 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             for (int64_t l = 0; l < m; l++)
                 part[l] = 0.0f;
             int64_t j1 = j0 + bn < je + 1 ? j0 + bn : je + 1;
+            pp_attn_steps T;
+            T.n = 0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, j0, j1); pp_attn_mma_next(&w, &j);)
-                pp_attn_axpy(L, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
+                pp_attn_step_push(L, &T, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
+            pp_attn_step_flush(L, &T, part, m);
             for (int64_t l = 0; l < m; l++)
                 acc[l] = i == 0 ? part[l] : acc[l] + part[l];
         }
@@ -874,11 +927,14 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
     pp_attn_mma_walk w;
     for (int64_t e = e0, m; e < e0 + ne; e += m) {
         m = pp_attn_lanes(L, e0 + ne - e);
-        for (int64_t g = 0; g < ng; g++)
+        pp_attn_steps tv[PP_ATTN_DKV_KEYS], tk[PP_ATTN_DKV_KEYS];  // av[g]'s and ak[g]'s steps
+        for (int64_t g = 0; g < ng; g++) {
+            tv[g].n = tk[g].n = 0;
             for (int64_t l = 0; l < m; l++) {
                 av[g][l] = ak[g][l] = 0.0f;
                 dv[g][l] = dk[g][l] = 0.0;
             }
+        }
         // flash: FA2's query blocks of bbm rows from the last down (flash_bwd_kernel.h: m_block
         // from m_block_max − 1 down), rows increasing within a block; unfused: one chain, x increasing
         int64_t bm = L->kernel == PP_ATTN_FLASH && L->bbm > 0 ? L->bbm : G.nq;
@@ -898,9 +954,13 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
                     }
                     continue;
                 }
-                pp_attn_axpy(L, P[g], go, av[g], m);
-                pp_attn_axpy(L, dS[g], qr, ak[g], m);
+                pp_attn_step_push(L, &tv[g], P[g], go, av[g], m);
+                pp_attn_step_push(L, &tk[g], dS[g], qr, ak[g], m);
             }
+        }
+        for (int64_t g = 0; g < ng; g++) {
+            pp_attn_step_flush(L, &tv[g], av[g], m);
+            pp_attn_step_flush(L, &tk[g], ak[g], m);
         }
         for (int64_t g = 0; g < ng; g++)
             for (int64_t l = 0; l < m; l++) {

@@ -159,10 +159,19 @@ static double acc_split_coef(int64_t n)
 // ---------------------------------------------------------------------------------------------
 // The task
 
+// Rows computed together (fast_rows): a block of keys, or one key's k and v row, is then read
+// from the cache once per group rather than once per row from further out (a kv head's k and v
+// are 8 MiB at s = 4096, d = 128); no row's own chain changes.
+#define FAST_GROUP 32
+
+// The accumulation a task runs (acc_split, or a vector path's).
+typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,
+                            double xh, double xl);
+
 typedef struct fast_ws {
-    double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [s_kv]: one row's scores
-    unsigned char *cut;
-    double *ah, *al;                          // [d]: the row accumulator (out, then dq)
+    double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [FAST_GROUP][s_kv]: the group rows' scores
+    unsigned char *cut;                                // [FAST_GROUP][s_kv]
+    double *ah, *al;                          // [FAST_GROUP][d]: the row accumulators (out, then dq)
     double *kmax, *vmax, *qmax, *omax;        // [d]: column maxima of |k|, |v|, |q|, |dout|
     double *dkh, *dkl, *dvh, *dvl;            // [s_kv·d]: the task's dk, dv accumulators
     double *colP, *colDP, *colCut, *colDS, *colEdS;  // [s_kv]: per-key bound sums
@@ -183,8 +192,9 @@ typedef struct fast_ws {
 
 // A key's state in a block row: cut (P̂ = 0), dŜ dropped (|dŜ| < 2^−800), or accumulated.
 enum { BLK_CUT, BLK_DROP, BLK_ACC };
-// The block's size: up to 16 rows, its per-(row, key) arrays up to about 2^21 entries.
-#define FAST_BLOCK_ROWS 16
+// The block's size: up to 32 rows (one row group: fast_rows), its per-(row, key) arrays up to
+// about 2^21 entries.
+#define FAST_BLOCK_ROWS 32
 #define FAST_BLOCK_ENTRIES ((int64_t)1 << 21)
 
 static void fast_ws_free(fast_ws *w)
@@ -212,13 +222,17 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
     size_t n = (size_t)(skv > 0 ? skv : 1), nd = (size_t)d, nn = n * nd;
     double **rowarr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp};
     for (size_t i = 0; i < sizeof rowarr / sizeof *rowarr; i++)
-        if (!(*rowarr[i] = malloc(n * sizeof(double))))
+        if (!(*rowarr[i] = malloc(FAST_GROUP * n * sizeof(double))))
             return -1;
-    double **darr[] = {&w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax};
+    double **darr[] = {&w->ah, &w->al};
     for (size_t i = 0; i < sizeof darr / sizeof *darr; i++)
-        if (!(*darr[i] = calloc(nd, sizeof(double))))
+        if (!(*darr[i] = calloc(FAST_GROUP * nd, sizeof(double))))
             return -1;
-    if (!(w->cut = malloc(n)))
+    double **marr[] = {&w->kmax, &w->vmax, &w->qmax, &w->omax};
+    for (size_t i = 0; i < sizeof marr / sizeof *marr; i++)
+        if (!(*marr[i] = calloc(nd, sizeof(double))))
+            return -1;
+    if (!(w->cut = malloc(FAST_GROUP * n)))
         return -1;
     if (backward) {
         double **big[] = {&w->dkh, &w->dkl, &w->dvh, &w->dvl};
@@ -296,66 +310,72 @@ static int absmax_row(double *m, const double *x, int64_t d)
     return bad;
 }
 
-// One query row: scores, softmax, out, lse; with backward also dP, D, dS and the row's dq and its
-// share of dk, dv. Returns 1 when a precondition of the proof fails.
-static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_t hh, int64_t i,
-                    pp_attn_task_res_ *R)
+// One query row of a group (fast_rows): where it is, its scores' arrays, and what its phases
+// hand on to the next.
+typedef struct fast_row_st {
+    int64_t hh, i, nv, qo, lo_idx, slot;  // slot: its row in the backward's block
+    const double *qi, *oi;                // its q and dout rows
+    double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp, *ah, *al;  // its rows of the workspace
+    unsigned char *cut;
+    double M, dP, Dh, Dl, eD, aD;         // max score; P̂'s relative bound; D̂ and its bound
+    int64_t ncut;                         // keys cut (P̂ = 0)
+} fast_row_st;
+
+// Scores of the group's rows: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double
+// (PROOFS: "Scores"), and each row's max. Key blocks outer, rows inner: a block of keys is read
+// once for the group; each row still takes its keys in increasing order. Returns 1 when a
+// precondition of the proof fails.
+static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp, fast_row_st *st,
+                       int64_t nr, int64_t jmax)
 {
-    const int64_t d = J->d;
-    const int64_t nv = pp_attn_visible_(J, i);
-    const int64_t qo = pp_attn_qi_(J, sp->bi, i, hh);
-    const int64_t lo_idx = (sp->bi * J->h + hh) * J->s_q + i;
-    const double *qi = J->q + qo;
-    if (nv == 0) {  // sees no key: the convention, exactly
-        for (int64_t l = 0; l < d; l++) {
-            pp_attn_put_(J->out, J->elem.out, qo + l, 0.0, 0.0, &R->max[0]);
-            if (J->backward)
-                pp_attn_put_(J->dq, J->elem.dq, qo + l, 0.0, 0.0, &R->max[2]);
+    const double sig_coef = (12.0 + 1.01 * (double)J->d * (double)J->d) * ATTN_U2;
+    for (int64_t r = 0; r < nr; r++)
+        st[r].M = -INFINITY;
+    for (int64_t j0 = 0; j0 < jmax; j0 += 16)
+        for (int64_t r = 0; r < nr; r++) {
+            fast_row_st *S = &st[r];
+            if (j0 >= S->nv)
+                continue;
+            double hc[16], cc[16], T[16];
+            fast_dots16(J, w, sp, S->qi, J->k, w->kt, j0, S->nv, hc, cc, T);
+            for (int m = 0; m < 16 && j0 + m < S->nv; m++) {
+                int64_t j = j0 + m;
+                double th, tl;
+                pp_attn_two_sum_(hc[m], cc[m], &th, &tl);                   // exact
+                pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, th, tl, &S->Sh[j], &S->Sl[j]);  // ±9.1u²|σh·th|
+                S->eS[j] = J->sig_b * T[m] * sig_coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
+                if (!(S->eS[j] <= 0x1p-40) || !(fabs(S->Sh[j]) < 0x1p40))
+                    return 1;
+                S->M = S->Sh[j] > S->M ? S->Sh[j] : S->M;
+            }
         }
-        J->lse[lo_idx] = -INFINITY;
-        if (J->elem.lse)
-            J->elem.lse[lo_idx] = 0.0;
-        return 0;
-    }
-    const double sig_coef = (12.0 + 1.01 * (double)d * (double)d) * ATTN_U2;
-    const double dot_coef = 1.01 * ((double)d * ATTN_U) * ((double)d * ATTN_U);
-    void (*acc)(double *restrict, double *restrict, const double *restrict, int64_t, double,
-                double) = w->lanes ? w->lanes->acc_split : acc_split;
+    return 0;
+}
 
-    // Scores: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double (PROOFS: "Scores").
-    double M = -INFINITY;
-    for (int64_t j0 = 0; j0 < nv; j0 += 16) {
-        double hc[16], cc[16], T[16];
-        fast_dots16(J, w, sp, qi, J->k, w->kt, j0, nv, hc, cc, T);
-        for (int m = 0; m < 16 && j0 + m < nv; m++) {
-            int64_t j = j0 + m;
-            double th, tl;
-            pp_attn_two_sum_(hc[m], cc[m], &th, &tl);                   // exact
-            pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, th, tl, &w->Sh[j], &w->Sl[j]);  // ±9.1u²|σh·th|
-            w->eS[j] = J->sig_b * T[m] * sig_coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
-            if (!(w->eS[j] <= 0x1p-40) || !(fabs(w->Sh[j]) < 0x1p40))
-                return 1;
-            M = w->Sh[j] > M ? w->Sh[j] : M;
-        }
-    }
-
+// One row's softmax: E_j, l, 1/l, lse (delivered) and P̂'s relative bound S->dP; P̂_j = Ê_j·r̂ is
+// formed in fast_out. Per row: its own MPFR calls.
+static void fast_softmax(pp_attn_job_ *J, fast_ws *w, fast_row_st *S, double *rh, double *rl,
+                         pp_attn_task_res_ *R)
+{
+    const int64_t nv = S->nv;
+    const double M = S->M;
     // E_j = exp(S_j − M) by pp_attn_fast_exp_ (±2^−81 relative + the score's error);
     // x < −500 is cut: E < e^−499.9 < 2^−721 (PROOFS: "Softmax").
     double lh = 0.0, ll = 0.0, dEmax = 0.0;
     int64_t ncut = 0;
     for (int64_t j = 0; j < nv; j++) {
-        if (w->Sh[j] - M < -500.0) {
-            w->cut[j] = 1;
-            w->Ph[j] = w->Pl[j] = 0.0;
+        if (S->Sh[j] - M < -500.0) {
+            S->cut[j] = 1;
+            S->Ph[j] = S->Pl[j] = 0.0;
             ncut++;
             continue;
         }
-        w->cut[j] = 0;
+        S->cut[j] = 0;
         double eh, el;
-        pp_attn_fast_exp_(J, w->Sh[j], M, w->Sl[j], &eh, &el);  // ±2^−81 relative
-        w->Ph[j] = eh;
-        w->Pl[j] = el;
-        double dE = 1.0001 * w->eS[j] + 0x1p-81;
+        pp_attn_fast_exp_(J, S->Sh[j], M, S->Sl[j], &eh, &el);  // ±2^−81 relative
+        S->Ph[j] = eh;
+        S->Pl[j] = el;
+        double dE = 1.0001 * S->eS[j] + 0x1p-81;
         dEmax = dE > dEmax ? dE : dEmax;
         double s, e;
         pp_attn_two_sum_(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
@@ -375,125 +395,225 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
     double l_lo = lh - el_;  // ≥ 0.99: E_max ≥ e^(Sl − εS) with |Sl| < 2^−13
 
     // 1/l and lse = M + log l in MPFR (PROOFS: "Softmax").
-    double rh, rl, lse_v;
     mpfr_set_d(w->x, lh, MPFR_RNDN);
     mpfr_add_d(w->x, w->x, ll, MPFR_RNDN);  // ±2^−128
     mpfr_ui_div(w->e, 1, w->x, MPFR_RNDN);  // ±2^−128
-    rh = mpfr_get_d(w->e, MPFR_RNDN);
-    mpfr_sub_d(w->e, w->e, rh, MPFR_RNDN);  // exact
-    rl = mpfr_get_d(w->e, MPFR_RNDN);       // r̂: ±1.03u² of 1/l̂
+    *rh = mpfr_get_d(w->e, MPFR_RNDN);
+    mpfr_sub_d(w->e, w->e, *rh, MPFR_RNDN);  // exact
+    *rl = mpfr_get_d(w->e, MPFR_RNDN);       // r̂: ±1.03u² of 1/l̂
     mpfr_log(w->e, w->x, MPFR_RNDN);        // ±2^−128|log l̂|
     double logl = fabs(mpfr_get_d(w->e, MPFR_RNDN));
     mpfr_add_d(w->e, w->e, M, MPFR_RNDN);   // ±2^−128|lse|
-    lse_v = mpfr_get_d(w->e, MPFR_RNDN);    // the final rounding
+    double lse_v = mpfr_get_d(w->e, MPFR_RNDN);  // the final rounding
     double dl = el_ / l_lo;                 // |log l̂ − log l|, and |l − l̂|/l
-    pp_attn_put_(J->lse, J->elem.lse, lo_idx, lse_v,
+    pp_attn_put_(J->lse, J->elem.lse, S->lo_idx, lse_v,
                  dl + 0x1p-126 * (1.0 + 1.01 * logl + 1.01 * fabs(lse_v)), &R->max[1]);
     double dr = 1.03 * ATTN_U2 + dl;                                     // r̂ vs 1/l, relative
-    double dP = ((dEmax + dr) * (1.0 + 0x1p-38) + 9.2 * ATTN_U2) * ATTN_INFL;  // P̂ vs P, relative
+    S->dP = ((dEmax + dr) * (1.0 + 0x1p-38) + 9.2 * ATTN_U2) * ATTN_INFL;  // P̂ vs P, relative
+    S->ncut = ncut;
+}
 
-    // P_j = E_j·r (dd_mul) and out = Σ P_j v_j (split accumulation).
-    double Psum = 0.0;
-    memset(w->ah, 0, sizeof(double) * (size_t)d);
-    memset(w->al, 0, sizeof(double) * (size_t)d);
-    for (int64_t j = 0; j < nv; j++) {
-        if (w->cut[j])
-            continue;
-        pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], rh, rl, &w->Ph[j], &w->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
-        Psum += w->Ph[j];
-        acc(w->ah, w->al, J->v + pp_attn_ki_(J, sp->bi, j, sp->hk), d, w->Ph[j], w->Pl[j]);
+// The group's P_j = E_j·r (dd_mul) and out = Σ P_j v_j (split accumulation): keys outer, rows
+// inner (v_j read once for the group), each row's chain over its keys in increasing order.
+static void fast_out(pp_attn_job_ *J, const fast_row_st *st, int64_t nr, int64_t jmax, const double *rh,
+                     const double *rl, const pp_attn_span_ *sp, fast_acc_fn acc, const double *vmax,
+                     pp_attn_task_res_ *R)
+{
+    const int64_t d = J->d;
+    double Psum[FAST_GROUP];
+    for (int64_t r = 0; r < nr; r++) {
+        Psum[r] = 0.0;
+        memset(st[r].ah, 0, sizeof(double) * (size_t)d);
+        memset(st[r].al, 0, sizeof(double) * (size_t)d);
     }
-    Psum *= 1.0 + 0x1p-40;
-    double cs = acc_split_coef(nv);
-    for (int64_t l = 0; l < d; l++) {
-        double pre = ((dP * (1.0 + 0x1p-49) + cs) * Psum + (double)ncut * 0x1p-720) * w->vmax[l] +
-                     n1 * 0x1p-1074;  // underflow of xl·y, once per term
-        pp_attn_put_(J->out, J->elem.out, qo + l, w->ah[l] + w->al[l], pre, &R->max[0]);
+    for (int64_t j = 0; j < jmax; j++) {
+        const double *vj = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        for (int64_t r = 0; r < nr; r++) {
+            const fast_row_st *S = &st[r];
+            if (j >= S->nv || S->cut[j])
+                continue;
+            pp_attn_dd_mul_inl_(S->Ph[j], S->Pl[j], rh[r], rl[r], &S->Ph[j], &S->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
+            Psum[r] += S->Ph[j];
+            acc(S->ah, S->al, vj, d, S->Ph[j], S->Pl[j]);
+        }
     }
-    if (!J->backward)
-        return 0;
+    for (int64_t r = 0; r < nr; r++) {
+        const fast_row_st *S = &st[r];
+        double ps = Psum[r] * (1.0 + 0x1p-40), n1 = (double)S->nv + 1.0;
+        double cs = acc_split_coef(S->nv);
+        for (int64_t l = 0; l < d; l++) {
+            double pre = ((S->dP * (1.0 + 0x1p-49) + cs) * ps + (double)S->ncut * 0x1p-720) * vmax[l] +
+                         n1 * 0x1p-1074;  // underflow of xl·y, once per term
+            pp_attn_put_(J->out, J->elem.out, S->qo + l, S->ah[l] + S->al[l], pre, &R->max[0]);
+        }
+    }
+}
 
-    // dP_j = dout·v_j by Dot2; D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward").
-    const double *oi = J->dout + qo;
-    double Dh = 0.0, Dl = 0.0, Z = 0.0, Y = 0.0, cutD = 0.0;
-    for (int64_t j0 = 0; j0 < nv; j0 += 16) {
-        double hc[16], cc[16], V[16];
-        fast_dots16(J, w, sp, oi, J->v, w->vt, j0, nv, hc, cc, V);
-        for (int m = 0; m < 16 && j0 + m < nv; m++) {
-            int64_t j = j0 + m;
-            pp_attn_two_sum_(hc[m], cc[m], &w->dph[j], &w->dpl[j]);  // exact
-            w->edp[j] = V[m] * dot_coef;                    // |dP̂ − dP|
-            double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
-            if (w->cut[j]) {
-                cutD += 0x1p-720 * (adp + w->edp[j]);
+// The group's dP_j = dout·v_j by Dot2 and D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward"):
+// key blocks outer, rows inner, as fast_scores.
+static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp, fast_row_st *st,
+                    int64_t nr, int64_t jmax)
+{
+    const int64_t d = J->d;
+    const double dot_coef = 1.01 * ((double)d * ATTN_U) * ((double)d * ATTN_U);
+    double Z[FAST_GROUP], Y[FAST_GROUP], cutD[FAST_GROUP];
+    for (int64_t r = 0; r < nr; r++) {
+        st[r].Dh = st[r].Dl = 0.0;
+        Z[r] = Y[r] = cutD[r] = 0.0;
+    }
+    for (int64_t j0 = 0; j0 < jmax; j0 += 16)
+        for (int64_t r = 0; r < nr; r++) {
+            fast_row_st *S = &st[r];
+            if (j0 >= S->nv)
+                continue;
+            double hc[16], cc[16], V[16];
+            fast_dots16(J, w, sp, S->oi, J->v, w->vt, j0, S->nv, hc, cc, V);
+            for (int m = 0; m < 16 && j0 + m < S->nv; m++) {
+                int64_t j = j0 + m;
+                pp_attn_two_sum_(hc[m], cc[m], &S->dph[j], &S->dpl[j]);  // exact
+                S->edp[j] = V[m] * dot_coef;                    // |dP̂ − dP|
+                double adp = fabs(S->dph[j]) * (1.0 + 0x1p-50);
+                if (S->cut[j]) {
+                    cutD[r] += 0x1p-720 * (adp + S->edp[j]);
+                    continue;
+                }
+                double mh, ml;
+                pp_attn_dd_mul_inl_(S->Ph[j], S->Pl[j], S->dph[j], S->dpl[j], &mh, &ml);  // ±9.1u²
+                pp_attn_dd_add_inl_(S->Dh, S->Dl, mh, ml, &S->Dh, &S->Dl);               // ±3.02u²(|D|+|m|)
+                Z[r] += S->Ph[j] * adp;
+                Y[r] += S->Ph[j] * S->edp[j];
+            }
+        }
+    for (int64_t r = 0; r < nr; r++) {
+        fast_row_st *S = &st[r];
+        double n1 = (double)S->nv + 1.0, dP = S->dP;
+        S->eD = ((dP * Z[r] + Y[r] * (1.0 + dP) + (9.2 + 3.1 * n1) * ATTN_U2 * Z[r]) * (1.0 + 0x1p-40) +
+                 cutD[r] + n1 * 0x1p-1072) * ATTN_INFL;  // |D̂ − D|; + underflow in dd_mul
+        S->aD = fabs(S->Dh) * (1.0 + 0x1p-50);
+    }
+}
+
+// The group's dS_j = P_j·(dP_j − D); dq += dS_j k_j here (keys outer, rows inner: k_j read once
+// for the group); dk_j += dS_j q, dv_j += P_j dout and the keys' bound sums when the row block is
+// flushed (fast_flush) (split accumulations). Each row takes its block row st[r].slot.
+static void fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const fast_row_st *st, int64_t nr,
+                    int64_t jmax, fast_acc_fn acc, pp_attn_task_res_ *R)
+{
+    const int64_t d = J->d;
+    double rowEdS[FAST_GROUP], rowDS[FAST_GROUP];
+    for (int64_t r = 0; r < nr; r++) {
+        rowEdS[r] = rowDS[r] = 0.0;
+        memset(st[r].ah, 0, sizeof(double) * (size_t)d);
+        memset(st[r].al, 0, sizeof(double) * (size_t)d);
+    }
+    for (int64_t j = 0; j < jmax; j++) {
+        const double *kj = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
+        for (int64_t r = 0; r < nr; r++) {
+            const fast_row_st *S = &st[r];
+            if (j >= S->nv)
+                continue;
+            int64_t x = S->slot * J->s_kv + j;
+            double adp = fabs(S->dph[j]) * (1.0 + 0x1p-50);
+            if (S->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
+                double c = 0x1p-720 * (adp + S->edp[j] + S->aD + S->eD);
+                rowEdS[r] += c;
+                w->blk_state[x] = BLK_CUT;
+                w->blk_e[x] = c;
                 continue;
             }
-            double mh, ml;
-            pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], w->dph[j], w->dpl[j], &mh, &ml);  // ±9.1u²
-            pp_attn_dd_add_inl_(Dh, Dl, mh, ml, &Dh, &Dl);                            // ±3.02u²(|D|+|m|)
-            Z += w->Ph[j] * adp;
-            Y += w->Ph[j] * w->edp[j];
+            double xh, xl, sh, sl, dP = S->dP;
+            pp_attn_dd_add_inl_(S->dph[j], S->dpl[j], -S->Dh, -S->Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
+            double eX = S->edp[j] + S->eD + 3.02 * ATTN_U2 * (adp + S->aD);
+            double aX = fabs(xh) * (1.0 + 0x1p-50);
+            pp_attn_dd_mul_inl_(S->Ph[j], S->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
+            double edS = (dP * S->Ph[j] * aX + S->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * S->Ph[j] * aX) *
+                         (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
+            if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
+                edS += 0x1p-799;
+                w->blk_state[x] = BLK_DROP;
+            } else {
+                acc(S->ah, S->al, kj, d, sh, sl);
+                rowDS[r] += fabs(sh);
+                w->blk_state[x] = BLK_ACC;
+                w->blk_sh[x] = sh;
+                w->blk_sl[x] = sl;
+            }
+            rowEdS[r] += edS;
+            w->blk_e[x] = edS;
+            w->blk_ph[x] = S->Ph[j];
+            w->blk_pl[x] = S->Pl[j];
         }
     }
-    double eD = ((dP * Z + Y * (1.0 + dP) + (9.2 + 3.1 * n1) * ATTN_U2 * Z) * (1.0 + 0x1p-40) +
-                 cutD + n1 * 0x1p-1072) * ATTN_INFL;  // |D̂ − D|; + underflow in dd_mul
-    double aD = fabs(Dh) * (1.0 + 0x1p-50);
+    for (int64_t r = 0; r < nr; r++) {
+        const fast_row_st *S = &st[r];
+        w->blk_nv[S->slot] = S->nv;
+        w->blk_qo[S->slot] = S->qo;
+        w->blk_dP[S->slot] = S->dP;
+        double n1 = (double)S->nv + 1.0, cs = acc_split_coef(S->nv);
+        // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
+        for (int64_t l = 0; l < d; l++) {
+            double a, b, vh, vl;
+            pp_attn_two_sum_(S->ah[l], S->al[l], &a, &b);
+            pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
+            double pre = J->sig_b * (((rowEdS[r] * (1.0 + 0x1p-40) + cs * rowDS[r]) * w->kmax[l] +
+                                      n1 * 0x1p-1074) * ATTN_INFL +
+                                     11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
+            pp_attn_put_(J->dq, J->elem.dq, S->qo + l, vh, pre, &R->max[2]);
+        }
+    }
+}
 
-    // dS_j = P_j·(dP_j − D); dq += dS_j k_j here; dk_j += dS_j q, dv_j += P_j dout and the keys'
-    // bound sums when the row block is flushed (fast_flush) (split accumulations).
-    double rowEdS = 0.0, rowDS = 0.0;
-    const int64_t r = w->blk_n;
-    unsigned char *st = w->blk_state + r * J->s_kv;
-    double *bsh = w->blk_sh + r * J->s_kv, *bsl = w->blk_sl + r * J->s_kv;
-    double *be = w->blk_e + r * J->s_kv, *bph = w->blk_ph + r * J->s_kv, *bpl = w->blk_pl + r * J->s_kv;
-    memset(w->ah, 0, sizeof(double) * (size_t)d);
-    memset(w->al, 0, sizeof(double) * (size_t)d);
-    for (int64_t j = 0; j < nv; j++) {
-        int64_t ko = pp_attn_ki_(J, sp->bi, j, sp->hk);
-        double adp = fabs(w->dph[j]) * (1.0 + 0x1p-50);
-        if (w->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
-            double c = 0x1p-720 * (adp + w->edp[j] + aD + eD);
-            rowEdS += c;
-            st[j] = BLK_CUT;
-            be[j] = c;
+// Rows i0 … i0 + n − 1 of head hh, computed together (at most FAST_GROUP; with backward, at most
+// the block's free rows): scores, softmax, out, lse; with backward also dP, D, dS and each row's
+// dq and its share of dk, dv (in the row block). Every row's values are the ones it gets alone:
+// the group changes which row runs between two steps of another, never a row's own steps.
+// Returns 1 when a precondition of the proof fails.
+static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_t hh, int64_t i0, int64_t n,
+                     pp_attn_task_res_ *R)
+{
+    const int64_t d = J->d;
+    fast_acc_fn acc = w->lanes ? w->lanes->acc_split : acc_split;
+    fast_row_st st[FAST_GROUP];
+    int64_t nr = 0, jmax = 0;
+    for (int64_t i = i0; i < i0 + n; i++) {
+        const int64_t nv = pp_attn_visible_(J, i);
+        const int64_t qo = pp_attn_qi_(J, sp->bi, i, hh);
+        const int64_t lo_idx = (sp->bi * J->h + hh) * J->s_q + i;
+        if (nv == 0) {  // sees no key: the convention, exactly
+            for (int64_t l = 0; l < d; l++) {
+                pp_attn_put_(J->out, J->elem.out, qo + l, 0.0, 0.0, &R->max[0]);
+                if (J->backward)
+                    pp_attn_put_(J->dq, J->elem.dq, qo + l, 0.0, 0.0, &R->max[2]);
+            }
+            J->lse[lo_idx] = -INFINITY;
+            if (J->elem.lse)
+                J->elem.lse[lo_idx] = 0.0;
             continue;
         }
-        double xh, xl, sh, sl;
-        pp_attn_dd_add_inl_(w->dph[j], w->dpl[j], -Dh, -Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
-        double eX = w->edp[j] + eD + 3.02 * ATTN_U2 * (adp + aD);
-        double aX = fabs(xh) * (1.0 + 0x1p-50);
-        pp_attn_dd_mul_inl_(w->Ph[j], w->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
-        double edS = (dP * w->Ph[j] * aX + w->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * w->Ph[j] * aX) *
-                     (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
-        if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
-            edS += 0x1p-799;
-            st[j] = BLK_DROP;
-        } else {
-            acc(w->ah, w->al, J->k + ko, d, sh, sl);
-            rowDS += fabs(sh);
-            st[j] = BLK_ACC;
-            bsh[j] = sh;
-            bsl[j] = sl;
-        }
-        rowEdS += edS;
-        be[j] = edS;
-        bph[j] = w->Ph[j];
-        bpl[j] = w->Pl[j];
+        fast_row_st *S = &st[nr];
+        size_t o = (size_t)nr * (size_t)J->s_kv, od = (size_t)nr * (size_t)d;
+        *S = (fast_row_st){.hh = hh, .i = i, .nv = nv, .qo = qo, .lo_idx = lo_idx,
+                           .slot = J->backward ? w->blk_n + nr : 0, .qi = J->q + qo,
+                           .oi = J->backward ? J->dout + qo : NULL,
+                           .Sh = w->Sh + o, .Sl = w->Sl + o, .eS = w->eS + o, .Ph = w->Ph + o, .Pl = w->Pl + o,
+                           .dph = w->dph + o, .dpl = w->dpl + o, .edp = w->edp + o, .ah = w->ah + od,
+                           .al = w->al + od, .cut = w->cut + o};
+        jmax = nv > jmax ? nv : jmax;
+        nr++;
     }
-    w->blk_nv[r] = nv;
-    w->blk_qo[r] = qo;
-    w->blk_dP[r] = dP;
-    w->blk_n++;
-    // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
-    for (int64_t l = 0; l < d; l++) {
-        double a, b, vh, vl;
-        pp_attn_two_sum_(w->ah[l], w->al[l], &a, &b);
-        pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
-        double pre = J->sig_b * (((rowEdS * (1.0 + 0x1p-40) + cs * rowDS) * w->kmax[l] +
-                                  n1 * 0x1p-1074) * ATTN_INFL +
-                                 11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
-        pp_attn_put_(J->dq, J->elem.dq, qo + l, vh, pre, &R->max[2]);
-    }
+    if (nr == 0)
+        return 0;
+    if (fast_scores(J, w, sp, st, nr, jmax))
+        return 1;
+    double rh[FAST_GROUP], rl[FAST_GROUP];
+    for (int64_t r = 0; r < nr; r++)
+        fast_softmax(J, w, &st[r], &rh[r], &rl[r], R);
+    fast_out(J, st, nr, jmax, rh, rl, sp, acc, w->vmax, R);
+    if (!J->backward)
+        return 0;
+    fast_dp(J, w, sp, st, nr, jmax);
+    fast_ds(J, w, sp, st, nr, jmax, acc, R);
+    w->blk_n += nr;
     return 0;
 }
 
@@ -503,8 +623,7 @@ static int fast_row(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64_
 static void fast_flush(pp_attn_job_ *J, fast_ws *w)
 {
     const int64_t d = J->d;
-    void (*acc)(double *restrict, double *restrict, const double *restrict, int64_t, double,
-                double) = w->lanes ? w->lanes->acc_split : acc_split;
+    fast_acc_fn acc = w->lanes ? w->lanes->acc_split : acc_split;
     int64_t jmax = 0;
     for (int64_t r = 0; r < w->blk_n; r++)
         jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
@@ -589,11 +708,15 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     // a stop request (Ctrl-C) ends the task at the next row: the caller discards the job
     int stop = 0;
     for (int64_t hh = sp.h0; hh < sp.h1 && !bad && !stop; hh++)
-        for (int64_t i = sp.i0; i < sp.i1 && !bad && !(stop = pp_interrupted()); i++) {
-            bad = fast_row(J, &w, &sp, hh, i, R);
+        for (int64_t i = sp.i0, n; i < sp.i1 && !bad && !(stop = pp_interrupted()); i += n) {
+            n = sp.i1 - i < FAST_GROUP ? sp.i1 - i : FAST_GROUP;
+            if (J->backward && n > w.blk_cap - w.blk_n)
+                n = w.blk_cap - w.blk_n;  // ≥ 1: a full block is flushed below
+            bad = fast_rows(J, &w, &sp, hh, i, n, R);
             if (!bad && J->backward && w.blk_n == w.blk_cap)
                 fast_flush(J, &w);
-            rows += pp_attn_row_done_(J, worker, i);
+            for (int64_t k = i; k < i + n; k++)
+                rows += pp_attn_row_done_(J, worker, k);
         }
     if (!bad && !stop && J->backward) {
         fast_flush(J, &w);

@@ -503,6 +503,34 @@ static void attention_threads_and_simd_invariant(void **state)
     }
 }
 
+// The vector lane steps at full width: d = 136 and 160 keys give chains longer than the device's
+// buffer of 32 steps, runs of 128 columns or keys plus a masked rest, CP chunks of 40 keys; the
+// vector device (AVX-512 or AVX2 where the CPU has them) and the portable fmaf loop, bit for bit.
+static void attention_wide_lanes_invariant(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 160, 160, 2, 1, 136, 1};
+    pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
+    for (int kk = 0; kk < 2; kk++)
+        for (int world = 1; world <= 2; world++) {
+            if (world > 1 && kerns[kk] != PP_ATTN_FLASH)
+                continue;
+            run A, B;
+            run_init(&A, dm, PP_FMT_BF16, pp_test_seed() + 9, 1.0);
+            run_init(&B, dm, PP_FMT_BF16, pp_test_seed() + 9, 1.0);
+            pp_attn_variant v = variant(PP_FMT_BF16, kerns[kk]);
+            v.cp_world = world;
+            v.cp_accum = v.cp_grad_accum = PP_FMT_FP32;
+            v.block_n = 128;  // flash: key tiles of 128 lanes
+            pp_attn_cpu_opts po = {.force_cp = 0, .portable = 1};
+            assert_int_equal(run_exec(&A, &v, 1, 1, NULL), 0);
+            assert_int_equal(run_exec(&B, &v, 1, 1, &po), 0);
+            assert_true(run_same(&A, &B, 1));
+            run_free(&A);
+            run_free(&B);
+        }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Backward against central finite differences of the fp64 forward
 
@@ -668,6 +696,7 @@ int main(void)
         cmocka_unit_test(attention_flash_tiles_by_arch),
         cmocka_unit_test(attention_log1pf_correctly_rounded),
         cmocka_unit_test(attention_threads_and_simd_invariant),
+        cmocka_unit_test(attention_wide_lanes_invariant),
         cmocka_unit_test(attention_backward_finite_difference),
         cmocka_unit_test(attention_causal_empty_rows),
         cmocka_unit_test(attention_gqa_equals_repeated_kv),

@@ -25,7 +25,8 @@
 #define ATTN_MIN_PARALLEL 4096
 
 // ---------------------------------------------------------------------------------------------
-// The lane step y_l = fma(a, x_l, y_l): each lane one rounding, so vectors change no bit.
+// The lane step y_l = fma(a, x_l, y_l): each lane one rounding, so vectors change no bit. AVX-512
+// (16 lanes) where the CPU has it, else AVX2 + FMA (8 lanes), else the plain fmaf loop.
 
 #ifdef ATTN_HAVE_AVX2
 __attribute__((target("avx2,fma"))) static void attn_axpy_avx2(float a, const float *x, float *y, int64_t n)
@@ -37,16 +38,101 @@ __attribute__((target("avx2,fma"))) static void attn_axpy_avx2(float a, const fl
     for (; c < n; c++)
         y[c] = fmaf(a, x[c], y[c]);  // vfmadd213ss here: the same single rounding
 }
+
+// 16 lanes, the tail under a mask: the same single rounding per lane as attn_axpy_avx2 and fmaf.
+__attribute__((target("avx512f"))) static void attn_axpy_avx512(float a, const float *x, float *y, int64_t n)
+{
+    __m512 va = _mm512_set1_ps(a);
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16)
+        _mm512_storeu_ps(y + c, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + c), _mm512_loadu_ps(y + c)));
+    if (c < n) {
+        __mmask16 m = (__mmask16)((1u << (n - c)) - 1u);
+        _mm512_mask_storeu_ps(y + c, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + c),
+                                                        _mm512_maskz_loadu_ps(m, y + c)));
+    }
+}
+
+// nt lane steps on y, y_l = fma(a_t, x_t[l], y_l) for t in order: columns in slices of 128 (8
+// vectors of 16), each slice held in registers through all nt steps, so a step does not wait
+// for the previous one's store. Every lane is the same chain of single roundings as nt calls of
+// attn_axpy_avx512.
+__attribute__((target("avx512f"))) static void attn_axpy_n_avx512(const float *a, const float *const *x, int nt,
+                                                                  float *y, int64_t n)
+{
+    int64_t c = 0;
+    for (; c + 128 <= n; c += 128) {
+        __m512 r0 = _mm512_loadu_ps(y + c), r1 = _mm512_loadu_ps(y + c + 16), r2 = _mm512_loadu_ps(y + c + 32),
+               r3 = _mm512_loadu_ps(y + c + 48), r4 = _mm512_loadu_ps(y + c + 64), r5 = _mm512_loadu_ps(y + c + 80),
+               r6 = _mm512_loadu_ps(y + c + 96), r7 = _mm512_loadu_ps(y + c + 112);
+        for (int t = 0; t < nt; t++) {
+            __m512 va = _mm512_set1_ps(a[t]);
+            const float *xt = x[t] + c;
+            r0 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt), r0);
+            r1 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 16), r1);
+            r2 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 32), r2);
+            r3 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 48), r3);
+            r4 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 64), r4);
+            r5 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 80), r5);
+            r6 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 96), r6);
+            r7 = _mm512_fmadd_ps(va, _mm512_loadu_ps(xt + 112), r7);
+        }
+        _mm512_storeu_ps(y + c, r0), _mm512_storeu_ps(y + c + 16, r1), _mm512_storeu_ps(y + c + 32, r2);
+        _mm512_storeu_ps(y + c + 48, r3), _mm512_storeu_ps(y + c + 64, r4), _mm512_storeu_ps(y + c + 80, r5);
+        _mm512_storeu_ps(y + c + 96, r6), _mm512_storeu_ps(y + c + 112, r7);
+    }
+    if (c < n) {  // the rest (< 128 columns) as 8 masked vectors: 8 chains in flight, not one
+        __mmask16 m[8];
+        for (int v = 0; v < 8; v++) {
+            int64_t k = n - c - 16 * v;
+            m[v] = k >= 16 ? (__mmask16)0xffff : k <= 0 ? (__mmask16)0 : (__mmask16)((1u << k) - 1u);
+        }
+        // named registers: GCC keeps an indexed array of vectors in memory, one store per step
+#define ATTN_LD(p, v) _mm512_maskz_loadu_ps(m[v], (p) + 16 * (v))
+        float *yc = y + c;
+        __m512 r0 = ATTN_LD(yc, 0), r1 = ATTN_LD(yc, 1), r2 = ATTN_LD(yc, 2), r3 = ATTN_LD(yc, 3),
+               r4 = ATTN_LD(yc, 4), r5 = ATTN_LD(yc, 5), r6 = ATTN_LD(yc, 6), r7 = ATTN_LD(yc, 7);
+        for (int t = 0; t < nt; t++) {
+            __m512 va = _mm512_set1_ps(a[t]);
+            const float *xt = x[t] + c;
+            r0 = _mm512_fmadd_ps(va, ATTN_LD(xt, 0), r0);
+            r1 = _mm512_fmadd_ps(va, ATTN_LD(xt, 1), r1);
+            r2 = _mm512_fmadd_ps(va, ATTN_LD(xt, 2), r2);
+            r3 = _mm512_fmadd_ps(va, ATTN_LD(xt, 3), r3);
+            r4 = _mm512_fmadd_ps(va, ATTN_LD(xt, 4), r4);
+            r5 = _mm512_fmadd_ps(va, ATTN_LD(xt, 5), r5);
+            r6 = _mm512_fmadd_ps(va, ATTN_LD(xt, 6), r6);
+            r7 = _mm512_fmadd_ps(va, ATTN_LD(xt, 7), r7);
+        }
+#undef ATTN_LD
+        _mm512_mask_storeu_ps(yc, m[0], r0), _mm512_mask_storeu_ps(yc + 16, m[1], r1);
+        _mm512_mask_storeu_ps(yc + 32, m[2], r2), _mm512_mask_storeu_ps(yc + 48, m[3], r3);
+        _mm512_mask_storeu_ps(yc + 64, m[4], r4), _mm512_mask_storeu_ps(yc + 80, m[5], r5);
+        _mm512_mask_storeu_ps(yc + 96, m[6], r6), _mm512_mask_storeu_ps(yc + 112, m[7], r7);
+    }
+}
 #endif
 
 static pp_attn_axpy_fn attn_pick_axpy(int portable)
 {
 #ifdef ATTN_HAVE_AVX2
+    if (!portable && __builtin_cpu_supports("avx512f"))
+        return attn_axpy_avx512;
     if (!portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return attn_axpy_avx2;
 #endif
     (void)portable;
     return NULL;  // pp_attn_axpy's plain fmaf loop
+}
+
+static pp_attn_axpy_n_fn attn_pick_axpy_n(int portable)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && __builtin_cpu_supports("avx512f"))
+        return attn_axpy_n_avx512;
+#endif
+    (void)portable;
+    return NULL;  // one lane step at a time
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,6 +193,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L = *L;
     J.L.lanes = PP_ATTN_MAX_LANES;
     J.L.axpy = attn_pick_axpy(c->portable);
+    J.L.axpy_n = attn_pick_axpy_n(c->portable);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

@@ -1,5 +1,6 @@
 // stream.c — execute and compare interleaved, each product freed after its last reader (stream.h).
 #include "pipeline/stream.h"
+#include "pipeline/task_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,15 @@ static int compare_ready(stream *s, pp_comparison *slot, unsigned char *filled, 
         const pp_task *t = &plan->tasks[i];
         if (!is_compare(t) || s->ran[i] || !ready(s, t))
             continue;
+        pp_task_clock clk;
+        pp_task_clock_start(&clk);
         // a no-op but for a stop request, which it reports as the execute stage always did
         int compared, rc = pp_run_execute_task(plan, s->o, t, s->p, &s->refs_done, err);
         if (!rc)
             rc = pp_run_compare_task(plan, s->p, t, &slot[i], &compared, err);
         if (rc)
             return rc;
+        pp_task_clock_report(&clk, plan, t);
         filled[i] = (unsigned char)compared;
         settle(s, t);
     }
@@ -106,8 +110,11 @@ int pp_run_stream(const pp_run_plan *plan, const pp_run_opts *o, pp_run_products
         const pp_task *t = &plan->tasks[i];
         if (is_compare(t))
             continue;
+        pp_task_clock clk;
+        pp_task_clock_start(&clk);
         rc = pp_run_execute_task(plan, o, t, p, &s.refs_done, err);
         if (!rc) {
+            pp_task_clock_report(&clk, plan, t);
             settle(&s, t);
             rc = compare_ready(&s, slot, filled, err);
         }

@@ -19,4 +19,16 @@ grep -q '^variant:   torch-baddbmm            format=fp16 (external: outputs rea
 } > "$tmp/doc-matrix.toml"
 "$bin" run "$tmp/doc-matrix.toml" --out "$tmp/doc" --device cpu -q --no-cache >/dev/null 2>"$tmp/doc.err" ||
     fail "cases/README.md's [matrix] example: $(cat "$tmp/doc.err")"
+# PRECPROBE_TIMINGS=1: one "timing:" line per task on stderr (inputs, reference, variants, statistics),
+# none without it, and the same report either way
+PRECPROBE_TIMINGS=1 "$bin" run cases/quickstart.toml --out "$tmp/t1" --device cpu -q --no-cache >/dev/null 2>"$tmp/t1.err" ||
+    fail "run with PRECPROBE_TIMINGS=1: $(cat "$tmp/t1.err")"
+for k in inputs reference variant compare; do
+    grep -Eq "^timing: $k +.* wall +[0-9.]+ s  cpu +[0-9.]+ s$" "$tmp/t1.err" || fail "PRECPROBE_TIMINGS=1: no $k line in: $(cat "$tmp/t1.err")"
+done
+"$bin" run cases/quickstart.toml --out "$tmp/t0" --device cpu -q --no-cache >/dev/null 2>"$tmp/t0.err" || fail "run quickstart"
+! grep -q '^timing:' "$tmp/t0.err" || fail "timing lines without PRECPROBE_TIMINGS"
+diff <(grep -v '^created' "$tmp/t0/report.txt") <(grep -v '^created' "$tmp/t1/report.txt") >/dev/null ||
+    fail "PRECPROBE_TIMINGS changed report.txt"
 echo "ok   cli (list states knob combinations; an external variant shows its format only; the [matrix] doc example)"
+echo "ok   cli (PRECPROBE_TIMINGS=1: a timing line per task, the same report)"
