@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "attention_fp8.h"
 #include "gemm_thread.h"
 
 typedef enum {
@@ -89,6 +90,8 @@ typedef struct pp_attn_launch {
     pp_format_id cp_accum, cp_grad_accum;
     pp_attn_cp_flavour cp_flavour;
     int bn;        // flash forward key tile
+    int fp8;       // pp_attn_fp8: 0, or FA3's FP8 forward (attention_fp8.h); fp8_xv its v descale
+    float fp8_xv;
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
@@ -555,7 +558,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         }
         int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
         float corr = none ? 1.0f : pp_attn_flash_corr(&L->sc, m, mn);
-        float ms = pp_attn_flash_max_scaled(&L->sc, mn);
+        float ms = pp_attn_fp8_max_scaled(L->fp8, &L->sc, mn);
         pp_attn_flash_rescale(o, d, l4, corr);
         for (int64_t cb = j0 - j0 % PP_GEMM_MMA_CHUNK; cb < j1; cb += PP_GEMM_MMA_CHUNK) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + PP_GEMM_MMA_CHUNK < j1 ? cb + PP_GEMM_MMA_CHUNK : j1;
@@ -571,7 +574,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                                                 pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
-                    pch[j + i - cb] = pp_attn_store(L->f, p);
+                    pch[j + i - cb] = pp_attn_fp8_p(L->fp8, L->f, p);  // P as P·V reads it
                 }
             }
             pp_attn_mma_walk mw;
@@ -581,7 +584,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         }
         m = mn;
     }
-    pp_attn_flash_finish(L->f, &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    pp_attn_fp8_flash_finish(L->fp8, L->fp8_xv, L->f, &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
 }
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
