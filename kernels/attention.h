@@ -201,7 +201,8 @@
 // Tiles (pp_attn_fp8_block_n): FA3's FP8 tile_size_fwd_sm90 (tile_size.h @07602ad:53-72), 160 keys
 //   at d ≤ 64, 224 at d ≤ 128; block_n overrides.
 // Backward: refused when the case is read (fp8 = "fa3" with passes fwd+bwd): FlashAttention-3 has
-//   no FP8 backward (its mha_bwd takes fp16/bf16), so any FP8 training backward is another
+//   no FP8 backward (hopper/flash_api.cpp, mha_bwd: q must be fp16 or bf16; the check read in
+//   stored copies of that file, its line not pinned here), so any FP8 training backward is another
 //   kernel's (TransformerEngine's cuDNN FP8 attention), not FA3's; a bf16 backward run from the FP8
 //   forward's out and lse would be a mix no framework ships.
 // The reference: the pipeline's reference per input format group is the exact attention of the
