@@ -217,7 +217,10 @@
 // Not modelled: TransformerEngine's FP8 DPA (cuDNN's sdpa_fp8 graph: TE's
 //   common/fused_attn/fused_attn_fp8.cu @fecb10b, fused_attn_fp8_fwd_impl_v1, passes descale_q/k/v,
 //   descale_s, scale_s, scale_o and gets O in FP8 with amax_s, amax_o; where inside the graph each
-//   scale is applied, the exp form and the order are cuDNN's, closed source: not established).
+//   scale is applied, the exp form and the order are cuDNN's, closed source: not established; its
+//   backward likewise, fused_attn_fp8_bwd_impl_v1's sdpa_fp8_backward node with descale_o,
+//   descale_dO, descale_s, descale_dP, scale_s, scale_dP, scale_dQ/dK/dV and their amaxes: which
+//   products are quantised where is inside cuDNN, so no TE variant is offered, forward or backward).
 //
 // ---- Engine cublas (the unfused kernel's GEMMs through cuBLAS; GPU only) ----
 // The five GEMMs are cublasGemmStridedBatchedEx calls with A, B, C of the storage type
