@@ -90,6 +90,13 @@ build/rel/%.o: %.cu $(FLAGS_STAMP)
 LANES_FLAGS := -O3 -fno-math-errno -fno-trapping-math -fno-rounding-math --param max-tree-if-conversion-phi-args=16
 build/rel/kernels/cpu/adamw_lanes.o: CFLAGS_rel += $(LANES_FLAGS)
 build/san/kernels/cpu/adamw_lanes.o: CFLAGS_san += -fno-math-errno -fno-trapping-math -fno-rounding-math
+# The AdamW reference's sign-keeping error sets (reference/adamw_ref_lohner.c, adamw_ref_coupled.c):
+# -O3 so their dot products (four fixed partial sums) and column updates vectorise; still
+# -ffp-contract=off, no -ffast-math (same values at -O2).
+build/rel/reference/adamw_ref_lohner.o build/rel/reference/adamw_ref_coupled.o: CFLAGS_rel += -O3
+# The double-double reference's lanes (reference/adamw_ref_dd_lanes.c): the lane loops' flags above.
+build/rel/reference/adamw_ref_dd_lanes.o: CFLAGS_rel += $(LANES_FLAGS)
+build/san/reference/adamw_ref_dd_lanes.o: CFLAGS_san += -fno-math-errno -fno-trapping-math -fno-rounding-math
 
 build/rel/libprecprobe.a: $(patsubst %.c,build/rel/%.o,$(LIB_SRCS)) $(CU_OBJS)
 	@rm -f $@; ar rcs $@ $^

@@ -136,6 +136,10 @@
 // pp_philox_element(seed, PP_ADAMW_TID_SR, i, t): word 0 for the decay store, word 1 for the
 // update store.
 
+// Rounding sites (kernels/sites.h): g (the gradient store), m, v (their stores), denom (the
+// √v/dc + ε store), update (the addcdiv's increment x' − x), theta (the θ store), comp (the Kahan
+// compensation store).
+
 typedef enum pp_adamw_update {
     PP_ADAMW_ANYPRECISION = 0,  // torchdistx AnyPrecisionAdamW: fp32 0-d step tensor
     PP_ADAMW_TORCH              // torch.optim.AdamW (≥ 2.0): binary64 bias corrections

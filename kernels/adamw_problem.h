@@ -146,12 +146,19 @@ PP_HD static inline double pp_adamw_synth_signal(const pp_adamw_problem *pr, int
     return pp_rand_normal(pr->seed, PP_ADAMW_TID_SIGNAL, (uint64_t)i);
 }
 
+// g = RN_P(scale·(s + z/snr)) from the signal s and the noise z already drawn (the lanes,
+// kernels/random_lanes.h, draw z side by side).
+PP_HD static inline double pp_adamw_synth_grad_z(const pp_adamw_problem *pr, pp_format_id P, double s, double z)
+{
+    return pp_round(P, pr->grad_scale * (s + z / pr->snr), PP_RND_NE, 0);
+}
+
 // g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)) given s_i = pp_adamw_synth_signal(pr, i).
 PP_HD static inline double pp_adamw_synth_grad_s(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i,
                                                  double s)
 {
     double z = pp_rand_normal(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, (uint64_t)i);
-    return pp_round(P, pr->grad_scale * (s + z / pr->snr), PP_RND_NE, 0);
+    return pp_adamw_synth_grad_z(pr, P, s, z);
 }
 
 // g_{t,i} of a θ-independent source (synthetic, given s_i; or input), a value of P.

@@ -13,6 +13,7 @@
 #include "adamw_problem.h"
 #include "format.h"
 #include "pp_hd.h"
+#include "ranges.h"
 
 // ---------------------------------------------------------------------------------------------
 // The order of every sum (the contract both backends keep, so they agree bit for bit)
@@ -88,6 +89,36 @@ PP_HD static inline void pp_adamw_src_step(const pp_adamw_variant *va, const pp_
     pp_adamw_elem_step(va, sc, e, g, rb);
 }
 
+// Range diagnostics (kernels/ranges.h, sites adamw.*) of one element's step, from its state
+// before (b) and after (a), its gradient g and random bits: the values the step stored, and the
+// two it did not keep (the denominator, recomputed by pp_adamw_denom from the new v; the
+// increment x' − x of the addcdiv, recomputed from the decayed θ or the old c). update notes the
+// increment against θ's realised change, so its underflow counts the steps whose increment the
+// θ store lost (a stall; with Kahan the increment is then carried in c). Reads only.
+PP_HD static inline void pp_adamw_step_notes(pp_ranges *R, int64_t cell, const pp_adamw_variant *va,
+                                             const pp_adamw_scalars *s, const pp_adamw_elem *b, const pp_adamw_elem *a,
+                                             float g, const uint32_t rbits[2])
+{
+    if (!R)
+        return;
+    pp_format_id P = va->param;
+    pp_range_note1(R, PP_SITE_ADAMW_G, cell, P, g);
+    pp_range_note1(R, PP_SITE_ADAMW_M, cell, va->momentum, a->m);
+    pp_range_note1(R, PP_SITE_ADAMW_V, cell, va->variance, a->v);
+    float d = pp_adamw_denom(va, s, a->v);
+    pp_range_note1(R, PP_SITE_ADAMW_DENOM, cell, va->variance, d);
+    float th = s->use_decay ? pp_adamw_store_param(P, b->theta * s->decay, va->stochastic, rbits[0]) : b->theta;
+    float x = va->kahan ? b->c : th, xp = pp_adamw_addcdiv(va, s, x, a->m, d);
+    pp_range_note(R, PP_SITE_ADAMW_UPDATE, cell, PP_FMT_FP32, (double)xp - x, (double)a->theta - th);
+    if (va->kahan) {
+        float c1 = pp_adamw_store(va->compensation, xp);
+        pp_range_note(R, PP_SITE_ADAMW_THETA, cell, P, th + c1, a->theta);
+        pp_range_note1(R, PP_SITE_ADAMW_COMP, cell, va->compensation, a->c);
+    } else {
+        pp_range_note(R, PP_SITE_ADAMW_THETA, cell, P, xp, a->theta);
+    }
+}
+
 // Where a thread's loss terms go: term(t, i) lands at p[(t − t0)·stride], added to what is
 // there (add = 1: the CPU's running block sum) or stored (add = 0: the GPU's term buffer).
 // p NULL: no loss wanted.
@@ -110,9 +141,11 @@ typedef struct pp_adamw_snap_out {
 // @param [in]     sc    the per-step scalars, indexed by step t (sc[0] unused)
 // @param [in,out] e     the element's state before loss index t0 (θ₀ and zeros when t0 = 0)
 // Splitting 0..T into consecutive ranges gives the same bits as one range (the state carries).
-PP_HD static inline void pp_adamw_elem_thread(const pp_adamw_variant *va, const pp_adamw_problem *pr,
-                                              const pp_adamw_scalars *sc, int64_t i, int t0, int t1,
-                                              pp_adamw_elem *e, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+// R, cell: range notes of every step into cell `cell` (pp_adamw_step_notes); R NULL: none.
+PP_HD static inline void pp_adamw_elem_thread_r(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                                const pp_adamw_scalars *sc, int64_t i, int t0, int t1,
+                                                pp_adamw_elem *e, pp_adamw_loss_out lo, pp_adamw_snap_out so,
+                                                pp_ranges *R, int64_t cell)
 {
     pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i);
     int first = t0 > 1 ? t0 : 1;
@@ -124,7 +157,14 @@ PP_HD static inline void pp_adamw_elem_thread(const pp_adamw_variant *va, const 
         lo.p[0] = lo.add ? lo.p[0] + x : x;
     }
     for (int t = first; t <= t1; t++) {
+        pp_adamw_elem before = *e;
         pp_adamw_src_step(va, pr, &sc[t], t, i, &d, e);
+        if (R) {  // the step's gradient and bits again (pure functions of t, i and the old θ)
+            uint32_t rb[2] = {0, 0};
+            if (va->stochastic)
+                pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
+            pp_adamw_step_notes(R, cell, va, &sc[t], &before, e, pp_adamw_src_grad(va, pr, t, i, &d, before.theta), rb);
+        }
         if (lo.p) {
             double *q = lo.p + (int64_t)(t - t0) * lo.stride;
             double x = pp_adamw_quad_loss_term(&d, e->theta);
@@ -133,6 +173,13 @@ PP_HD static inline void pp_adamw_elem_thread(const pp_adamw_variant *va, const 
         if (so.snap && snap < so.count && so.step[snap] == t)
             so.snap[(int64_t)snap++ * so.n + i] = e->theta;
     }
+}
+
+PP_HD static inline void pp_adamw_elem_thread(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                              const pp_adamw_scalars *sc, int64_t i, int t0, int t1,
+                                              pp_adamw_elem *e, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+{
+    pp_adamw_elem_thread_r(va, pr, sc, i, t0, t1, e, lo, so, (pp_ranges *)0, 0);
 }
 
 // part(t, b) from a term buffer laid out term[i] (one loss index; the caller offsets to it).
@@ -195,9 +242,11 @@ PP_HD static inline double pp_adamw_linreg_loss(const double *dr2, int64_t r)
 
 // Step t of parameter k: g_k = R_P(RN32(fmaf-chain(Σ_q X_qk·res_q)·inv_r)), inv_r = RN32(1/r),
 // then the element update with step t's scalars.
-PP_HD static inline void pp_adamw_linreg_update(const pp_adamw_variant *va, const pp_adamw_problem *pr,
-                                                const pp_adamw_scalars *sc, int t, const float *X,
-                                                const float *res, float inv_r, int64_t k, pp_adamw_elem *e)
+// R, cell: range notes of the step (pp_adamw_step_notes); R NULL: none.
+PP_HD static inline void pp_adamw_linreg_update_r(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                                  const pp_adamw_scalars *sc, int t, const float *X,
+                                                  const float *res, float inv_r, int64_t k, pp_adamw_elem *e,
+                                                  pp_ranges *R, int64_t cell)
 {
     int64_t n = pr->n, r = pr->rows;
     float acc = 0.0f;
@@ -207,7 +256,16 @@ PP_HD static inline void pp_adamw_linreg_update(const pp_adamw_variant *va, cons
     uint32_t rb[2] = {0, 0};
     if (va->stochastic)
         pp_adamw_sr_bits(pr->seed, (uint64_t)k, (uint32_t)t, rb);
+    pp_adamw_elem before = *e;
     pp_adamw_elem_step(va, sc, e, g, rb);
+    pp_adamw_step_notes(R, cell, va, sc, &before, e, g, rb);
+}
+
+PP_HD static inline void pp_adamw_linreg_update(const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                                                const pp_adamw_scalars *sc, int t, const float *X,
+                                                const float *res, float inv_r, int64_t k, pp_adamw_elem *e)
+{
+    pp_adamw_linreg_update_r(va, pr, sc, t, X, res, inv_r, k, e, (pp_ranges *)0, 0);
 }
 
 // ---------------------------------------------------------------------------------------------

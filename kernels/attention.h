@@ -244,6 +244,17 @@
 // to equal the emulation. Everything else (mask, scaling, softmax, the softmax backward, final
 // roundings, GQA sums) is the element steps above, in our kernels.
 
+// ---- Rounding sites (kernels/sites.h names them; range diagnostics and `explain` use them) ----
+//   scores        S after the Q·Kᵀ GEMM: unfused RN_F(RN_c(α_c·acc)); flash the raw fp32 dot
+//   scaled_scores x = layer_scale(pb_relax(S)) (unfused: F or fp32 by the softmax knob)
+//   softmax_in    the exponent's argument x − m (flash: the FFMA argument, base 2)
+//   p             P as stored (RN_F), forward and backward
+//   row_max, row_sum   m and the sum of exp per row (flash: after the last tile / quad reduce)
+//   out_partial   a CP step's partial out;   lse   each block's (each CP step's) lse
+//   cp_lse_merge, cp_out_merge   the CP merges' running lse and out accumulator (cp_accum)
+//   out           the final store;   d, dp, ds   the backward's D, dP, dS
+//   dq, dk, dv    the block partials dq', dk', dv (per q head);   cp_dq_acc, cp_dkv_acc  (cp_grad_accum)
+//
 // ---------------------------------------------------------------------------------------------
 // The variant
 

@@ -205,6 +205,7 @@ static int plan_bwd_block(plan *P, pp_attn_launch *L)
     } else {
         pp_attn_launch U = *L;
         U.Lse = NULL;  // P recomputed as in the forward; the lse is the forward's
+        U.recompute = 1;  // range notes: the forward noted S and P
         rc = P->cublas ? plan_gemm(P, &U, 0, 1, L->BQ, L->BK, L->d, L->sc.alpha_c, L->q, 0, L->k, 1, L->SP)
                        : plan_launch(P, &U, PP_AT_UNF_SCORES, rows * L->BK);
         if (!rc && L->max_subtract == PP_ATTN_MAX_PB_RELAX) {
@@ -305,6 +306,16 @@ static int plan_ring(plan *P, pp_attn_launch *S, int backward)
     return rc;
 }
 
+// Whether the n values of x are all finite (NULL: yes): range notes tell an overflow inside a
+// chain from an Inf that came in (attention_threads.h, finite_in).
+static int plan_finite(const double *x, int64_t n)
+{
+    for (int64_t i = 0; x && i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
 static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int force_cp,
                      const double *q, const double *k, const double *vv, const double *dout, double *out, double *lse,
                      double *dq, double *dk, double *dv)
@@ -347,6 +358,9 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.BQ = L.cp ? 2 * L.c : dm->s_q;
     L.BK = L.cp ? 2 * L.c : dm->s_kv;
     int64_t b = L.b, h = L.h, hkv = L.h_kv, sq = L.sq, skv = L.skv, d = L.d, grp = L.grp;
+    L.hkv_all = hkv;
+    L.finite_in = plan_finite(q, b * sq * h * d) && plan_finite(k, b * skv * hkv * d) &&
+                  plan_finite(vv, b * skv * hkv * d) && plan_finite(backward ? dout : NULL, b * sq * h * d);
     int unf = v->kernel == PP_ATTN_UNFUSED, pb = v->max_subtract == PP_ATTN_MAX_PB_RELAX, cp = L.cp;
     // Everything on the device is per unit (one batch's kv head with its q heads): its inputs,
     // outputs, block scratch, dq partials, CP partials and accumulators. A slice holds as many
@@ -398,6 +412,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         int64_t n = units - u < per ? units - u : per;
         pp_attn_launch S = plan_slice(&L, n);
         S.order_row0 = u * L.grp * L.sq, S.order_rows = L.b * L.h * L.sq;  // the order band's row keys
+        S.unit0 = u;  // range notes: the slice's first (batch, kv head) unit
         // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
         rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, xq, B[B_Q]);
         if (!rc)

@@ -44,6 +44,7 @@
 #include "attention.h"
 #include "attention_fp8.h"
 #include "gemm_thread.h"
+#include "ranges.h"
 
 typedef enum {
     PP_AT_GATHER = 0,    // dst[b][H][S][d] ← scale(src[b][S][H][d]): (b, hh, s, e)
@@ -124,7 +125,25 @@ typedef struct pp_attn_launch {
     // `lanes` threads of a run together, the lane step `axpy` (NULL: the plain fmaf loop).
     int lanes;
     pp_attn_axpy_fn axpy;
+    // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
+    // (NULL: nowhere; the CPU device gives each worker its own, the GPU none yet); a slice's
+    // (b, hh) is the run's q head ((unit0 + b) mod hkv_all)·grp + hh (pp_attn_range_head);
+    // finite_in: every input finite (an Inf at a chain's end is then an overflow in it).
+    // recompute: the unfused backward's recomputation of S and P, whose sites the forward noted.
+    pp_ranges *ranges;
+    int64_t unit0, hkv_all;
+    int finite_in, recompute;
 } pp_attn_launch;
+
+// The run's q head of a launch's (b, hh), and its kv head, for range notes.
+PP_HD static inline int64_t pp_attn_range_head(const pp_attn_launch *L, int64_t b, int64_t hh)
+{
+    return L->hkv_all > 0 ? ((L->unit0 + b) % L->hkv_all) * L->grp + hh : hh;
+}
+PP_HD static inline int64_t pp_attn_range_kvhead(const pp_attn_launch *L, int64_t b, int64_t g)
+{
+    return L->hkv_all > 0 ? (L->unit0 + b) % L->hkv_all : g;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Geometry
@@ -399,6 +418,9 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
             double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d,
                                              L->order_seed, gemm);
             out[y] = dp ? (float)acc : pp_attn_score_storage(L->f, &L->sc, acc);
+            if (L->ranges && (dp || !L->recompute))
+                pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh),
+                              L->f, isinf(acc) && L->finite_in ? 0.0 : dp ? acc : L->sc.alpha_c * acc, out[y]);
         }
         return;
     }
@@ -408,6 +430,9 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
         pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
         for (int64_t l = 0; l < m; l++)
             out[y + l] = dp ? pp_attn_store(L->f, acc[l]) : pp_attn_score_fp32(L->f, &L->sc, acc[l]);
+        for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
+            pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
+                          dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[y + l]);
     }
 }
 
@@ -451,6 +476,7 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
         return;
     int64_t je = pp_attn_jend(&G, x), s = pp_attn_qrow(L, &G, x);
     float *P = L->SP + t * L->BK;
+    pp_ranges *R = L->recompute ? (pp_ranges *)0 : L->ranges;  // the forward noted them
     float *lse = L->Lse ? L->Lse + (b * L->h + hh) * L->sq + s : (float *)0;
     if (je < 0) {
         if (lse)
@@ -459,9 +485,12 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     }
     int pb = L->max_subtract == PP_ATTN_MAX_PB_RELAX;
     float M = pb ? L->Mblk[t / L->BQ] : 0.0f;
+    int64_t rh = pp_attn_range_head(L, b, hh);
+    pp_format_id xf = L->softmax == PP_ATTN_SOFTMAX_FP32 ? PP_FMT_FP32 : L->f;  // x's format
     for (int64_t j = 0; j <= je; j++) {
         float tt = pb ? pp_attn_pb_relax(L->f, L->softmax, P[j], M, L->sc.A) : P[j];
         P[j] = pp_attn_layer_scale(L->f, L->softmax, tt, L->sc.L);
+        pp_range_note(R, PP_SITE_ATTN_SCALED_SCORES, rh, xf, (double)tt * L->sc.L, P[j]);
     }
     float m = 0.0f;
     if (L->max_subtract != PP_ATTN_MAX_NONE) {
@@ -469,16 +498,28 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
         for (int64_t j = 1; j <= je; j++)
             m = P[j] > m || P[j] != P[j] ? P[j] : m;
     }
+    int naive = L->softmax == PP_ATTN_SOFTMAX_NAIVE;
+    pp_format_id nf = naive ? L->f : PP_FMT_FP32;  // the naive softmax rounds its steps to F
+    pp_range_note1(R, PP_SITE_ATTN_ROW_MAX, rh, xf, m);
     float sum = 0.0f;
     for (int64_t j = 0; j <= je; j++) {
+        if (R)  // the exponent's argument, as pp_attn_softmax_exp forms it
+            pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
+                          naive ? pp_attn_store(L->f, P[j] - m) : P[j] - m);
         P[j] = pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
         sum = pp_attn_softmax_sum_step(L->f, L->softmax, sum, P[j]);
     }
-    for (int64_t j = 0; j <= je; j++)
+    pp_range_note1(R, PP_SITE_ATTN_ROW_SUM, rh, nf, sum);
+    for (int64_t j = 0; j <= je; j++) {
+        double e = (double)P[j] / sum;
         P[j] = pp_attn_softmax_prob(L->f, P[j], sum);
+        pp_range_note(R, PP_SITE_ATTN_P, rh, L->f, e, P[j]);
+    }
     float shift = pb ? (M * L->sc.A) * L->sc.L : 0.0f;
-    if (lse)
+    if (lse) {
         *lse = pp_attn_lse(m, sum, shift);
+        pp_range_note1(R, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse);
+    }
 }
 
 // Threads [t0, t0 + n) of row rt's out (columns from t0's e on): out_xe = RN_F(acc) of P_x·V_e
@@ -509,6 +550,9 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
             }
             for (int64_t l = 0; l < m; l++)
                 o[e + l] = (float)dacc[l];
+            for (int64_t l = 0; L->ranges && l < m; l++)
+                pp_range_note_chain(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
+                                    pp_attn_range_head(L, b, hh), L->f, dacc[l], L->finite_in);
             continue;
         }
         for (int64_t l = 0; l < m; l++)
@@ -517,7 +561,21 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
             pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
         for (int64_t l = 0; l < m; l++)
             o[e + l] = pp_attn_store(L->f, acc[l]);
+        for (int64_t l = 0; L->ranges && l < m; l++)
+            pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
+                          pp_attn_range_head(L, b, hh), L->f, acc[l], o[e + l]);
     }
+}
+
+// Range notes of one flash key (see pp_attn_t_flash_fwd): the raw score, the exponent's argument
+// (the FFMA pp_attn_flash_p forms) and P as stored for P·V.
+PP_HD static inline void pp_attn_flash_fwd_notes(const pp_attn_launch *L, int64_t rh, float s, float ms, float p,
+                                                float pstored)
+{
+    pp_range_note1(L->ranges, PP_SITE_ATTN_SCORES, rh, PP_FMT_FP32, s);
+    pp_range_note1(L->ranges, PP_SITE_ATTN_SOFTMAX_IN, rh, PP_FMT_FP32, fmaf(s, L->sc.sl2, -ms));
+    // P as P·V reads it: RN_F(p), or e4m3 under fp8 = fa3 (attention_fp8.h)
+    pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->fp8 ? PP_FMT_E4M3 : L->f, p, pstored);
 }
 
 // Flash forward of row x through the key tiles, the last tile first (FA2 flash_fwd_kernel.h: n_block
@@ -575,6 +633,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
                     pch[j + i - cb] = pp_attn_fp8_p(L->fp8, L->f, p);  // P as P·V reads it
+                    if (L->ranges)
+                        pp_attn_flash_fwd_notes(L, pp_attn_range_head(L, b, hh), sj[i], ms, p, pch[j + i - cb]);
                 }
             }
             pp_attn_mma_walk mw;
@@ -584,7 +644,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         }
         m = mn;
     }
+    float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow, l4) : 0.0f;  // finish's l
     pp_attn_fp8_flash_finish(L->fp8, L->fp8_xv, L->f, &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    if (L->ranges && je >= 0) {
+        int64_t rh = pp_attn_range_head(L, b, hh);
+        pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m);
+        pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_SUM, rh, PP_FMT_FP32, lsum);
+        pp_range_note1(L->ranges, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse);
+        for (int64_t c = 0; c < d; c++)
+            pp_range_note1(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, o[c]);
+    }
 }
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
@@ -611,6 +680,7 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
         int64_t grow = pp_attn_order_row(L, b, hh, s);
         float D = pp_attn_dot32(go, out, d);
+        pp_range_note1(L->ranges, PP_SITE_ATTN_D, pp_attn_range_head(L, b, hh), PP_FMT_FP32, D);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES];
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
             w = pp_attn_key_lanes(L, j, je + 1 - j);
@@ -621,6 +691,12 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
                                             pp_attn_bwd_p(&L->sc, sv[i], lse));
                 P[j + i] = pp_attn_store(L->f, p);
                 dS[j + i] = pp_attn_store(L->f, pp_attn_bwd_ds(p, dpv[i], D));
+                if (L->ranges) {
+                    int64_t rh = pp_attn_range_head(L, b, hh);
+                    pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->f, p, P[j + i]);
+                    pp_range_note1(L->ranges, PP_SITE_ATTN_DP, rh, PP_FMT_FP32, dpv[i]);
+                    pp_range_note(L->ranges, PP_SITE_ATTN_DS, rh, L->f, pp_attn_bwd_ds(p, dpv[i], D), dS[j + i]);
+                }
             }
         }
     }
@@ -642,8 +718,12 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
         float D = 0.0f;
         for (int64_t j = 0; j <= je; j++)
             D = pp_attn_softmax_bwd_d_step(L->f, L->softmax, D, dS[j], P[j]);
-        for (int64_t j = 0; j <= je; j++)
+        int64_t rh = pp_attn_range_head(L, b, hh);
+        pp_range_note1(L->ranges, PP_SITE_ATTN_D, rh, L->softmax == PP_ATTN_SOFTMAX_NAIVE ? L->f : PP_FMT_FP32, D);
+        for (int64_t j = 0; j <= je; j++) {
             dS[j] = pp_attn_softmax_bwd_dx(L->f, L->softmax, dS[j], P[j], D, L->sc.L, L->sc.A);
+            pp_range_note1(L->ranges, PP_SITE_ATTN_DS, rh, L->f, dS[j]);
+        }
     }
     for (int64_t j = je + 1; j < G.nk; j++)
         P[j] = dS[j] = 0.0f;
@@ -710,6 +790,8 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             }
             for (int64_t l = 0; l < m; l++)
                 y[e + l] = pp_attn_chain_end_storage(L, alpha, dacc[l]);
+            for (int64_t l = 0; L->ranges && l < m; l++)
+                pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
             continue;
         }
         // flash: per key block of bbn keys a chain from +0, added in fp32 to the row's dQ (FA2's
@@ -733,6 +815,8 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         }
         for (int64_t l = 0; l < m; l++)
             y[e + l] = pp_attn_chain_end32(L, alpha, post_round, acc[l]);
+        for (int64_t l = 0; L->ranges && l < m; l++)
+            pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
     }
 }
 
@@ -800,6 +884,10 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
                 L->dvh[o] = storage ? pp_attn_chain_end_storage(L, 1.0f, dv[g][l]) : pp_attn_chain_end32(L, 1.0f, 1, av[g][l]);
                 L->dkh[o] = storage ? pp_attn_chain_end_storage(L, alpha, dk[g][l])
                                     : pp_attn_chain_end32(L, alpha, post_round, ak[g][l]);
+                if (L->ranges) {
+                    pp_range_note1(L->ranges, PP_SITE_ATTN_DV, pp_attn_range_head(L, b, hh), L->f, L->dvh[o]);
+                    pp_range_note1(L->ranges, PP_SITE_ATTN_DK, pp_attn_range_head(L, b, hh), L->f, L->dkh[o]);
+                }
             }
     }
 }
@@ -876,9 +964,12 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
         double x = L->step == 0 ? (double)li : pp_attn_cp_lse_merge64(L->run_lse64[t], li);
         L->run_lse64[t] = x;
         L->run_lse[t] = (float)x;
-        return;
+    } else {
+        L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->cp_flavour, L->run_lse[t], li);
     }
-    L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->cp_flavour, L->run_lse[t], li);
+    if (L->ranges)
+        pp_range_note1(L->ranges, PP_SITE_ATTN_CP_LSE_MERGE,
+                       pp_attn_range_head(L, t / (L->sq * L->h), (t / L->sq) % L->h), PP_FMT_FP32, L->run_lse[t]);
 }
 
 // The rank holding global row s (chunks r and 2W − 1 − r).
@@ -893,6 +984,7 @@ PP_HD static inline int pp_attn_cp_rank_of(const pp_attn_launch *L, int64_t s)
 PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
     int64_t row = t0 / L->d, s = row % L->sq, rows = L->b * L->h * L->sq;
+    int64_t rh = pp_attn_range_head(L, row / (L->sq * L->h), (row / L->sq) % L->h);
     pp_attn_launch Li = *L;
     float lse = L->run_lse[row], acc[PP_ATTN_MAX_LANES];
     for (int64_t t = t0, m; t < t0 + n; t += m) {
@@ -908,13 +1000,19 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
             if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
                 for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
                     acc[l] = pp_attn_cp_out_step64(L->cp_accum, acc[l], oi[l], li, L->run_lse64[row]);
+                for (int64_t l = 0; L->ranges && l < m; l++)
+                    pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
                 continue;
             }
             for (int64_t l = 0; l < m; l++)
                 acc[l] = pp_attn_cp_out_step(L->cp_accum, acc[l], oi[l], li, lse);
+            for (int64_t l = 0; L->ranges && l < m; l++)
+                pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
         }
         for (int64_t l = 0; l < m; l++)
             L->out[t + l] = pp_attn_store(L->f, acc[l]);
+        for (int64_t l = 0; L->ranges && l < m; l++)
+            pp_range_note(L->ranges, PP_SITE_ATTN_OUT, rh, L->f, acc[l], L->out[t + l]);
     }
 }
 
@@ -924,8 +1022,12 @@ PP_HD static inline void pp_attn_r_cp_dq(const pp_attn_launch *L, int64_t t0, in
 {
     if (!pp_attn_cp_touched(L, (t0 / L->d) % L->sq))
         return;
-    for (int64_t t = t0; t < t0 + n; t++)
+    int64_t row = t0 / L->d, rh = pp_attn_range_head(L, row / (L->sq * L->h), (row / L->sq) % L->h);
+    for (int64_t t = t0; t < t0 + n; t++) {
+        double e = (double)L->acc_dq[t] + L->dqb[t];  // what the step rounds (to binary64)
         L->acc_dq[t] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dq[t], L->dqb[t]);
+        pp_range_note(L->ranges, PP_SITE_ATTN_CP_DQ_ACC, rh, L->cp_grad_accum, e, L->acc_dq[t]);
+    }
 }
 
 // CP backward step i, threads [t0, t0 + n) of one block key: the group-summed dk', dv of rank
@@ -946,6 +1048,10 @@ PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, i
         pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
         L->acc_dk[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dk[gx + e], pp_attn_store(L->f, sk));
         L->acc_dv[gx + e] = pp_attn_cp_grad_step(L->cp_grad_accum, L->acc_dv[gx + e], pp_attn_store(L->f, sv));
+        pp_range_note1(L->ranges, PP_SITE_ATTN_CP_DKV_ACC, pp_attn_range_kvhead(L, b, g), L->cp_grad_accum,
+                       L->acc_dk[gx + e]);
+        pp_range_note1(L->ranges, PP_SITE_ATTN_CP_DKV_ACC, pp_attn_range_kvhead(L, b, g), L->cp_grad_accum,
+                       L->acc_dv[gx + e]);
     }
 }
 

@@ -58,6 +58,10 @@
 // outputs it reaches are NaN. Tensor-delayed takes its scales from the recipe's histories; a value above the history's amax saturates to ±max_finite·(1/s). The op row does not
 // offer it yet: a case has no list-valued parameter to give the histories in.)
 
+// Rounding sites (kernels/sites.h): quant_a, quant_b (A, B as the GEMM reads them: prescaled
+// or quantised), block_scale_a, block_scale_b (the scales of scaled storage), accum (each chain's
+// final accumulator), scale (RN_32(α_c·acc), fp32 accumulation), c (the C store).
+
 typedef enum pp_gemm_accum {
     PP_GEMM_ACC_FP32 = 0,  // binary32 accumulator, one rounding per step (an FMA pipeline)
     PP_GEMM_ACC_STORAGE    // accumulator in the storage format F, one rounding per step

@@ -13,6 +13,7 @@
 
 #include "gemm.h"
 #include "pp_hd.h"
+#include "ranges.h"
 
 // The lanes' accumulators: binary32 for accumulate fp32, values of F held in binary64 otherwise.
 // The caller provides at least `lanes` of the one its accumulation uses.
@@ -83,6 +84,27 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
         }
         for (int64_t j = 0; j < lanes; j++)
             crow[j0 + j] = pp_gemm_epilogue_storage(f, alpha_c, s[j]);
+    }
+}
+
+// Range diagnostics (kernels/ranges.h) of a run pp_gemm_row_run just computed, from its lanes'
+// final accumulators acc and outputs crow[j0 …]: the sites accum (each chain's end; an Inf there
+// is an overflow inside the chain when every operand was finite), scale (RN_32(α_c·acc), fp32
+// accumulation only) and c. Reads only; R NULL: nothing.
+PP_HD static inline void pp_gemm_row_notes(pp_ranges *R, pp_format_id f, pp_gemm_accum accum, double alpha_c,
+                                           int64_t j0, int64_t lanes, pp_gemm_lane_acc acc, const double *crow,
+                                           int operands_finite)
+{
+    for (int64_t j = 0; R && j < lanes; j++) {
+        if (accum == PP_GEMM_ACC_FP32) {
+            double t = pp_round(PP_FMT_FP32, alpha_c * (double)acc.f32[j], PP_RND_NE, 0);
+            pp_range_note_chain(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc.f32[j], operands_finite);
+            pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, alpha_c * (double)acc.f32[j], t);
+            pp_range_note(R, PP_SITE_GEMM_C, 0, f, t, crow[j0 + j]);
+        } else {
+            pp_range_note_chain(R, PP_SITE_GEMM_ACCUM, 0, f, acc.f64[j], operands_finite);
+            pp_range_note(R, PP_SITE_GEMM_C, 0, f, alpha_c * acc.f64[j], crow[j0 + j]);
+        }
     }
 }
 

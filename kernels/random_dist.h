@@ -81,31 +81,17 @@ PP_HD static inline double pp_u11_oo(uint64_t bits)
 //   adding e·LO and s_err (e ≠ 0 only, |y| > 0.346): ≤ 0.021u; truncation of the series,
 //   corr's own error, the ln 2 split: < 0.001u. Total < 0.145u, and u·|y| < ulp(y), so
 //   |y − ln x| ≤ (0.5 + 0.145) ulp(y) < 0.65 ulp(y).
-PP_HD static inline double pp_det_log(double x)
+//
+// pp_det_log_normal is the method for a positive normal x given by its bits b, times 2^e0 (the
+// subnormal scaling); branch-free, so a loop over lanes calling it vectorises
+// (kernels/random_lanes.h). pp_det_log = the special values, the scaling, then it.
+PP_HD static inline double pp_det_log_normal(uint64_t b, int e0)
 {
-    if (x != x)
-        return x;
-    if (x == 0.0)
-        return -INFINITY;
-    if (x < 0.0)
-        return NAN;
-    if (x == INFINITY)
-        return x;
-
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    int e = 0;
-    if (b < UINT64_C(0x0010000000000000)) {  // subnormal: scale into the normal range, exactly
-        double xs = x * 0x1p54;
-        memcpy(&b, &xs, sizeof b);
-        e = -54;
-    }
-    e += (int)(b >> 52) - 1023;
+    int e = e0 + (int)(b >> 52) - 1023;
     b = (b & UINT64_C(0x000FFFFFFFFFFFFF)) | UINT64_C(0x3FF0000000000000);  // m in [1, 2)
-    if (b >= UINT64_C(0x3FF6A09E667F3BCD)) {  // m >= RN(√2) > √2: halve, so m in (1/√2, √2)
-        b -= UINT64_C(0x0010000000000000);
-        e += 1;
-    }
+    int big = b >= UINT64_C(0x3FF6A09E667F3BCD);  // m >= RN(√2) > √2: halve, so m in (1/√2, √2)
+    b -= big ? UINT64_C(0x0010000000000000) : 0;
+    e += big;
     double m;
     memcpy(&m, &b, sizeof m);
 
@@ -148,6 +134,28 @@ PP_HD static inline double pp_det_log(double x)
     return s + w;
 }
 
+PP_HD static inline double pp_det_log(double x)
+{
+    if (x != x)
+        return x;
+    if (x == 0.0)
+        return -INFINITY;
+    if (x < 0.0)
+        return NAN;
+    if (x == INFINITY)
+        return x;
+
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    int e = 0;
+    if (b < UINT64_C(0x0010000000000000)) {  // subnormal: scale into the normal range, exactly
+        double xs = x * 0x1p54;
+        memcpy(&b, &xs, sizeof b);
+        e = -54;
+    }
+    return pp_det_log_normal(b, e);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Standard normal: Marsaglia's polar method
 
@@ -183,15 +191,22 @@ PP_HD static inline double pp_rand_uniform01(uint64_t seed, uint32_t tensor_id, 
 // draws d = 0, 1, 2, .... Expected draws 4/π ≈ 1.27; more than 40 happens with probability
 // (1 − π/4)^40 < 2^-88. |z| < 12.2 (s >= 2^-106). Should all 2^32 draws be rejected (never, in
 // this universe) the value is 0. A pure function of (seed, tensor_id, i).
-PP_HD static inline double pp_rand_normal(uint64_t seed, uint32_t tensor_id, uint64_t i)
+// pp_rand_normal_from: the same from draw d0 on (kernels/random_lanes.h tries draw 0 of many
+// elements side by side and continues a rejected one here).
+PP_HD static inline double pp_rand_normal_from(uint64_t seed, uint32_t tensor_id, uint64_t i, uint32_t d0)
 {
     double z = 0.0;
-    for (uint32_t d = 0;; d++) {
+    for (uint32_t d = d0;; d++) {
         if (pp_polar_try(pp_philox_element(seed, tensor_id, i, d), &z))
             return z;
         if (d == UINT32_MAX)
             return 0.0;
     }
+}
+
+PP_HD static inline double pp_rand_normal(uint64_t seed, uint32_t tensor_id, uint64_t i)
+{
+    return pp_rand_normal_from(seed, tensor_id, i, 0);
 }
 
 #endif

@@ -3,6 +3,10 @@
 // (mpfr-plain). Per-step scalars once per step in MPFR; per element, mpfr_t variables reused.
 #include "adamw_ref.h"
 #include "adamw_ref_dd.h"
+#include "adamw_ref_dd_lanes.h"
+#include "adamw_ref_coupled.h"
+#include "adamw_ref_jac.h"
+#include "adamw_ref_lohner.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -159,53 +163,143 @@ static int ref_certified(ref_elem *E, int64_t i, int t, ref_fail *f)
     return 1;
 }
 
-// One exact AdamW step with gradient E->g (error bound eg). Each line's rounding is one u times
-// the magnitude of its result (PROOFS.md#adamw, "one step").
-static void ref_step(const ref_ctx *R, int t, ref_elem *E, double eg)
+// What one step's own roundings add to each running bound ("local": computed from the step's
+// values), and how the bounds at its start propagate (mp_prop). Split so that the step can be
+// bounded twice: from the running bounds (componentwise, and the radii of the Jacobian's box) and
+// from zero (its local error, what the sign-keeping set adds; PROOFS.md#adamw-lohner).
+typedef struct mp_local {
+    int decay, has_root;
+    double dec_f, ldec;       // θ·dec: dec_d(1 + rdec)·e + ldec
+    double b1, c1f, lm;       // m: β1·e_m + c1(1 + c1e)·e_g + lm
+    double b2, c2f, gm, lv;   // v: β2·e_v + c2(1 + c2e)(2|g|e_g + e_g²) + lv
+    double vv, ls;            // √v: min(√e_v, e_v/√vv) + ls
+    double b_f, lden, den;    // den: b_d(1 + rb)·e_s + lden; den rounded toward zero
+    double a_f, mm, la, t1m, qm;  // q
+    double th_out;            // |θ| after the step
+} mp_local;
+
+typedef struct mp_out {
+    double em, ev, eden, eth;
+} mp_out;
+
+static void mp_prop(const mp_local *c, double eth, double em, double ev, double eg, double u, mp_out *o)
+{
+    if (c->decay)
+        eth = (c->dec_f * eth + c->ldec) * SLACK;
+    em = (c->b1 * em + c->c1f * eg + c->lm) * SLACK;
+    ev = (c->b2 * ev + c->c2f * (2.0 * c->gm * eg + eg * eg) + c->lv) * SLACK;
+    double es = sqrt(ev) * SLACK;  // |√V − √v| ≤ √|V − v| always, ≤ |V − v|/√v when v > 0
+    if (c->has_root && ev / sqrt(c->vv) < es)
+        es = ev / sqrt(c->vv) * SLACK;
+    es += c->ls;
+    double eden = (c->b_f * es + c->lden) * SLACK;
+    double dl = c->den - eden;  // the true den is at least dl: a bound needs dl > 0
+    double eq = !(dl > 0.0) ? INFINITY : ((c->a_f * em + c->la) / dl + c->mm * c->a_f * eden / (c->den * dl) + u * (c->t1m / dl + c->qm)) *
+                SLACK;
+    o->em = em, o->ev = ev, o->eden = eden;
+    o->eth = (eth + eq + u * c->th_out) * SLACK;
+}
+
+// One exact AdamW step with gradient E->g; fills c with its local terms (each line's rounding is
+// one u times the magnitude of its result, PROOFS.md#adamw, "one step"). The running bounds of E
+// are not touched: the caller propagates them with mp_prop.
+static void ref_step(const ref_ctx *R, int t, ref_elem *E, mp_local *c)
 {
     const ref_scal *S = &R->sc[t];
     double u = R->u, b1 = R->pr->hyper.beta1, b2 = R->pr->hyper.beta2;
     double c1 = mag(R->c1), c2 = mag(R->c2);
     // θ ← θ·dec
-    if (R->pr->hyper.weight_decay != 0.0) {
+    c->decay = R->pr->hyper.weight_decay != 0.0;
+    c->dec_f = S->dec_d * (1.0 + S->rdec), c->ldec = 0.0;
+    if (c->decay) {
         double th0 = mag(E->th);
         mpfr_mul(E->th, E->th, S->dec, MPFR_RNDN);
-        E->eth = (S->dec_d * (1.0 + S->rdec) * E->eth + th0 * S->dec_d * S->rdec + u * mag(E->th)) * SLACK;
+        c->ldec = th0 * S->dec_d * S->rdec + u * mag(E->th);
     }
     double gm = mag(E->g);
     // m ← β1·m + c1·g
     mpfr_mul(E->t1, E->m, R->beta1, MPFR_RNDN);
     mpfr_mul(E->t2, E->g, R->c1, MPFR_RNDN);
     mpfr_add(E->m, E->t1, E->t2, MPFR_RNDN);
-    E->em = (b1 * E->em + c1 * (1.0 + R->c1e) * eg + R->c1e * c1 * gm +
-             u * (mag(E->t1) + mag(E->t2) + mag(E->m))) * SLACK;
+    c->b1 = b1, c->c1f = c1 * (1.0 + R->c1e);
+    c->lm = R->c1e * c1 * gm + u * (mag(E->t1) + mag(E->t2) + mag(E->m));
     // v ← β2·v + c2·g²
     mpfr_sqr(E->s, E->g, MPFR_RNDN);
     mpfr_mul(E->t2, E->s, R->c2, MPFR_RNDN);
     mpfr_mul(E->t1, E->v, R->beta2, MPFR_RNDN);
     mpfr_add(E->v, E->t1, E->t2, MPFR_RNDN);
-    E->ev = (b2 * E->ev + c2 * (1.0 + R->c2e) * (2.0 * gm * eg + eg * eg) + R->c2e * c2 * gm * gm +
-             u * (c2 * mag(E->s) + mag(E->t2) + mag(E->t1) + mag(E->v))) * SLACK;
+    c->b2 = b2, c->c2f = c2 * (1.0 + R->c2e), c->gm = gm;
+    c->lv = R->c2e * c2 * gm * gm + u * (c2 * mag(E->s) + mag(E->t2) + mag(E->t1) + mag(E->v));
     // den = √v·b + ε
     mpfr_sqrt(E->s, E->v, MPFR_RNDN);
-    double vv = mpfr_get_d(E->v, MPFR_RNDZ), sv = mag(E->s);
-    double es = sqrt(E->ev) * SLACK;  // |√V − √v| ≤ √|V − v| always, ≤ |V − v|/√v when v > 0
-    if (vv > 0.0 && E->ev / sqrt(vv) < es)
-        es = E->ev / sqrt(vv) * SLACK;
-    es += u * sv;
+    double sv = mag(E->s);
+    c->vv = mpfr_get_d(E->v, MPFR_RNDZ);
+    c->has_root = c->vv > 0.0;
+    c->ls = u * sv;
     mpfr_mul(E->t1, E->s, S->b, MPFR_RNDN);
     mpfr_add(E->den, E->t1, R->eps, MPFR_RNDN);
-    double den = mpfr_get_d(E->den, MPFR_RNDZ);
-    double eden = (S->b_d * (1.0 + S->rb) * es + sv * S->b_d * S->rb + u * (mag(E->t1) + mag(E->den))) * SLACK;
+    c->den = mpfr_get_d(E->den, MPFR_RNDZ);
+    c->b_f = S->b_d * (1.0 + S->rb);
+    c->lden = sv * S->b_d * S->rb + u * (mag(E->t1) + mag(E->den));
     // q = a·m / den
     mpfr_mul(E->t1, E->m, S->a, MPFR_RNDN);
     mpfr_div(E->q, E->t1, E->den, MPFR_RNDN);
-    double mm = mag(E->m), dl = den - eden;
-    double eq = ((S->a_d * (1.0 + S->ra) * E->em + mm * S->a_d * S->ra) / dl +
-                 mm * S->a_d * (1.0 + S->ra) * eden / (den * dl) + u * (mag(E->t1) / dl + mag(E->q))) * SLACK;
+    c->mm = mag(E->m), c->a_f = S->a_d * (1.0 + S->ra), c->la = c->mm * S->a_d * S->ra;
+    c->t1m = mag(E->t1), c->qm = mag(E->q);
     // θ ← θ − q
     mpfr_sub(E->th, E->th, E->q, MPFR_RNDN);
-    E->eth = (E->eth + eq + u * mag(E->th)) * SLACK;
+    c->th_out = mag(E->th);
+}
+
+// The Jacobian's inputs of element E after a step (centres from its MPFR values, radii o over
+// the box of the running bounds at the step's start, eg the gradient's radius).
+static void mp_jac_in(const ref_ctx *R, int t, const ref_elem *E, const mp_out *o, double eg, pp_adamw_jac_in_ *in)
+{
+    const ref_scal *S = &R->sc[t];
+    const pp_adamw_hyper *h = &R->pr->hyper;
+    int decay = h->weight_decay != 0.0;
+    in->dec_d = decay ? S->dec_d : 1.0, in->rdec = decay ? S->rdec : 0.0;
+    in->dec_c = decay ? mpfr_get_d(S->dec, MPFR_RNDN) : 1.0;
+    in->a_c = mpfr_get_d(S->a, MPFR_RNDN), in->b_c = mpfr_get_d(S->b, MPFR_RNDN);
+    in->a_d = S->a_d, in->ra = S->ra, in->b_d = S->b_d, in->rb = S->rb;
+    in->beta1 = h->beta1, in->beta2 = h->beta2, in->eps = h->eps;
+    in->c1 = mag(R->c1) * (1.0 + R->c1e), in->c2 = mag(R->c2) * (1.0 + R->c2e);
+    in->g = mpfr_get_d(E->g, MPFR_RNDN), in->eg = eg;
+    in->m1 = mpfr_get_d(E->m, MPFR_RNDN), in->em1 = o->em;
+    in->v1 = mpfr_get_d(E->v, MPFR_RNDN), in->ev1 = o->ev;
+    in->den = mpfr_get_d(E->den, MPFR_RNDN), in->eden = o->eden;
+}
+
+// The sign-keeping set's step for one element of the quadratic source (PROOFS.md#adamw-lohner):
+// M the step's Jacobian at the computed state, the box the step's local error (mp_prop from zero
+// bounds, lg the gradient's own rounding) plus (J̃ − M)·e over the running bounds at its start.
+// e_new (the componentwise bounds) becomes the smaller of the two; where the Jacobian is not
+// defined on the box, the set restarts from the componentwise bounds.
+static void mp_lohner_elem(const ref_ctx *R, int t, const ref_elem *E, const mp_local *c, const mp_out *o, double eg,
+                           double lg, double h, pp_adamw_lohner_ *L, double e_new[3])
+{
+    mp_out loc;
+    mp_prop(c, 0.0, 0.0, 0.0, lg, R->u, &loc);
+    double Dn[3] = {pp_adamw_lohner_scale_(fmax(E->sth, mag(E->th))), pp_adamw_lohner_scale_(fmax(E->sm, mag(E->m))),
+                    pp_adamw_lohner_scale_(fmax(E->sv, mag(E->v)))};
+    pp_adamw_jac_in_ in;
+    pp_adamw_jac_ J;
+    mp_jac_in(R, t, E, o, eg, &in);
+    double box[3], eb[3];
+    if (!isfinite(loc.eth) || !pp_adamw_jac_make_(&in, &J)) {
+        pp_adamw_lohner_reset_(L, e_new, Dn);
+        return;
+    }
+    pp_adamw_jac_box_(&in, &J, E->eth, E->em, E->ev, h * E->eth * SLACK, 0.0, box);
+    double rt[3] = {(loc.eth + box[0]) * SLACK, (loc.em + box[1]) * SLACK, (loc.ev + box[2]) * SLACK};
+    double M[9] = {in.dec_c + J.alpha * h, J.thm, J.thv, in.c1 * h, in.beta1, 0.0, 2.0 * in.c2 * in.g * h, 0.0,
+                   in.beta2};
+    if (!pp_adamw_lohner_step_dense_(L, M, Dn, rt, eb)) {
+        pp_adamw_lohner_reset_(L, e_new, Dn);
+        return;
+    }
+    for (int k = 0; k < 3; k++)
+        e_new[k] = fmin(e_new[k], eb[k]);  // fmin: a NaN componentwise bound yields the set's
 }
 
 // |x − exact| ≤ e + the rounding of x to binary64.
@@ -247,16 +341,28 @@ static int ref_mpfr_elem(const ref_ctx *R, ref_elem *E, int64_t i, double *th64,
         pp_adamw_quad_data(pr, i, &h, &opt);
     else if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC)
         sig = pp_adamw_synth_signal(pr, i);
+    double lmem[PP_ADAMW_LOHNER_DOUBLES(3)];
+    pp_adamw_lohner_ L;
+    if (quad)
+        pp_adamw_lohner_init_(&L, 3, lmem);
     for (int t = 1; t <= T; t++) {
-        double eg = 0.0;
+        double eg = 0.0, lg = 0.0;
         if (quad) {  // g = h·(θ − θ*): two roundings
             mpfr_sub_d(E->t1, E->th, opt, MPFR_RNDN);
             mpfr_mul_d(E->g, E->t1, h, MPFR_RNDN);
-            eg = (h * E->eth + u * (h * mag(E->t1) + mag(E->g))) * SLACK;
+            lg = u * (h * mag(E->t1) + mag(E->g));
+            eg = (h * E->eth + lg) * SLACK;
         } else {
             mpfr_set_d(E->g, pp_adamw_given_grad(pr, R->P, t, i, sig), MPFR_RNDN);  // exact
         }
-        ref_step(R, t, E, eg);
+        mp_local c;
+        mp_out o;
+        ref_step(R, t, E, &c);
+        mp_prop(&c, E->eth, E->em, E->ev, eg, u, &o);
+        double e_new[3] = {o.eth, o.em, o.ev};
+        if (quad)
+            mp_lohner_elem(R, t, E, &c, &o, eg, lg * SLACK, h, &L, e_new);
+        E->eth = e_new[0], E->em = e_new[1], E->ev = e_new[2];
         if (!ref_certified(E, i, t, f))
             return 0;
         if (th64)
@@ -273,46 +379,60 @@ static int ref_mpfr_elem(const ref_ctx *R, ref_elem *E, int64_t i, double *th64,
 // come from the certified run's binary64 θ, element by element in order, as before.
 static void ref_block(ref_ctx *R, int64_t b)
 {
+    enum { W = PP_ADAMW_DD_LANES };
     const pp_adamw_problem *pr = R->pr;
-    int T = pr->steps;
+    int T = pr->steps,
+        lanes = R->fast && (pr->kind == PP_ADAMW_GRAD_SYNTHETIC || pr->kind == PP_ADAMW_GRAD_INPUT);
     int64_t lo = b * REF_BLOCK, hi = lo + REF_BLOCK < pr->n ? lo + REF_BLOCK : pr->n;
     double *lp = R->lossp ? R->lossp + b * (T + 1) : NULL;
-    double *th64 = malloc((size_t)(T + 1) * sizeof *th64);
+    double *th64 = malloc((size_t)W * (T + 1) * sizeof *th64);
     if (!th64) {
         R->fail[b] = (ref_fail){lo, -1, 0, 0.0, 0.0};  // step −1: out of memory
         return;
     }
     ref_elem E;
     ref_elem_init(&E, R->prec);
+    pp_adamw_dd_elem_ lo_out[W];
+    int lo_ok[W];
     for (int64_t i = lo; i < hi; i++) {
+        // a θ-independent source's double-double elements, W at a time (adamw_ref_dd_lanes.c:
+        // bit-identical to the scalar element), a full group only
+        int64_t l = lanes ? (i - lo) % W : 0;
+        int grouped = lanes && i - l + W <= hi;
+        if (grouped && l == 0)
+            pp_adamw_ref_dd_lanes_(pr, R->P, R->dsc, i, R->theta0 + i, PP_ADAMW_REF_MAX_REL, th64, lo_out, lo_ok);
+        double *row = th64 + (grouped ? l : 0) * (T + 1);
         double out[3], bnd[3];
         int ok = 0;
         if (R->fast) {
             pp_adamw_dd_elem_ o;
-            ok = pp_adamw_ref_dd_elem_(pr, R->P, R->dsc, i, R->theta0[i], PP_ADAMW_REF_MAX_REL, th64, &o);
+            if (grouped)
+                o = lo_out[l], ok = lo_ok[l];
+            else
+                ok = pp_adamw_ref_dd_elem_(pr, R->P, R->dsc, i, R->theta0[i], PP_ADAMW_REF_MAX_REL, row, &o);
             if (ok) {
                 out[0] = o.theta, out[1] = o.m, out[2] = o.v;
                 bnd[0] = o.bound[0], bnd[1] = o.bound[1], bnd[2] = o.bound[2];
             }
         }
-        if (!ok && !ref_mpfr_elem(R, &E, i, th64, out, bnd, &R->fail[b]))
+        if (!ok && !ref_mpfr_elem(R, &E, i, row, out, bnd, &R->fail[b]))
             break;
         R->theta[i] = out[0], R->m[i] = out[1], R->v[i] = out[2];
         for (int k = 0; k < 3; k++)
             if (bnd[k] > R->bnd[3 * b + k])
                 R->bnd[3 * b + k] = bnd[k];
-        th64[0] = R->theta0[i];
+        row[0] = R->theta0[i];
         if (lp) {
             float h, opt;
             pp_adamw_quad_data(pr, i, &h, &opt);
             for (int t = 0; t <= T; t++) {
-                double d = th64[t] - opt;
+                double d = row[t] - opt;
                 lp[t] += 0.5 * h * d * d;
             }
         }
         if (R->trace)
             for (int k = 0; k < R->trace->n_snaps; k++)
-                R->trace->snap[(int64_t)k * pr->n + i] = th64[R->trace->snap_step[k]];
+                R->trace->snap[(int64_t)k * pr->n + i] = row[R->trace->snap_step[k]];
     }
     free(th64);
     ref_elem_clear(&E);
@@ -327,6 +447,19 @@ static void ref_block_task(void *R, int64_t b)
 // ---------------------------------------------------------------------------------------------
 // Linear regression: step by step; the residuals and the gradient by exact-product FMAs
 
+// Per step: the residuals (with their bounds from the running θ bounds and from zero, the step's
+// local part), each g_k and its AdamW step, then the coupled sign-keeping set over all elements
+// (adamw_ref_coupled.c) and the certification.
+typedef struct linreg_work {
+    double *eres, *eres_loc;      // [r]
+    double *s, *e_new, *loc;      // [3n]: bounds at the step's start, after it, its local part
+    double *Dn;                   // [3n]: the set's new scales
+    double *eg, *eg_loc;          // [n]
+    mp_local *c;                  // [n]
+    mp_out *o;                    // [n]
+    pp_adamw_jac_in_ *in;         // [n]
+} linreg_work;
+
 static int ref_linreg(ref_ctx *R, pp_error *err)
 {
     const pp_adamw_problem *pr = R->pr;
@@ -336,12 +469,23 @@ static int ref_linreg(ref_ctx *R, pp_error *err)
     float *X = malloc((size_t)(r * n) * sizeof *X), *y = malloc((size_t)r * sizeof *y);
     ref_elem *E = malloc((size_t)n * sizeof *E);
     mpfr_t *res = malloc((size_t)r * sizeof *res), acc, x;
-    double *eres = malloc((size_t)r * sizeof *eres);
-    if (!X || !y || !E || !res || !eres) {
-        free(X), free(y), free(E), free(res), free(eres);
+    linreg_work W;
+    double *dbl = malloc((size_t)(2 * r + 14 * n) * sizeof *dbl);
+    W.c = malloc((size_t)n * sizeof *W.c);
+    W.o = malloc((size_t)n * sizeof *W.o);
+    W.in = malloc((size_t)n * sizeof *W.in);
+    pp_adamw_coupled_ C;
+    int have_c = 0;
+    if (X && y && E && res && dbl && W.c && W.o && W.in) {
+        pp_adamw_linreg_data(pr, X, y);
+        have_c = pp_adamw_coupled_init_(&C, n, r, X);
+    }
+    if (!have_c) {
+        free(X), free(y), free(E), free(res), free(dbl), free(W.c), free(W.o), free(W.in);
         return pp_fail(err, PP_ERR_RUNTIME, "adamw reference: out of memory");
     }
-    pp_adamw_linreg_data(pr, X, y);
+    W.eres = dbl, W.eres_loc = dbl + r, W.s = dbl + 2 * r, W.e_new = W.s + 3 * n, W.loc = W.e_new + 3 * n;
+    W.eg = W.loc + 3 * n, W.eg_loc = W.eg + n, W.Dn = W.eg_loc + n;
     mpfr_inits2(R->prec, acc, x, (mpfr_ptr)0);
     for (int64_t q = 0; q < r; q++)
         mpfr_init2(res[q], R->prec);
@@ -362,7 +506,8 @@ static int ref_linreg(ref_ctx *R, pp_error *err)
                 prop += fabs((double)X[q * n + k]) * E[k].eth;
             }
             mpfr_set(res[q], acc, MPFR_RNDN);
-            eres[q] = (prop + u * partial) * SLACK;
+            W.eres[q] = (prop + u * partial) * SLACK;
+            W.eres_loc[q] = u * partial * SLACK;
             double d = mpfr_get_d(acc, MPFR_RNDN);
             loss += d * d;
         }
@@ -370,18 +515,34 @@ static int ref_linreg(ref_ctx *R, pp_error *err)
             R->trace->loss[t] = loss / (2.0 * (double)r);
         if (t == T)
             break;
-        for (int64_t k = 0; k < n; k++) {  // g_k = (Σ_q x_qk res_q)/r
-            double partial = 0.0, prop = 0.0;
+        for (int64_t k = 0; k < n; k++) {  // g_k = (Σ_q x_qk res_q)/r, then the step
+            double partial = 0.0, prop = 0.0, prop_loc = 0.0;
             mpfr_set_zero(acc, 1);
             for (int64_t q = 0; q < r; q++) {
                 mpfr_set_d(x, X[q * n + k], MPFR_RNDN);
                 mpfr_fma(acc, x, res[q], acc, MPFR_RNDN);
                 partial += mag(acc);
-                prop += fabs((double)X[q * n + k]) * eres[q];
+                prop += fabs((double)X[q * n + k]) * W.eres[q];
+                prop_loc += fabs((double)X[q * n + k]) * W.eres_loc[q];
             }
             mpfr_div_si(E[k].g, acc, (long)r, MPFR_RNDN);
-            double eg = ((prop + u * partial) / (double)r + u * mag(E[k].g)) * SLACK;
-            ref_step(R, t + 1, &E[k], eg);
+            W.eg[k] = ((prop + u * partial) / (double)r + u * mag(E[k].g)) * SLACK;
+            W.eg_loc[k] = ((prop_loc + u * partial) / (double)r + u * mag(E[k].g)) * SLACK;
+            W.s[k] = E[k].eth, W.s[n + k] = E[k].em, W.s[2 * n + k] = E[k].ev;
+            ref_step(R, t + 1, &E[k], &W.c[k]);
+            mp_prop(&W.c[k], E[k].eth, E[k].em, E[k].ev, W.eg[k], u, &W.o[k]);
+            W.e_new[k] = W.o[k].eth, W.e_new[n + k] = W.o[k].em, W.e_new[2 * n + k] = W.o[k].ev;
+            mp_out lo;
+            mp_prop(&W.c[k], 0.0, 0.0, 0.0, W.eg_loc[k], u, &lo);
+            W.loc[k] = lo.eth, W.loc[n + k] = lo.em, W.loc[2 * n + k] = lo.ev;
+            mp_jac_in(R, t + 1, &E[k], &W.o[k], W.eg[k], &W.in[k]);
+            W.Dn[k] = pp_adamw_lohner_scale_(fmax(E[k].sth, mag(E[k].th)));
+            W.Dn[n + k] = pp_adamw_lohner_scale_(fmax(E[k].sm, mag(E[k].m)));
+            W.Dn[2 * n + k] = pp_adamw_lohner_scale_(fmax(E[k].sv, mag(E[k].v)));
+        }
+        pp_adamw_coupled_step_(&C, W.in, W.loc, W.s, W.Dn, W.e_new);
+        for (int64_t k = 0; k < n; k++) {
+            E[k].eth = W.e_new[k], E[k].em = W.e_new[n + k], E[k].ev = W.e_new[2 * n + k];
             if (!R->fail[0].step)
                 ref_certified(&E[k], k, t + 1, &R->fail[0]);
         }
@@ -400,7 +561,8 @@ static int ref_linreg(ref_ctx *R, pp_error *err)
     for (int64_t q = 0; q < r; q++)
         mpfr_clear(res[q]);
     mpfr_clears(acc, x, (mpfr_ptr)0);
-    free(X), free(y), free(E), free(res), free(eres);
+    pp_adamw_coupled_free_(&C);
+    free(X), free(y), free(E), free(res), free(dbl), free(W.c), free(W.o), free(W.in);
     return PP_OK;
 }
 
@@ -414,7 +576,9 @@ int pp_adamw_ref(const pp_adamw_problem *pr, pp_format_id P, int prec, const dou
     int fast = prec == 0 && pr->kind != PP_ADAMW_GRAD_LINREG;
     if (prec == 0)
         prec = PP_ADAMW_REF_PREC;
-    if (prec < 64 || prec > 4096 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
+    // prec ≤ 1000: the bounds are binary64 multiples of u = 2^(1 − prec), which must stay normal
+    // (beyond 1074 bits u would be 0 and every rounding would go uncounted)
+    if (prec < 64 || prec > 1000 || pr->n < 1 || pr->steps < 1 || !(h->eps > 0.0) || !(h->beta1 >= 0.0) ||
         !(h->beta1 < 1.0) || !(h->beta2 >= 0.0) || !(h->beta2 < 1.0) ||
         (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && !(pr->snr > 0.0)) ||
         (pr->kind == PP_ADAMW_GRAD_LINREG && pr->rows < 1) || (pr->kind == PP_ADAMW_GRAD_INPUT && !pr->grads))

@@ -25,7 +25,7 @@
 // @param [in]  pr, P      the problem and the parameter format (θ₀'s and the synthetic g's).
 // @param [in]  prec       0: the fast path — each element (synthetic, quadratic) in double-double
 //                         (adamw_ref_dd.c), in MPFR at PP_ADAMW_REF_PREC bits where its bound
-//                         would leave PP_ADAMW_REF_MAX_REL; linear regression in MPFR. ≥ 64:
+//                         would leave PP_ADAMW_REF_MAX_REL; linear regression in MPFR. 64 .. 1000:
 //                         mpfr-plain, every element in MPFR at prec bits.
 // @param [out] theta, m, v   n values as binary64 (nearest).
 // @param [out] bound      [3] max over elements of the proven |value − exact| for θ, m, v.

@@ -7,14 +7,7 @@
 #include <stdint.h>
 
 #include "adamw_problem.h"
-
-// Step t's scalars a = lr_t/(1 − β1^t), b = 1/√(1 − β2^t), dec = 1 − lr_t·wd as double-doubles
-// (hi, lo) with |x − (hi + lo)| ≤ rx·x, and upper bounds x_d ≥ |x|.
-typedef struct pp_adamw_dd_scal_ {
-    double a[2], b[2], dec[2];
-    double a_d, b_d, dec_d;
-    double ra, rb, rdec;
-} pp_adamw_dd_scal_;
+#include "adamw_ref_dd_scal.h"
 
 // The element's result: θ_T, m_T, v_T rounded to binary64 with their bounds (½ulp included),
 // or where the bound first left max_rel of its scale.

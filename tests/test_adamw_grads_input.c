@@ -113,6 +113,47 @@ static void reference_equals_synthetic(void **state)
     }
 }
 
+// Every path reads the given tensor, not the synthetic draws of the problem's own seed: grads
+// drawn from seed + 1 under seed give seed + 1's synthetic run. Through the emulation (both CPU
+// paths) and every reference path: the double-double lanes (elements 0..31, PP_ADAMW_DD_LANES at
+// a time), the scalar double-double element (the tail, 32..36), MPFR throughout (128 bits).
+// (The sign-keeping set around the feedback loop, adamw_ref_lohner.c and adamw_ref_coupled.c,
+// runs only for the θ-dependent sources, quadratic and linear regression.)
+static void every_path_reads_the_given_grads(void **state)
+{
+    (void)state;
+    pp_adamw_problem other = synthetic(), in = synthetic();
+    other.seed = in.seed + 1;
+    double g[T * N], th0[N], out[2][4][N], bound[2][3];
+    synthetic_grads(&other, PP_FMT_BF16, g);
+    theta0_of(PP_FMT_BF16, th0);
+    in.kind = PP_ADAMW_GRAD_INPUT;
+    in.grads = g;
+    const pp_adamw_problem *prs[2] = {&other, &in};
+    for (int prec = 0; prec <= 128; prec += 128) {
+        for (int s = 0; s < 2; s++) {
+            pp_error err = {0};
+            assert_int_equal(pp_adamw_ref(prs[s], PP_FMT_BF16, prec, th0, out[s][0], out[s][1], out[s][2], bound[s],
+                                          NULL, 2, &err), PP_OK);
+        }
+        for (int o = 0; o < 3; o++)
+            assert_same_bits(out[0][o], out[1][o], N, "reference");
+        assert_same_bits(bound[0], bound[1], 3, "bound");
+    }
+    pp_adamw_variant va = {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_TORCH,
+                           PP_ADAMW_KERNELS_CPU};
+    for (int path = 0; path < 2; path++) {
+        for (int s = 0; s < 2; s++) {
+            pp_error err = {0};
+            assert_int_equal(pp_adamw_cpu_path(&va, prs[s], th0, out[s][0], out[s][1], out[s][2], out[s][3], NULL, 2,
+                                               path ? PP_ADAMW_PATH_SCALAR : PP_ADAMW_PATH_VECTOR, &err),
+                             PP_OK);
+        }
+        for (int o = 0; o < 4; o++)
+            assert_same_bits(out[0][o], out[1][o], N, "emulation");
+    }
+}
+
 // A gradient that is not a value of the parameter format (a float32 value fed to a bf16 variant),
 // a non-finite one, or no grads tensor at all: refused with the element named.
 static void bad_grads_are_refused(void **state)
@@ -150,6 +191,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(emulation_equals_synthetic),
         cmocka_unit_test(reference_equals_synthetic),
+        cmocka_unit_test(every_path_reads_the_given_grads),
         cmocka_unit_test(bad_grads_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

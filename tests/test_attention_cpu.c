@@ -494,7 +494,7 @@ static void attention_threads_and_simd_invariant(void **state)
         run_init(&B, dm, PP_FMT_BF16, pp_test_seed() + 3, 1.0);
         pp_attn_variant v = variant(PP_FMT_BF16, kerns[kk]);
         v.block_n = 5;
-        pp_attn_cpu_opts po = {0, 1};
+        pp_attn_cpu_opts po = {.force_cp = 0, .portable = 1};
         assert_int_equal(run_exec(&A, &v, 1, 1, NULL), 0);
         assert_int_equal(run_exec(&B, &v, 1, 3, &po), 0);
         assert_true(run_same(&A, &B, 1));

@@ -101,7 +101,7 @@ static void cp_world1_equals_plain(void **state)
                 run_init(&B, shapes[si], PP_FMT_BF16, pp_test_seed() + 11);
                 pp_attn_variant v = variant(PP_FMT_BF16, kerns[kk], 1, accs[ai]);
                 v.block_n = 5;
-                pp_attn_cpu_opts force = {1, 0};
+                pp_attn_cpu_opts force = {.force_cp = 1, .portable = 0};
                 assert_int_equal(run_exec(&A, &v, 1, NULL), 0);
                 assert_int_equal(run_exec(&B, &v, 2, &force), 0);
                 const pp_attn_dims *dm = &A.dm;

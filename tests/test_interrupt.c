@@ -67,7 +67,7 @@ static void interrupted_run_keeps_finished_references_and_resumes(void **state)
     pp_case c;
     pp_error err = {0};
     assert_int_equal(pp_case_parse(case_text, strlen(case_text), "interrupt.toml", &c, &err), PP_OK);
-    pp_run_opts o = {"cpu", 2, 0, 0, NULL, dir, 0, 0};
+    pp_run_opts o = {.device = "cpu", .threads = 2, .cache_dir = dir};
     // a shell's background job (make test run with &) ignores SIGINT, and pp_interrupt_install
     // keeps an ignored SIGINT ignored: this test wants the default first, then the handler
     signal(SIGINT, SIG_DFL);
@@ -129,7 +129,7 @@ static void a_run_interrupted_before_it_starts_keeps_nothing(void **state)
     pp_case c;
     pp_error err = {0};
     assert_int_equal(pp_case_parse(case_text, strlen(case_text), "interrupt.toml", &c, &err), PP_OK);
-    pp_run_opts o = {"cpu", 1, 0, 0, NULL, NULL, 0, 0};
+    pp_run_opts o = {.device = "cpu", .threads = 1};
     assert_int_equal(pp_interrupt_install(), 0);
     raise(SIGTERM);
     pp_run_result r;

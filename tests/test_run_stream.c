@@ -19,7 +19,7 @@ static const char case_text[] = "[case]\nname = \"stream\"\nop = \"gemm\"\nseed 
                                 "[variants.bf16-fp32acc]\nformat = \"bf16\"\naccumulate = \"fp32\"\n"
                                 "[compare]\npairs = [[\"fp16-storage\", \"fp16-fp32acc\"]]\n";
 
-static const pp_run_opts cpu_opts = {"cpu", 1, 0, 0, NULL, NULL, 0, 0};
+static const pp_run_opts cpu_opts = {.device = "cpu", .threads = 1};
 
 #define MAX_EVENTS 64
 

@@ -33,7 +33,7 @@ static const char big_case_text[] = "[case]\nname = \"shards\"\nop = \"gemm\"\ns
                                     "[variants.fp32-fp32acc]\nformat = \"fp32\"\naccumulate = \"fp32\"\n"
                                     "[compare]\npairs = [[\"fp16-storage\", \"bf16-storage\"]]\n";
 
-static const pp_run_opts cpu_opts = {"cpu", 1, 0, 0, NULL, NULL, 0, 0};
+static const pp_run_opts cpu_opts = {.device = "cpu", .threads = 1};
 
 static void load(pp_case *c)
 {

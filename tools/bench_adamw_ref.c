@@ -1,20 +1,95 @@
-// bench_adamw_ref.c — time of the AdamW reference's fast path (double-double) at n = 65,536,
-// T = 1,000 (the anyprecision-adamw case's size), with mpfr-plain measured in the same run on the
-// first n/16 elements as the anchor (per element-step), and the CPU emulation's variants.
+// bench_adamw_ref.c — the AdamW lines of issue 17's table, each against its anchor measured in
+// the same run, at n = 65,536, T = 1,000 (the anyprecision-adamw case's size):
+//   - the reference's fast path (double-double in 8 lanes, running bound) against mpfr-plain
+//     (128 bits, on the first n/16 elements, scaled), and the lanes against the scalar
+//     double-double element (the oracle) on the same n/16 elements;
+//   - the CPU emulation's variants (quadratic source: a two-operation gradient, like for like;
+//     synthetic: plus a normal draw per element-step) against torch.optim.AdamW on the CPU
+//     (foreach and fused fp32, bf16, one gradient reused), run by tools/bench_adamw_torch.py
+//     through PRECPROBE_PYTHON; without torch the line says so.
+// Times are CPU seconds of the process (the machine may be shared: wall times are printed too);
+// ns per element-step are CPU time / (n·T).
 // Run: make bench (or build/rel/tools/bench_adamw_ref [threads] [n] [T]). Prints numbers only.
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "adamw_ref.h"
+#include "adamw_ref_dd.h"
+#include "adamw_ref_dd_lanes.h"
 #include "cpu/adamw.h"
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// torch's CPU seconds per configuration (fp32, fp32-fused, bf16); < 0 where absent.
+typedef struct torch_times {
+    double fp32, fused, bf16;
+    char why[200];
+} torch_times;
+
+static void run_torch(int64_t n, int T, int threads, torch_times *tt)
+{
+    tt->fp32 = tt->fused = tt->bf16 = -1.0;
+    snprintf(tt->why, sizeof tt->why, "PRECPROBE_PYTHON not set");
+    const char *py = getenv("PRECPROBE_PYTHON");
+    if (!py || !*py)
+        return;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' tools/bench_adamw_torch.py %lld %d %d 2>&1", py, (long long)n, T, threads);
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        snprintf(tt->why, sizeof tt->why, "could not run %s", py);
+        return;
+    }
+    char line[512], name[64];
+    double wall, cpu;
+    snprintf(tt->why, sizeof tt->why, "no timing from %s", py);
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63s %lf %lf", name, &wall, &cpu) == 3) {
+            if (!strcmp(name, "fp32"))
+                tt->fp32 = cpu;
+            else if (!strcmp(name, "fp32-fused"))
+                tt->fused = cpu;
+            else if (!strcmp(name, "bf16"))
+                tt->bf16 = cpu;
+        } else if (!strncmp(line, "absent", 6)) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(tt->why, sizeof tt->why, "%s", line + 7);
+        }
+    }
+    pclose(f);
+}
+
+// The double-double reference's scalar element and lanes on elements [0, m), one thread: CPU s.
+static void dd_scalar_vs_lanes(const pp_adamw_problem *pr, const double *th0, int64_t m, double *ts, double *tl)
+{
+    int T = pr->steps;
+    pp_adamw_dd_scal_ *sc = calloc((size_t)T + 1, sizeof *sc);
+    for (int t = 1; t <= T; t++) {  // the scalars' values do not change the work
+        sc[t].a[0] = sc[t].a_d = pp_adamw_lr(pr, t) / (1.0 - pow(pr->hyper.beta1, t));
+        sc[t].b[0] = sc[t].b_d = 1.0 / sqrt(1.0 - pow(pr->hyper.beta2, t));
+        sc[t].dec[0] = sc[t].dec_d = 1.0;
+        sc[t].ra = sc[t].rb = 0x1p-100;
+    }
+    pp_adamw_dd_elem_ o[PP_ADAMW_DD_LANES];
+    int ok[PP_ADAMW_DD_LANES];
+    double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    for (int64_t i = 0; i < m; i++)
+        pp_adamw_ref_dd_elem_(pr, PP_FMT_BF16, sc, i, th0[i], PP_ADAMW_REF_MAX_REL, NULL, &o[0]);
+    *ts = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    for (int64_t i = 0; i + PP_ADAMW_DD_LANES <= m; i += PP_ADAMW_DD_LANES)
+        pp_adamw_ref_dd_lanes_(pr, PP_FMT_BF16, sc, i, th0 + i, PP_ADAMW_REF_MAX_REL, NULL, o, ok);
+    *tl = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    free(sc);
 }
 
 int main(int argc, char **argv)
@@ -24,33 +99,51 @@ int main(int argc, char **argv)
     int T = argc > 3 ? atoi(argv[3]) : 1000;
     pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
                            PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
-    double *th0 = malloc((size_t)n * sizeof *th0), *o[4];
+    double *th0 = malloc((size_t)n * sizeof *th0), *o[4], es = (double)n * T;
     for (int k = 0; k < 4; k++)
         o[k] = malloc((size_t)n * sizeof(double));
     for (int64_t i = 0; i < n; i++)
         th0[i] = pp_round(PP_FMT_BF16, pp_rand_normal(7, 0, (uint64_t)i), PP_RND_NE, 0);
-    double b[3], bp[3], t0 = now();
+
+    // ---- the reference
+    double b[3], bp[3], w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     pp_adamw_trace tr;
     if (pp_adamw_ref(&pr, PP_FMT_BF16, 0, th0, o[0], o[1], o[2], b, &tr, threads, NULL)) {
         fprintf(stderr, "bench_adamw_ref: reference failed\n");
         return 1;
     }
-    double t_ref = now() - t0;
+    double w_ref = clock_s(CLOCK_MONOTONIC) - w0, c_ref = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     pp_adamw_trace_free(&tr);
     pp_adamw_problem pp = pr;  // the anchor: mpfr-plain on the first n/16 elements
     pp.n = n / 16 > 0 ? n / 16 : 1;
-    t0 = now();
+    c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     if (pp_adamw_ref(&pp, PP_FMT_BF16, PP_ADAMW_REF_PREC, th0, o[0], o[1], o[2], bp, NULL, threads, NULL)) {
         fprintf(stderr, "bench_adamw_ref: mpfr-plain reference failed\n");
         return 1;
     }
-    double t_plain = (now() - t0) * (double)n / (double)pp.n;
-    printf("adamw reference fast (double-double, running bound), n = %lld, T = %d, %d threads: %.2f s "
-           "(%.0f ns per element-step per thread); bound theta %.3g\n",
-           (long long)n, T, threads, t_ref, t_ref * threads / ((double)n * T) * 1e9, b[0]);
-    printf("adamw reference mpfr-plain (128 bits), same run, on %lld elements, scaled to n: %.2f s "
-           "(%.0f ns per element-step per thread): fast is %.1fx faster\n",
-           (long long)pp.n, t_plain, t_plain * threads / ((double)n * T) * 1e9, t_plain / t_ref);
+    double c_plain = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) * (double)n / (double)pp.n;
+    printf("adamw reference fast (double-double lanes, running bound), n = %lld, T = %d, %d threads: %.2f s wall, "
+           "%.2f s cpu (%.1f ns per element-step); mpfr-plain (128 bits, same run, %lld elements scaled to n): "
+           "%.1f s cpu (%.0f ns): fast is %.1fx faster (cpu); bound theta %.3g\n",
+           (long long)n, T, threads, w_ref, c_ref, c_ref / es * 1e9, (long long)pp.n, c_plain, c_plain / es * 1e9,
+           c_plain / c_ref, b[0]);
+    double ts, tl;
+    int64_t m = (n / 16 / PP_ADAMW_DD_LANES) * PP_ADAMW_DD_LANES;
+    m = m > 0 ? m : PP_ADAMW_DD_LANES;
+    dd_scalar_vs_lanes(&pr, th0, m, &ts, &tl);
+    printf("adamw reference double-double, %lld elements, one thread: scalar element (the oracle) %.1f ns, "
+           "%d lanes %.1f ns per element-step (cpu): lanes %.1fx faster\n",
+           (long long)m, ts / ((double)m * T) * 1e9, PP_ADAMW_DD_LANES, tl / ((double)m * T) * 1e9, ts / tl);
+
+    // ---- the emulation against torch
+    torch_times tt;
+    run_torch(n, T, threads, &tt);
+    if (tt.fp32 < 0 && tt.fused < 0 && tt.bf16 < 0)
+        printf("adamw torch anchor absent (%s): emulation lines without a ratio\n", tt.why);
+    else
+        printf("adamw torch.optim.AdamW cpu, same run, n = %lld, T = %d, %d threads: fp32 foreach %.3f s, fp32 fused "
+               "%.3f s, bf16 %.3f s (cpu; < 0: absent)\n",
+               (long long)n, T, threads, tt.fp32, tt.fused, tt.bf16);
     const char *names[] = {"fp32 torch", "bf16 plain", "bf16 kahan(bf16)", "bf16 stochastic"};
     pp_adamw_variant vs[] = {
         {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CUDA},
@@ -58,14 +151,26 @@ int main(int argc, char **argv)
         {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
         {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA},
     };
-    for (int k = 0; k < 4; k++) {
-        t0 = now();
-        if (pp_adamw_cpu(&vs[k], &pr, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
+    // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
+    // the like-for-like line; the synthetic one adds a normal draw per element-step
+    for (int kk = 0; kk < 8; kk++) {
+        int k = kk % 4;
+        pp_adamw_problem pe = pr;
+        pe.kind = kk < 4 ? PP_ADAMW_GRAD_QUADRATIC : PP_ADAMW_GRAD_SYNTHETIC;
+        w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        if (pp_adamw_cpu(&vs[k], &pe, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
             return 1;
-        double t = now() - t0;
+        double w = clock_s(CLOCK_MONOTONIC) - w0, c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
         pp_adamw_trace_free(&tr);
-        printf("adamw cpu emulation %-17s n = %lld, T = %d, %d threads: %.3f s (%.1f ns per element-step)\n",
-               names[k], (long long)n, T, threads, t, t * threads / ((double)n * T) * 1e9);
+        double anchor = k == 0 ? (tt.fused > 0 ? tt.fused : tt.fp32) : tt.bf16;
+        printf("adamw cpu emulation %-17s %-9s n = %lld, T = %d, %d threads: %.3f s wall, %.3f s cpu (%.1f ns "
+               "per element-step)",
+               names[k], kk < 4 ? "quadratic" : "synthetic", (long long)n, T, threads, w, c, c / es * 1e9);
+        if (anchor > 0)
+            printf(": %.2fx torch's %s cpu time (target <= %s)\n", c / anchor,
+                   k == 0 ? (tt.fused > 0 ? "fused fp32" : "fp32") : "bf16", k == 0 ? "2x fused" : "3x");
+        else
+            printf("\n");
     }
     free(th0);
     for (int k = 0; k < 4; k++)

@@ -26,6 +26,9 @@ typedef struct adamw_job {
     pp_adamw_trace *trace;
     double *lossp;               // [nblocks][T + 1] partial losses, or NULL
     pp_adamw_path path;
+    pp_ranges *wr;               // range diagnostics: task b notes into wr[b mod workers], or NULL
+    int workers;
+    int64_t rblock;              // elements per range cell (parameter block)
 } adamw_job;
 
 // Block b: its elements through all T steps (adamw_thread.h's body, the GPU thread's too),
@@ -42,7 +45,9 @@ static void adamw_block(void *ctx, int64_t b)
     pp_adamw_snap_out sout = {NULL, NULL, 0, pr->n};
     if (j->trace)
         sout = (pp_adamw_snap_out){j->trace->snap, j->trace->snap_step, j->trace->n_snaps, pr->n};
-    if (j->path == PP_ADAMW_PATH_VECTOR)  // groups of lanes (adamw_lanes.h), the tail below
+    pp_ranges *R = j->wr ? &j->wr[b % j->workers] : NULL;  // task b runs on worker b mod workers
+    if (j->path == PP_ADAMW_PATH_VECTOR && !R)  // groups of lanes (adamw_lanes.h), the tail below;
+                                                // range notes take the scalar loop (the same bits)
         for (; hi - lo >= PP_ADAMW_LANES; lo += PP_ADAMW_LANES) {
             float th[PP_ADAMW_LANES], m[PP_ADAMW_LANES], v[PP_ADAMW_LANES], c[PP_ADAMW_LANES];
             for (int l = 0; l < PP_ADAMW_LANES; l++)
@@ -58,7 +63,7 @@ static void adamw_block(void *ctx, int64_t b)
         }
     for (int64_t i = lo; i < hi; i++) {
         pp_adamw_elem e = {(float)j->theta0[i], 0.0f, 0.0f, 0.0f};
-        pp_adamw_elem_thread(j->va, pr, j->sc, i, 0, T, &e, lout, sout);
+        pp_adamw_elem_thread_r(j->va, pr, j->sc, i, 0, T, &e, lout, sout, R, R ? i / j->rblock : 0);
         j->theta[i] = e.theta;
         j->m[i] = e.m;
         j->v[i] = e.v;
@@ -99,7 +104,8 @@ static int adamw_linreg(const adamw_job *j, pp_error *err)
         if (t == T)
             break;
         for (int64_t k = 0; k < n; k++)
-            pp_adamw_linreg_update(j->va, pr, &j->sc[t + 1], t + 1, X, res, inv_r, k, &e[k]);
+            pp_adamw_linreg_update_r(j->va, pr, &j->sc[t + 1], t + 1, X, res, inv_r, k, &e[k], j->wr,
+                                     j->wr ? k / j->rblock : 0);  // one thread: wr[0]
         if (j->trace && snap < j->trace->n_snaps && j->trace->snap_step[snap] == t + 1) {
             for (int64_t k = 0; k < n; k++)
                 j->trace->snap[(int64_t)snap * n + k] = e[k].theta;
@@ -137,6 +143,13 @@ int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, co
                       double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_adamw_path path,
                       pp_error *err)
 {
+    return pp_adamw_cpu_ranges(va, pr, theta0, theta, m, v, c, trace, threads, path, NULL, err);
+}
+
+int pp_adamw_cpu_ranges(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                        double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_adamw_path path,
+                        pp_ranges *R, pp_error *err)
+{
     char msg[200];
     if (pp_adamw_check(va, pr, theta0, msg, sizeof msg))
         return pp_fail(err, PP_ERR_INPUT, "adamw: %s", msg);
@@ -159,11 +172,14 @@ int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, co
             return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the trace");
         }
     }
-    adamw_job j = {va, pr, sc, theta0, theta, m, v, va->kahan ? c : NULL, trace, NULL, path};
+    adamw_job j = {va, pr, sc, theta0, theta, m, v, va->kahan ? c : NULL, trace, NULL, path, NULL, 1, 1};
+    if (R)  // R's cells cut θ into equal consecutive blocks, the last possibly shorter
+        j.rblock = (pr->n + R->heads - 1) / R->heads;
     if (c && !va->kahan)
         memset(c, 0, (size_t)pr->n * sizeof *c);
     int rc = PP_OK;
     if (pr->kind == PP_ADAMW_GRAD_LINREG) {
+        j.wr = R;  // one thread
         rc = adamw_linreg(&j, err);
     } else {
         int64_t nb = (pr->n + ADAMW_BLOCK - 1) / ADAMW_BLOCK;
@@ -175,7 +191,18 @@ int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, co
                 return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the losses");
             }
         }
+        int64_t w = threads < nb ? threads : nb;
+        j.workers = w < 1 ? 1 : w > PP_MAX_THREADS ? PP_MAX_THREADS : (int)w;  // parallel.h's worker count
+        if (R && !(j.wr = pp_ranges_workers(R, j.workers))) {
+            free(j.lossp);
+            if (trace)
+                pp_adamw_trace_free(trace);
+            free(sc);
+            return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the range diagnostics");
+        }
         pp_parallel_for(adamw_block, &j, nb, threads, NULL);
+        pp_ranges_workers_done(R, j.wr, j.workers);
+        j.wr = NULL;
         if (j.lossp)
             for (int t = 0; t <= T; t++)
                 trace->loss[t] = pp_adamw_loss_total(j.lossp + t, nb, T + 1);

@@ -35,6 +35,13 @@ int pp_adamw_cpu_path(const pp_adamw_variant *va, const pp_adamw_problem *pr, co
                       double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_adamw_path path,
                       pp_error *err);
 
+// pp_adamw_cpu_path with range diagnostics (kernels/ranges.h, sites adamw.*) noted into R when
+// set: θ cut into R->heads equal consecutive blocks (the last possibly shorter), one cell each;
+// the element-parallel sources then run the scalar loop (the same bits as the vector one).
+int pp_adamw_cpu_ranges(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                        double *m, double *v, double *c, pp_adamw_trace *trace, int threads, pp_adamw_path path,
+                        pp_ranges *R, pp_error *err);
+
 // Frees a trace's arrays and zeroes it.
 void pp_adamw_trace_free(pp_adamw_trace *t);
 

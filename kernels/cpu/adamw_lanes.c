@@ -7,6 +7,7 @@
 // the IEEE instruction with no errno call (its value is the same). Check with
 //   gcc ... -fopt-info-vec-optimized -c kernels/cpu/adamw_lanes.c
 #include "adamw_lanes.h"
+#include "../random_lanes.h"
 
 #define L PP_ADAMW_LANES
 
@@ -18,18 +19,29 @@
 #define LANES_IVDEP
 #endif
 
-// The synthetic (or input) source's gradients of one step: a rejection sampler per lane, so scalar (and
-// kept out of line: flatten below would copy it into every instantiation).
-#if defined(__GNUC__)
+// The synthetic (or input) source's gradients of one step. Input: the given gradients, read.
+// Synthetic: the normal draws side by side (kernels/random_lanes.h: draw 0 of every lane
+// vectorised, a rejected lane continued scalar; the same bits as pp_adamw_src_grad's
+// pp_adamw_synth_grad_s), then the rounding per lane. Kept out of line (flatten below would copy
+// it into every instantiation), with its own AVX-512 clone.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((noinline, target_clones("arch=x86-64-v4", "default")))
+#elif defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static void lanes_synth_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i0,
                              const double *sig, float *g)
 {
-    for (int l = 0; l < L; l++) {
-        pp_adamw_elem_data d = {0.0f, 0.0f, sig[l]};
-        g[l] = pp_adamw_src_grad(va, pr, t, i0 + l, &d, 0.0f);
+    if (pr->kind == PP_ADAMW_GRAD_INPUT) {
+        for (int l = 0; l < L; l++)
+            g[l] = (float)pp_adamw_given_grad(pr, va->param, t, i0 + l, sig[l]);
+        return;
     }
+    double z[L];
+    pp_rand_normal_lanes(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, i0, L, z);
+    for (int l = 0; l < L; l++)
+        g[l] = (float)pp_adamw_synth_grad_z(pr, va->param, sig[l], z[l]);
 }
 
 // One step of every lane, the step's scalars in a local copy (loads that cannot fault, so the

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../attention.h"
+#include "../ranges.h"
 #include "error.h"
 
 // Runs variant v (kernels/attention.h gives every rounding and reduction order).
@@ -32,6 +33,9 @@ int pp_attention_cpu(const pp_attn_variant *v, const pp_attn_dims *dims, int bac
 typedef struct pp_attn_cpu_opts {
     int force_cp;
     int portable;
+    // Range diagnostics (kernels/ranges.h): when set, every site's notes are added to it (its
+    // heads = h); the outputs are the same bits either way.
+    pp_ranges *ranges;
 } pp_attn_cpu_opts;
 
 int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dims, int backward,

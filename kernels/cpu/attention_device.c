@@ -85,17 +85,20 @@ typedef struct attn_cpu_job {
     pp_attn_launch L;
     int64_t width, runs, per_chunk, chunks;
     atomic_llong next;  // the next chunk to take
+    pp_ranges *wr;      // range diagnostics: one accumulator per worker, or NULL
 } attn_cpu_job;
 
 static void attn_cpu_worker(void *ctx, int64_t worker)
 {
     attn_cpu_job *J = ctx;
-    (void)worker;
+    pp_attn_launch L = J->L;
+    L.ranges = J->wr ? &J->wr[worker] : NULL;
     for (int64_t c; (c = atomic_fetch_add(&J->next, 1)) < J->chunks;) {
         int64_t r0 = c * J->per_chunk, r1 = r0 + J->per_chunk < J->runs ? r0 + J->per_chunk : J->runs;
-        pp_attn_run(&J->L, r0 * J->width, (r1 - r0) * J->width);
+        pp_attn_run(&L, r0 * J->width, (r1 - r0) * J->width);
     }
 }
+
 
 static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
 {
@@ -113,7 +116,14 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.per_chunk = (J.runs + want - 1) / want;
     J.chunks = (J.runs + J.per_chunk - 1) / J.per_chunk;
     atomic_init(&J.next, 0);
+    J.wr = NULL;
+    if (c->ranges && !(J.wr = pp_ranges_workers(c->ranges, workers))) {
+        if (c->errbuf && c->errlen)
+            snprintf(c->errbuf, c->errlen, "attention: out of memory for the range diagnostics");
+        return 3;
+    }
     pp_parallel_for(attn_cpu_worker, &J, workers, workers, NULL);
+    pp_ranges_workers_done(c->ranges, J.wr, workers);
     return 0;
 }
 

@@ -15,6 +15,9 @@ typedef struct pp_attn_cpu_ctx {
     int portable;  // 1: the plain fmaf lane step instead of AVX2+FMA (the same bits)
     char *errbuf;
     size_t errlen;
+    // Range diagnostics (kernels/ranges.h): every launch's notes merged here (NULL: none); each
+    // worker notes into its own accumulator, merged after the launch (exact in any order).
+    pp_ranges *ranges;
 } pp_attn_cpu_ctx;
 
 // dev runs on ctx (which must outlive it). No GEMM: engine cublas is the GPU's.

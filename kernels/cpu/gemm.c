@@ -5,6 +5,7 @@
 #include "gemm_thread.h"
 #include "parallel.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 // ---------------------------------------------------------------------------------------------
@@ -26,6 +27,8 @@ typedef struct gemm_prescale_job {
     const double *x;
     double *y;
     int64_t count;
+    int site, workers;  // range diagnostics: the site (quant_a, quant_b), notes into wr[t mod workers]
+    pp_ranges *wr;
 } gemm_prescale_job;
 
 static void gemm_prescale_task(void *ctx, int64_t t)
@@ -36,14 +39,28 @@ static void gemm_prescale_task(void *ctx, int64_t t)
         hi = j->count;
     for (int64_t i = lo; i < hi; i++)
         j->y[i] = pp_gemm_prescale(j->f, j->s, j->x[i]);
+    for (int64_t i = lo; j->wr && i < hi; i++)  // task t runs on worker t mod workers (parallel.h)
+        pp_range_note(&j->wr[t % j->workers], j->site, 0, j->f, j->s * j->x[i], j->y[i]);
 }
 
-static void gemm_prescale(pp_format_id f, double s, const double *x, double *y, int64_t count,
-                          int threads)
+// The workers pp_parallel_for runs ntasks on (parallel.h: min(threads, ntasks, PP_MAX_THREADS), ≥ 1).
+static int gemm_workers(int64_t ntasks, int threads)
 {
-    gemm_prescale_job j = {f, s, x, y, count};
-    pp_parallel_for(gemm_prescale_task, &j, (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK, threads,
-                    NULL);
+    int64_t w = threads < ntasks ? threads : ntasks;
+    w = w < PP_MAX_THREADS ? w : PP_MAX_THREADS;
+    return w < 1 ? 1 : (int)w;
+}
+
+static int gemm_prescale(pp_format_id f, double s, const double *x, double *y, int64_t count,
+                         int threads, int site, pp_ranges *R)
+{
+    int64_t ntasks = (count + GEMM_PRESCALE_BLOCK - 1) / GEMM_PRESCALE_BLOCK;
+    gemm_prescale_job j = {f, s, x, y, count, site, gemm_workers(ntasks, threads), NULL};
+    if (R && !(j.wr = pp_ranges_workers(R, j.workers)))
+        return -1;
+    pp_parallel_for(gemm_prescale_task, &j, ntasks, threads, NULL);
+    pp_ranges_workers_done(R, j.wr, j.workers);
+    return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -57,11 +74,14 @@ typedef struct gemm_job {
     const double *a, *b;  // the operands after any prescale
     double *c;
     uint64_t order_seed;  // kernels/gemm.h "Order band"
+    pp_ranges *wr;        // range diagnostics: worker w's accumulator wr[w], or NULL
+    int workers, finite;  // finite: every operand finite
 } gemm_job;
 
 // Rows [i0, i1): each row in tiles of GEMM_TILE columns, the tile's columns as the lanes of the
 // one loop order (gemm_thread.h), so the compiler vectorises across them.
-static void gemm_rows(const gemm_job *g, const double *a, const double *b, double *c, int64_t i0, int64_t i1)
+static void gemm_rows(const gemm_job *g, const double *a, const double *b, double *c, int64_t i0, int64_t i1,
+                      pp_ranges *R)
 {
     float acc32[GEMM_TILE];
     double acc64[GEMM_TILE];
@@ -71,19 +91,21 @@ static void gemm_rows(const gemm_job *g, const double *a, const double *b, doubl
             int64_t jn = g->n - j0 < GEMM_TILE ? g->n - j0 : GEMM_TILE;
             pp_gemm_row_run(g->f, g->accum, g->alpha_c, g->n, g->k, a + i * g->k, b, j0, jn, c + i * g->n, acc,
                             g->order_seed);
+            pp_gemm_row_notes(R, g->f, g->accum, g->alpha_c, j0, jn, acc, c + i * g->n, g->finite);
         }
 }
 
 static void gemm_task(void *ctx, int64_t t)
 {
     const gemm_job *g = ctx;
+    pp_ranges *R = g->wr ? &g->wr[t % g->workers] : NULL;  // task t runs on worker t mod workers
     int64_t bi = t / g->tasks_per_batch, rb = t % g->tasks_per_batch;
     int64_t i0 = rb * GEMM_ROWS_PER_TASK, i1 = i0 + GEMM_ROWS_PER_TASK;
     if (i1 > g->m)
         i1 = g->m;
     const double *a = g->a + bi * g->m * g->k, *b = g->b + bi * g->k * g->n;
     double *c = g->c + bi * g->m * g->n;
-    gemm_rows(g, a, b, c, i0, i1);
+    gemm_rows(g, a, b, c, i0, i1, R);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -108,8 +130,23 @@ static int gemm_check_values(pp_format_id f, const char *what, const double *x, 
     return PP_OK;
 }
 
+// Whether the n values of x are all finite.
+static int gemm_finite(const double *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
 int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
                 const double *a, const double *b, double *c, int threads, pp_error *err)
+{
+    return pp_gemm_cpu_ranges(v, batch, m, n, k, a, b, c, threads, NULL, err);
+}
+
+int pp_gemm_cpu_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
+                       const double *a, const double *b, double *c, int threads, pp_ranges *R, pp_error *err)
 {
     if (batch < 0 || m < 0 || n < 0 || k < 0)
         return pp_fail(err, PP_ERR_INPUT, "gemm: negative extent (batch %lld, m %lld, n %lld, k %lld)",
@@ -136,7 +173,7 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
     if (threads > PP_MAX_THREADS)
         threads = PP_MAX_THREADS;
     if (v->scaling != PP_SCALING_NONE)
-        return pp_gemm_scaled_cpu(v, sc.alpha_c, batch, m, n, k, a, b, c, threads, err);
+        return pp_gemm_scaled_cpu(v, sc.alpha_c, batch, m, n, k, a, b, c, threads, R, err);
 
     double *as = NULL, *bs = NULL;
     if (v->scale != PP_GEMM_SCALE_POST) {
@@ -147,14 +184,25 @@ int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, i
             free(bs);
             return pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the prescaled inputs");
         }
-        gemm_prescale(v->format, sc.scale_a, a, as, na, threads);
+        int bad = gemm_prescale(v->format, sc.scale_a, a, as, na, threads, PP_SITE_GEMM_QUANT_A, R);
         if (bs)
-            gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads);
+            bad |= gemm_prescale(v->format, sc.scale_b, b, bs, nb, threads, PP_SITE_GEMM_QUANT_B, R);
+        if (bad) {
+            free(as);
+            free(bs);
+            return pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the range diagnostics");
+        }
     }
     gemm_job g = {v->format, v->accum, sc.alpha_c, m, n, k, (m + GEMM_ROWS_PER_TASK - 1) / GEMM_ROWS_PER_TASK,
-                  as ? as : a, bs ? bs : b, c, v->order_seed};
-    pp_parallel_for(gemm_task, &g, batch * g.tasks_per_batch, threads, NULL);
+                  as ? as : a, bs ? bs : b, c, v->order_seed, NULL, 0, 0};
+    int64_t ntasks = batch * g.tasks_per_batch;
+    g.workers = gemm_workers(ntasks, threads);
+    g.finite = R && gemm_finite(g.a, na) && gemm_finite(g.b, nb);
+    rc = R && !(g.wr = pp_ranges_workers(R, g.workers)) ? -1 : 0;
+    if (!rc)
+        pp_parallel_for(gemm_task, &g, ntasks, threads, NULL);
+    pp_ranges_workers_done(R, g.wr, g.workers);
     free(as);
     free(bs);
-    return PP_OK;
+    return rc ? pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the range diagnostics") : PP_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../gemm.h"
+#include "../ranges.h"
 #include "error.h"
 
 // C[b] = α·A[b]·B[b] for b < batch, emulating variant v bit for bit (kernels/gemm.h gives the
@@ -25,11 +26,17 @@
 int pp_gemm_cpu(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
                 const double *a, const double *b, double *c, int threads, pp_error *err);
 
+// pp_gemm_cpu with range diagnostics (kernels/ranges.h, sites gemm.*, one cell: the tensor)
+// noted into R when R is set; the same outputs bit for bit.
+int pp_gemm_cpu_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
+                       const double *a, const double *b, double *c, int threads, pp_ranges *R, pp_error *err);
+
 // The scaled-storage part of pp_gemm_cpu (v->scaling ≠ none; kernels/gemm.h "Scaled storage";
 // cpu/gemm_scaled.c): a and b binary32 values already checked, alpha_c = RN_32(α), c binary32
 // values. Called by pp_gemm_cpu after its checks. Returns PP_OK or PP_ERR_RUNTIME (memory).
 int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, int64_t m, int64_t n,
-                       int64_t k, const double *a, const double *b, double *c, int threads, pp_error *err);
+                       int64_t k, const double *a, const double *b, double *c, int threads, pp_ranges *R,
+                       pp_error *err);
 
 // The same under per-tensor delayed scaling (v->scaling = PP_SCALING_DELAYED, e4m3 or e5m2): the
 // scales come from r's amax histories (kernels/scaling.h, TE's DelayedScaling), not from a and b.
@@ -39,5 +46,11 @@ int pp_gemm_scaled_cpu(const pp_gemm_variant *v, double alpha_c, int64_t batch, 
 int pp_gemm_delayed_cpu(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, int threads,
                         pp_error *err);
+
+// pp_gemm_delayed_cpu with range diagnostics noted into R when R is set (sites quant_a/b, block_scale_a/b
+// with the delayed scale's inverse, accum, scale, c); the same outputs bit for bit.
+int pp_gemm_delayed_cpu_ranges(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                               int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c,
+                               int threads, pp_ranges *R, pp_error *err);
 
 #endif

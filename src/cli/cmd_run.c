@@ -23,7 +23,7 @@
 // The options run, baseline and check share (how a case is run).
 typedef struct run_cli {
     const char *device, *threads_s, *reference, *cache, *orders_s;
-    int threads, quiet, no_cache, cross_check, orders;
+    int threads, quiet, no_cache, cross_check, orders, ranges;
 } run_cli;
 
 #define RUN_CLI_OPTS(x)                                                                                  \
@@ -71,6 +71,10 @@ static void run_usage(FILE *f)
         "                           for every I on any machine) and write its partial result,\n"
         "                           DIR/partial.h5 (-o/--out DIR; default reports/out/CASE-NAME/\n"
         "                           shard-I-of-N); `precprobe merge` makes the reports\n"
+        "  --ranges                 range diagnostics: per rounding site (kernels/sites.h) and head,\n"
+        "                           amax, overflows, NaN, underflows, subnormals and headroom of each\n"
+        "                           emulated variant (CPU emulation only; the outputs are unchanged;\n"
+        "                           not with --shard)\n"
         "  -h, --help               this text\n"
         "\n"
         "writes: report.txt (torch's messages, statistics, summary), report.h5 (schema in\n"
@@ -155,7 +159,7 @@ static void run_opts_of(const run_cli *cli, int save, char *cache, size_t n, pp_
         cli->cache ? (void)snprintf(cache, n, "%s", cli->cache) : pp_ref_cache_default_dir(cache, n);
     int progress = cli->quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG;
     *o = (pp_run_opts){cli->device, cli->threads, save, progress, cli->reference, cache, cli->cross_check,
-                       cli->orders};
+                       cli->orders, cli->ranges};
 }
 
 // The result of case path, judged: the case run (or, with report, the run stored in that
@@ -251,9 +255,9 @@ int pp_cmd_run(int argc, char **argv)
     const pp_cli_opt opts[] = {
         RUN_CLI_OPTS(cli), {"--out", &out, NULL}, {"--junit", &junit, NULL}, {"--save-tensors", NULL, &save},
         {"--cross-check", NULL, &cli.cross_check}, {"--html", &html, NULL}, {"--orders", &cli.orders_s, NULL},
-        {"--shard", &shard, NULL}, {"-o", &out, NULL},
+        {"--shard", &shard, NULL}, {"-o", &out, NULL}, {"--ranges", NULL, &cli.ranges},
     };
-    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 8, cases, 64, &n_cases);
+    int rc = pp_cli_parse("run", argc, argv, opts, RUN_CLI_N + 9, cases, 64, &n_cases);
     if (rc == 1) {
         run_usage(stdout);
         return 0;
@@ -268,6 +272,11 @@ int pp_cmd_run(int argc, char **argv)
         if (n_cases != 1 || junit || html) {
             fprintf(stderr, "precprobe run: --shard takes one case, and no --junit or --html "
                             "(precprobe merge writes the reports)\n");
+            return 2;
+        }
+        if (cli.ranges) {  // a partial result has no place for range counters, so a merge could not carry them
+            fprintf(stderr, "precprobe run: --ranges does not combine with --shard (partial results hold no "
+                            "range diagnostics); run the case whole with --ranges\n");
             return 2;
         }
         char cache[PP_PATH_MAX] = "";

@@ -26,6 +26,7 @@ void pp_run_result_free(pp_run_result *r)
         for (int i = 0; i < r->variants[v].n_series; i++)
             free(r->variants[v].series[i].step), free(r->variants[v].series[i].value);
         free(r->variants[v].series);
+        pp_variant_ranges_free(&r->variants[v].ranges);
         if (r->variants[v].outputs) {
             // the number of outputs is the number of distinct tensors compared against reference
             for (int i = 0; i < r->n_references; i++)

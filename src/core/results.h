@@ -8,6 +8,7 @@
 
 #include "core/axis_stats.h"
 #include "core/close.h"
+#include "core/range_table.h"
 #include "core/tensor.h"
 
 #define PP_NAME_MAX 96
@@ -39,6 +40,7 @@ typedef struct pp_variant_result {
     pp_tensor *outputs;                    // n_outputs of the op, or NULL when not kept
     int n_series;
     pp_series *series;                     // owned; per-step series (NULL: none)
+    pp_variant_ranges ranges;              // owned; range diagnostics (run --ranges; core/range_table.h)
 } pp_variant_result;
 
 // One comparison: a variant's output tensor against the reference or another variant.

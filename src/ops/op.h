@@ -10,6 +10,7 @@
 #include "error.h"
 #include "core/results.h"
 #include "core/tensor.h"
+#include "ranges.h"
 
 #define PP_MAX_PARAMS 16
 #define PP_MAX_OP_TENSORS 8
@@ -74,6 +75,10 @@ typedef struct pp_op_params {
     // one admissible order of what the GPU leaves unspecified (reduction orders, approximate
     // exp), drawn from this seed; each row says which (attention.h "Order band"), or ignores it.
     uint64_t order_seed;
+    // Where the CPU emulation notes its rounding sites' range diagnostics (kernels/ranges.h; the
+    // pipeline's run --ranges), with range_heads(p) cells per site; NULL: not recorded. Only
+    // read by run_cpu; the outputs are the same bits either way.
+    pp_ranges *ranges;
 } pp_op_params;
 
 // Knob values of a variant: the index into each knob's values, or an integer knob's value.
@@ -192,6 +197,9 @@ struct pp_op {
     // "bhsd", src/core/layout.h): it is transposed into the row's order when read.
     const char *const *input_layouts;
     const char *const *output_layouts;
+    // Range diagnostics (kernels/sites.h, ranges.h): the cells per site run_cpu notes into
+    // (attention: heads; gemm: 1, the tensor; adamw: parameter blocks); NULL: the row records none.
+    int64_t (*range_heads)(const pp_op_params *p);
 };
 
 // The operation named name, or NULL.

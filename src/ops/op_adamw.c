@@ -198,7 +198,8 @@ static int run_cpu_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_
     pp_adamw_trace *t = NULL;
     if (trace && !(t = calloc(1, sizeof *t)))
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
-    int rc = pp_adamw_cpu(&va, &pr, in[0].data, out[0].data, out[1].data, out[2].data, NULL, t, threads, err);
+    int rc = pp_adamw_cpu_ranges(&va, &pr, in[0].data, out[0].data, out[1].data, out[2].data, NULL, t, threads,
+                                 PP_ADAMW_PATH_VECTOR, p->ranges, err);
     if (rc) {
         free(t);
         return rc;
@@ -206,6 +207,14 @@ static int run_cpu_traced(const pp_op_params *p, const pp_op_knobs *k, const pp_
     if (trace)
         *trace = t;
     return PP_OK;
+}
+
+// Range diagnostics: θ in parameter blocks of 1024 elements, at most 64 blocks (then n/64 each,
+// rounded up; kernels/cpu/adamw.h pp_adamw_cpu_ranges cuts θ into that many equal blocks).
+static int64_t range_heads(const pp_op_params *p)
+{
+    int64_t n = problem(p, NULL).n, blocks = (n + 1023) / 1024;
+    return blocks < 1 ? 1 : blocks > 64 ? 64 : blocks;
 }
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
@@ -371,4 +380,5 @@ const pp_op pp_op_adamw = {
     .reference = reference,
     .ref_methods = ref_methods,
     .traced = &hooks,
+    .range_heads = range_heads,
 };

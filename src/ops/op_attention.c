@@ -291,9 +291,16 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     pp_attn_variant v = variant_of(p, k);
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
-    return pp_attention_cpu(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
-                            out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
-                            bwd ? out[O_DV].data : NULL, threads, err);
+    pp_attn_cpu_opts o = {.ranges = p->ranges};
+    return pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
+                                 out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
+                                 bwd ? out[O_DV].data : NULL, threads, &o, err);
+}
+
+// Range diagnostics: one cell per q head (kernels/sites.h; cp_dkv_acc uses the first h_kv).
+static int64_t range_heads(const pp_op_params *p)
+{
+    return dims_of(p).h;
 }
 
 #ifdef PP_HAVE_CUDA
@@ -451,4 +458,5 @@ const pp_op pp_op_attention = {
     .chunking = &cp_chunking,
     .vendor_note = vendor_note,
     .emulated = emulated,
+    .range_heads = range_heads,
 };

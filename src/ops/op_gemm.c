@@ -184,8 +184,15 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
         return pp_fail(err, PP_ERR_RUNTIME, "gemm: engine '%s' runs only on the GPU (--device cuda)",
                        knobs[K_ENGINE].values[k->v[K_ENGINE]]);
     pp_gemm_variant v = variant_of(p, k);
-    return pp_gemm_cpu(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
-                       in[1].data, out[0].data, threads, err);
+    return pp_gemm_cpu_ranges(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                              in[1].data, out[0].data, threads, p->ranges, err);
+}
+
+// Range diagnostics: one cell per site, the tensor.
+static int64_t range_heads(const pp_op_params *p)
+{
+    (void)p;
+    return 1;
 }
 
 #ifdef PP_HAVE_CUDA
@@ -274,4 +281,5 @@ const pp_op pp_op_gemm = {
     .axes = axes,
     .vendor_note = pp_engine_vendor_note,
     .emulated = emulated,
+    .range_heads = range_heads,
 };

@@ -70,6 +70,8 @@ static int variants(const pp_run_plan *plan, pp_run_products *p, pp_run_result *
         vr->n_series = p->variants[v].n_series;
         p->variants[v].series = NULL;
         p->variants[v].n_series = 0;
+        vr->ranges = p->variants[v].ranges;
+        memset(&p->variants[v].ranges, 0, sizeof p->variants[v].ranges);
     }
     return 0;
 }

@@ -267,12 +267,50 @@ void pp_run_products_free(const pp_run_plan *plan, pp_run_products *p)
         for (int i = 0; i < vp->n_series; i++)
             free(vp->series[i].step), free(vp->series[i].value);
         free(vp->series);
+        pp_variant_ranges_free(&vp->ranges);
     }
     free(p->variants);
     for (int i = 0; i < p->n_cross; i++)
         pp_axis_stats_free(&p->cross[i].axes);
     free(p->cross);
     memset(p, 0, sizeof *p);
+}
+
+static int run_variant(const pp_run_plan *plan, int v, pp_run_products *p, pp_error *err);
+
+// A variant run with range diagnostics (run --ranges): on the CPU emulation through the op row's
+// run_cpu with pp_op_params.ranges set (the same outputs), its sites into the variant's table;
+// elsewhere (external files, the GPU, a vendor path) a note that says why there are none.
+static int run_variant_ranges(const pp_run_plan *plan, int v, pp_run_products *p, pp_error *err)
+{
+    const pp_case *c = plan->c;
+    const pp_op *op = c->op;
+    const pp_variant_spec *vs = &c->variants[v];
+    pp_variant_ranges *vr = &p->variants[v].ranges;
+    const char *why = !op->range_heads ? "this operation records no range diagnostics"
+                    : vs->external ? "external variant: its outputs were read from files, not emulated"
+                    : plan->on_cuda ? "not recorded on --device cuda: the GPU kernels do not record range "
+                                      "diagnostics yet (run with --device cpu)"
+                    : !pp_op_emulated(op, &vs->knobs) ? "a vendor path the CPU does not emulate" : NULL;
+    if (why) {
+        snprintf(vr->note, sizeof vr->note, "%s", why);
+        return run_variant(plan, v, p, err);
+    }
+    int64_t heads = op->range_heads(&c->params);
+    pp_range_cell *cells = malloc((size_t)(PP_SITE_COUNT * (heads > 0 ? heads : 1)) * sizeof *cells);
+    if (!cells)
+        return pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory for the range diagnostics", vs->name);
+    pp_ranges R;
+    pp_ranges_init(&R, cells, heads > 0 ? heads : 1);
+    pp_case cr = *c;  // the case with its parameters pointing at R, for this run only
+    cr.params.ranges = &R;
+    pp_run_plan pr = *plan;
+    pr.c = &cr;
+    int rc = run_variant(&pr, v, p, err);
+    if (!rc && pp_range_table_from(op->name, &R, vr))
+        rc = pp_fail(err, PP_ERR_RUNTIME, "%s: out of memory for the range diagnostics", vs->name);
+    free(cells);
+    return rc;
 }
 
 // A variant: its external files read, or its run on the plan's backend (traced for series).
@@ -340,7 +378,7 @@ int pp_run_execute_task(const pp_run_plan *plan, const pp_run_opts *o, const pp_
         break;
     case PP_TASK_VARIANT:
         progress(o, "precprobe: %s: variant %s", c->name, c->variants[t->variant].name);
-        rc = run_variant(plan, t->variant, p, err);
+        rc = o->ranges ? run_variant_ranges(plan, t->variant, p, err) : run_variant(plan, t->variant, p, err);
         break;
     case PP_TASK_CROSS_CHECK:
         rc = cross_check(c, t->variant, plan->has[t->variant], g->inputs, p->variants[t->variant].outs,

@@ -21,6 +21,7 @@ typedef struct pp_variant_products {
     pp_tensor outs[PP_MAX_OP_TENSORS];
     int n_series;
     pp_series *series;  // owned until assembled
+    pp_variant_ranges ranges;  // owned until assembled (run --ranges)
 } pp_variant_products;
 
 typedef struct pp_run_products {

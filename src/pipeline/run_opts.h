@@ -12,6 +12,7 @@ typedef struct pp_run_opts {
     const char *cache_dir;         // reference cache folder (src/pipeline/ref_cache.h); NULL or "": none
     int cross_check;               // on cuda, also run the CPU emulation: "cpu-emulation" comparisons
     int orders;                    // --orders N: each emulated variant N more times (pipeline/order_band.h)
+    int ranges;                    // --ranges: range diagnostics of each emulated variant (core/range_table.h)
 } pp_run_opts;
 
 #endif

@@ -19,6 +19,7 @@
 #include "io/h5obj.h"
 #include "io/h5quiet.h"
 #include "io/tensor_io.h"
+#include "report/ranges_h5.h"
 #include "report/report_schema.h"
 #include "report/report_schema_hooks.h"
 
@@ -316,6 +317,7 @@ static const pp_rs_field variant_fields[] = {
     {.name = "series", .kind = PP_RS_LIST, .flags = PP_RS_OPTIONAL, .off = V(series), .size = sizeof(pp_series),
      .count = V(n_series), .key = offsetof(pp_series, name), .sub = &series_table},
     {.name = "stats", .kind = PP_RS_GROUP, .sub = &no_fields},
+    {.name = "ranges", .kind = PP_RS_HOOK, .flags = PP_RS_OPTIONAL, .hook = &pp_report_ranges_hook},
 };
 #undef V
 static const pp_rs_table variant_table = PP_RS_TABLE(variant_fields, NULL, NULL);

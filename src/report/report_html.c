@@ -12,6 +12,7 @@
 #include "core/close.h"
 #include "core/repr.h"
 #include "core/statistic.h"
+#include "report/ranges_html.h"
 #include "report/summary_row.h"
 #include "report/svg.h"
 #include "core/textbuf.h"
@@ -907,6 +908,7 @@ char *pp_report_html(const pp_run_result *r)
     table(&b, r);
     order_band_chart(&b, r);
     charts(&b, r);
+    pp_report_ranges_html(&b, r);
     if (r->case_text && r->case_text[0]) {
         pp_tb_str(&b, "<h2>Case file</h2>\n<details><summary>show</summary><pre>");
         pp_tb_html(&b, r->case_text);

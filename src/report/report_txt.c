@@ -11,6 +11,7 @@
 #include "pipeline/order_band.h"
 #include "report/order_verdict.h"
 #include "ops/op.h"
+#include "report/ranges_txt.h"
 #include "report/summary_row.h"
 
 static void header(pp_textbuf *b, const pp_run_result *r)
@@ -239,6 +240,7 @@ char *pp_report_text(const pp_run_result *r)
     summary(&b, r);
     order_bands(&b, r);
     order_verdicts(&b, r);
+    pp_report_ranges_text(&b, r, 1);
     return pp_tb_take(&b);
 }
 
@@ -247,5 +249,6 @@ char *pp_report_summary(const pp_run_result *r)
     pp_textbuf b = {0};
     summary(&b, r);
     order_bands(&b, r);
+    pp_report_ranges_text(&b, r, 0);
     return pp_tb_take(&b);
 }

@@ -52,6 +52,8 @@ if bash tests/e2e/cache_shared.sh "$bin"; then pass=$((pass + 1)); else fail=$((
 # the engines: 4 shards under GNU parallel, and a job array + merge job on a one-node Slurm
 if bash tests/e2e/parallel.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 if bash tests/e2e/slurm.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# --ranges: glm-softmax's overflow in words, per head in report.h5, no figure changed (tests/e2e/ranges.sh)
+if bash tests/e2e/ranges.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the shipped small cases on the GPU, cross-checked against the emulation (skips without one)
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # [sweep]: a sweep run, its report.txt, sweep.h5, report.html; a point = its plain case

@@ -1,0 +1,199 @@
+// sites.h — the registry of ROUNDING SITES: every intermediate that an emulated variant stores or
+// computes in a format of its own, named once for all of precprobe. The range diagnostics
+// (kernels/ranges.h: amax, overflow, underflow, … per site and head) and the attribution
+// (`precprobe explain`: each site made exact in turn) use these ids and names; the names are
+// stable once committed (reports, baselines and case gates spell them), new sites are appended
+// per op. Each op's header (kernels/attention.h, gemm.h, adamw.h) documents its sites too.
+// C11 and nvcc: the enum is usable in PP_HD code; the table (pp_site_get) is host only.
+#ifndef PP_SITES_H
+#define PP_SITES_H
+
+#include <string.h>
+
+// One id per site, grouped by op; PP_SITE_COUNT ends the list. Never renumber: append (an id is
+// also an index into per-site arrays of a run, never stored in a report: reports use the name).
+typedef enum pp_site {
+    // ---- attention (kernels/attention.h; loops in kernels/attention_threads.h)
+    PP_SITE_ATTN_SCORES = 0,   // S after the Q·Kᵀ GEMM
+    PP_SITE_ATTN_SCALED_SCORES,// S after PB-Relax's shift and the layer-scaling multiply
+    PP_SITE_ATTN_SOFTMAX_IN,   // the exponent's argument
+    PP_SITE_ATTN_P,            // P as stored (fed to P·V)
+    PP_SITE_ATTN_ROW_MAX,      // the row max m
+    PP_SITE_ATTN_ROW_SUM,      // the row sum of the exponentials
+    PP_SITE_ATTN_OUT_PARTIAL,  // a CP ring step's partial output
+    PP_SITE_ATTN_LSE,          // each block's (CP: each step's) lse
+    PP_SITE_ATTN_CP_LSE_MERGE, // the running merged lse
+    PP_SITE_ATTN_CP_OUT_MERGE, // the out merge's accumulator
+    PP_SITE_ATTN_OUT,          // the final out store
+    PP_SITE_ATTN_D,            // D = rowsum(dO∘O) (flash) / Σ dP·P (unfused)
+    PP_SITE_ATTN_DP,           // dP
+    PP_SITE_ATTN_DS,           // dS as stored
+    PP_SITE_ATTN_DQ,           // a block's dq' (the dq partial)
+    PP_SITE_ATTN_DK,           // a block's dk' of one q head
+    PP_SITE_ATTN_DV,           // a block's dv of one q head
+    PP_SITE_ATTN_CP_DQ_ACC,    // the CP dq accumulator
+    PP_SITE_ATTN_CP_DKV_ACC,   // the CP dk and dv accumulators
+    // ---- gemm (kernels/gemm.h; loops in kernels/gemm_thread.h, kernels/cpu/gemm_scaled.c)
+    PP_SITE_GEMM_QUANT_A,      // A as the GEMM reads it (prescaled or quantised)
+    PP_SITE_GEMM_QUANT_B,      // B likewise
+    PP_SITE_GEMM_BLOCK_SCALE_A,// A's block scales (scaling = tensor-current, mx, nvfp4)
+    PP_SITE_GEMM_BLOCK_SCALE_B,// B's
+    PP_SITE_GEMM_ACCUM,        // the products' accumulator at the end of each chain
+    PP_SITE_GEMM_SCALE,        // the post-scaled accumulator before the C store
+    PP_SITE_GEMM_C,            // C as stored
+    // ---- adamw (kernels/adamw.h; loops in kernels/adamw_thread.h, kernels/cpu/adamw*.c)
+    PP_SITE_ADAMW_G,           // the gradient as stored
+    PP_SITE_ADAMW_M,           // the momentum store
+    PP_SITE_ADAMW_V,           // the variance store
+    PP_SITE_ADAMW_DENOM,       // √v/dc + ε as stored
+    PP_SITE_ADAMW_UPDATE,      // the addcdiv's increment to θ (or to c with Kahan)
+    PP_SITE_ADAMW_THETA,       // the θ store
+    PP_SITE_ADAMW_COMP,        // the Kahan compensation store
+    PP_SITE_COUNT
+} pp_site;
+
+#define PP_SITE_ATTN_FIRST PP_SITE_ATTN_SCORES
+#define PP_SITE_ATTN_END (PP_SITE_ATTN_CP_DKV_ACC + 1)
+#define PP_SITE_GEMM_FIRST PP_SITE_GEMM_QUANT_A
+#define PP_SITE_GEMM_END (PP_SITE_GEMM_C + 1)
+#define PP_SITE_ADAMW_FIRST PP_SITE_ADAMW_G
+#define PP_SITE_ADAMW_END PP_SITE_COUNT
+
+// What the per-head index of a site counts: attention's q heads, its kv heads (dk, dv
+// accumulators), a GEMM's tensor (one cell), AdamW's parameter blocks.
+typedef enum pp_site_axis {
+    PP_SITE_AXIS_HEAD = 0,
+    PP_SITE_AXIS_KV_HEAD,
+    PP_SITE_AXIS_TENSOR,
+    PP_SITE_AXIS_BLOCK
+} pp_site_axis;
+
+typedef struct pp_site_info {
+    pp_site id;
+    const char *op;      // the op row's name: "attention", "gemm", "adamw"
+    const char *name;    // stable: report.h5 /variants/V/ranges/<name>, `explain`'s rows
+    const char *what;    // one line: the quantity
+    const char *format;  // the format it is stored or computed in, and which knob decides
+    const char *where;   // where in the kernels it happens (file: function)
+    pp_site_axis axis;
+    const char *underflow;  // what the range diagnostics' underflow counter means here, in words
+                            // (NULL: a non-zero value flushed to zero)
+} pp_site_info;
+
+// The site's row, or NULL for an id outside [0, PP_SITE_COUNT). Host only.
+static inline const pp_site_info *pp_site_get(int id)
+{
+    static const pp_site_info table[PP_SITE_COUNT] = {
+        {PP_SITE_ATTN_SCORES, "attention", "scores",
+         "S after the Q·Kᵀ GEMM: unfused S = RN_F(RN_c(α_c·acc)) as stored; flash the raw fp32 dot s (never stored)",
+         "format (F; unfused), fp32 (flash); the accumulator's by accumulate",
+         "attention_threads.h: pp_attn_r_row_dots (unfused), pp_attn_t_flash_fwd (flash)", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_SCALED_SCORES, "attention", "scaled_scores",
+         "the softmax's input x after PB-Relax's shift and the layer-scaling multiply (unfused; = S without either)",
+         "F with softmax storage/naive when qk_layer_scaling > 1 or max_subtract pb-relax; fp32 with softmax fp32",
+         "attention_threads.h: pp_attn_t_unf_softmax", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_SOFTMAX_IN, "attention", "softmax_in",
+         "the exponent's argument: x − m (unfused; naive rounds it to F), fma(s, σ·log2e, −m·σ·log2e) (flash, base 2)",
+         "fp32 (F with softmax naive)", "attention_threads.h: pp_attn_t_unf_softmax, pp_attn_t_flash_fwd",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_P, "attention", "p",
+         "P as stored and fed to P·V (unfused RN_F(e/sum); flash forward RN_F(p); backward the recomputed P)",
+         "format (F)",
+         "attention_threads.h: pp_attn_t_unf_softmax, pp_attn_t_flash_fwd, pp_attn_t_flash_bwd_row",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_ROW_MAX, "attention", "row_max",
+         "the row max m subtracted before exp (unfused: of x; flash: the raw running max after the last tile)",
+         "fp32 compare of values of x's format", "attention_threads.h: pp_attn_t_unf_softmax, pp_attn_t_flash_fwd",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_ROW_SUM, "attention", "row_sum",
+         "the row sum of exp (unfused: left to right; flash: the 4 partials' quad reduce)",
+         "fp32 (F with softmax naive)", "attention_threads.h: pp_attn_t_unf_softmax; attention.h: pp_attn_flash_finish",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_OUT_PARTIAL, "attention", "out_partial",
+         "a context-parallel ring step's partial output (plain attention has none: its block output is out)",
+         "format (F)", "attention_threads.h: pp_attn_r_unf_pv, pp_attn_t_flash_fwd (cp_world > 1)",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_LSE, "attention", "lse",
+         "each block's lse (plain: the output lse; CP: each ring step's)", "fp32",
+         "attention_threads.h: pp_attn_t_unf_softmax, pp_attn_t_flash_fwd", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_CP_LSE_MERGE, "attention", "cp_lse_merge",
+         "the running lse after merging each ring step", "fp32 (cp_flavour te-2024: binary64, rounded to fp32)",
+         "attention_threads.h: pp_attn_t_cp_lse", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_CP_OUT_MERGE, "attention", "cp_out_merge",
+         "the out merge's accumulator after each step's corrected partial", "cp_accum",
+         "attention_threads.h: pp_attn_r_cp_out", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_OUT, "attention", "out", "the final out store", "format (F)",
+         "attention_threads.h: pp_attn_r_unf_pv, pp_attn_t_flash_fwd (plain), pp_attn_r_cp_out (CP)",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_D, "attention", "d",
+         "D_i: flash the fp32 dot dO·O; unfused Σ dP·P (the softmax backward's row sum)",
+         "fp32 (F with softmax naive)", "attention_threads.h: pp_attn_t_flash_bwd_row, pp_attn_t_unf_bwd_row",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DP, "attention", "dp", "dP = dO·Vᵀ (unfused: RN_F(acc) as stored; flash: the fp32 dot)",
+         "format (F; unfused), fp32 (flash)", "attention_threads.h: pp_attn_r_row_dots, pp_attn_t_flash_bwd_row",
+         PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DS, "attention", "ds", "dS as stored for its GEMMs", "format (F)",
+         "attention_threads.h: pp_attn_t_unf_bwd_row, pp_attn_t_flash_bwd_row", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DQ, "attention", "dq", "a block's dq' (CP: each step's partial) as stored", "format (F)",
+         "attention_threads.h: pp_attn_r_bwd_dq", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DK, "attention", "dk", "a block's dk' of one q head (before the GQA sum) as stored",
+         "format (F)", "attention_threads.h: pp_attn_dkv_keys", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DV, "attention", "dv", "a block's dv of one q head (before the GQA sum) as stored",
+         "format (F)", "attention_threads.h: pp_attn_dkv_keys", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_CP_DQ_ACC, "attention", "cp_dq_acc", "the CP dq accumulator after each ring step",
+         "cp_grad_accum", "attention_threads.h: pp_attn_r_cp_dq", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_CP_DKV_ACC, "attention", "cp_dkv_acc",
+         "the CP dk and dv accumulators after each hop (per kv head)", "cp_grad_accum",
+         "attention_threads.h: pp_attn_r_cp_dkv", PP_SITE_AXIS_KV_HEAD, NULL},
+        {PP_SITE_GEMM_QUANT_A, "gemm", "quant_a",
+         "A as the GEMM reads it: prescaled RN_F(RN_32(s·a)) (scale pre, pre-a) or quantised (scaling ≠ none)",
+         "format (F: fp16/bf16/fp32, or e4m3/e5m2/e2m1 with scaling)",
+         "cpu/gemm.c: gemm_prescale_task; cpu/gemm_scaled.c: scaled_quantise", PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_GEMM_QUANT_B, "gemm", "quant_b", "B likewise (prescaled with scale pre, or quantised)",
+         "format (F)", "cpu/gemm.c: gemm_prescale_task; cpu/gemm_scaled.c: scaled_quantise",
+         PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_GEMM_BLOCK_SCALE_A, "gemm", "block_scale_a",
+         "A's scales: tensor-current X, mx 2^e per block of 32, nvfp4 the E4M3 s per block of 16; "
+         "`clamped` counts blocks at the scale's limits",
+         "scaling (fp32 X; e8m0; e4m3)", "cpu/gemm_scaled.c: scaled_quantise", PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_GEMM_BLOCK_SCALE_B, "gemm", "block_scale_b", "B's scales, as block_scale_a",
+         "scaling (fp32 X; e8m0; e4m3)", "cpu/gemm_scaled.c: scaled_quantise", PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_GEMM_ACCUM, "gemm", "accum",
+         "the products' accumulator at the end of each output element's chain (scaled: the block-scaled sum)",
+         "accumulate (fp32, or F with accumulate storage)",
+         "gemm_thread.h: pp_gemm_row_run; cpu/gemm_scaled.c: scaled_task", PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_GEMM_SCALE, "gemm", "scale",
+         "the post-scaled accumulator RN_32(α_c·acc) before the store (fp32 accumulation; scaled: RN_32(d·acc))",
+         "fp32", "gemm.h: pp_gemm_epilogue_fp32; cpu/gemm_scaled.c: scaled_task", PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_GEMM_C, "gemm", "c", "C as stored", "format (F; fp32 with scaling)",
+         "gemm_thread.h: pp_gemm_row_run; cpu/gemm_scaled.c: scaled_task", PP_SITE_AXIS_TENSOR, NULL},
+        {PP_SITE_ADAMW_G, "adamw", "g", "the gradient as stored", "param_format (P)",
+         "adamw_thread.h: pp_adamw_src_grad, pp_adamw_linreg_update", PP_SITE_AXIS_BLOCK, NULL},
+        {PP_SITE_ADAMW_M, "adamw", "m", "the momentum after the step", "momentum_format (M)",
+         "adamw.h: pp_adamw_momentum", PP_SITE_AXIS_BLOCK, NULL},
+        {PP_SITE_ADAMW_V, "adamw", "v", "the variance after the step", "variance_format (V)",
+         "adamw.h: pp_adamw_variance", PP_SITE_AXIS_BLOCK, NULL},
+        {PP_SITE_ADAMW_DENOM, "adamw", "denom", "the denominator √v/dc + ε as stored", "variance_format (V)",
+         "adamw.h: pp_adamw_denom", PP_SITE_AXIS_BLOCK, NULL},
+        {PP_SITE_ADAMW_UPDATE, "adamw", "update",
+         "the addcdiv's increment x' − x to θ (to c with Kahan), exact in binary64, against θ's realised change",
+         "fp32 (opmath)", "adamw.h: pp_adamw_addcdiv; adamw_thread.h: pp_adamw_step_notes", PP_SITE_AXIS_BLOCK,
+         "loses non-zero increments in the θ store (θ did not move: a stall; with Kahan carried in c)"},
+        {PP_SITE_ADAMW_THETA, "adamw", "theta", "the θ store (after the update; decay's store included)",
+         "param_format (P; rounding stochastic or nearest)", "adamw.h: pp_adamw_elem_step", PP_SITE_AXIS_BLOCK, NULL},
+        {PP_SITE_ADAMW_COMP, "adamw", "comp", "the Kahan compensation store (kahan only)",
+         "compensation_format (C)", "adamw.h: pp_adamw_elem_step", PP_SITE_AXIS_BLOCK, NULL},
+    };
+    return id >= 0 && id < PP_SITE_COUNT ? &table[id] : (const pp_site_info *)0;
+}
+
+// The site of op named name, or -1. Host only.
+static inline int pp_site_find(const char *op, const char *name)
+{
+    for (int i = 0; i < PP_SITE_COUNT; i++)
+        if (!strcmp(pp_site_get(i)->op, op) && !strcmp(pp_site_get(i)->name, name))
+            return i;
+    return -1;
+}
+
+#endif

@@ -1,0 +1,64 @@
+// test_random_lanes.c — the normals drawn side by side (kernels/random_lanes.h) against
+// pp_rand_normal element by element, bit for bit: every lane count 1..16, many elements (so
+// that lanes are rejected at draw 0, and some at draw 1 too), several seeds and tensor ids; and
+// pp_det_log_normal against pp_det_log on normal inputs.
+// Run: make build/rel/tests/test_random_lanes && build/rel/tests/test_random_lanes
+#include "test_util.h"
+
+#include "random_lanes.h"
+
+static void rand_normal_lanes_bit_identical(void **state)
+{
+    (void)state;
+    int bad = 0, rejected = 0, rejected_twice = 0;
+    uint64_t seeds[3] = {pp_test_seed(), 0, UINT64_MAX};
+    for (int si = 0; si < 3; si++)
+        for (uint32_t tid = 0x4E000000u; tid < 0x4E000000u + 3; tid++)
+            for (int n = 1; n <= PP_RAND_LANES_MAX; n++)
+                for (int64_t i0 = 0; i0 < (int64_t)pp_test_iters(400); i0 += n) {
+                    double z[PP_RAND_LANES_MAX];
+                    pp_rand_normal_lanes(seeds[si], tid, i0, n, z);
+                    for (int l = 0; l < n; l++) {
+                        double want = pp_rand_normal(seeds[si], tid, (uint64_t)(i0 + l)), dummy;
+                        rejected += !pp_polar_try(pp_philox_element(seeds[si], tid, (uint64_t)(i0 + l), 0), &dummy);
+                        rejected_twice +=
+                            !pp_polar_try(pp_philox_element(seeds[si], tid, (uint64_t)(i0 + l), 0), &dummy) &&
+                            !pp_polar_try(pp_philox_element(seeds[si], tid, (uint64_t)(i0 + l), 1), &dummy);
+                        if (memcmp(&z[l], &want, sizeof want) != 0 && bad++ < 10) {
+                            fprintf(stderr, "rand_normal_lanes_bit_identical: seed %llu, tensor %u, element %lld\n",
+                                    (unsigned long long)seeds[si], tid, (long long)(i0 + l));
+                            pp_test_print_double("lanes", z[l]), pp_test_print_double("scalar", want);
+                        }
+                    }
+                }
+    assert_true(rejected > 100 && rejected_twice > 10);  // both continuations are exercised
+    if (bad)
+        pp_test_report_seed();
+    assert_int_equal(bad, 0);
+}
+
+static void det_log_normal_is_det_log(void **state)
+{
+    (void)state;
+    pp_test_rng rng = {pp_test_seed()};
+    const double fixed[] = {0x1p-1022, 0x1.6a09e667f3bccp0, 0x1.6a09e667f3bcdp0, 1.0, 0x1p-106, 0.5, DBL_MAX};
+    int bad = 0;
+    for (int k = 0; k < (int)pp_test_iters(20000) + 7; k++) {
+        double x = k < 7 ? fixed[k] : ldexp(1.0 + pp_test_rng_unit(&rng), (int)(pp_test_rng_next(&rng) % 2000) - 1000);
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        double a = pp_det_log_normal(b, 0), w = pp_det_log(x);
+        if (memcmp(&a, &w, sizeof a) != 0 && bad++ < 10)
+            pp_test_print_double("x", x), pp_test_print_double("normal", a), pp_test_print_double("det_log", w);
+    }
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rand_normal_lanes_bit_identical),
+        cmocka_unit_test(det_log_normal_is_det_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
