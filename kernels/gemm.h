@@ -43,11 +43,12 @@
 // (tensor-current, mx), e2m1 (mx, nvfp4). accum = fp32 and scale = post only. A is quantised as
 // one tensor (all batches) with blocks along k (its rows), B likewise with blocks along k (its
 // columns): qa_il, qb_lj values of F. Then, per output element, acc_0 = +0:
-//   tensor-current: acc = fmaf(qa_il, qb_lj, acc), l = 0 … k−1 in order (the fp32 chain);
-//                   d = RN_32(X_a·X_b) (both per-tensor scales; the product is exact)
+//   tensor-current: qa = RN_F,sat(RN_32(a·s_a)), s_a = RN_32(max_finite/amax_A) (TE's scale);
+//                   acc = fmaf(qa_il, qb_lj, acc), l = 0 … k−1 in order (the fp32 chain);
+//                   d = RN_32(X_a·X_b), X = RN_32(1/s) (TE's scale_inv; X_a·X_b exact in binary64)
 //   tensor-delayed: as tensor-current, with s from the recipe's amax histories (pp_delayed_recipe,
-//                   given to pp_gemm_delayed_cpu beside the variant), qa = RN_F,sat(
-//                   RN_32(a·s_a)) and d = RN_32(RN_32(1/s_a)·RN_32(1/s_b)) (e4m3, e5m2)
+//                   given to pp_gemm_delayed_cpu beside the variant; the op row reads it from the
+//                   knobs amax_history_a/_b, amax_compute_algo, margin) (e4m3, e5m2)
 //   mx, nvfp4:      per block β of k (32 or 16 consecutive l, the last one possibly shorter),
 //                   in order: p = +0; p = fmaf(qa_il, qb_lj, p) over l in β in order;
 //                   acc = RN_32(acc + RN_32(p·x_aβ·x_bβ))   (the block scales' product times p is
@@ -55,8 +56,9 @@
 //                   d = 1 (mx), d = RN_32(g_a·g_b) (nvfp4: the two global scales)
 //   epilogue:       c_ij = RN_32(α_c·RN_32(d·acc)), α_c = RN_32(α)
 // (A NaN or ±Inf in an operand makes its scale NaN — per tensor, or per block for mx — so the
-// outputs it reaches are NaN. Tensor-delayed takes its scales from the recipe's histories; a value above the history's amax saturates to ±max_finite·(1/s). The op row does not
-// offer it yet: a case has no list-valued parameter to give the histories in.)
+// outputs it reaches are NaN. Tensor-delayed takes its scales from the recipe's histories; a value
+// above the history's amax saturates to ±max_finite·(1/s).) The per-thread bodies of these loops
+// are kernels/gemm_scaled_thread.h, run by the CPU emulation and the GPU alike.
 
 // Rounding sites (kernels/sites.h): quant_a, quant_b (A, B as the GEMM reads them: prescaled
 // or quantised), block_scale_a, block_scale_b (the scales of scaled storage), accum (each chain's

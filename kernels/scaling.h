@@ -3,12 +3,24 @@
 // `precprobe cast --scaling mx` (src/core/cast.c) and the scaled GEMM (kernels/gemm.h, cpu/gemm.c).
 // C11 and nvcc (PP_HD).
 //
-// Schemes (V a value of the input, P the stored element, X the scale; V ≈ X·P):
-//   per-tensor, current (TransformerEngine's Float8CurrentScaling, scale as the inverse of TE's):
-//       X = RN_32(amax / max_finite(F)) over the whole tensor (X = 1 when amax = 0),
-//       P = RN_F,sat(RN_32(V / X))  — the division in binary32 then the saturating cast, as a
-//       GPU quantise kernel computes it (RN_32 of the binary64 quotient is the binary32 quotient:
-//       53 ≥ 2·24 + 2, so the double rounding is innocuous).
+// Schemes (V a value of the input, P the stored element, X the dequantisation scale; V ≈ X·P):
+//   per-tensor, current (TransformerEngine's Float8CurrentScaling): over the whole tensor,
+//       s = RN_32(max_finite(F) / amax)  (TE's `scale`; 1 when amax is 0, FLT_MAX when the
+//           quotient overflows binary32),
+//       P = RN_F,sat(RN_32(V·s)),  X = RN_32(1/s)  (TE's `scale_inv`, what the GEMM multiplies by).
+//       As TE computes them: NVIDIA/TransformerEngine @01c24fe
+//       transformer_engine/common/recipe/recipe_common.cuh:31, compute_scale_from_amax
+//       (scale = __fdiv_rn(max_fp8, amax), FLT_MAX for an infinite quotient, 1 for amax 0, Inf or
+//       NaN), called by nvte_compute_scale_from_amax (recipe/current_scaling.cu @e9a0581); the
+//       cast multiplies by the scale in binary32, then converts to FP8 with saturation
+//       (util/vectorized_pointwise.h @4faec05, unary_kernel: `temp = temp * s` before the
+//       static_cast to the output type), and scale_inv is the binary32 reciprocal 1/scale, as for
+//       delayed scaling below (delayed_scaling.cu @6b71a0a). Before this, precprobe computed the
+//       descale first, X = RN_32(amax / max_finite) and P = RN_F,sat(RN_32(V / X)): not TE's bits
+//       (X·s ≠ 1 in general, so elements near a rounding boundary landed on the other side).
+//       One deliberate difference: a NaN or ±Inf in the tensor makes s NaN here (so every
+//       output it reaches is NaN, as with the other schemes), where TE's fmaxf-based amax skips
+//       NaN and an infinite amax gives s = 1.
 //   MX (OCP MX v1.0 §6.3): per block of 32 along the reduction dimension,
 //       X = 2^(floor(log2(block amax)) − emax_elem), the exponent clamped to E8M0's [−127, 127]
 //       (amax 0: 2^−127); NaN scale (E8M0 0xFF) for a block holding NaN or ±Inf;
@@ -99,19 +111,30 @@ PP_HD static inline double pp_mx_quantise(pp_format_id f, double v, int e, pp_ro
     return pp_round(f, v * inv, (pp_rounding)(mode | PP_RND_SAT), rbits);
 }
 
-// Per-tensor current scale X = RN_32(amax / max_finite(f)); 1 when amax is 0; NaN when the
-// tensor holds NaN or ±Inf (amax NaN from pp_amax_step).
+// Per-tensor current scale s = RN_32(max_finite(f) / amax) (TE's `scale`, which multiplies the
+// elements); 1 when amax is 0; FLT_MAX when the quotient overflows binary32; NaN when the tensor
+// holds NaN or ±Inf (amax NaN from pp_amax_step).
 PP_HD static inline double pp_tensor_scale(pp_format_id f, double amax)
 {
     if (amax == 0)
         return 1.0;
-    return pp_round(PP_FMT_FP32, amax / pp_format_get(f).max_finite, PP_RND_NE, 0);
+    if (isnan(amax))
+        return amax;
+    double s = pp_round(PP_FMT_FP32, pp_format_get(f).max_finite / amax, PP_RND_NE, 0);
+    return s > 3.4028234663852886e38 ? 3.4028234663852886e38 : s;
 }
 
-// P = RN_f,sat(RN_32(V / X)) for the per-tensor scale X.
-PP_HD static inline double pp_tensor_quantise(pp_format_id f, double v, double x)
+// X = RN_32(1/s): the dequantisation factor (TE's `scale_inv`) of a per-tensor scale s.
+PP_HD static inline double pp_tensor_scale_inv(double s)
 {
-    return pp_round(f, pp_round(PP_FMT_FP32, v / x, PP_RND_NE, 0), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+    return pp_round(PP_FMT_FP32, 1.0 / s, PP_RND_NE, 0);
+}
+
+// P = RN_f,sat(RN_32(V·s)) for the per-tensor scale s (TE's cast: the product in binary32, then
+// the saturating conversion). V·s is exact in binary64 (two binary32 values).
+PP_HD static inline double pp_tensor_quantise(pp_format_id f, double v, double s)
+{
+    return pp_round(f, pp_round(PP_FMT_FP32, v * s, PP_RND_NE, 0), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
 }
 
 // NVFP4's global scale g = RN_32(amax / 2688) (2688 = 6·448); 1 when amax is 0.
@@ -145,7 +168,7 @@ PP_HD static inline double pp_nvfp4_quantise(double v, double s, double g)
 // scale = scaled_max / amax when amax is finite and > 0, else the previous scale; an infinite
 // scale becomes FLT_MAX; scale_inv = 1 / scale), and the FP8 cast that multiplies by the scale:
 //   s = RN_32(RN_32(max_finite(F)·2^−margin) / amax),  P = RN_F,sat(RN_32(V·s)),
-//   the GEMM's dequantisation factor X = RN_32(1/s)  (the inverse of tensor-current's form).
+//   the GEMM's dequantisation factor X = RN_32(1/s)  (as tensor-current's, with another amax).
 // With no previous step here, "the previous scale" is 1.
 typedef enum pp_amax_algo {
     PP_AMAX_MAX = 0,      // the largest amax of the window
@@ -183,10 +206,11 @@ PP_HD static inline double pp_delayed_scale(pp_format_id f, double amax, int mar
     return s > 3.4028234663852886e38 ? 3.4028234663852886e38 : s;
 }
 
-// P = RN_f,sat(RN_32(V·s)) (TE's cast: the product in binary32, then the saturating cast).
+// P = RN_f,sat(RN_32(V·s)) (TE's cast: the product in binary32, then the saturating cast; the
+// same cast as tensor-current's).
 PP_HD static inline double pp_delayed_quantise(pp_format_id f, double v, double s)
 {
-    return pp_round(f, pp_round(PP_FMT_FP32, v * s, PP_RND_NE, 0), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+    return pp_tensor_quantise(f, v, s);
 }
 
 #endif

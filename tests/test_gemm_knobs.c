@@ -15,6 +15,7 @@ static int row_check(const char *const *settings, char *msg, size_t n)
 {
     const pp_op *gemm = pp_op_find("gemm");
     pp_op_knobs k;
+    memset(&k, 0, sizeof k);
     for (int i = 0; i < gemm->n_knobs; i++)
         k.v[i] = pp_knob_value_index(&gemm->knobs[i], gemm->knobs[i].def);
     for (int i = 0; settings[i]; i += 2)
@@ -103,6 +104,69 @@ static void test_matrix_skips_or_refuses(void **state)
     pp_case_free(&c);
 }
 
+// Parses head + body as FILE; expects rc and, when want is given, that the message holds it.
+static void parse_expect(const char *file, const char *body, int rc, const char *want, pp_case *c)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s", head, body);
+    pp_error err = {0};
+    int got = pp_case_parse(text, strlen(text), file, c, &err);
+    if (got != rc || (want && !strstr(err.msg, want)))
+        fail_msg("%s: rc %d (want %d), message '%s' (want '%s')", file, got, rc, err.msg, want ? want : "");
+}
+
+// tensor-delayed's recipe knobs (TE's DelayedScaling): the histories are list knobs, read as TOML
+// arrays of non-negative finite numbers with FILE:LINE errors; tensor-delayed needs both; no
+// other scaling takes any of them; a list knob is not a [matrix] axis; the knob text a report
+// records is the list's TOML spelling.
+static void test_delayed_recipe_knobs(void **state)
+{
+    (void)state;
+    pp_case c;
+    const char *ok = "[knobs]\nformat = \"e4m3\"\n[variants.d]\nscaling = \"tensor-delayed\"\n"
+                     "amax_history_a = [5, 4.75, 0]\namax_history_b = [2]\namax_compute_algo = \"most_recent\"\n"
+                     "margin = 2\n";
+    parse_expect("ok.toml", ok, PP_OK, NULL, &c);
+    const pp_op *gemm = pp_op_find("gemm");
+    int ha = pp_op_knob_index(gemm, "amax_history_a");
+    assert_int_equal(c.variants[0].knobs.v[ha], 3);
+    assert_true(c.variants[0].knobs.list[ha][1] == 4.75);
+    char text[PP_NAME_MAX];
+    pp_knob_setting_text(&gemm->knobs[ha], &c.variants[0].knobs, ha, text, sizeof text);
+    assert_string_equal(text, "[5, 4.75, 0]");
+    pp_case_free(&c);
+    parse_expect("nohist.toml", "[knobs]\nformat = \"e4m3\"\n[variants.d]\nscaling = \"tensor-delayed\"\n"
+                 "amax_history_a = [5]\n", PP_ERR_INPUT,
+                 "nohist.toml:10: variant 'd': scaling \"tensor-delayed\" needs amax_history_a and amax_history_b", &c);
+    pp_case_free(&c);
+    parse_expect("other.toml", "[knobs]\nformat = \"e4m3\"\n[variants.m]\nscaling = \"mx\"\nmargin = 1\n",
+                 PP_ERR_INPUT, "are scaling = \"tensor-delayed\"'s (this variant's scaling is 'mx')", &c);
+    pp_case_free(&c);
+    parse_expect("scalar.toml", "[variants.d]\namax_history_a = 3.0\n", PP_ERR_INPUT,
+                 "scalar.toml:9: knob 'amax_history_a' in [variants.d] takes a list of numbers", &c);
+    pp_case_free(&c);
+    parse_expect("neg.toml", "[variants.d]\namax_history_b = [1.0,\n -2.0]\n", PP_ERR_INPUT,
+                 "neg.toml:10: knob 'amax_history_b' in [variants.d]: element 2 must be a finite number >= 0", &c);
+    pp_case_free(&c);
+    parse_expect("str.toml", "[variants.d]\namax_history_b = [\"4\"]\n", PP_ERR_INPUT,
+                 "element 1 must be a finite number >= 0", &c);
+    pp_case_free(&c);
+    parse_expect("long.toml", "[variants.d]\namax_history_a = [1, 2, 3, 4, 5, 6, 7, 8, 9]\n", PP_ERR_INPUT,
+                 "long.toml:9: knob 'amax_history_a' in [variants.d] has 9 numbers; at most 8", &c);
+    pp_case_free(&c);
+    parse_expect("text.toml", "[variants.d]\namax_history_a = [0.1, 0.2, 0.3, 0.4, 0.6, 0.7]\n", PP_ERR_INPUT,
+                 "text.toml:9: knob 'amax_history_a' in [variants.d] is too long to record", &c);
+    pp_case_free(&c);
+    parse_expect("matrix.toml", "[knobs]\nformat = \"e4m3\"\nscaling = \"tensor-delayed\"\n[matrix]\n"
+                 "amax_history_a = [[1.0], [2.0]]\n", PP_ERR_INPUT,
+                 "matrix.toml:12: knob 'amax_history_a' takes a list: set it in [knobs] or a variant, not in [matrix]",
+                 &c);
+    pp_case_free(&c);
+    parse_expect("margin.toml", "[variants.d]\nmargin = 65\n", PP_ERR_INPUT,
+                 "margin.toml:9: knob 'margin' in [variants.d] cannot be '65'", &c);
+    pp_case_free(&c);
+}
+
 // `precprobe list` states the rule.
 static void test_rules_are_listed(void **state)
 {
@@ -119,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_named_variant_names_file_line),
         cmocka_unit_test(test_matrix_skips_or_refuses),
         cmocka_unit_test(test_rules_are_listed),
+        cmocka_unit_test(test_delayed_recipe_knobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,19 +51,46 @@ static void nvfp4_scales_round_in_e4m3(void **state)
     assert_true(pp_nvfp4_quantise(3.0, 0.0, 1.0) == 0.0);     // no scale: 0
 }
 
-static void tensor_scale_is_amax_over_max_finite(void **state)
+// TE's Float8CurrentScaling (kernels/scaling.h cites the source): s = RN_32(max/amax) multiplies,
+// X = RN_32(1/s) dequantises.
+static void tensor_scale_is_max_finite_over_amax(void **state)
 {
     (void)state;
-    assert_true(pp_tensor_scale(PP_FMT_E4M3, 1344.0) == 3.0);  // 1344 = 3·448
+    assert_true(pp_tensor_scale(PP_FMT_E4M3, 1344.0) == (double)(1.0f / 3.0f));  // 1344 = 3·448
+    assert_true(pp_tensor_scale_inv(pp_tensor_scale(PP_FMT_E4M3, 1344.0)) == 3.0);
     assert_true(pp_tensor_scale(PP_FMT_E5M2, 57344.0) == 1.0);
-    assert_true(pp_tensor_scale(PP_FMT_E4M3, 1000.0) == (double)(float)(1000.0 / 448.0));
+    assert_true(pp_tensor_scale(PP_FMT_E4M3, 1000.0) == (double)(float)(448.0 / 1000.0));
     assert_true(pp_tensor_scale(PP_FMT_E4M3, 0.0) == 1.0);
-    // the element: RN_e4m3,sat(RN_32(V/X)); amax's element lands on max_finite
-    double x = pp_tensor_scale(PP_FMT_E4M3, 1000.0);
-    assert_true(pp_tensor_quantise(PP_FMT_E4M3, 1000.0, x) == 448.0);
-    assert_true(pp_tensor_quantise(PP_FMT_E4M3, -1000.0, x) == -448.0);
-    // 1/X·1 = 0.448: e4m3 step 2^−5 in [0.25, 0.5): 0.4375 (14·2^−5) or 0.46875; 0.448 → 0.4375
-    assert_true(pp_tensor_quantise(PP_FMT_E4M3, 1.0, x) == 0.4375);
+    assert_true(isnan(pp_tensor_scale(PP_FMT_E4M3, NAN)));
+    assert_true(pp_tensor_scale(PP_FMT_E4M3, 0x1p-149) == 3.4028234663852886e38);  // FLT_MAX, as TE
+    // the element: RN_e4m3,sat(RN_32(V·s)); amax's element lands on max_finite
+    double s = pp_tensor_scale(PP_FMT_E4M3, 1000.0);
+    assert_true(pp_tensor_quantise(PP_FMT_E4M3, 1000.0, s) == 448.0);
+    assert_true(pp_tensor_quantise(PP_FMT_E4M3, -1000.0, s) == -448.0);
+    // s·1 = 0.448: e4m3 step 2^−5 in [0.25, 0.5): 0.4375 (14·2^−5) or 0.46875; 0.448 → 0.4375
+    assert_true(pp_tensor_quantise(PP_FMT_E4M3, 1.0, s) == 0.4375);
+}
+
+// Where the two forms part: dividing by the descale X = RN_32(amax/max) (precprobe's form before)
+// and multiplying by TE's s = RN_32(max/amax) put some elements on different e4m3 values, since
+// X·s ≠ 1. The sweep checks pp_tensor_quantise against TE's form written out, and that some
+// element tells the forms apart, so a return to the old form fails here.
+static void tensor_scale_multiplies_as_te_does(void **state)
+{
+    (void)state;
+    int differ = 0;
+    for (int amax_i = 1; amax_i < 200 && !differ; amax_i++) {
+        double amax = (double)(float)(amax_i * 0.37), s = pp_tensor_scale(PP_FMT_E4M3, amax);
+        double x_old = pp_round(PP_FMT_FP32, amax / 448.0, PP_RND_NE, 0);
+        for (int i = 1; i < 4000 && !differ; i++) {
+            double v = (double)(float)(amax * i / 4000.0);
+            double te = pp_round(PP_FMT_E4M3, pp_round(PP_FMT_FP32, v * s, PP_RND_NE, 0), PP_RND_NE, 0);
+            double old = pp_round(PP_FMT_E4M3, pp_round(PP_FMT_FP32, v / x_old, PP_RND_NE, 0), PP_RND_NE, 0);
+            assert_true(pp_tensor_quantise(PP_FMT_E4M3, v, s) == te);
+            differ = te != old;
+        }
+    }
+    assert_true(differ);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,7 +115,7 @@ static void quantise_dequantise_round_trip(void **state)
         }
         int e = pp_mx_shared_exp(amax, F.emax);
         double X = pp_mx_scale(e);
-        double xt = pp_tensor_scale(f, amax);
+        double st = pp_tensor_scale(f, amax), xt = pp_tensor_scale_inv(st);
         for (int i = 0; i < 32; i++) {
             double P = pp_mx_quantise(f, v[i], e, PP_RND_NE, 0);
             assert_true(fabs(P) <= F.max_finite);
@@ -98,9 +125,9 @@ static void quantise_dequantise_round_trip(void **state)
                 assert_true(fabs(X * P - v[i]) <= 0.5 * X * pp_ulp(f, fabs(P)) * (1 + 1e-12));
             if (f == PP_FMT_E2M1)
                 continue;
-            double Q = pp_tensor_quantise(f, v[i], xt);
+            double Q = pp_tensor_quantise(f, v[i], st);
             assert_true(fabs(Q) <= F.max_finite);
-            assert_true(pp_tensor_quantise(f, pp_round(PP_FMT_FP32, xt * Q, PP_RND_NE, 0), xt) == Q ||
+            assert_true(pp_tensor_quantise(f, pp_round(PP_FMT_FP32, xt * Q, PP_RND_NE, 0), st) == Q ||
                         fabs(Q) < ldexp(1.0, F.emin));  // subnormal Q: X·Q may round off its grid
         }
         // the block's largest magnitude keeps MX's top binade: |P_max| ≥ 2^emax_elem
@@ -136,8 +163,9 @@ static void plain_quantise(pp_scaling s, pp_format_id f, const double *x, int64_
     for (int64_t i = 0; i < total; i++)
         amax = fmax(amax, fabs(x[i]));
     pp_rounding sat = (pp_rounding)(PP_RND_NE | PP_RND_SAT);
+    float ts = amax == 0 ? 1.0f : (float)(pp_format_get(f).max_finite / amax);  // TE's scale (finite here)
     if (s == PP_SCALING_TENSOR)
-        o->g = amax == 0 ? 1.0 : (double)(float)(amax / pp_format_get(f).max_finite);
+        o->g = (double)(1.0f / ts);  // TE's scale_inv
     else if (s == PP_SCALING_NVFP4)
         o->g = amax == 0 ? 1.0 : (double)(float)(amax / (6.0 * 448.0));
     else
@@ -161,7 +189,7 @@ static void plain_quantise(pp_scaling s, pp_format_id f, const double *x, int64_
                 for (int64_t l = l0; l < l1; l++) {
                     double v = x[AT(l)], q;
                     if (s == PP_SCALING_TENSOR)
-                        q = pp_round(f, (double)(float)(v / o->g), sat, 0);
+                        q = pp_round(f, (double)((float)v * ts), sat, 0);
                     else if (s == PP_SCALING_MX)
                         q = pp_round(f, v / sc, sat, 0);
                     else
@@ -276,7 +304,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mx_scale_of_amax_1000_for_e4m3_is_2),
         cmocka_unit_test(nvfp4_scales_round_in_e4m3),
-        cmocka_unit_test(tensor_scale_is_amax_over_max_finite),
+        cmocka_unit_test(tensor_scale_is_max_finite_over_amax),
+        cmocka_unit_test(tensor_scale_multiplies_as_te_does),
         cmocka_unit_test(quantise_dequantise_round_trip),
         cmocka_unit_test(scaled_gemm_matches_plain_bit_for_bit),
         cmocka_unit_test(scaled_variants_refuse_what_makes_no_sense),

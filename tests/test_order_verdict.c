@@ -117,12 +117,42 @@ static void order_verdict_line_groups_statistics(void **state)
     free(s);
 }
 
+// The pairs both reports list: every i < j that pp_order_pair accepts, in that order, k from 0.
+static void record_pair(void *ctx, int k, const pp_comparison *a, const pp_comparison *c)
+{
+    pp_textbuf *t = ctx;
+    pp_tb_printf(t, "%d:%s/%s>%s/%s ", k, a->variant, a->tensor, c->variant, c->against);
+}
+
+static void order_verdict_each_lists_pairs_in_order(void **state)
+{
+    (void)state;
+    pp_comparison cs[5] = {banded("a", "out", "reference"), banded("b", "dq", "reference"),
+                           banded("b", "out", "reference"), banded("c", "out", "reference"),
+                           banded("c", "dq", "reference")};
+    pp_run_result r;
+    memset(&r, 0, sizeof r);
+    r.comparisons = cs;
+    r.n_comparisons = 5;
+    pp_textbuf t = {0};
+    assert_int_equal(pp_order_verdict_each(&r, record_pair, &t), 4);
+    char *s = pp_tb_take(&t);
+    assert_string_equal(s, "0:a/out>b/reference 1:a/out>c/reference 2:b/dq>c/reference 3:b/out>c/reference ");
+    free(s);
+    r.n_comparisons = 1;  // no pair: fn never called
+    assert_int_equal(pp_order_verdict_each(&r, record_pair, &t), 0);
+    s = pp_tb_take(&t);
+    assert_true(!s || !*s);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(order_verdict_hand_worked),
         cmocka_unit_test(order_pair_rules),
         cmocka_unit_test(order_verdict_line_groups_statistics),
+        cmocka_unit_test(order_verdict_each_lists_pairs_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,28 +53,41 @@ static void the_plan_lists_the_tasks(void **state)
     pp_error err = {0};
     assert_int_equal(pp_run_plan_make(&c, &cpu_opts, &plan, &err), PP_OK);
     assert_string_equal(plan.device, "cpu");
-    assert_int_equal(plan.n_groups, 2);
+    // fp16 and bf16 round the inputs: a third group, binary32 and without variants, holds them
+    // unrounded, and its reference is every variant's second (exact-original) comparison
+    assert_int_equal(plan.n_groups, 3);
     assert_int_equal(plan.group_format[0], PP_FMT_FP16);
     assert_int_equal(plan.group_format[1], PP_FMT_BF16);
-    assert_int_equal(plan.n_tasks, 11);
+    assert_int_equal(plan.group_format[2], PP_FMT_FP32);
+    assert_int_equal(plan.group_original[0], 2);
+    assert_int_equal(plan.group_original[1], 2);
+    assert_int_equal(plan.group_original[2], -1);
+    assert_int_equal(plan.n_tasks, 16);
     const pp_task *t = plan.tasks;
     expect_task(&t[0], 0, PP_TASK_INPUTS, 0, -1, -1, -1, 0, 0, 0);
     expect_task(&t[1], 1, PP_TASK_REFERENCE, 0, -1, -1, -1, 1, 0, 0);
     expect_task(&t[2], 2, PP_TASK_INPUTS, 1, -1, -1, -1, 0, 0, 0);
     expect_task(&t[3], 3, PP_TASK_REFERENCE, 1, -1, -1, -1, 1, 2, 0);
-    expect_task(&t[4], 4, PP_TASK_VARIANT, 0, 0, -1, -1, 1, 0, 0);
-    expect_task(&t[5], 5, PP_TASK_VARIANT, 0, 1, -1, -1, 1, 0, 0);
-    expect_task(&t[6], 6, PP_TASK_VARIANT, 1, 2, -1, -1, 1, 2, 0);
-    expect_task(&t[7], 7, PP_TASK_COMPARE, 0, 0, -1, 0, 2, 4, 1);
-    expect_task(&t[8], 8, PP_TASK_COMPARE, 0, 1, -1, 0, 2, 5, 1);
-    expect_task(&t[9], 9, PP_TASK_COMPARE, 1, 2, -1, 0, 2, 6, 3);
-    expect_task(&t[10], 10, PP_TASK_COMPARE_PAIR, -1, -1, 0, 0, 2, 5, 4);
-    assert_string_equal(pp_task_kind_name(t[10].kind), "compare-pair");
+    expect_task(&t[4], 4, PP_TASK_INPUTS, 2, -1, -1, -1, 0, 0, 0);
+    expect_task(&t[5], 5, PP_TASK_REFERENCE, 2, -1, -1, -1, 1, 4, 0);
+    expect_task(&t[6], 6, PP_TASK_VARIANT, 0, 0, -1, -1, 1, 0, 0);
+    expect_task(&t[7], 7, PP_TASK_VARIANT, 0, 1, -1, -1, 1, 0, 0);
+    expect_task(&t[8], 8, PP_TASK_VARIANT, 1, 2, -1, -1, 1, 2, 0);
+    expect_task(&t[9], 9, PP_TASK_COMPARE, 0, 0, -1, 0, 2, 6, 1);
+    expect_task(&t[10], 10, PP_TASK_COMPARE, 0, 0, -1, 0, 2, 6, 5);
+    expect_task(&t[11], 11, PP_TASK_COMPARE, 0, 1, -1, 0, 2, 7, 1);
+    expect_task(&t[12], 12, PP_TASK_COMPARE, 0, 1, -1, 0, 2, 7, 5);
+    expect_task(&t[13], 13, PP_TASK_COMPARE, 1, 2, -1, 0, 2, 8, 3);
+    expect_task(&t[14], 14, PP_TASK_COMPARE, 1, 2, -1, 0, 2, 8, 5);
+    expect_task(&t[15], 15, PP_TASK_COMPARE_PAIR, -1, -1, 0, 0, 2, 7, 6);
+    for (int i = 9; i < 15; i++)
+        assert_int_equal(t[i].second, (i - 9) % 2);
+    assert_string_equal(pp_task_kind_name(t[15].kind), "compare-pair");
     // a slice: the pair's comparison needs both fp16 variants, their inputs, no reference
-    unsigned char sel[11] = {0};
-    sel[10] = 1;
+    unsigned char sel[16] = {0};
+    sel[15] = 1;
     pp_run_plan_close(&plan, sel);
-    const unsigned char want[11] = {1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1};
+    const unsigned char want[16] = {1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1};
     assert_memory_equal(sel, want, sizeof want);
     // the plan is a function of the case and the options: made again, the same tasks
     pp_run_plan again;
@@ -115,7 +128,8 @@ static void stages_by_hand_equal_run_case(void **state)
     pp_error err = {0};
     pp_run_result whole;
     assert_int_equal(pp_run_case(&c, &cpu_opts, &whole, &err), PP_OK);
-    assert_int_equal(whole.n_comparisons, 4);
+    assert_int_equal(whole.n_comparisons, 7);  // each variant against both references, and the pair
+    assert_string_equal(whole.comparisons[1].against, PP_AGAINST_ORIGINAL);
     assert_int_equal(whole.n_verdicts, 0);  // the gate is the caller's
 
     pp_run_plan plan;
@@ -127,7 +141,7 @@ static void stages_by_hand_equal_run_case(void **state)
     assert_int_equal(pp_run_products_make(&plan, &products, &err), PP_OK);
     assert_int_equal(pp_run_execute(&plan, &cpu_opts, NULL, &products, &err), PP_OK);
     assert_int_equal(pp_run_compare(&plan, &products, NULL, &cmps, &n, &err), PP_OK);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 7);
     assert_int_equal(pp_run_assemble(&plan, &cpu_opts, &products, cmps, n, &staged, &err), PP_OK);
     pp_run_products_free(&plan, &products);
     assert_int_equal(staged.n_comparisons, whole.n_comparisons);
@@ -140,16 +154,16 @@ static void stages_by_hand_equal_run_case(void **state)
     assert_memory_equal(&staged.references[0], &whole.references[0], sizeof staged.references[0]);
     assert_string_equal(staged.device, whole.device);
 
-    // a shard: only the comparison of fp16-storage with its reference (task 8) and what it needs
-    unsigned char sel[11] = {0};
-    sel[8] = 1;
+    // a shard: only the comparison of fp16-storage with its reference (task 11) and what it needs
+    unsigned char sel[16] = {0};
+    sel[11] = 1;
     pp_run_plan_close(&plan, sel);
     assert_int_equal(pp_run_products_make(&plan, &products, &err), PP_OK);
     assert_int_equal(pp_run_execute(&plan, &cpu_opts, sel, &products, &err), PP_OK);
     assert_null(products.variants[0].outs[0].data);  // not in the slice: not run
     assert_int_equal(pp_run_compare(&plan, &products, sel, &cmps, &n, &err), PP_OK);
     assert_int_equal(n, 1);
-    expect_same_comparison(&cmps[0], &whole.comparisons[1]);
+    expect_same_comparison(&cmps[0], &whole.comparisons[2]);
     pp_comparisons_free(cmps, n);
     pp_run_products_free(&plan, &products);
 

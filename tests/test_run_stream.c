@@ -89,7 +89,7 @@ static pp_comparison *stream(const pp_case *c, const pp_run_opts *o, pp_run_plan
 {
     pp_error err = {0};
     assert_int_equal(pp_run_plan_make(c, o, plan, &err), PP_OK);
-    assert_int_equal(plan->n_tasks, 11);
+    assert_int_equal(plan->n_tasks, 16);
     assert_int_equal(pp_run_products_make(plan, p, &err), PP_OK);
     memset(w, 0, sizeof *w);
     w->plan = plan;
@@ -110,12 +110,14 @@ static void stream_frees_each_product_after_its_last_reader(void **state)
     watched w;
     int n;
     pp_comparison *cmps = stream(&c, &cpu_opts, &plan, &p, &w, &n);
-    // Comparisons as soon as their tensors exist: the fp16 pair (10) before the bf16 variant (6)
-    // runs, so the fp16 inputs (0), reference (1) and both fp16 variants' outputs (4, 5) are gone
-    // by then; each product the moment its last reader ran.
+    // Comparisons as soon as their tensors exist: the fp16 pair (15) before the bf16 variant (8)
+    // runs, so the fp16 inputs (0), reference (1) and both fp16 variants' outputs (6, 7) are gone
+    // by then; each product the moment its last reader ran. The binary32 group's inputs (4) go
+    // once its reference (5) ran; that reference, every variant's second comparison's (10, 12,
+    // 14), once the last of them ran.
     enum { R = PP_STREAM_RAN, F = PP_STREAM_RELEASED };
-    const int kind[] = {R, R, R, R, R, R, R, F, R, F, R, F, F, R, F, R, F, F};
-    const int task[] = {0, 1, 2, 3, 4, 7, 5, 0, 8, 1, 10, 5, 4, 6, 2, 9, 6, 3};
+    const int kind[] = {R, R, R, R, R, R, F, R, R, R, R, F, R, F, R, R, F, F, R, F, R, F, R, F, F};
+    const int task[] = {0, 1, 2, 3, 4, 5, 4, 6, 9, 10, 7, 0, 11, 1, 12, 15, 7, 6, 8, 2, 13, 3, 14, 8, 5};
     int expected = (int)(sizeof task / sizeof task[0]);
     for (int i = 0; i < w.n && i < expected; i++)
         if (w.kind[i] != kind[i] || w.task[i] != task[i])
@@ -134,7 +136,7 @@ static void stream_frees_each_product_after_its_last_reader(void **state)
     assert_int_equal(pp_run_products_make(&plan, &q, &err), PP_OK);
     assert_int_equal(pp_run_execute(&plan, &cpu_opts, NULL, &q, &err), PP_OK);
     assert_int_equal(pp_run_compare(&plan, &q, NULL, &staged, &n_staged, &err), PP_OK);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 7);
     assert_int_equal(n_staged, n);
     for (int i = 0; i < n; i++)
         expect_same_comparison(&cmps[i], &staged[i]);
@@ -164,11 +166,11 @@ static void stream_keeps_what_a_later_stage_reads(void **state)
         watched w;
         int n;
         pp_comparison *cmps = stream(&c, &keep[k], &plan, &p, &w, &n);
-        assert_int_equal(n, 4);
+        assert_int_equal(n, 7);
         assert_int_equal(w.n, plan.n_tasks);
         for (int i = 0; i < w.n; i++)
             assert_int_equal(w.kind[i], PP_STREAM_RAN);
-        for (int t = 0; t < 7; t++)  // inputs, references, variants
+        for (int t = 0; t < 9; t++)  // inputs, references, variants
             assert_true(held(&w, t));
         pp_comparisons_free(cmps, n);
         pp_run_products_free(&plan, &p);

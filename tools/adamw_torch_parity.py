@@ -7,19 +7,21 @@ from pytorch/torchdistx src/python/torchdistx/optimizers/anyprecision_optimizer.
 the same in every revision, on torch tensors) on the same θ₀ and gradients, and
 build/rel/tools/adamw_emulate with the CPU kernel flavour on the same data; prints the number of
 elements whose bits differ. (The default flavour, torch_kernels = "cuda", models PyTorch's CUDA
-kernels; where torch sees a CUDA device the tool also runs every configuration there against
-that flavour, every element, torch's own sqrt.)
+kernels; where torch sees a CUDA device the tool also runs torch.optim.AdamW in fp32 and bf16 with
+foreach (judged) and fused (measured only: not modelled), and every AnyPrecisionAdamW
+configuration there against that flavour, every element, torch's own sqrt, printing per tensor
+the count of elements that differ; tools/gpu-check.sh runs it on a lent GPU.)
 Also reruns torch with Tensor.sqrt (and AnyPrecisionAdamW's `** 0.5` of its 0-d step tensor, which
 takes the same path) replaced by a correctly rounded one (binary64 sqrt, rounded once), to
 separate the known differences: this torch build's fp32 CPU sqrt is not correctly rounded on
 vectorised chunks; and bf16 add_(other, alpha) rounds alpha to bf16 in the vectorised loop but
 not in the scalar tail (n mod 64 elements), which precprobe follows for the bulk. Exits 1 when any
 judged configuration differs in any bit (on the CPU: with the correctly rounded sqrt); 0 with
-"skipped" when torch is
-absent (make test runs it with $PRECPROBE_PYTHON, default python3). Works with torch >= 1.13; before
-2.0 torch.optim.AdamW's momentum is mul_(b1).add_(g, alpha=1 - b1), not the lerp_ precprobe models,
-and a bf16 mul_/add_ rounds its scalar (b1 as well as alpha) to bf16 (Debian's 1.13: all 4096
-bulk momenta explained), so on those versions the torch.optim.AdamW configuration and those with a
+"skipped" when torch is absent (make test runs it with the interpreter tools/find-python.sh picks
+for numpy and torch). Works with torch >= 1.13; before 2.0 torch.optim.AdamW's momentum is
+mul_(b1).add_(g, alpha=1 - b1), not the lerp_ precprobe models, and a bf16 mul_/add_ rounds its
+scalar (b1 as well as alpha) to bf16 (Debian's 1.13: all 4096 bulk momenta explained), so on those
+versions the torch.optim.AdamW configuration and those with a
 bf16 momentum are printed but not judged; a configuration that torch itself cannot run (1.13's CPU
 addcdiv_ asserts on mixed dtypes) is reported and skipped.
 Run: PYTHON tools/adamw_torch_parity.py   (from the repository root; PYTHON one that imports torch)
@@ -61,15 +63,16 @@ def anyprecision_step(p, g, st, lr, b1, b2, eps, wd, kahan):
         st["c"].add_(tmp.sub_(p))
 
 
-def run_torch(update, fmts, kahan, th0, grads, hyper, device="cpu"):
-    """θ, m, v after the steps, on the CPU. On "cuda", torch.optim.AdamW takes its default (foreach
-    for CUDA parameters in torch >= 2.0) and AnyPrecisionAdamW's step tensor stays on the CPU, as
-    torchdistx creates it."""
+def run_torch(update, fmts, kahan, th0, grads, hyper, device="cpu", impl=None):
+    """θ, m, v after the steps, on the CPU. torch.optim.AdamW runs with foreach=False on the CPU, and
+    on "cuda" with impl "foreach" (the default for CUDA parameters in torch >= 2.0, what the cuda
+    flavour models) or "fused"; AnyPrecisionAdamW's step tensor stays on the CPU, as torchdistx
+    creates it."""
     lr, b1, b2, eps, wd = hyper
     P, M, V, C = (DT[f] for f in fmts)
     if update == "torch":
         p = torch.nn.Parameter(th0.to(P).to(device).clone())
-        kw = {"foreach": False} if device == "cpu" else {}
+        kw = {"foreach": False} if device == "cpu" else {impl or "foreach": True}
         opt = torch.optim.AdamW([p], lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, **kw)
         for g in grads:
             p.grad = g.to(P).to(device).clone()
@@ -147,17 +150,30 @@ def main():
     CR_SQRT[0] = False
     # The default flavour against torch on a GPU: every element, torch's own arithmetic (CUDA's
     # sqrtf is correctly rounded), judged on torch >= 2.0 (whose kernels kernels/adamw.h cites).
+    # torch.optim.AdamW in fp32 and bf16 (its state in the parameter's dtype), foreach (modelled:
+    # judged) and fused (not modelled, kernels/adamw.h: measured, printed, not judged); then the
+    # AnyPrecisionAdamW configurations above.
     if torch.cuda.is_available():
         name = "cuda " + torch.cuda.get_device_name(0)
-        for update, fmts, kahan in configs:
-            t = run_torch(update, fmts, kahan, th0, grads, hyper, device="cuda")
+        cuda_configs = [("torch", (f,) * 4, False, impl) for impl in ("foreach", "fused") for f in ("fp32", "bf16")]
+        cuda_configs += [(u, f, k, None) for u, f, k in configs if u != "torch"]
+        for update, fmts, kahan, impl in cuda_configs:
+            label = update + (f" {impl}" if impl else "")
+            try:
+                t = run_torch(update, fmts, kahan, th0, grads, hyper, device="cuda", impl=impl)
+            except RuntimeError as exc:  # e.g. a torch without fused AdamW for this dtype
+                print(f"{name[:24]:24s} {label:21s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: "
+                      f"not run: this torch fails on it ({str(exc).splitlines()[0][:90]})")
+                continue
             e = run_emu(update, fmts, kahan, th0, grads, hyper, kernels="cuda")
             diffs = [int((t[k].float().numpy().view(np.uint32) != e[k].view(np.uint32)).sum()) for k in range(3)]
-            print(f"{name[:24]:24s} {update:13s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: "
-                  f"elements differing in bits (theta, m, v): {diffs} of {n} (torch_kernels = cuda)")
+            judged = torch2 and impl != "fused"
+            print(f"{name[:24]:24s} {label:21s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: elements differing "
+                  f"in bits: theta {diffs[0]}, m {diffs[1]}, v {diffs[2]} of {n} (torch_kernels = cuda)"
+                  + ("" if judged else ", not judged" + (" (fused=True is not modelled)" if impl == "fused" else "")))
             runs += 1
-            judged_runs += torch2
-            if torch2 and any(diffs):
+            judged_runs += judged
+            if judged and any(diffs):
                 failures += 1
     else:
         print("torch_kernels = cuda: not checked here (torch.cuda.is_available() is False)")

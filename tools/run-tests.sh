@@ -33,13 +33,27 @@ run_one() {  # label, command...
 for t in "${rel[@]}"; do run_one "$t" "$t"; done
 if [ $e2e = 1 ] && [ -x tests/e2e/run.sh ]; then run_one "tests/e2e/run.sh" tests/e2e/run.sh bin/precprobe; fi
 if [ $e2e = 1 ]; then run_one "tools/test-browser.sh (HTML in headless Chromium)" bash tools/test-browser.sh; fi
-# AdamW against real torch, bit for bit; prints "skipped" and passes where torch is not importable
-# (PRECPROBE_PYTHON names an interpreter that has it, e.g. a venv's python).
+# A check in Python runs under the interpreter tools/find-python.sh picks for its modules
+# (PRECPROBE_PYTHON, else python3 or /usr/bin/python3), or passes as skipped, saying which
+# interpreters were tried and what each lacked.
+run_py() {  # label, modules (space-separated), script and arguments...
+    local label=$1 mods=$2; shift 2
+    local py why
+    why=$(mktemp)
+    # shellcheck disable=SC2086 # mods is a list of module names
+    if py=$(bash tools/find-python.sh $mods 2>"$why"); then
+        run_one "$label" "$py" "$@"
+    else
+        run_one "$label" echo "$label: skipped ($(cat "$why"))"
+    fi
+    rm -f "$why"
+}
+# AdamW against real torch, bit for bit (on the CPU; on CUDA too where torch sees a GPU).
 if [ $e2e = 1 ] && [ -x build/rel/tools/adamw_emulate ]; then
-    run_one "tools/adamw_torch_parity.py" "${PRECPROBE_PYTHON:-python3}" tools/adamw_torch_parity.py
+    run_py "tools/adamw_torch_parity.py" "numpy torch" tools/adamw_torch_parity.py
 fi
-# precprobe cast against ml_dtypes (FP4 packing, NVFP4, per-tensor scaling); skips without it.
-if [ $e2e = 1 ]; then run_one "tools/cast_peer.py" "${PRECPROBE_PYTHON:-python3}" tools/cast_peer.py; fi
+# precprobe cast against ml_dtypes (FP4 packing, NVFP4, per-tensor scaling).
+if [ $e2e = 1 ]; then run_py "tools/cast_peer.py" "numpy ml_dtypes" tools/cast_peer.py; fi
 # The Python bridge (python/): numpy-only tests, torch ones where importable; skips without numpy.
 if [ $e2e = 1 ]; then run_one "python/tests/run.sh (the Python bridge)" bash python/tests/run.sh; fi
 for t in "${san[@]}"; do

@@ -7,6 +7,7 @@
 
 #include "../gemm.h"
 #include "../ranges.h"
+#include "../gemm_scaled_thread.h"
 #include "error.h"
 
 // C[b] = α·A[b]·B[b] for b < batch, emulating variant v bit for bit (kernels/gemm.h gives the
@@ -52,5 +53,21 @@ int pp_gemm_delayed_cpu(const pp_gemm_variant *v, const pp_delayed_recipe *r, do
 int pp_gemm_delayed_cpu_ranges(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
                                int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c,
                                int threads, pp_ranges *R, pp_error *err);
+// The quantised operands of a scaled variant (steps 1 and 2 of kernels/gemm_scaled_thread.h):
+// qa, qb the quantised elements (values of v->format, A's and B's layouts), xsa, xsb the block
+// scales per line and block, ga, gb the per-tensor scales; dequantised, A ≈ ga·xsa·qa.
+typedef struct pp_gemm_scaled_q {
+    pp_gemm_scaled_operand A, B;
+    double *qa, *qb, *xsa, *xsb;
+    double ga, gb;
+} pp_gemm_scaled_q;
+
+// Quantises a and b (binary32 values) as variant v (scaling ≠ none; r: the delayed recipe, or NULL
+// for the other scalings) does. Returns PP_OK or PP_ERR_RUNTIME (memory; out is then empty).
+// Free with pp_gemm_scaled_q_free.
+int pp_gemm_scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r, int64_t batch, int64_t m,
+                            int64_t n, int64_t k, const double *a, const double *b, pp_gemm_scaled_q *out,
+                            pp_error *err);
+void pp_gemm_scaled_q_free(pp_gemm_scaled_q *q);
 
 #endif

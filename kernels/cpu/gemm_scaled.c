@@ -1,39 +1,23 @@
 // cpu/gemm_scaled.c — the CPU emulation of the scaled-storage GEMM (kernels/gemm.h, "Scaled
 // storage"): quantise A and B with their scales (kernels/scaling.h), then per output element the
-// fp32 chain over k with the block scales applied per block, in the order gemm.h documents.
+// fp32 chain over k with the block scales applied per block, in the order gemm.h documents; the
+// bodies are kernels/gemm_scaled_thread.h's, which the GPU runs too.
 #include "gemm.h"
+#include "gemm_scaled_thread.h"
 #include "parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SCALED_ROWS_PER_TASK 8
-
-// One operand seen as lines along k: line t = (batch b, row or column r) holds elements
-// base(t) + l·stride for l < k. A: lines (b, i), stride 1; B: lines (b, j), stride n.
-typedef struct scaled_operand {
-    const double *x;   // the binary32 values
-    double *q;         // out: the quantised elements, same layout as x
-    double *xs;        // out: per line and block, the block scale (mx: 2^e; nvfp4: the E4M3 s)
-    double g;          // out: the per-tensor scale (tensor-current X, delayed 1/s, nvfp4 global g; mx: 1)
-    const double *hist;  // tensor-delayed: this operand's amax history (pp_delayed_recipe)
-    int hist_len;
-    int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
-} scaled_operand;
-
-static int64_t line_base(const scaled_operand *o, int64_t t)
-{
-    return (t / o->lines) * o->batch_step + (t % o->lines) * o->line_step;
-}
 
 // Range notes of one block's scale s (sites block_scale_a, block_scale_b): its value in the
 // scale's own format, and whether it hit that format's limits — mx: the shared exponent clamped
 // to E8M0's [−127, 127] (or a NaN block); nvfp4: the E4M3 scale saturated at 448 or 0 for a
-// non-zero block; tensor-current: X not a positive normal binary32.
+// non-zero block; per-tensor: the dequantisation scale X not a positive normal binary32.
 static void scaled_scale_notes(const pp_gemm_variant *v, pp_ranges *R, int site, double bamax, double s, double g)
 {
-    if (!R)
-        return;
     int clamped = 0;
     if (v->scaling == PP_SCALING_MX) {
         int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
@@ -52,133 +36,156 @@ static void scaled_scale_notes(const pp_gemm_variant *v, pp_ranges *R, int site,
         pp_range_note_clamp(R, site, 0);
 }
 
-// Quantise o (every line, every block) under variant v's scaling (r: the delayed recipe); range
-// notes into R at site (quant_a or quant_b; the scales at site + 2, block_scale_a or block_scale_b).
-static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r, scaled_operand *o, pp_ranges *R,
-                            int site)
+// Range notes of step 2's body (line t, block blk) after it ran (site quant_a or quant_b; the
+// block scales at site + 2): each element before its (saturating) cast — x·s for the per-tensor
+// scalings (TE multiplies by its scale), x over the block's scale for mx and nvfp4 — and after.
+static void scaled_block_notes(const pp_gemm_variant *v, const pp_gemm_scaled_operand *o, const double *x,
+                               const double *q, const double *xs, double g, double s, int64_t t, int64_t blk,
+                               pp_ranges *R, int site)
+{
+    int64_t base = pp_gemm_scaled_line_base(o, t);
+    int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
+    int per_tensor = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED;
+    double x_blk = xs[t * o->nblk + blk];
+    if (!per_tensor) {
+        double bamax = 0;
+        for (int64_t l = l0; l < l1; l++)
+            bamax = pp_amax_step(bamax, x[base + l * o->stride]);
+        scaled_scale_notes(v, R, site + 2, bamax, x_blk, g);
+    }
+    double X = v->scaling == PP_SCALING_MX ? x_blk : x_blk * g;
+    for (int64_t l = l0; l < l1; l++) {
+        int64_t i = base + l * o->stride;
+        double pre = per_tensor ? x[i] * s : X != 0 ? x[i] / X : 0.0;
+        pp_range_note(R, site, 0, v->format, pre, q[i]);
+    }
+}
+
+// Steps 1 and 2 of kernels/gemm_scaled_thread.h for one operand x: its amax, its per-tensor scale
+// *g, then every (line, block) body in order into q and xs (r: the delayed recipe's history for
+// this operand, hist/hist_len); range notes into R when set (site quant_a or quant_b).
+static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r, const double *hist, int hist_len,
+                            const pp_gemm_scaled_operand *o, const double *x, double *q, double *xs, double *g,
+                            pp_ranges *R, int site)
 {
     int64_t nlines = o->batch * o->lines;
     double amax = 0;
     for (int64_t t = 0; t < nlines; t++)
         for (int64_t l = 0; l < o->k; l++)
-            amax = pp_amax_step(amax, o->x[line_base(o, t) + l * o->stride]);
+            amax = pp_amax_step(amax, x[pp_gemm_scaled_line_base(o, t) + l * o->stride]);
     // tensor-delayed ignores this tensor's amax: its scale s comes from the history
     double s_delayed = v->scaling == PP_SCALING_DELAYED
-                     ? pp_delayed_scale(v->format, pp_delayed_amax(o->hist, o->hist_len, r->algo), r->margin)
+                     ? pp_delayed_scale(v->format, pp_delayed_amax(hist, hist_len, r->algo), r->margin)
                      : 1.0;
-    o->g = v->scaling == PP_SCALING_TENSOR ? pp_tensor_scale(v->format, amax)
-         : v->scaling == PP_SCALING_DELAYED ? pp_round(PP_FMT_FP32, 1.0 / s_delayed, PP_RND_NE, 0)
-         : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
-    if (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED)  // one block: the tensor
-        scaled_scale_notes(v, R, site + 2, amax, o->g, 1.0);
-    for (int64_t t = 0; t < nlines; t++) {
-        int64_t base = line_base(o, t);
+    double s = pp_gemm_scaled_tensor_s(v, amax, s_delayed);
+    *g = pp_gemm_scaled_tensor_g(v, amax, s);
+    if (R && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED))  // one block: the tensor
+        scaled_scale_notes(v, R, site + 2, amax, *g, 1.0);
+    for (int64_t t = 0; t < nlines; t++)
         for (int64_t blk = 0; blk < o->nblk; blk++) {
-            int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
-            double bamax = 0;
-            for (int64_t l = l0; l < l1; l++)
-                bamax = pp_amax_step(bamax, o->x[base + l * o->stride]);
-            int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
-            double s = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
-                     : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, o->g) : 1.0;
-            o->xs[t * o->nblk + blk] = s;
-            if (v->scaling != PP_SCALING_TENSOR)
-                scaled_scale_notes(v, R, site + 2, bamax, s, o->g);
-            for (int64_t l = l0; l < l1; l++) {
-                int64_t i = base + l * o->stride;
-                double xv = o->x[i];
-                o->q[i] = v->scaling == PP_SCALING_TENSOR ? pp_tensor_quantise(v->format, xv, o->g)
-                        : v->scaling == PP_SCALING_DELAYED ? pp_delayed_quantise(v->format, xv, s_delayed)
-                        : v->scaling == PP_SCALING_MX ? pp_mx_quantise(v->format, xv, e, PP_RND_NE, 0)
-                        : pp_nvfp4_quantise(xv, s, o->g);
-                if (R) {  // the element over its scale, before the (saturating) rounding
-                    double X = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED ? o->g
-                             : v->scaling == PP_SCALING_MX ? pp_mx_scale(e) : s * o->g;
-                    pp_range_note(R, site, 0, v->format, X != 0 ? xv / X : 0.0, o->q[i]);
-                }
-            }
+            pp_gemm_scaled_quantise_block(v, o, x, q, xs, *g, s, t, blk);
+            if (R)
+                scaled_block_notes(v, o, x, q, xs, *g, s, t, blk, R, site);
         }
-    }
 }
 
 typedef struct scaled_job {
     const pp_gemm_variant *v;
     double alpha_c, d;
-    int64_t m, n, k, tasks_per_batch;
-    const scaled_operand *a, *b;
+    int64_t m, n, tasks_per_batch;
+    pp_gemm_scaled_operand A, B;
+    const double *qa, *xsa, *qb, *xsb;
     double *c;
     pp_ranges *wr;  // range diagnostics: task t notes into wr[t mod workers], or NULL
     int workers;
 } scaled_job;
 
+// Step 3 over rows [i0, i1) of one batch, each element the one body of gemm_scaled_thread.h (with
+// range notes: its two halves, the same statements).
 static void scaled_task(void *ctx, int64_t t)
 {
     const scaled_job *g = ctx;
     int64_t bi = t / g->tasks_per_batch, i0 = (t % g->tasks_per_batch) * SCALED_ROWS_PER_TASK;
     int64_t i1 = i0 + SCALED_ROWS_PER_TASK < g->m ? i0 + SCALED_ROWS_PER_TASK : g->m;
-    const scaled_operand *A = g->a, *B = g->b;
-    int blocked = g->v->scaling != PP_SCALING_TENSOR && g->v->scaling != PP_SCALING_DELAYED;
     for (int64_t i = i0; i < i1; i++)
         for (int64_t j = 0; j < g->n; j++) {
-            int64_t ta = bi * g->m + i, tb = bi * g->n + j;
-            const double *qa = A->q + line_base(A, ta), *qb = B->q + line_base(B, tb);
-            float acc = 0.0f;
-            for (int64_t blk = 0; blk < A->nblk; blk++) {
-                int64_t l0 = blk * A->bs, l1 = l0 + A->bs < g->k ? l0 + A->bs : g->k;
-                float p = blocked ? 0.0f : acc;
-                for (int64_t l = l0; l < l1; l++)
-                    p = pp_gemm_step_fp32((float)qa[l], (float)qb[l * B->stride], p);
-                acc = blocked ? pp_gemm_block_add(acc, p, A->xs[ta * A->nblk + blk] * B->xs[tb * B->nblk + blk])
-                              : p;
+            double *c = &g->c[(bi * g->m + i) * g->n + j];
+            if (!g->wr) {
+                *c = pp_gemm_scaled_element(g->v, g->alpha_c, g->d, &g->A, g->qa, g->xsa, &g->B, g->qb, g->xsb, bi,
+                                            i, j);
+                continue;
             }
-            float da = (float)pp_round(PP_FMT_FP32, g->d * (double)acc, PP_RND_NE, 0);
-            g->c[(bi * g->m + i) * g->n + j] = pp_gemm_epilogue_fp32(PP_FMT_FP32, g->alpha_c, da);
-            if (g->wr) {  // task t runs on worker t mod workers (parallel.h)
-                pp_ranges *R = &g->wr[t % g->workers];
-                pp_range_note1(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc);
-                pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, g->d * (double)acc, da);
-                pp_range_note(R, PP_SITE_GEMM_C, 0, PP_FMT_FP32, g->alpha_c * (double)da, g->c[(bi * g->m + i) * g->n + j]);
-            }
+            float acc = pp_gemm_scaled_accum(g->v, &g->A, g->qa, g->xsa, &g->B, g->qb, g->xsb, bi, i, j);
+            float da = pp_gemm_scaled_descale(g->d, acc);
+            *c = pp_gemm_epilogue_fp32(PP_FMT_FP32, g->alpha_c, da);
+            pp_ranges *R = &g->wr[t % g->workers];  // task t runs on worker t mod workers (parallel.h)
+            pp_range_note1(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc);
+            pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, g->d * (double)acc, da);
+            pp_range_note(R, PP_SITE_GEMM_C, 0, PP_FMT_FP32, g->alpha_c * (double)da, *c);
         }
+}
+
+static int scaled_quantise_both(const pp_gemm_variant *v, const pp_delayed_recipe *r, int64_t batch, int64_t m,
+                                int64_t n, int64_t k, const double *a, const double *b, pp_gemm_scaled_q *out,
+                                pp_ranges *R, pp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->A = pp_gemm_scaled_operand_of(v->scaling, 0, batch, m, n, k);
+    out->B = pp_gemm_scaled_operand_of(v->scaling, 1, batch, m, n, k);
+    int64_t nblk = out->A.nblk;
+    out->qa = malloc((size_t)(batch * m * k + 1) * sizeof(double));
+    out->qb = malloc((size_t)(batch * k * n + 1) * sizeof(double));
+    out->xsa = malloc((size_t)(batch * m * nblk + 1) * sizeof(double));
+    out->xsb = malloc((size_t)(batch * n * nblk + 1) * sizeof(double));
+    if (!out->qa || !out->qb || !out->xsa || !out->xsb) {
+        pp_gemm_scaled_q_free(out);
+        return pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the quantised inputs");
+    }
+    scaled_quantise(v, r, r ? r->history[0] : NULL, r ? r->len[0] : 0, &out->A, a, out->qa, out->xsa, &out->ga, R,
+                    PP_SITE_GEMM_QUANT_A);
+    scaled_quantise(v, r, r ? r->history[1] : NULL, r ? r->len[1] : 0, &out->B, b, out->qb, out->xsb, &out->gb, R,
+                    PP_SITE_GEMM_QUANT_B);
+    return PP_OK;
+}
+
+int pp_gemm_scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r, int64_t batch, int64_t m,
+                            int64_t n, int64_t k, const double *a, const double *b, pp_gemm_scaled_q *out,
+                            pp_error *err)
+{
+    return scaled_quantise_both(v, r, batch, m, n, k, a, b, out, NULL, err);
+}
+
+void pp_gemm_scaled_q_free(pp_gemm_scaled_q *q)
+{
+    free(q->qa);
+    free(q->qb);
+    free(q->xsa);
+    free(q->xsb);
+    q->qa = q->qb = q->xsa = q->xsb = NULL;
 }
 
 static int scaled_run(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
                       int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, int threads,
                       pp_ranges *R, pp_error *err)
 {
-    int64_t bs = pp_gemm_scaling_block(v->scaling, k), nblk = k ? (k + bs - 1) / bs : 0;
-    scaled_operand A = {a, NULL, NULL, 1.0, r ? r->history[0] : NULL, r ? r->len[0] : 0,
-                        batch, m, k, 1, k, m * k, nblk, bs};
-    scaled_operand B = {b, NULL, NULL, 1.0, r ? r->history[1] : NULL, r ? r->len[1] : 0,
-                        batch, n, k, n, 1, k * n, nblk, bs};
-    A.q = malloc((size_t)(batch * m * k + 1) * sizeof(double));
-    B.q = malloc((size_t)(batch * k * n + 1) * sizeof(double));
-    A.xs = malloc((size_t)(batch * m * nblk + 1) * sizeof(double));
-    B.xs = malloc((size_t)(batch * n * nblk + 1) * sizeof(double));
-    int rc = PP_OK;
-    if (!A.q || !B.q || !A.xs || !B.xs) {
-        rc = pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the quantised inputs");
-    } else {
-        scaled_quantise(v, r, &A, R, PP_SITE_GEMM_QUANT_A);
-        scaled_quantise(v, r, &B, R, PP_SITE_GEMM_QUANT_B);
-        // tensor-current: d = RN_32(X_a·X_b); delayed: RN_32(scale_inv_a·scale_inv_b);
-        // nvfp4: RN_32(g_a·g_b); mx: 1 (A.g = B.g = 1)
-        double d = pp_round(PP_FMT_FP32, A.g * B.g, PP_RND_NE, 0);
-        scaled_job g = {v, alpha_c, d, m, n, k, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, &A, &B, c,
-                        NULL, 1};
-        int64_t ntasks = batch * g.tasks_per_batch;
-        int64_t w = threads < ntasks ? threads : ntasks;
-        g.workers = w < 1 ? 1 : w > PP_MAX_THREADS ? PP_MAX_THREADS : (int)w;  // parallel.h's worker count
-        if (R && !(g.wr = pp_ranges_workers(R, g.workers)))
-            rc = pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the range diagnostics");
-        else
-            pp_parallel_for(scaled_task, &g, ntasks, threads, NULL);
-        pp_ranges_workers_done(R, g.wr, g.workers);
-    }
-    free(A.q);
-    free(B.q);
-    free(A.xs);
-    free(B.xs);
+    pp_gemm_scaled_q q;
+    int rc = scaled_quantise_both(v, r, batch, m, n, k, a, b, &q, R, err);
+    if (rc)
+        return rc;
+    // tensor-current and delayed: d = RN_32(scale_inv_a·scale_inv_b);
+    // nvfp4: RN_32(g_a·g_b); mx: 1 (g_a = g_b = 1)
+    double d = pp_round(PP_FMT_FP32, q.ga * q.gb, PP_RND_NE, 0);
+    scaled_job g = {v, alpha_c, d, m, n, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, q.A, q.B,
+                    q.qa, q.xsa, q.qb, q.xsb, c, NULL, 1};
+    int64_t ntasks = batch * g.tasks_per_batch;
+    int64_t w = threads < ntasks ? threads : ntasks;
+    g.workers = w < 1 ? 1 : w > PP_MAX_THREADS ? PP_MAX_THREADS : (int)w;  // parallel.h's worker count
+    if (R && !(g.wr = pp_ranges_workers(R, g.workers)))
+        rc = pp_fail(err, PP_ERR_RUNTIME, "gemm: out of memory for the range diagnostics");
+    else
+        pp_parallel_for(scaled_task, &g, ntasks, threads, NULL);
+    pp_ranges_workers_done(R, g.wr, g.workers);
+    pp_gemm_scaled_q_free(&q);
     return rc;
 }
 

@@ -36,6 +36,11 @@ int pp_cli_run_sweep(const char *path, const pp_run_opts *o, const char *out, co
 typedef struct pp_sweep pp_sweep;
 int pp_cli_write_sweep_reports(const pp_sweep *s, const char *dir, const char *html);
 
+// cmd_run_sweep.c: pp_sweep_load of the case file at path, its notes (the points skipped, which
+// an error may speak of) on stderr either way, and on an error its message, the sweep freed.
+// Returns PP_OK or the error's exit status.
+int pp_cli_load_sweep(const char *path, pp_sweep *s);
+
 // cmd_merge.c: `precprobe merge PARTIAL... --out DIR`, the partial results of a sharded run.
 int pp_cmd_merge(int argc, char **argv);
 

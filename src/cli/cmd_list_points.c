@@ -45,7 +45,7 @@ static int work_of(const pp_sweep *s, int i, point_work *w, pp_error *err)
     for (int t = 0; !rc && t < plan.n_tasks; t++) {
         pp_task_kind k = plan.tasks[t].kind;
         w->variants += k == PP_TASK_VARIANT;
-        w->references += k == PP_TASK_REFERENCE;
+        w->references += k == PP_TASK_REFERENCE || k == PP_TASK_REFERENCE_QUANTISED;
         w->comparisons += k == PP_TASK_COMPARE || k == PP_TASK_COMPARE_PAIR;
     }
     w->tasks = rc ? 0 : plan.n_tasks;
@@ -77,15 +77,8 @@ int pp_cmd_list_points(int argc, char **argv)
     }
     pp_sweep s;
     pp_error err = {0};
-    if ((rc = pp_sweep_load(pos[0], &s, &err))) {
-        if (s.notes)
-            fputs(s.notes, stderr);  // the skipped points the error speaks of
-        fprintf(stderr, "precprobe: %s\n", err.msg);
-        pp_sweep_free(&s);
+    if ((rc = pp_cli_load_sweep(pos[0], &s)))
         return rc;
-    }
-    if (s.notes)
-        fputs(s.notes, stderr);
     if (tsv)
         printf("index\tname\tvalues\tvariants\treferences\tcomparisons\ttasks\n");
     else

@@ -100,20 +100,26 @@ static int write_sweep_reports(const pp_sweep_result *res, const pp_sweep *s, co
     return rc;
 }
 
+int pp_cli_load_sweep(const char *path, pp_sweep *s)
+{
+    pp_error err = {0};
+    int rc = pp_sweep_load(path, s, &err);
+    if (s->notes)
+        fputs(s->notes, stderr);  // the combinations the op cannot run, skipped
+    if (rc) {
+        fprintf(stderr, "precprobe: %s\n", err.msg);
+        pp_sweep_free(s);
+    }
+    return rc;
+}
+
 int pp_cli_run_sweep(const char *path, const pp_run_opts *o, const char *out, const char *out_root, const char *html)
 {
     pp_sweep s;
     pp_error err = {0};
-    int rc = pp_sweep_load(path, &s, &err);
-    if (rc) {
-        if (s.notes)
-            fputs(s.notes, stderr);  // the skipped points the error speaks of
-        fprintf(stderr, "precprobe: %s\n", err.msg);
-        pp_sweep_free(&s);
+    int rc = pp_cli_load_sweep(path, &s);
+    if (rc)
         return rc;
-    }
-    if (s.notes)
-        fputs(s.notes, stderr);  // the combinations the op cannot run, skipped
     char dir[PP_PATH_MAX];
     if (out)
         snprintf(dir, sizeof dir, "%s", out);

@@ -116,9 +116,10 @@ int pp_cast_scaled(const pp_tensor *in, const pp_cast_opts *o, pp_scaling scheme
         return rc;
     double amax = tensor_amax(in);
     if (scheme == PP_SCALING_TENSOR) {
-        *global = pp_tensor_scale(f, amax);
+        double s = pp_tensor_scale(f, amax);  // TE's scale; the report's global scale is its inverse
+        *global = pp_tensor_scale_inv(s);
         for (int64_t i = 0; i < in->numel; i++)
-            elems->data[i] = pp_tensor_quantise(f, in->data[i], *global);
+            elems->data[i] = pp_tensor_quantise(f, in->data[i], s);
         return PP_OK;
     }
     int64_t cols = in->ndim ? in->shape[in->ndim - 1] : 1, rows = cols ? in->numel / cols : 0;

@@ -48,8 +48,9 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
                pp_tensor *scales, pp_error *err);
 
 // Per-tensor current scaling and NVFP4 (kernels/scaling.h defines both; nearest-even only):
-//   PP_SCALING_TENSOR: o->to e4m3, e5m2 or e2m1 (as the scaled GEMM); X = pp_tensor_scale(to, amax of the whole tensor),
-//       P = pp_tensor_quantise(to, V, X); *global = X, scales left zeroed (no blocks).
+//   PP_SCALING_TENSOR: o->to e4m3, e5m2 or e2m1 (as the scaled GEMM); s = pp_tensor_scale(to, amax of the whole tensor),
+//       P = pp_tensor_quantise(to, V, s); *global = X = pp_tensor_scale_inv(s) (TE's scale_inv: V ≈ X·P),
+//       scales left zeroed (no blocks).
 //   PP_SCALING_NVFP4: o->to e2m1; g = pp_nvfp4_global(amax of the whole tensor), per block of
 //       PP_NVFP4_BLOCK along the last dimension s = pp_nvfp4_block_scale(block amax, g),
 //       P = pp_nvfp4_quantise(V, s, g); *global = g, scales the s values (format E4M3, in's shape

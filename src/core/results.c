@@ -66,3 +66,19 @@ const pp_comparison *pp_run_result_find(const pp_run_result *r, const char *vari
     }
     return NULL;
 }
+
+const char *pp_against_label(const pp_run_result *r, const pp_comparison *c)
+{
+    if (!strcmp(c->against, PP_AGAINST_ORIGINAL))
+        return "exact (original inputs)";
+    if (!strcmp(c->against, PP_AGAINST_QUANTISED))
+        return "exact (quantised inputs)";
+    if (strcmp(c->against, "reference"))
+        return NULL;
+    // the group's reference: the other side of the variant's second comparison, if it has one
+    if (pp_run_result_find(r, c->variant, c->tensor, PP_AGAINST_QUANTISED))
+        return "exact (original inputs)";
+    if (pp_run_result_find(r, c->variant, c->tensor, PP_AGAINST_ORIGINAL))
+        return "exact (quantised inputs)";
+    return NULL;
+}

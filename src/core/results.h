@@ -65,6 +65,12 @@ typedef struct pp_comparison {
     double band[PP_BAND_MAX_STATS][3];
 } pp_comparison;
 
+// The `against` of a variant's second comparison (src/ops/op.h, pp_ref2_kind), beside its
+// "reference" (the exact result on the inputs its group holds): the exact result on the inputs
+// before its storage format rounded them, or on the values its scaling quantised them to.
+#define PP_AGAINST_ORIGINAL "exact-original"
+#define PP_AGAINST_QUANTISED "exact-quantised"
+
 // The reference of one output tensor.
 typedef struct pp_reference_info {
     char tensor[PP_NAME_MAX];
@@ -110,5 +116,10 @@ void pp_run_result_free(pp_run_result *r);
 // The comparison (variant, tensor, against) or NULL.
 const pp_comparison *pp_run_result_find(const pp_run_result *r, const char *variant, const char *tensor,
                                         const char *against);
+
+// What the expected tensor of comparison c of r is, in words: "exact (original inputs)" or
+// "exact (quantised inputs)" for a variant that has a second comparison (its "reference" then is
+// the other one), NULL otherwise.
+const char *pp_against_label(const pp_run_result *r, const pp_comparison *c);
 
 #endif

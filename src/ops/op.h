@@ -47,6 +47,9 @@ typedef struct pp_knob_def {
     const char *doc;
     int64_t int_min, int_max;  // integer knob (values NULL): the allowed range
     const pp_knob_meaning *meanings;  // choice knob: the enum value of each value, by name
+    // > 0: a list knob (values NULL, def "[]"): a TOML array of at most list_max non-negative finite
+    // numbers (e.g. an amax history), stored in pp_op_knobs.list; default the empty list.
+    int list_max;
 } pp_knob_def;
 
 // The meanings of a storage-format knob: "fp16", "bf16", "fp32" to their pp_format_id.
@@ -81,9 +84,12 @@ typedef struct pp_op_params {
     pp_ranges *ranges;
 } pp_op_params;
 
-// Knob values of a variant: the index into each knob's values, or an integer knob's value.
+// Knob values of a variant: the index into each knob's values, or an integer knob's value, or a
+// list knob's length with its numbers in list[knob][0 .. v[knob]).
+#define PP_KNOB_LIST_MAX 8
 typedef struct pp_op_knobs {
     int v[PP_MAX_KNOBS];
+    double list[PP_MAX_KNOBS][PP_KNOB_LIST_MAX];
 } pp_op_knobs;
 
 // Optional hooks of an iterative operation (adamw) that reports per-step series. When a row sets
@@ -127,6 +133,18 @@ typedef struct pp_seq_chunking {
     // The owner of chunk k of n.
     int (*owner_of)(int k, int n);
 } pp_seq_chunking;
+
+// A variant's second reference (pp_op.second_reference): which exact result it is also compared
+// with, so a report separates the error of storing the inputs from the error of the arithmetic.
+typedef enum pp_ref2_kind {
+    PP_REF2_NONE = 0,   // none: the group's reference is the exact result on what the variant read
+    PP_REF2_ORIGINAL,   // its storage format rounds the inputs: also against the exact result on them
+                        // in binary32, before that rounding (the binary32 group's reference)
+    PP_REF2_QUANTISED   // it quantises its binary32 inputs itself (scaled storage): also against the
+                        // exact result on the values it quantised them to (reference_quantised)
+} pp_ref2_kind;
+
+// Their comparisons are named PP_AGAINST_ORIGINAL and PP_AGAINST_QUANTISED (core/results.h).
 
 typedef struct pp_op pp_op;
 struct pp_op {
@@ -200,6 +218,13 @@ struct pp_op {
     // Range diagnostics (kernels/sites.h, ranges.h): the cells per site run_cpu notes into
     // (attention: heads; gemm: 1, the tensor; adamw: parameter blocks); NULL: the row records none.
     int64_t (*range_heads)(const pp_op_params *p);
+    // The second reference of a variant with knobs k (pp_ref2_kind); NULL: none for any.
+    int (*second_reference)(const pp_op_params *p, const pp_op_knobs *k);
+    // PP_REF2_QUANTISED's reference: out[i] (binary64, allocated, data NULL when not wanted) the
+    // exact result on the values variant k quantises in (the group's inputs) to, info[i] its method
+    // and bound; as reference.
+    int (*reference_quantised)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                               pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
 };
 
 // The operation named name, or NULL.
@@ -225,6 +250,11 @@ void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n);
 int pp_knob_id(const pp_knob_def *knob, int v);
 // The text of stored value v ("fp32", "64").
 void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n);
+// The text of knob ki of variant knobs k, for every kind: pp_knob_text's, or a list knob's TOML
+// spelling "[1.5, 300]" (each number %.17g). Returns the length snprintf would write.
+int pp_knob_setting_text(const pp_knob_def *knob, const pp_op_knobs *k, int ki, char *buf, size_t n);
+// Whether knob ki has the same value in a and b (a list knob: the same numbers, bit for bit).
+int pp_knob_same(const pp_knob_def *knob, const pp_op_knobs *a, const pp_op_knobs *b, int ki);
 
 // Parameter i's value (its default when not given); for PP_PARAM_CHOICE the choice's index.
 double pp_op_param(const pp_op *op, const pp_op_params *p, const char *name);

@@ -7,13 +7,15 @@
 #include "cpu/gemm.h"
 #ifdef PP_HAVE_CUDA
 #include "cuda/gemm_cuda.h"
+#include "cuda/gemm_scaled_cuda.h"
 #endif
 #include "gemm_ref.h"
 #include "ops/engine_knob.h"
+#include "ops/gemm_ref_quantised.h"
 #include "ops/op.h"
 
 enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
-enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING };
+enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING, K_HIST_A, K_HIST_B, K_AMAX_ALGO, K_MARGIN };
 
 static const pp_param_def params[] = {
     [P_BATCH] = {"batch", PP_PARAM_INT, 1, 1 << 20, 1, 0, "number of independent products"},
@@ -31,10 +33,12 @@ static const pp_knob_meaning accumulate_ids[] = {
     {"fp32", PP_GEMM_ACC_FP32}, {"storage", PP_GEMM_ACC_STORAGE}, {NULL, 0}};
 static const pp_knob_meaning scale_ids[] = {
     {"post", PP_GEMM_SCALE_POST}, {"pre", PP_GEMM_SCALE_PRE}, {"pre-a", PP_GEMM_SCALE_PRE_A}, {NULL, 0}};
-static const char *const scalings[] = {"none", "tensor-current", "mx", "nvfp4", NULL};
+static const char *const scalings[] = {"none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
 static const pp_knob_meaning scaling_ids[] = {
-    {"none", PP_SCALING_NONE}, {"tensor-current", PP_SCALING_TENSOR}, {"mx", PP_SCALING_MX},
-    {"nvfp4", PP_SCALING_NVFP4}, {NULL, 0}};
+    {"none", PP_SCALING_NONE}, {"tensor-current", PP_SCALING_TENSOR}, {"tensor-delayed", PP_SCALING_DELAYED},
+    {"mx", PP_SCALING_MX}, {"nvfp4", PP_SCALING_NVFP4}, {NULL, 0}};
+static const char *const amax_algos[] = {"max", "most_recent", NULL};
+static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_recent", PP_AMAX_MOST_RECENT}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "fp16",
                   "storage format of A, B, the rescaled inputs and C; with scaling: the quantised "
@@ -53,10 +57,25 @@ static const pp_knob_def knobs[] = {
                   "cublasGemmStridedBatchedEx as torch.baddbmm calls it (cuda only; its order is cuBLAS's)",
                    .meanings = pp_engine_meanings},
     [K_SCALING] = {"scaling", scalings, "none",
-                   "none: A and B stored as they are; tensor-current: per-tensor amax scale; mx: OCP MX "
+                   "none: A and B stored as they are; tensor-current: per-tensor scale from this tensor's amax "
+                   "(TE's Float8CurrentScaling); tensor-delayed: per-tensor scale from the amax history of earlier "
+                   "steps (TE's DelayedScaling: amax_history_a/_b, amax_compute_algo, margin); mx: OCP MX "
                    "v1.0 e8m0 scales per 32 along k; nvfp4: e2m1, e4m3 scales per 16 along k and an "
-                   "fp32 global scale (kernels/scaling.h; tensor-delayed needs an amax history: not offered)",
+                   "fp32 global scale (kernels/scaling.h)",
                    .meanings = scaling_ids},
+    // TE's DelayedScaling recipe (kernels/scaling.h cites its source): the history is what TE's
+    // amax_history buffer holds when this step quantises, most recent first; its length is TE's
+    // amax_history_len. Only tensor-delayed reads them (check_knobs refuses them elsewhere).
+    [K_HIST_A] = {"amax_history_a", NULL, "[]",
+                  "tensor-delayed: A's amax at the earlier steps, most recent first (TE's amax_history; its "
+                  "length is amax_history_len), e.g. [3.0, 2.5]", .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_B] = {"amax_history_b", NULL, "[]", "tensor-delayed: B's amax history, as amax_history_a",
+                  .list_max = PP_KNOB_LIST_MAX},
+    [K_AMAX_ALGO] = {"amax_compute_algo", amax_algos, "max",
+                     "tensor-delayed: the amax the scale is made from: max over the history, or its most recent "
+                     "entry (TE's amax_compute_algo)", .meanings = amax_algo_ids},
+    [K_MARGIN] = {"margin", NULL, "0",
+                  "tensor-delayed: scale = (max_finite / amax) / 2^margin (TE's margin)", 0, 64},
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
@@ -133,6 +152,14 @@ static void describe(const pp_op_params *p, char *buf, size_t n)
              (long long)param(p, P_BATCH), (long long)param(p, P_K), (long long)param(p, P_N), alpha);
 }
 
+// Variant k's delayed recipe (its histories point into k), for tensor-delayed.
+static pp_delayed_recipe recipe_of(const pp_op_knobs *k)
+{
+    pp_delayed_recipe r = {{k->list[K_HIST_A], k->list[K_HIST_B]}, {k->v[K_HIST_A], k->v[K_HIST_B]},
+                           (pp_amax_algo)id(k, K_AMAX_ALGO), k->v[K_MARGIN]};
+    return r;
+}
+
 static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_gemm_variant v = {
@@ -149,7 +176,7 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 
 // Storage format, scaling, accumulation and scale placement that go together (kernels/gemm.h),
 // and what the cuBLAS engine can be asked for (kernels/cuda/gemm_cuda.h, pp_gemm_cublas): the
-// scalings are our emulation's (CPU only), and storage accumulation maps to a cuBLAS compute type
+// scalings are our kernels' (CPU emulation, and CUDA: kernels/cuda/gemm_scaled_kernels.cu), and storage accumulation maps to a cuBLAS compute type
 // only for fp16 (CUBLAS_COMPUTE_16F) and fp32; cuBLAS has no bf16 compute type.
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
@@ -164,6 +191,17 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
                  "%s compute type)", knobs[K_FORMAT].values[k->v[K_FORMAT]]);
         return -1;
     }
+    int recipe_set = k->v[K_HIST_A] || k->v[K_HIST_B] || id(k, K_AMAX_ALGO) != PP_AMAX_MAX || k->v[K_MARGIN];
+    if (v.scaling != PP_SCALING_DELAYED && recipe_set) {
+        snprintf(msg, n, "amax_history_a, amax_history_b, amax_compute_algo and margin are scaling = "
+                 "\"tensor-delayed\"'s (this variant's scaling is '%s')", knobs[K_SCALING].values[k->v[K_SCALING]]);
+        return -1;
+    }
+    if (v.scaling == PP_SCALING_DELAYED && (!k->v[K_HIST_A] || !k->v[K_HIST_B])) {
+        snprintf(msg, n, "scaling \"tensor-delayed\" needs amax_history_a and amax_history_b (each operand's amax "
+                 "at the earlier steps, most recent first, e.g. [3.0, 2.5])");
+        return -1;
+    }
     if (pp_gemm_variant_formats_ok(&v))
         return 0;
     const char *f = knobs[K_FORMAT].values[k->v[K_FORMAT]], *s = knobs[K_SCALING].values[k->v[K_SCALING]];
@@ -172,8 +210,8 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     else if (v.accum != PP_GEMM_ACC_FP32 || v.scale != PP_GEMM_SCALE_POST)
         snprintf(msg, n, "scaling '%s' needs accumulate = \"fp32\" and scale = \"post\"", s);
     else
-        snprintf(msg, n, "scaling '%s' does not store format '%s' (tensor-current: e4m3 e5m2 e2m1; mx: e4m3 e5m2 "
-                 "e2m1; nvfp4: e2m1)", s, f);
+        snprintf(msg, n, "scaling '%s' does not store format '%s' (tensor-current: e4m3 e5m2 e2m1; tensor-delayed: "
+                 "e4m3 e5m2; mx: e4m3 e5m2 e2m1; nvfp4: e2m1)", s, f);
     return -1;
 }
 
@@ -184,6 +222,15 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
         return pp_fail(err, PP_ERR_RUNTIME, "gemm: engine '%s' runs only on the GPU (--device cuda)",
                        knobs[K_ENGINE].values[k->v[K_ENGINE]]);
     pp_gemm_variant v = variant_of(p, k);
+    if (v.scaling == PP_SCALING_DELAYED) {  // the recipe beside the variant (pp_gemm_delayed_cpu)
+        pp_gemm_scalars sc;
+        pp_delayed_recipe r = recipe_of(k);
+        if (pp_gemm_scalars_make(&v, param(p, P_K), &sc))
+            return pp_fail(err, PP_ERR_INPUT, "gemm: bad variant");
+        return pp_gemm_delayed_cpu_ranges(&v, &r, sc.alpha_c, param(p, P_BATCH), param(p, P_M), param(p, P_N),
+                                          param(p, P_K), in[0].data, in[1].data, out[0].data, threads, p->ranges,
+                                          err);
+    }
     return pp_gemm_cpu_ranges(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
                               in[1].data, out[0].data, threads, p->ranges, err);
 }
@@ -200,10 +247,16 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
                     pp_error *err)
 {
     pp_gemm_variant v = variant_of(p, k);
-    if (v.scaling != PP_SCALING_NONE)
-        return pp_fail(err, PP_ERR_RUNTIME, "gemm on cuda: scaling '%s' runs on the CPU emulation only (--device cpu)",
-                       knobs[K_SCALING].values[k->v[K_SCALING]]);
     char msg[400] = "";
+    if (v.scaling != PP_SCALING_NONE) {  // our kernels only (check_knobs): the emulation's bodies on the GPU
+        pp_gemm_scalars sc;
+        if (pp_gemm_scalars_make(&v, param(p, P_K), &sc))
+            return pp_fail(err, PP_ERR_INPUT, "gemm on cuda: bad variant");
+        pp_delayed_recipe r = recipe_of(k);
+        int rc = pp_gemm_scaled_cuda(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, sc.alpha_c, param(p, P_BATCH), param(p, P_M), param(p, P_N),
+                                     param(p, P_K), in[0].data, in[1].data, out[0].data, msg, sizeof msg);
+        return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
+    }
     int rc = (id(k, K_ENGINE) == PP_ENGINE_OURS ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
                                                                    param(p, P_N), param(p, P_K), in[0].data,
                                                                    in[1].data, out[0].data, msg, sizeof msg);
@@ -242,6 +295,47 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     return rc;
 }
 
+// Second references (op.h): a scaled variant quantises its binary32 inputs itself; an fp16 or
+// bf16 variant reads inputs rounded to its format.
+static int second_reference(const pp_op_params *p, const pp_op_knobs *k)
+{
+    pp_gemm_variant v = variant_of(p, k);
+    if (v.scaling != PP_SCALING_NONE)
+        return PP_REF2_QUANTISED;
+    return v.format == PP_FMT_FP16 || v.format == PP_FMT_BF16 ? PP_REF2_ORIGINAL : PP_REF2_NONE;
+}
+
+static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                               pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+{
+    pp_gemm_variant v = variant_of(p, k);
+    pp_gemm_ref_opts o = {
+        .format = PP_FMT_FP32,
+        .alpha_given = p->given[P_ALPHA],
+        .alpha = p->v[P_ALPHA],
+        .method = ctx->method && !strcmp(ctx->method, "mpfr-plain") ? PP_GEMM_REF_MPFR_PLAIN : PP_GEMM_REF_FAST,
+    };
+    pp_tensor bound;
+    int rc = pp_tensor_alloc(&bound, out[0].ndim, out[0].shape, PP_FMT_FP64, err);
+    if (rc)
+        return rc;
+    pp_delayed_recipe r = recipe_of(k);
+    rc = pp_gemm_ref_quantised(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, &o, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K),
+                               in[0].data, in[1].data, out[0].data, bound.data, ctx->threads, err);
+    if (!rc) {
+        double worst = 0;
+        for (int64_t i = 0; i < bound.numel; i++)
+            if (bound.data[i] > worst)
+                worst = bound.data[i];
+        snprintf(info[0].tensor, sizeof info[0].tensor, "c");
+        snprintf(info[0].method, sizeof info[0].method, "%s, on the quantised inputs",
+                 o.method == PP_GEMM_REF_FAST ? "exact-accumulator (fast)" : "mpfr-plain-128");
+        info[0].error_bound = worst;
+    }
+    pp_tensor_free(&bound);
+    return rc;
+}
+
 // C [batch, m, n]: its rows as the position axis and the batch as the head axis, so the
 // HTML report's position and head charts have data.
 static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
@@ -268,8 +362,10 @@ const pp_op pp_op_gemm = {
     .output_layouts = output_layouts,
     .check_params = check_params,
     .check_knobs = check_knobs,
-    .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current or mx; e2m1 with "
-                  "tensor-current, mx or nvfp4; a scaling needs accumulate fp32, scale post, engine ours; engine cublas "
+    .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current, tensor-delayed or mx; e2m1 "
+                  "with tensor-current, mx or nvfp4; tensor-delayed needs amax_history_a and amax_history_b, and only "
+                  "it takes them, amax_compute_algo and margin; a scaling needs accumulate fp32, scale post, engine "
+                  "ours; engine cublas "
                   "with accumulate storage needs format fp16 or fp32; engine cublas runs only on the GPU (--device cuda)",
     .shape = shape,
     .format = format,
@@ -282,4 +378,6 @@ const pp_op pp_op_gemm = {
     .vendor_note = pp_engine_vendor_note,
     .emulated = emulated,
     .range_heads = range_heads,
+    .second_reference = second_reference,
+    .reference_quantised = reference_quantised,
 };

@@ -76,6 +76,8 @@ void pp_choices_str(const char *const *choices, char *buf, size_t n)
 
 int pp_knob_value_index(const pp_knob_def *knob, const char *value)
 {
+    if (knob->list_max > 0)  // a list is read as a TOML array (src/pipeline/case.c); as text only its default
+        return !strcmp(value, "[]") || !value[0] ? 0 : -1;
     if (knob->values) {
         int i = pp_choice_index(knob->values, value);
         pp_format_id f;
@@ -99,7 +101,9 @@ int pp_knob_value_index(const pp_knob_def *knob, const char *value)
 
 void pp_knob_values_str(const pp_knob_def *knob, char *buf, size_t n)
 {
-    if (knob->values)
+    if (knob->list_max > 0)
+        snprintf(buf, n, "a list of at most %d non-negative finite numbers", knob->list_max);
+    else if (knob->values)
         pp_choices_str(knob->values, buf, n);
     else
         snprintf(buf, n, "an integer from %lld to %lld", (long long)knob->int_min, (long long)knob->int_max);
@@ -121,6 +125,30 @@ void pp_knob_text(const pp_knob_def *knob, int v, char *buf, size_t n)
         snprintf(buf, n, "%s", knob->values[v]);
     else
         snprintf(buf, n, "%d", v);
+}
+
+int pp_knob_setting_text(const pp_knob_def *knob, const pp_op_knobs *k, int ki, char *buf, size_t n)
+{
+    if (knob->list_max <= 0) {
+        pp_knob_text(knob, k->v[ki], buf, n);
+        return (int)strlen(buf);
+    }
+    size_t at = 0;
+    int len = snprintf(buf, n, "[");
+    for (int i = 0; i < k->v[ki]; i++) {
+        at = (size_t)len < n ? (size_t)len : n;
+        len += snprintf(buf + at, n - at, i ? ", %.17g" : "%.17g", k->list[ki][i]);
+    }
+    at = (size_t)len < n ? (size_t)len : n;
+    len += snprintf(buf + at, n - at, "]");
+    return len;
+}
+
+int pp_knob_same(const pp_knob_def *knob, const pp_op_knobs *a, const pp_op_knobs *b, int ki)
+{
+    if (a->v[ki] != b->v[ki])
+        return 0;
+    return knob->list_max <= 0 || !memcmp(a->list[ki], b->list[ki], (size_t)a->v[ki] * sizeof a->list[ki][0]);
 }
 
 pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)

@@ -64,7 +64,7 @@ static int variants(const pp_run_plan *plan, pp_run_products *p, pp_run_result *
                 continue;
             pp_knob_setting *ks = &vr->knobs[vr->n_knobs++];
             snprintf(ks->name, sizeof ks->name, "%s", op->knobs[k].name);
-            pp_knob_text(&op->knobs[k], vs->knobs.v[k], ks->value, sizeof ks->value);
+            pp_knob_setting_text(&op->knobs[k], &vs->knobs, k, ks->value, sizeof ks->value);
         }
         vr->series = p->variants[v].series;
         vr->n_series = p->variants[v].n_series;

@@ -462,6 +462,38 @@ static int knob_text(const ctx *x, const pp_toml_value *v, const char *key, char
     }
 }
 
+// A list knob's value (op.h pp_knob_def.list_max): an array of at most list_max numbers, each
+// finite and ≥ 0, whose text ("[1.5, 300]") fits a report's knob setting.
+static int read_list_knob(const ctx *x, const pp_toml_value *v, const pp_op *op, int ki, pp_op_knobs *k,
+                          const char *where)
+{
+    const pp_knob_def *kd = &op->knobs[ki];
+    int line = pp_toml_line(v);
+    if (pp_toml_type_of(v) != PP_TOML_ARRAY)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: knob '%s' in %s takes a list of numbers, e.g. [2.5, 300.0]",
+                       x->file, line, kd->name, where);
+    int len = pp_toml_array_size(v);
+    if (len > kd->list_max)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: knob '%s' in %s has %d numbers; at most %d", x->file, line,
+                       kd->name, where, len, kd->list_max);
+    pp_op_knobs t = *k;
+    t.v[ki] = len;
+    for (int i = 0; i < len; i++) {
+        const pp_toml_value *e = pp_toml_array_at(v, i);
+        double d;
+        if (pp_toml_as_double(e, &d) || !(d >= 0 && d <= 1.7976931348623157e308))
+            return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: knob '%s' in %s: element %d must be a finite number >= 0",
+                           x->file, pp_toml_line(e), kd->name, where, i + 1);
+        t.list[ki][i] = d;
+    }
+    char text[PP_NAME_MAX];
+    if (pp_knob_setting_text(kd, &t, ki, text, sizeof text) >= (int)sizeof text)
+        return pp_fail(x->err, PP_ERR_INPUT, "%s:%d: knob '%s' in %s is too long to record in a report (%d "
+                       "characters as text at most)", x->file, line, kd->name, where, (int)sizeof text - 1);
+    *k = t;
+    return 0;
+}
+
 // Sets knob values from the string keys of table t that are knobs; other keys are left to the
 // caller (who checked them already).
 static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_op_knobs *k, const char *where)
@@ -472,6 +504,12 @@ static int read_knobs(const ctx *x, const pp_toml_value *t, const pp_op *op, pp_
         int ki = pp_op_knob_index(op, key);
         if (ki < 0)
             continue;
+        if (op->knobs[ki].list_max > 0) {
+            int rc = read_list_knob(x, v, op, ki, k, where);
+            if (rc)
+                return rc;
+            continue;
+        }
         char s[PP_NAME_MAX];
         int rc = knob_text(x, v, key, s, sizeof s);
         if (rc)
@@ -525,6 +563,7 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
 {
     const pp_op *op = c->op;
     pp_op_knobs defaults;
+    memset(&defaults, 0, sizeof defaults);  // list knobs: empty
     memset(&defaults, 0, sizeof defaults);
     for (int i = 0; i < op->n_knobs; i++)
         defaults.v[i] = pp_knob_value_index(&op->knobs[i], op->knobs[i].def);
@@ -609,6 +648,9 @@ static int read_variants(const ctx *x, const pp_toml_value *root, pp_case *c)
                 continue;
             int j = nk++;
             ki[j] = pp_op_knob_index(op, key);
+            if (op->knobs[ki[j]].list_max > 0)  // a list of lists would read as a matrix of matrices
+                return fail_at(x, arr, "knob '%s' takes a list: set it in [knobs] or a variant, not in [matrix]", key,
+                               NULL, NULL);
             if ((rc = want_type(x, arr, PP_TOML_ARRAY, key)))
                 return rc;
             count[j] = pp_toml_array_size(arr);
@@ -1038,7 +1080,7 @@ void pp_case_free(pp_case *c)
     memset(c, 0, sizeof *c);
 }
 
-static char *read_text(const char *path, pp_error *err)
+char *pp_case_read_text(const char *path, size_t *len, pp_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -1068,12 +1110,14 @@ static char *read_text(const char *path, pp_error *err)
         return NULL;
     }
     buf[n] = '\0';
+    if (len)
+        *len = n;
     return buf;
 }
 
 int pp_case_load(const char *path, pp_case *c, pp_error *err)
 {
-    char *text = read_text(path, err);
+    char *text = pp_case_read_text(path, NULL, err);
     if (!text) {
         memset(c, 0, sizeof *c);
         return err ? err->code : PP_ERR_INPUT;

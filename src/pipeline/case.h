@@ -108,6 +108,12 @@ typedef struct pp_case {
 // Reads and checks the case file at path. Returns PP_OK, or PP_ERR_INPUT with "FILE:LINE: ...".
 int pp_case_load(const char *path, pp_case *c, pp_error *err);
 
+// The text of the case file at path, malloc'd and NUL-terminated; its length in *len unless len
+// is NULL (a file past PP_TOML_MAX_BYTES is read only far enough for the parser to refuse it).
+// pp_case_load and pp_sweep_load read their files with it. Returns NULL with err set
+// (PP_ERR_INPUT: "PATH: cannot read the case file: ..."; PP_ERR_RUNTIME: out of memory).
+char *pp_case_read_text(const char *path, size_t *len, pp_error *err);
+
 // The same for a case file's text already in memory (text[0..len), need not be NUL-terminated);
 // path names the file in messages and anchors relative paths. The fuzz target's entry point.
 int pp_case_parse(const char *text, size_t len, const char *path, pp_case *c, pp_error *err);

@@ -45,12 +45,12 @@ static void param_str(const pp_param_def *p, double v, char *s, size_t n)
         snprintf(s, n, "%.17g", v);
 }
 
-static void knob_str(const pp_knob_def *k, int v, char *s, size_t n)
+static void knob_str(const pp_knob_def *k, const pp_op_knobs *ks, int ki, char *s, size_t n)
 {
     if (k->values)
-        snprintf(s, n, "\"%s\"", k->values[v]);
+        snprintf(s, n, "\"%s\"", k->values[ks->v[ki]]);
     else
-        snprintf(s, n, "%d", v);
+        pp_knob_setting_text(k, ks, ki, s, n);  // an integer, or a list "[…]"
 }
 
 static void dist_str(const pp_input_spec *in, char *s, size_t n)
@@ -102,10 +102,10 @@ static void variant_diff(diff_out *d, const pp_op *op, const pp_variant_spec *a,
         return;
     }
     for (int k = 0; k < op->n_knobs; k++)
-        if (a->knobs.v[k] != b->knobs.v[k]) {
-            char x[64], y[64];
-            knob_str(&op->knobs[k], a->knobs.v[k], x, sizeof x);
-            knob_str(&op->knobs[k], b->knobs.v[k], y, sizeof y);
+        if (!pp_knob_same(&op->knobs[k], &a->knobs, &b->knobs, k)) {
+            char x[PP_NAME_MAX], y[PP_NAME_MAX];
+            knob_str(&op->knobs[k], &a->knobs, k, x, sizeof x);
+            knob_str(&op->knobs[k], &b->knobs, k, y, sizeof y);
             line(d, "variant %s: %s %s -> %s", a->name, op->knobs[k].name, x, y);
         }
 }

@@ -67,8 +67,14 @@ int pp_run_compare_task(const pp_run_plan *plan, const pp_run_products *p, const
     const pp_case *c = plan->c;
     *compared = 0;
     if (t->kind == PP_TASK_COMPARE) {
-        pp_compare_tensors(cmp, c, c->variants[t->variant].name, c->op->outputs[t->slot], "reference",
-                           &p->variants[t->variant].outs[t->slot], &p->groups[t->group].refs[t->slot], 0);
+        // the second reference (plan.h): the original inputs' group's, or the variant's quantised one
+        int original = t->second && plan->ref2[t->variant] == PP_REF2_ORIGINAL;
+        const pp_tensor *e = !t->second ? &p->groups[t->group].refs[t->slot]
+                           : original   ? &p->groups[plan->group_original[t->group]].refs[t->slot]
+                                        : &p->qrefs[t->variant][t->slot];
+        pp_compare_tensors(cmp, c, c->variants[t->variant].name, c->op->outputs[t->slot],
+                           !t->second ? "reference" : original ? PP_AGAINST_ORIGINAL : PP_AGAINST_QUANTISED,
+                           &p->variants[t->variant].outs[t->slot], e, 0);
         *compared = 1;
         return PP_OK;
     }

@@ -249,8 +249,10 @@ int pp_run_products_make(const pp_run_plan *plan, pp_run_products *p, pp_error *
     for (int i = 0; i < plan->n_tasks; i++)
         n_cross += plan->tasks[i].kind == PP_TASK_CROSS_CHECK;
     p->variants = calloc((size_t)c->n_variants, sizeof *p->variants);
+    p->qrefs = calloc((size_t)c->n_variants, sizeof *p->qrefs);
+    p->qinfo = calloc((size_t)c->n_variants, sizeof *p->qinfo);
     p->cross = n_cross ? calloc((size_t)n_cross * (size_t)c->op->n_outputs, sizeof *p->cross) : NULL;
-    if (!p->variants || (n_cross && !p->cross))
+    if (!p->variants || !p->qrefs || !p->qinfo || (n_cross && !p->cross))
         return pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     return PP_OK;
 }
@@ -270,6 +272,11 @@ void pp_run_products_free(const pp_run_plan *plan, pp_run_products *p)
         pp_variant_ranges_free(&vp->ranges);
     }
     free(p->variants);
+    for (int v = 0; p->qrefs && v < plan->c->n_variants; v++)
+        for (int t = 0; t < op->n_outputs; t++)
+            pp_tensor_free(&p->qrefs[v][t]);
+    free(p->qrefs);
+    free(p->qinfo);
     for (int i = 0; i < p->n_cross; i++)
         pp_axis_stats_free(&p->cross[i].axes);
     free(p->cross);
@@ -331,6 +338,23 @@ static int run_variant(const pp_run_plan *plan, int v, pp_run_products *p, pp_er
                           : op->run_cpu(&c->params, &vs->knobs, g->inputs, vp->outs, plan->threads, err);
 }
 
+// Variant v's exact result on the values it quantises its group's inputs to (op row's
+// reference_quantised, the case's reference method): the outputs it has. Not cached: it is
+// computed from the quantised values, which only the variant's knobs name.
+static int quantised_reference(const pp_run_plan *plan, const pp_run_opts *o, int v, pp_run_products *p,
+                               pp_error *err)
+{
+    const pp_case *c = plan->c;
+    const pp_variant_spec *vs = &c->variants[v];
+    int rc = alloc_outputs(c->op, &c->params, NULL, PP_FMT_FP64, plan->has[v], p->qrefs[v], err);
+    if (rc)
+        return rc;
+    // --reference names one of the op's methods (checked by the group's reference, which ran first)
+    pp_ref_ctx ctx = {o->reference_method ? o->reference_method : c->reference_method, plan->threads, NULL, NULL};
+    return c->op->reference_quantised(&c->params, &vs->knobs, p->groups[plan->group_of[v]].inputs, p->qrefs[v],
+                                      p->qinfo[v], &ctx, err);
+}
+
 // The one line a stop request ends the run with: which task it cut short, and what is kept —
 // every reference finished before it is in the cache, so a rerun computes only the rest.
 static int interrupted(const pp_run_plan *plan, const pp_run_opts *o, const pp_task *t, int refs_done,
@@ -380,6 +404,11 @@ int pp_run_execute_task(const pp_run_plan *plan, const pp_run_opts *o, const pp_
         progress(o, "precprobe: %s: variant %s", c->name, c->variants[t->variant].name);
         rc = o->ranges ? run_variant_ranges(plan, t->variant, p, err) : run_variant(plan, t->variant, p, err);
         break;
+    case PP_TASK_REFERENCE_QUANTISED:
+        progress(o, "precprobe: %s: quantised reference of %s", c->name, c->variants[t->variant].name);
+        rc = quantised_reference(plan, o, t->variant, p, err);
+        *refs_done += !rc;
+        break;
     case PP_TASK_CROSS_CHECK:
         rc = cross_check(c, t->variant, plan->has[t->variant], g->inputs, p->variants[t->variant].outs,
                          plan->threads, p->cross, &p->n_cross, err);
@@ -425,6 +454,9 @@ void pp_run_products_release(const pp_run_plan *plan, pp_run_products *p, const 
         if (g->trace && op->traced)
             op->traced->trace_free(g->trace);
         g->trace = NULL;
+    } else if (t->kind == PP_TASK_REFERENCE_QUANTISED) {
+        for (int i = 0; i < op->n_outputs; i++)
+            pp_tensor_free(&p->qrefs[t->variant][i]);
     } else if (t->kind == PP_TASK_VARIANT) {
         // the outputs only: the series are assemble's
         for (int i = 0; i < op->n_outputs; i++)

@@ -29,6 +29,9 @@ typedef struct pp_run_products {
     pp_variant_products *variants;         // one per variant of the case
     int n_cross;
     pp_comparison *cross;                  // the cross-checks' comparisons, in plan order
+    // per variant: its exact result on its quantised inputs (PP_TASK_REFERENCE_QUANTISED), binary64
+    pp_tensor (*qrefs)[PP_MAX_OP_TENSORS];
+    pp_reference_info (*qinfo)[PP_MAX_OP_TENSORS];
 } pp_run_products;
 
 // Empty products for plan. Returns PP_OK or PP_ERR_RUNTIME (out of memory); free with

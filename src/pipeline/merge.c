@@ -184,6 +184,8 @@ static int gather(const pp_run_plan *plan, pp_partial *parts, const int *owner, 
             vr->n_series = 0;
             break;
         }
+        case PP_TASK_REFERENCE_QUANTISED:
+            break;  // read by its variant's second comparisons, which its owner ran
         case PP_TASK_CROSS_CHECK:
             bad = take_comparisons(o, t, p->cross, &p->n_cross, cross_cap);
             break;

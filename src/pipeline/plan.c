@@ -35,8 +35,8 @@ static int choose_device(const pp_run_opts *o, const pp_op *op, char *device, si
 }
 
 // Appends a task; the caller sized plan->tasks for every task the case can have.
-static int add(pp_run_plan *plan, pp_task_kind kind, int group, int variant, int pair, int slot, int dep0, int dep1,
-               int dep2)
+static int add2(pp_run_plan *plan, pp_task_kind kind, int group, int variant, int pair, int slot, int second, int dep0,
+                int dep1, int dep2)
 {
     pp_task *t = &plan->tasks[plan->n_tasks];
     memset(t, 0, sizeof *t);
@@ -46,11 +46,18 @@ static int add(pp_run_plan *plan, pp_task_kind kind, int group, int variant, int
     t->variant = variant;
     t->pair = pair;
     t->slot = slot;
+    t->second = second;
     const int deps[] = {dep0, dep1, dep2};
     for (int i = 0; i < PP_TASK_MAX_DEPS; i++)
         if (deps[i] >= 0)
             t->deps[t->n_deps++] = deps[i];
     return t->id;
+}
+
+static int add(pp_run_plan *plan, pp_task_kind kind, int group, int variant, int pair, int slot, int dep0, int dep1,
+               int dep2)
+{
+    return add2(plan, kind, group, variant, pair, slot, 0, dep0, dep1, dep2);
 }
 
 // The tasks: per group its inputs then its reference; per variant its run (and cross-check);
@@ -59,7 +66,7 @@ static void list_tasks(pp_run_plan *plan, int cross_check)
 {
     const pp_case *c = plan->c;
     const pp_op *op = c->op;
-    int inputs_of[PP_FMT_COUNT], reference_of[PP_FMT_COUNT], variant_task[PP_MAX_VARIANTS];
+    int inputs_of[PP_FMT_COUNT], reference_of[PP_FMT_COUNT], variant_task[PP_MAX_VARIANTS], quantised_of[PP_MAX_VARIANTS];
     for (int g = 0; g < plan->n_groups; g++) {
         inputs_of[g] = add(plan, PP_TASK_INPUTS, g, -1, -1, -1, -1, -1, -1);
         reference_of[g] = add(plan, PP_TASK_REFERENCE, g, -1, -1, -1, inputs_of[g], -1, -1);
@@ -71,12 +78,21 @@ static void list_tasks(pp_run_plan *plan, int cross_check)
                               !ext && op->traced ? reference_of[g] : -1, -1);
         if (cross_check && plan->on_cuda && !ext)
             add(plan, PP_TASK_CROSS_CHECK, g, v, -1, -1, variant_task[v], inputs_of[g], -1);
+        quantised_of[v] = plan->ref2[v] == PP_REF2_QUANTISED
+                        ? add(plan, PP_TASK_REFERENCE_QUANTISED, g, v, -1, -1, inputs_of[g], -1, -1) : -1;
     }
+    // per variant and output: against the group's reference, then against its second reference
     for (int v = 0; v < c->n_variants; v++)
-        for (int t = 0; t < op->n_outputs; t++)
-            if (plan->has[v][t])
-                add(plan, PP_TASK_COMPARE, plan->group_of[v], v, -1, t, variant_task[v], reference_of[plan->group_of[v]],
-                    -1);
+        for (int t = 0; t < op->n_outputs; t++) {
+            int g = plan->group_of[v];
+            if (!plan->has[v][t])
+                continue;
+            add(plan, PP_TASK_COMPARE, g, v, -1, t, variant_task[v], reference_of[g], -1);
+            int second = plan->ref2[v] == PP_REF2_QUANTISED ? quantised_of[v]
+                       : plan->ref2[v] == PP_REF2_ORIGINAL ? reference_of[plan->group_original[g]] : -1;
+            if (second >= 0)
+                add2(plan, PP_TASK_COMPARE, g, v, -1, t, 1, variant_task[v], second, -1);
+        }
     for (int p = 0; p < c->n_pairs; p++) {
         const pp_pair_spec *ps = &c->pairs[p];
         int a = ps->actual, e = ps->expected;
@@ -88,6 +104,40 @@ static void list_tasks(pp_run_plan *plan, int cross_check)
         for (int t = 0; t < op->n_outputs; t++)  // every output both variants have
             if (plan->has[a][t] && plan->has[e][t])
                 add(plan, PP_TASK_COMPARE_PAIR, -1, -1, p, t, variant_task[a], variant_task[e], -1);
+    }
+}
+
+// The binary32 group that holds the inputs of each group whose variants want an original
+// reference (PP_REF2_ORIGINAL), added last — after every variant's group, so the groups the
+// variants made keep their indices — when no variant stores binary32; it wants every output its
+// referring variants have. A variant of the binary32 group itself has no second reference.
+static void original_groups(pp_run_plan *plan)
+{
+    const pp_case *c = plan->c;
+    for (int g = 0; g < PP_FMT_COUNT; g++)
+        plan->group_original[g] = -1;
+    // An input read from a file without round = "nearest" holds values of every group's format
+    // already (file_tensor.c refuses any other), so it is the same in the binary32 group: when
+    // every input is such a file, nothing was rounded and the original reference is the group's.
+    int rounded = 0;
+    for (int i = 0; i < c->op->n_inputs; i++)
+        rounded |= !c->inputs[i].file[0] || c->inputs[i].round_nearest;
+    for (int v = 0; v < c->n_variants; v++) {
+        int g = plan->group_of[v];
+        if (plan->ref2[v] != PP_REF2_ORIGINAL)
+            continue;
+        if (plan->group_format[g] == PP_FMT_FP32 || !rounded) {
+            plan->ref2[v] = PP_REF2_NONE;
+            continue;
+        }
+        int o = 0;
+        while (o < plan->n_groups && plan->group_format[o] != PP_FMT_FP32)
+            o++;
+        if (o == plan->n_groups)
+            plan->group_format[plan->n_groups++] = PP_FMT_FP32;
+        plan->group_original[g] = o;
+        for (int t = 0; t < c->op->n_outputs; t++)
+            plan->group_want[o][t] |= plan->has[v][t];
     }
 }
 
@@ -117,11 +167,12 @@ int pp_run_plan_make_on(const pp_case *c, const pp_run_opts *o, const char *devi
     int n_outputs = op->n_outputs, n_pair_tasks = 0;
     for (int p = 0; p < c->n_pairs; p++)
         n_pair_tasks += c->pairs[p].n_groups ? c->pairs[p].n_groups : n_outputs;
-    int max_tasks = 2 * PP_FMT_COUNT + c->n_variants * (2 + n_outputs) + n_pair_tasks;
+    int max_tasks = 2 * PP_FMT_COUNT + c->n_variants * (3 + 2 * n_outputs) + n_pair_tasks;
     plan->group_of = calloc((size_t)c->n_variants, sizeof *plan->group_of);
     plan->has = calloc((size_t)c->n_variants, sizeof *plan->has);
+    plan->ref2 = calloc((size_t)c->n_variants, sizeof *plan->ref2);
     plan->tasks = calloc((size_t)max_tasks, sizeof *plan->tasks);
-    if (!plan->group_of || !plan->has || !plan->tasks)
+    if (!plan->group_of || !plan->has || !plan->ref2 || !plan->tasks)
         return pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     for (int v = 0; v < c->n_variants; v++) {
         const pp_variant_spec *vs = &c->variants[v];
@@ -137,7 +188,11 @@ int pp_run_plan_make_on(const pp_case *c, const pp_run_opts *o, const char *devi
         plan->group_of[v] = g;
         for (int t = 0; t < n_outputs; t++)
             plan->group_want[g][t] |= plan->has[v][t];
+        plan->ref2[v] = op->second_reference ? op->second_reference(&c->params, &vs->knobs) : PP_REF2_NONE;
+        if (plan->ref2[v] == PP_REF2_QUANTISED && !op->reference_quantised)
+            plan->ref2[v] = PP_REF2_NONE;
     }
+    original_groups(plan);
     list_tasks(plan, o->cross_check);
     return PP_OK;
 }
@@ -146,6 +201,7 @@ void pp_run_plan_free(pp_run_plan *plan)
 {
     free(plan->group_of);
     free(plan->has);
+    free(plan->ref2);
     free(plan->tasks);
     memset(plan, 0, sizeof *plan);
 }
@@ -164,6 +220,7 @@ const char *pp_task_kind_name(pp_task_kind kind)
     static const char *const names[] = {
         [PP_TASK_INPUTS] = "inputs",   [PP_TASK_REFERENCE] = "reference", [PP_TASK_VARIANT] = "variant",
         [PP_TASK_CROSS_CHECK] = "cross-check", [PP_TASK_COMPARE] = "compare", [PP_TASK_COMPARE_PAIR] = "compare-pair",
+        [PP_TASK_REFERENCE_QUANTISED] = "quantised reference",
     };
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }

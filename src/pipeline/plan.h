@@ -18,6 +18,7 @@ typedef enum pp_task_kind {
     PP_TASK_CROSS_CHECK,   // --cross-check: the variant on the CPU emulation, compared with its cuda outputs
     PP_TASK_COMPARE,       // one output of a variant against its group's reference
     PP_TASK_COMPARE_PAIR,  // one output (or tensor group, through the pair's view) of a [compare] pair
+    PP_TASK_REFERENCE_QUANTISED,  // a variant's exact result on the inputs it quantised (op row's reference_quantised)
 } pp_task_kind;
 
 #define PP_TASK_MAX_DEPS 3
@@ -29,6 +30,8 @@ typedef struct pp_task {
     int variant;                  // VARIANT, CROSS_CHECK, COMPARE: the variant; else -1
     int pair;                     // COMPARE_PAIR: the pair; else -1
     int slot;                     // COMPARE: the output; COMPARE_PAIR: the output, or the pair's tensor group
+    int second;                   // COMPARE: 0 against the group's reference; 1 against the variant's second
+                                  // reference (plan->ref2: the original inputs' group, or its quantised one)
     int n_deps;
     int deps[PP_TASK_MAX_DEPS];   // the tasks whose products this one reads (lower ids)
 } pp_task;
@@ -46,6 +49,11 @@ typedef struct pp_run_plan {
     int group_want[PP_FMT_COUNT][PP_MAX_OP_TENSORS];
     int *group_of;                           // per variant: its group
     int (*has)[PP_MAX_OP_TENSORS];           // per variant: the outputs it has (active, and given when external)
+    // Second comparisons (quantisation error apart from arithmetic error; op.h second_reference):
+    // per variant its kind (PP_REF2_*), and per group the group holding its inputs unrounded
+    // (binary32: the group of that format, added without variants when the case has none), or -1.
+    int *ref2;
+    int group_original[PP_FMT_COUNT];
     int n_tasks;
     pp_task *tasks;                          // in id order, which is an order to run them in
 } pp_run_plan;

@@ -61,5 +61,9 @@ int pp_run_reference(const pp_case *c, const pp_run_opts *o, pp_format_id format
     memcpy(inputs, g.inputs, sizeof g.inputs[0] * (size_t)op->n_inputs);
     memcpy(refs, g.refs, sizeof g.refs[0] * (size_t)op->n_outputs);
     memcpy(info, g.info, sizeof g.info[0] * (size_t)op->n_outputs);
+    // the tensors are the caller's now; a traced op's trajectory (AdamW's snapshots and loss) has
+    // no reader here and is freed (tests/test_run_reference.c, under ASan)
+    if (g.trace && op->traced)
+        op->traced->trace_free(g.trace);
     return PP_OK;
 }

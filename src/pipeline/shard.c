@@ -42,6 +42,7 @@ int pp_shard_task_weight(const pp_task *t)
 {
     switch (t->kind) {
     case PP_TASK_REFERENCE:
+    case PP_TASK_REFERENCE_QUANTISED:
         return 8;  // exact or MPFR arithmetic: several times a variant's emulation
     case PP_TASK_VARIANT:
     case PP_TASK_CROSS_CHECK:

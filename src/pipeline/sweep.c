@@ -423,27 +423,10 @@ int pp_sweep_parse(const char *text, size_t len, const char *path, pp_sweep *s, 
 int pp_sweep_load(const char *path, pp_sweep *s, pp_error *err)
 {
     memset(s, 0, sizeof *s);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return pp_fail(err, PP_ERR_INPUT, "%s: cannot read the case file: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap > PP_TOML_MAX_BYTES)
-            break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        return pp_fail(err, bad ? PP_ERR_INPUT : PP_ERR_RUNTIME, "%s: cannot read the case file", path);
-    }
+    size_t n;
+    char *buf = pp_case_read_text(path, &n, err);
+    if (!buf)
+        return err ? err->code : PP_ERR_INPUT;
     int rc = pp_sweep_parse(buf, n, path, s, err);
     free(buf);
     return rc;

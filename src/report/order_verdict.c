@@ -50,3 +50,13 @@ void pp_order_verdict_line(pp_textbuf *b, const pp_comparison *a, const pp_compa
         }
     }
 }
+
+int pp_order_verdict_each(const pp_run_result *r, pp_order_verdict_fn *fn, void *ctx)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_comparisons; i++)
+        for (int j = i + 1; j < r->n_comparisons; j++)
+            if (pp_order_pair(&r->comparisons[i], &r->comparisons[j]))
+                fn(ctx, n++, &r->comparisons[i], &r->comparisons[j]);
+    return n;
+}

@@ -13,4 +13,11 @@
 // not robust to order: max_ulp; equal under every order: nan_count, inf_count".
 void pp_order_verdict_line(pp_textbuf *b, const pp_comparison *a, const pp_comparison *c);
 
+// Called once per verdict pair: k counts from 0 (the caller's heading goes before k == 0).
+typedef void pp_order_verdict_fn(void *ctx, int k, const pp_comparison *a, const pp_comparison *c);
+
+// Calls fn for every pair i < j of r's comparisons that pp_order_pair accepts, in that order (the
+// text and HTML reports list the same pairs in the same order); returns how many.
+int pp_order_verdict_each(const pp_run_result *r, pp_order_verdict_fn *fn, void *ctx);
+
 #endif

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/atomic_file.h"
+#include "io/h5image.h"
 #include "io/h5obj.h"
 #include "io/h5quiet.h"
 #include "io/tensor_io.h"
@@ -377,10 +377,19 @@ static const pp_rs_table run_table = PP_RS_TABLE(run_fields, NULL, NULL);
 // ---------------------------------------------------------------------------------------------
 // The file
 
-// HDF5 builds the file in memory (the core driver without a backing store) and precprobe writes
-// the image through its atomic writer: libhdf5 1.10 crashes at exit after an H5Fclose that failed
-// on a full disk (the file stays in its ID table half closed), so HDF5 must never see a failed
-// write. The cost is memory: the image, and for a moment its copy.
+// The schema's walk: the run (frame) through io, into the in-memory file f (io/h5image.h).
+typedef struct run_write {
+    pp_rs_io *io;
+    pp_rs_frame *root;
+} run_write;
+
+static int fill_run(hid_t f, void *ctx, pp_error *err)
+{
+    (void)err;  // io carries it
+    run_write *w = ctx;
+    return pp_rs_write(w->io, f, "/", &run_table, w->root);
+}
+
 int pp_report_h5_write(const char *path, const pp_run_result *r, pp_error *err)
 {
     pp_rs_io io = {path, err, 0};
@@ -388,31 +397,8 @@ int pp_report_h5_write(const char *path, const pp_run_result *r, pp_error *err)
     int rc = pp_rs_check(&io, "/", &run_table, &root);
     if (rc)
         return rc;
-    pp_h5_quiet q;
-    pp_h5_quiet_begin(&q);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    hid_t f = H5I_INVALID_HID;
-    if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0)
-        f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    unsigned char *image = NULL;
-    ssize_t size = 0;
-    if (f < 0) {
-        rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to set up an in-memory file", path);
-    } else {
-        rc = pp_rs_write(&io, f, "/", &run_table, &root);
-        if (!rc && (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 || (size = H5Fget_file_image(f, NULL, 0)) <= 0 ||
-                    !(image = malloc((size_t)size)) || H5Fget_file_image(f, image, (size_t)size) != size))
-            rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to produce the file's image", path);
-        if (H5Fclose(f) < 0 && !rc)
-            rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to finish the file", path);
-    }
-    pp_h5_quiet_end(&q);
-    if (!rc)
-        rc = pp_atomic_write_bytes(path, image, (size_t)size, err);
-    free(image);
-    return rc;
+    run_write w = {&io, &root};
+    return pp_h5_image_write(path, 0, fill_run, &w, err);
 }
 
 int pp_report_h5_read(const char *path, pp_run_result *r, pp_error *err)

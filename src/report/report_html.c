@@ -296,6 +296,11 @@ static void table(pp_textbuf *b, const pp_run_result *r)
         pp_tb_html(b, c->tensor);
         pp_tb_str(b, "</td><td>");
         pp_tb_html(b, c->against);
+        if (pp_against_label(r, c)) {  // which inputs the exact result is on
+            pp_tb_str(b, "<br/><small>vs ");
+            pp_tb_html(b, pp_against_label(r, c));
+            pp_tb_str(b, "</small>");
+        }
         pp_tb_str(b, "</td>");
         num_cell(b, row.mismatch.value, row.mismatch.text);
         num_cell(b, row.max_abs.value, row.max_abs.text);
@@ -807,28 +812,26 @@ static void charts(pp_textbuf *b, const pp_run_result *r)
 // The verdict beside the error bars, in words: per pair of banded comparisons of one tensor
 // against the same expected tensor, which variant is closer in each statistic and whether under
 // every order (report/order_verdict.h, the text report's lines).
+static void order_verdict_item(void *ctx, int k, const pp_comparison *x, const pp_comparison *y)
+{
+    pp_textbuf *b = ctx;
+    if (!k)
+        pp_tb_str(b, "<h3>Verdict under every order</h3>\n<p>Per pair of variants compared with the same "
+                     "tensor, each statistic (lower is closer): which variant is closer, and whether it "
+                     "stays closer under every admissible order (the error bars do not overlap).</p>\n"
+                     "<ul class=\"order-verdict\">\n");
+    pp_textbuf line = {0};
+    pp_order_verdict_line(&line, x, y);
+    char *t = pp_tb_take(&line);
+    pp_tb_str(b, "<li>");
+    pp_tb_html(b, t ? t : "");
+    pp_tb_str(b, "</li>\n");
+    free(t);
+}
+
 static void order_verdict_list(pp_textbuf *b, const pp_run_result *r)
 {
-    int n = 0;
-    for (int i = 0; i < r->n_comparisons; i++)
-        for (int j = i + 1; j < r->n_comparisons; j++) {
-            const pp_comparison *x = &r->comparisons[i], *y = &r->comparisons[j];
-            if (!pp_order_pair(x, y))
-                continue;
-            if (!n++)
-                pp_tb_str(b, "<h3>Verdict under every order</h3>\n<p>Per pair of variants compared with the same "
-                             "tensor, each statistic (lower is closer): which variant is closer, and whether it "
-                             "stays closer under every admissible order (the error bars do not overlap).</p>\n"
-                             "<ul class=\"order-verdict\">\n");
-            pp_textbuf line = {0};
-            pp_order_verdict_line(&line, x, y);
-            char *t = pp_tb_take(&line);
-            pp_tb_str(b, "<li>");
-            pp_tb_html(b, t ? t : "");
-            pp_tb_str(b, "</li>\n");
-            free(t);
-        }
-    if (n)
+    if (pp_order_verdict_each(r, order_verdict_item, b))
         pp_tb_str(b, "</ul>\n");
 }
 

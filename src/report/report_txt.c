@@ -57,6 +57,10 @@ static void comparisons(pp_textbuf *b, const pp_run_result *r)
             pp_tb_printf(b, "%s\n\n", msg);
         else
             pp_tb_printf(b, "close\n\n");
+        // which inputs the exact result is on, after torch's message (which readers take verbatim)
+        const char *label = pp_against_label(r, c);
+        if (label)
+            pp_tb_printf(b, "Expected:                     vs %s\n", label);
         if (pp_close_stats_text(&c->stats, &c->opts, c->ndim, c->shape, msg, sizeof msg) == 0)
             pp_tb_printf(b, "%s", msg);
     }
@@ -214,21 +218,20 @@ static void order_bands(pp_textbuf *b, const pp_run_result *r)
 
 // --orders: the verdict on every statistic for every pair of banded comparisons of one tensor
 // against the same expected tensor, the reference included (report/order_verdict.h)
+static void order_verdict(void *ctx, int k, const pp_comparison *x, const pp_comparison *y)
+{
+    pp_textbuf *b = ctx;
+    if (!k)
+        pp_tb_printf(b, "\n== order verdict (per pair, each statistic: which variant is closer, and whether "
+                        "under every order; lower is closer) ==\n");
+    pp_tb_str(b, "verdict: ");
+    pp_order_verdict_line(b, x, y);
+    pp_tb_str(b, "\n");
+}
+
 static void order_verdicts(pp_textbuf *b, const pp_run_result *r)
 {
-    int n = 0;
-    for (int i = 0; i < r->n_comparisons; i++)
-        for (int j = i + 1; j < r->n_comparisons; j++) {
-            const pp_comparison *x = &r->comparisons[i], *y = &r->comparisons[j];
-            if (!pp_order_pair(x, y))
-                continue;
-            if (!n++)
-                pp_tb_printf(b, "\n== order verdict (per pair, each statistic: which variant is closer, and whether "
-                                "under every order; lower is closer) ==\n");
-            pp_tb_str(b, "verdict: ");
-            pp_order_verdict_line(b, x, y);
-            pp_tb_str(b, "\n");
-        }
+    pp_order_verdict_each(r, order_verdict, b);
 }
 
 char *pp_report_text(const pp_run_result *r)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/atomic_file.h"
 #include "io/h5attr.h"
+#include "io/h5image.h"
 #include "io/h5obj.h"
 #include "io/h5quiet.h"
 
@@ -107,40 +107,25 @@ static int put_all(hid_t f, const pp_sweep_result *res)
     return ok ? 0 : -1;
 }
 
+// The sweep into the in-memory file f (io/h5image.h); its root keeps the creation order of its
+// attributes, as report.h5's groups do.
+typedef struct sweep_write {
+    const char *path;
+    const pp_sweep_result *res;
+} sweep_write;
+
+static int fill_sweep(hid_t f, void *ctx, pp_error *err)
+{
+    const sweep_write *w = ctx;
+    if (put_all(f, w->res))
+        return pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to write the sweep", w->path);
+    return PP_OK;
+}
+
 int pp_sweep_h5_write(const char *path, const pp_sweep_result *res, pp_error *err)
 {
-    pp_h5_quiet q;
-    pp_h5_quiet_begin(&q);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
-    hid_t f = H5I_INVALID_HID;
-    // the root remembers the creation order of its attributes, as report.h5's groups do
-    if (fapl >= 0 && fcpl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
-        H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) >= 0 &&
-        H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) >= 0)
-        f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    unsigned char *image = NULL;
-    ssize_t size = 0;
-    int rc = 0;
-    if (f < 0) {
-        rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to set up an in-memory file", path);
-    } else {
-        if (put_all(f, res))
-            rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to write the sweep", path);
-        if (!rc && (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 || (size = H5Fget_file_image(f, NULL, 0)) <= 0 ||
-                    !(image = malloc((size_t)size)) || H5Fget_file_image(f, image, (size_t)size) != size))
-            rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to produce the file's image", path);
-        if (H5Fclose(f) < 0 && !rc)
-            rc = pp_fail(err, PP_ERR_RUNTIME, "%s: HDF5 failed to finish the file", path);
-    }
-    pp_h5_quiet_end(&q);
-    if (!rc)
-        rc = pp_atomic_write_bytes(path, image, (size_t)size, err);
-    free(image);
-    return rc;
+    sweep_write w = {path, res};
+    return pp_h5_image_write(path, 1, fill_sweep, &w, err);
 }
 
 // ---- reading ---------------------------------------------------------------------------------

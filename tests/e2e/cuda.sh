@@ -4,6 +4,7 @@
 # no difference at all (0 mismatches, max abs 0, max ulp 0: precprobe's kernels are the CPU
 # emulation's arithmetic in its order). Skips, exit 0, with the reason when CUDA support is not
 # compiled in or no GPU is usable.   usage: tests/e2e/cuda.sh [bin/precprobe]
+# (PRECPROBE_CUDA_KEEP=DIR: the reports are kept in DIR/CASE/.)
 set -u
 cd "$(dirname "$0")/../.."
 bin=${1:-bin/precprobe}
@@ -11,7 +12,11 @@ if "$bin" --version | grep -q "cuda: not compiled in"; then
     echo "cuda: SKIPPED: CUDA support not compiled in (no nvcc at build time)"
     exit 0
 fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+if [ -n "${PRECPROBE_CUDA_KEEP:-}" ]; then
+    tmp=$PRECPROBE_CUDA_KEEP; mkdir -p "$tmp"
+else
+    tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fi
 "$bin" run cases/quickstart.toml --device cuda -q --out "$tmp/probe" >/dev/null 2>"$tmp/probe.err"
 if [ $? -eq 3 ]; then
     echo "cuda: SKIPPED: $(head -1 "$tmp/probe.err")"

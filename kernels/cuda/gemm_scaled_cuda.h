@@ -1,0 +1,35 @@
+// gemm_scaled_cuda.h — host launcher of the scaled-storage GEMM on the GPU (tensor-current,
+// tensor-delayed, mx, nvfp4): the per-thread bodies of kernels/gemm_scaled_thread.h, one thread
+// each, so bit-identical to the CPU emulation (kernels/cpu/gemm_scaled.c). C linkage; defined in
+// gemm_scaled_kernels.cu. Hardware-untested: tests/test_gemm_scaled_threads.c runs the same launch
+// plan through a CPU loop device, tests/test_gemm_scaled_cuda.c checks a GPU when one exists.
+#ifndef PP_GEMM_SCALED_CUDA_H
+#define PP_GEMM_SCALED_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// C[b] = α·A[b]·B[b] under v's scaling (≠ none), as pp_gemm_scaled_cpu / pp_gemm_delayed_cpu:
+// a, b binary32 values (host memory), alpha_c = RN_32(α), r the delayed recipe (tensor-delayed
+// only; NULL otherwise). Launch plan: (1) one thread per element of A, then of B, folds the amax
+// key (pp_amax_key) with atomicMax; (2) the host reads both amaxes back and computes each
+// operand's per-tensor scales s and g (pp_gemm_scaled_tensor_s, _g; from r's history for
+// tensor-delayed); (3) one thread per (line, block) of each operand quantises it
+// (pp_gemm_scaled_quantise_block); (4) one thread per output element (pp_gemm_scaled_element).
+// Returns 0; 2 for a bad variant, extents or recipe; 3 when a CUDA call fails (the message names
+// the call, file and line).
+int pp_gemm_scaled_cuda(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, char *errbuf,
+                        size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,88 @@
+// test_gemm_scaled_cuda.c — the scaled GEMM on the GPU (kernels/cuda/gemm_scaled_kernels.cu)
+// against the CPU emulation, bit for bit (memcmp), for every scaling and format it stores, ragged
+// k, NaN and ±Inf inputs; a bad recipe is refused with 2. Skips with a message when there is no
+// GPU (tests/test_gemm_scaled_threads.c runs the same launch plan through a CPU loop device).
+#include "test_util_cuda.h"
+
+#include <math.h>
+
+#include "cpu/gemm.h"
+#include "cuda/gemm_scaled_cuda.h"
+
+static void fill(double *x, int64_t n, pp_test_rng *rng, int specials)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = pp_test_rng_next(rng);
+        double u = (pp_test_rng_unit(rng) * 2 - 1) * (r % 37 == 0 ? 4096.0 : 1.0);
+        x[i] = (double)(float)u;
+        if (specials && r % 101 < 5)
+            x[i] = (double[]){0.0, -0.0, NAN, INFINITY, -INFINITY}[r % 101];
+    }
+}
+
+static void scaled_cuda_equals_emulation(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    const struct { pp_scaling s; pp_format_id f; } cfg[] = {
+        {PP_SCALING_TENSOR, PP_FMT_E4M3}, {PP_SCALING_TENSOR, PP_FMT_E5M2}, {PP_SCALING_TENSOR, PP_FMT_E2M1},
+        {PP_SCALING_MX, PP_FMT_E4M3},     {PP_SCALING_MX, PP_FMT_E5M2},     {PP_SCALING_MX, PP_FMT_E2M1},
+        {PP_SCALING_NVFP4, PP_FMT_E2M1},  {PP_SCALING_DELAYED, PP_FMT_E4M3}, {PP_SCALING_DELAYED, PP_FMT_E5M2},
+    };
+    const int64_t shapes[][4] = {{2, 33, 17, 45}, {1, 64, 64, 256}, {3, 5, 7, 1}};
+    const double ha[2] = {3.0, 500.0}, hb[1] = {2.0};
+    pp_test_rng rng = {pp_test_seed() ^ 0xC0DA};
+    for (int specials = 0; specials < 2; specials++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            int64_t batch = shapes[si][0], m = shapes[si][1], n = shapes[si][2], k = shapes[si][3];
+            double *a = malloc(sizeof(double) * (size_t)(batch * m * k)), *b = malloc(sizeof(double) * (size_t)(batch * k * n));
+            double *c = malloc(sizeof(double) * (size_t)(batch * m * n)), *e = malloc(sizeof(double) * (size_t)(batch * m * n));
+            fill(a, batch * m * k, &rng, specials);
+            fill(b, batch * k * n, &rng, specials);
+            for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+                pp_gemm_variant v = {.format = cfg[ci].f, .scaling = cfg[ci].s};
+                pp_gemm_scalars sc = {0, 0, 0};
+                assert_int_equal(pp_gemm_scalars_make(&v, k, &sc), 0);
+                pp_delayed_recipe r = {{ha, hb}, {2, 1}, PP_AMAX_MAX, 0};
+                const pp_delayed_recipe *rp = v.scaling == PP_SCALING_DELAYED ? &r : NULL;
+                pp_error err = {0};
+                char msg[400] = "";
+                assert_int_equal(rp ? pp_gemm_delayed_cpu(&v, rp, sc.alpha_c, batch, m, n, k, a, b, e, 2, &err)
+                                    : pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, e, 2, &err), PP_OK);
+                int rc = pp_gemm_scaled_cuda(&v, rp, sc.alpha_c, batch, m, n, k, a, b, c, msg, sizeof msg);
+                if (rc)
+                    fail_msg("%s", msg);
+                int fails = 0;
+                for (int64_t i = 0; i < batch * m * n && fails < 10; i++)
+                    if (!pp_test_same_bits(c[i], e[i])) {
+                        fprintf(stderr, "  %s %s: c[%lld] cuda %a, emulation %a\n", pp_scaling_name(v.scaling),
+                                pp_format_get(v.format).name, (long long)i, c[i], e[i]);
+                        fails++;
+                    }
+                assert_int_equal(fails, 0);
+            }
+            free(a), free(b), free(c), free(e);
+        }
+}
+
+// Refused before any CUDA call, so this runs without a GPU too: no scaling, or no history.
+static void scaled_cuda_refuses_bad_requests(void **state)
+{
+    (void)state;
+    double a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+    char msg[200] = "";
+    pp_gemm_variant none = {.format = PP_FMT_FP16};
+    assert_int_equal(pp_gemm_scaled_cuda(&none, NULL, 1.0, 1, 2, 2, 2, a, b, c, msg, sizeof msg), 2);
+    pp_gemm_variant delayed = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_DELAYED};
+    assert_int_equal(pp_gemm_scaled_cuda(&delayed, NULL, 1.0, 1, 2, 2, 2, a, b, c, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, "amax history"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scaled_cuda_refuses_bad_requests),
+        cmocka_unit_test(scaled_cuda_equals_emulation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

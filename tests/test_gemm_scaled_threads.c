@@ -1,0 +1,185 @@
+// test_gemm_scaled_threads.c — the scaled GEMM's per-thread bodies (kernels/gemm_scaled_thread.h)
+// run the way the GPU runs them (kernels/cuda/gemm_scaled_kernels.cu's launch plan: amax keys by
+// atomic maximum, the scales on the host, one thread per (line, block), one per output element)
+// through a deliberately adversarial CPU "loop device", against the CPU emulation
+// (pp_gemm_scaled_cpu, pp_gemm_delayed_cpu: the same bodies in loops, several threads) bit for
+// bit, for every scaling and format it stores, ragged k, NaN and ±Inf inputs.
+// The loop device runs each launch's threads in reverse order and fills every buffer a launch
+// writes with NaN garbage first, so a body reading another body's output of the same launch, or
+// an element nobody wrote, shows up as a difference. tests/test_gemm_scaled_cuda.c checks a GPU.
+#include "test_util.h"
+
+#include <math.h>
+
+#include "cpu/gemm.h"
+#include "gemm_scaled_thread.h"
+
+// ---------------------------------------------------------------------------------------------
+// The loop device: kernels/cuda/gemm_scaled_kernels.cu's four steps, threads in reverse order
+
+static double *garbage(int64_t n)
+{
+    double *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    assert_non_null(p);
+    memset(p, 0xFF, (size_t)(n ? n : 1) * sizeof *p);  // NaN: a read of an unwritten element shows
+    return p;
+}
+
+static void loop_device(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c)
+{
+    pp_gemm_scaled_operand op[2] = {pp_gemm_scaled_operand_of(v->scaling, 0, batch, m, n, k),
+                                    pp_gemm_scaled_operand_of(v->scaling, 1, batch, m, n, k)};
+    const double *x[2] = {a, b};
+    int64_t count[2] = {batch * m * k, batch * k * n};
+    double *q[2], *xs[2], s[2], g[2];
+    for (int o = 0; o < 2; o++) {
+        // (1) amax: one thread per element, the keys meeting in reverse order
+        uint64_t key = 0;
+        for (int64_t i = count[o] - 1; i >= 0; i--) {
+            uint64_t kk = pp_amax_key(x[o][i]);
+            key = kk > key ? kk : key;
+        }
+        // (2) the host's scales
+        double amax = pp_amax_of_key(key);
+        double sd = v->scaling == PP_SCALING_DELAYED
+                  ? pp_delayed_scale(v->format, pp_delayed_amax(r->history[o], r->len[o], r->algo), r->margin)
+                  : 1.0;
+        s[o] = pp_gemm_scaled_tensor_s(v, amax, sd);
+        g[o] = pp_gemm_scaled_tensor_g(v, amax, s[o]);
+        // (3) quantise: one thread per (line, block), in reverse order
+        int64_t units = op[o].batch * op[o].lines * op[o].nblk;
+        q[o] = garbage(count[o]);
+        xs[o] = garbage(units);
+        for (int64_t u = units - 1; u >= 0; u--)
+            pp_gemm_scaled_quantise_block(v, &op[o], x[o], q[o], xs[o], g[o], s[o], u / op[o].nblk, u % op[o].nblk);
+    }
+    double d = pp_round(PP_FMT_FP32, g[0] * g[1], PP_RND_NE, 0);
+    // (4) one thread per output element, in reverse order
+    for (int64_t t = batch * m * n - 1; t >= 0; t--)
+        c[t] = pp_gemm_scaled_element(v, alpha_c, d, &op[0], q[0], xs[0], &op[1], q[1], xs[1], t / (m * n),
+                                      (t / n) % m, t % n);
+    for (int o = 0; o < 2; o++)
+        free(q[o]), free(xs[o]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs and the comparison
+
+// binary32 values, N(0,1)-like times an outlier factor on a few, NaN/±Inf/±0 when specials.
+static void fill(double *x, int64_t n, pp_test_rng *rng, int specials)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double u = (pp_test_rng_unit(rng) * 2 - 1) * 3.0;
+        uint64_t r = pp_test_rng_next(rng);
+        if (r % 37 == 0)
+            u *= 4096.0;  // outliers: per-tensor scales flush the rest, block scales do not
+        if (r % 53 == 0)
+            u *= 0x1p-30;
+        x[i] = (double)(float)u;
+        if (specials && r % 101 < 5)
+            x[i] = (double[]){0.0, -0.0, NAN, INFINITY, -INFINITY}[r % 101];
+    }
+}
+
+static void same_bits(const char *what, const double *got, const double *want, int64_t n)
+{
+    int fails = 0;
+    for (int64_t i = 0; i < n && fails < 10; i++)
+        if (!pp_test_same_bits(got[i], want[i])) {
+            fprintf(stderr, "  %s: c[%lld] loop device %a, CPU emulation %a\n", what, (long long)i, got[i], want[i]);
+            fails++;
+        }
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
+typedef struct scaled_case {
+    pp_scaling scaling;
+    pp_format_id format;
+} scaled_case;
+
+static const scaled_case cases[] = {
+    {PP_SCALING_TENSOR, PP_FMT_E4M3}, {PP_SCALING_TENSOR, PP_FMT_E5M2}, {PP_SCALING_TENSOR, PP_FMT_E2M1},
+    {PP_SCALING_MX, PP_FMT_E4M3},     {PP_SCALING_MX, PP_FMT_E5M2},     {PP_SCALING_MX, PP_FMT_E2M1},
+    {PP_SCALING_NVFP4, PP_FMT_E2M1},  {PP_SCALING_DELAYED, PP_FMT_E4M3}, {PP_SCALING_DELAYED, PP_FMT_E5M2},
+};
+
+static void run_shapes(int specials)
+{
+    pp_test_rng rng = {pp_test_seed() ^ (specials ? 0x5EC1A1u : 0x7EAD5u)};
+    const int64_t shapes[][4] = {{2, 3, 5, 45}, {1, 4, 3, 70}, {3, 2, 2, 1}, {1, 5, 7, 32}, {2, 1, 9, 16}};
+    const double hist_a[3] = {2.0, 9.0, 0.5}, hist_b[2] = {3.0, 1.0};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t batch = shapes[s][0], m = shapes[s][1], n = shapes[s][2], k = shapes[s][3];
+        double *a = garbage(batch * m * k), *b = garbage(batch * k * n), *c = garbage(batch * m * n),
+               *want = garbage(batch * m * n);
+        fill(a, batch * m * k, &rng, specials);
+        fill(b, batch * k * n, &rng, specials);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            pp_gemm_variant v = {.format = cases[i].format, .scaling = cases[i].scaling};
+            pp_gemm_scalars sc = {0, 0, 0};
+            assert_int_equal(pp_gemm_scalars_make(&v, k, &sc), 0);
+            pp_error err = {0};
+            for (int algo = 0; algo < 2; algo++) {
+                pp_delayed_recipe r = {{hist_a, hist_b}, {3, 2}, algo ? PP_AMAX_MOST_RECENT : PP_AMAX_MAX, algo};
+                if (v.scaling == PP_SCALING_DELAYED)
+                    assert_int_equal(pp_gemm_delayed_cpu(&v, &r, sc.alpha_c, batch, m, n, k, a, b, want, 3, &err),
+                                     PP_OK);
+                else if (algo)
+                    continue;  // the recipe is tensor-delayed's alone
+                else
+                    assert_int_equal(pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, want, 3, &err), PP_OK);
+                memset(c, 0xFF, (size_t)(batch * m * n) * sizeof *c);
+                loop_device(&v, &r, sc.alpha_c, batch, m, n, k, a, b, c);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s shape %zu algo %d", pp_scaling_name(v.scaling),
+                         pp_format_get(v.format).name, s, algo);
+                same_bits(what, c, want, batch * m * n);
+            }
+        }
+        free(a), free(b), free(c), free(want);
+    }
+}
+
+static void scaled_threads_equal_emulation(void **state)
+{
+    (void)state;
+    run_shapes(0);
+}
+
+static void scaled_threads_equal_emulation_with_specials(void **state)
+{
+    (void)state;
+    run_shapes(1);
+}
+
+// The amax key's maximum is pp_amax_step's fold, whatever the order: finite values, a NaN, ±Inf.
+static void amax_key_is_the_fold(void **state)
+{
+    (void)state;
+    const double v[] = {1.5, -7.25, 0x1p-149, -0.0, 3.0};
+    uint64_t key = 0;
+    double fold = 0;
+    for (int i = 0; i < 5; i++) {
+        uint64_t kk = pp_amax_key(v[4 - i]);
+        key = kk > key ? kk : key;
+        fold = pp_amax_step(fold, v[i]);
+    }
+    assert_true(pp_amax_of_key(key) == fold && fold == 7.25);
+    // a non-finite value's key is the NaN's, above every finite value's: the maximum reads NaN
+    assert_true(pp_amax_key(-INFINITY) == pp_amax_key(NAN) && pp_amax_key(NAN) > pp_amax_key(0x1.fffffffffffffp+1023));
+    assert_true(isnan(pp_amax_of_key(pp_amax_key(-INFINITY) > key ? pp_amax_key(-INFINITY) : key)));
+    assert_true(pp_amax_of_key(0) == 0.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(amax_key_is_the_fold),
+        cmocka_unit_test(scaled_threads_equal_emulation),
+        cmocka_unit_test(scaled_threads_equal_emulation_with_specials),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
