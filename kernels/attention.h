@@ -179,7 +179,8 @@
 //   flash_api.cpp mha_fwd's q_descale/k_descale/v_descale, per (batch, kv head); precprobe passes
 //   one per tensor, as per-tensor current scaling does, TransformerEngine's Float8CurrentScaling
 //   modelled as kernels/scaling.h's tensor-current): per tensor T of q, k, v, over all its elements,
-//   X_T = RN_32(amax_T/448) (1 for amax 0; NaN with a NaN or ±Inf), T8 = RN_e4m3,sat(RN_32(T/X_T)).
+//   s_T = RN_32(448/amax_T) (1 for amax 0; NaN with a NaN or ±Inf), T8 = RN_e4m3,sat(RN_32(T·s_T)),
+//   the descale FA3 gets X_T = RN_32(1/s_T) (TE's scale and scale_inv, kernels/scaling.h).
 //   The plan computes amax and X on the host over the whole tensor and quantises each element as
 //   it uploads (pp_attn_fp8_quantise): every device sees the same e4m3 values.
 // Scale (flash_fwd_kernel_sm90.h @c082294, consumer loop): sl2 = RN_32(σ32·log2 e) as FA2's host

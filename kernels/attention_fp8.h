@@ -23,8 +23,9 @@
 // ---------------------------------------------------------------------------------------------
 // Host: the per-tensor quantisation the caller applies before calling FA3
 
-// The per-tensor current scale X of the n values x (kernels/scaling.h, tensor-current:
-// X = RN_32(amax/448), 1 for amax 0, NaN when x holds NaN or ±Inf); FA3's descale argument.
+// The per-tensor current scale s of the n values x (kernels/scaling.h, tensor-current, as
+// TransformerEngine computes it: s = RN_32(448/amax), 1 for amax 0, NaN when x holds NaN or ±Inf);
+// the elements are multiplied by s, and FA3's descale argument is X = RN_32(1/s) (pp_attn_fp8_descale).
 static inline double pp_attn_fp8_tensor_scale(const double *x, int64_t n)
 {
     double amax = 0;
@@ -33,20 +34,26 @@ static inline double pp_attn_fp8_tensor_scale(const double *x, int64_t n)
     return pp_tensor_scale(PP_FMT_E4M3, amax);
 }
 
-// The e4m3 element of x under scale X: RN_e4m3,sat(RN_32(x/X)) (kernels/scaling.h), a binary32.
-PP_HD static inline float pp_attn_fp8_quantise(double x, double X)
+// FA3's descale of a tensor quantised with scale s: X = RN_32(1/s) (TE's scale_inv).
+static inline double pp_attn_fp8_descale(double s)
 {
-    return (float)pp_tensor_quantise(PP_FMT_E4M3, x, X);
+    return pp_tensor_scale_inv(s);
+}
+
+// The e4m3 element of x under scale s: RN_e4m3,sat(RN_32(x·s)) (kernels/scaling.h), a binary32.
+PP_HD static inline float pp_attn_fp8_quantise(double x, double s)
+{
+    return (float)pp_tensor_quantise(PP_FMT_E4M3, x, s);
 }
 
 // The values the kernel's e4m3 elements stand for, X·P exactly (a binary64 holds the product of
 // a binary32 and a 4-bit-significand e4m3): what a reference over the quantised inputs reads.
-// out may alias x. Returns X.
+// out may alias x. Returns X, the descale.
 static inline double pp_attn_fp8_dequantised(const double *x, int64_t n, double *out)
 {
-    double X = pp_attn_fp8_tensor_scale(x, n);
+    double s = pp_attn_fp8_tensor_scale(x, n), X = pp_attn_fp8_descale(s);
     for (int64_t i = 0; i < n; i++)
-        out[i] = X * (double)pp_attn_fp8_quantise(x[i], X);
+        out[i] = X * (double)pp_attn_fp8_quantise(x[i], s);
     return X;
 }
 

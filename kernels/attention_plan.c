@@ -124,11 +124,11 @@ static int64_t plan_host_at(const pp_attn_launch *L, int64_t u0, int64_t len, in
 
 // Uploads the n-unit slice's part of x (binary64 values of F, exact in binary32) through the
 // staging buffer and gathers it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy
-// when scale is 1). fp8x ≠ 0 (NaN included): each element is first quantised to e4m3 under the
-// per-tensor scale fp8x (pp_attn_fp8_quantise, on the host: every device reads the same e4m3
+// when scale is 1). fp8s ≠ 0 (NaN included): each element is first quantised to e4m3 with the
+// per-tensor scale fp8s (pp_attn_fp8_quantise, on the host: every device reads the same e4m3
 // values; scale is then 1). L is the whole problem.
 static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const double *x, int64_t len,
-                      int64_t H, float scale, double fp8x, float *dst)
+                      int64_t H, float scale, double fp8s, float *dst)
 {
     int64_t uh = H / L->h_kv, count = n * uh * len * L->d;
     float *h = malloc((size_t)(count ? count : 1) * sizeof *h);
@@ -137,7 +137,7 @@ static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, c
     for (int64_t i = 0; i < count; i++) {  // the slice's rows in x's own order [n][len][uh][d]
         int64_t e = i % L->d, hu = (i / L->d) % uh, s = (i / (L->d * uh)) % len, u = i / (L->d * uh * len);
         double xi = x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
-        h[i] = fp8x != 0 ? pp_attn_fp8_quantise(xi, fp8x) : (float)xi;
+        h[i] = fp8s != 0 ? pp_attn_fp8_quantise(xi, fp8s) : (float)xi;
     }
     int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
@@ -343,8 +343,8 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         xk = pp_attn_fp8_tensor_scale(k, dm->b * dm->s_kv * dm->h_kv * dm->d);
         xv = pp_attn_fp8_tensor_scale(vv, dm->b * dm->s_kv * dm->h_kv * dm->d);
         L.fp8 = 1;
-        L.fp8_xv = (float)xv;
-        L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, xq, xk);
+        L.fp8_xv = (float)pp_attn_fp8_descale(xv);
+        L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, pp_attn_fp8_descale(xq), pp_attn_fp8_descale(xk));
         L.bn = pp_attn_fp8_block_n(v, dm->d);
     }
     L.order_seed = v->order_seed;

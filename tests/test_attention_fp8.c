@@ -23,7 +23,7 @@ static void quantise_q_exact(void **state)
     assert_true(pp_attn_fp8_dequantised(q, 4, d) == 0x1p-7);
     for (int i = 0; i < 4; i++)
         assert_true(d[i] == q[i]);
-    assert_true(pp_attn_fp8_quantise(-0.75, 0x1p-7) == -96.0f);
+    assert_true(pp_attn_fp8_quantise(-0.75, 128.0) == -96.0f);  // s = 448/3.5 = 128
 }
 
 // k: 0.2265625·256 = 58, halfway between e4m3's 56 and 60 (step 4 in [32, 64)): to even, 56.
@@ -34,18 +34,22 @@ static void quantise_ties_and_rounding(void **state)
     double k[4] = {1.75, -0.4375, 0.8125, 0.2265625}, v[4] = {7.0, -1.5, 2.5, 0.3515625}, d[4];
     assert_true(pp_attn_fp8_dequantised(k, 4, d) == 0x1p-8);
     assert_true(d[3] == 0.21875 && d[2] == 0.8125 && d[0] == 1.75);
-    assert_true(pp_attn_fp8_quantise(k[3], 0x1p-8) == 56.0f);
+    assert_true(pp_attn_fp8_quantise(k[3], 256.0) == 56.0f);
     assert_true(pp_attn_fp8_dequantised(v, 4, d) == 0x1p-6);
     assert_true(d[3] == 0.34375);
-    assert_true(pp_attn_fp8_quantise(v[3], 0x1p-6) == 22.0f);
+    assert_true(pp_attn_fp8_quantise(v[3], 64.0) == 22.0f);
 }
 
-// The scale of a non-power-of-two amax: X = RN_32(amax/448); zeros: X = 1; NaN: X NaN.
+// The scale of amax 2: s = 448/2 = 224, the descale X = RN_32(1/224); amax 3: s = RN_32(448/3),
+// X = RN_32(1/s) (TE's scale and scale_inv); zeros: s = 1; NaN: s NaN.
 static void quantise_scale_rules(void **state)
 {
     (void)state;
-    double x[3] = {1.0, -2.0, 0.5}, z[2] = {0.0, -0.0}, n[2] = {1.0, NAN};
-    assert_true(pp_attn_fp8_tensor_scale(x, 3) == (double)(float)(2.0 / 448.0));
+    double x[3] = {1.0, -2.0, 0.5}, y[2] = {3.0, 1.0}, z[2] = {0.0, -0.0}, n[2] = {1.0, NAN};
+    assert_true(pp_attn_fp8_tensor_scale(x, 3) == 224.0);
+    assert_true(pp_attn_fp8_descale(224.0) == (double)(float)(1.0 / 224.0));
+    assert_true(pp_attn_fp8_tensor_scale(y, 2) == (double)(float)(448.0 / 3.0));
+    assert_true(pp_attn_fp8_descale(pp_attn_fp8_tensor_scale(y, 2)) == (double)(1.0f / (float)(448.0 / 3.0)));
     assert_true(pp_attn_fp8_tensor_scale(z, 2) == 1.0);
     assert_true(isnan(pp_attn_fp8_tensor_scale(n, 2)));
     // the largest element lands on 448 (or within e4m3's rounding of it), never NaN: saturating
