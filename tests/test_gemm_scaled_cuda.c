@@ -48,7 +48,7 @@ static void scaled_cuda_equals_emulation(void **state)
                 pp_error err = {0};
                 char msg[400] = "";
                 assert_int_equal(rp ? pp_gemm_delayed_cpu(&v, rp, sc.alpha_c, batch, m, n, k, a, b, e, 2, &err)
-                                    : pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, e, 2, &err), PP_OK);
+                                    : pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, e, 2, NULL, &err), PP_OK);
                 int rc = pp_gemm_scaled_cuda(&v, rp, sc.alpha_c, batch, m, n, k, a, b, c, msg, sizeof msg);
                 if (rc)
                     fail_msg("%s", msg);

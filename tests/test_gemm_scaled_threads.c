@@ -130,7 +130,7 @@ static void run_shapes(int specials)
                 else if (algo)
                     continue;  // the recipe is tensor-delayed's alone
                 else
-                    assert_int_equal(pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, want, 3, &err), PP_OK);
+                    assert_int_equal(pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, want, 3, NULL, &err), PP_OK);
                 memset(c, 0xFF, (size_t)(batch * m * n) * sizeof *c);
                 loop_device(&v, &r, sc.alpha_c, batch, m, n, k, a, b, c);
                 char what[96];
