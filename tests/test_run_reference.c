@@ -32,7 +32,7 @@ typedef struct ref_out {
 
 static int run_ref(const pp_case *c, const char *method, pp_format_id f, ref_out *r, pp_error *err)
 {
-    const pp_run_opts o = {"cpu", 1, 0, 0, method, NULL, 0, 0};
+    const pp_run_opts o = {.device = "cpu", .threads = 1, .reference_method = method};
     memset(r, 0, sizeof *r);
     return pp_run_reference(c, &o, f, r->in, r->refs, r->info, err);
 }

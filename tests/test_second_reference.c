@@ -31,7 +31,7 @@ static const char half_case[] =
     "[inputs.b]\ndistribution = \"uniform\"\nlow = 7.001953125\nhigh = 7.001953125\n"
     "[variants.half]\nformat = \"fp16\"\n";
 
-static const pp_run_opts cpu_opts = {"cpu", 1, 0, 0, NULL, NULL, 0, 0};
+static const pp_run_opts cpu_opts = {.device = "cpu", .threads = 1};
 
 static void run(const char *text, pp_case *c, pp_run_result *r)
 {
