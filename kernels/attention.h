@@ -174,6 +174,57 @@
 //   product to fp32 first (two roundings, as eager torch does); the FMA would differ by at most one
 //   fp32 rounding of t before RN_C (an ulp of fp32, far below bf16's), not measured on a GPU.
 //
+// ---- FP8 (fp8 = fa3): FlashAttention-3's FP8 forward (Dao-AILab/flash-attention hopper/; element
+// steps kernels/attention_fp8.h, called from the flash loop above; knobs: flash, bf16, post, row,
+// cp_world 1, forward only) ----
+// Quantisation (the caller's, before FA3: FA3 takes e4m3 q, k, v and a binary32 descale each,
+//   flash_api.cpp mha_fwd's q_descale/k_descale/v_descale, per (batch, kv head); precprobe passes
+//   one per tensor, as per-tensor current scaling does, TransformerEngine's Float8CurrentScaling
+//   modelled as kernels/scaling.h's tensor-current): per tensor T of q, k, v, over all its elements,
+//   s_T = RN_32(448/amax_T) (1 for amax 0; NaN with a NaN or ±Inf), T8 = RN_e4m3,sat(RN_32(T·s_T)),
+//   the descale FA3 gets X_T = RN_32(1/s_T) (TE's scale and scale_inv, kernels/scaling.h).
+//   The plan computes amax and X on the host over the whole tensor and quantises each element as
+//   it uploads (pp_attn_fp8_quantise): every device sees the same e4m3 values.
+// Scale (flash_fwd_kernel_sm90.h @c082294, consumer loop): sl2 = RN_32(σ32·log2 e) as FA2's host
+//   (FA3's flash_api.cpp set_params_fprop: softmax_scale * M_LOG2E), then
+//   σ' = RN_32(sl2 · RN_32(X_q·X_k)) (softmax_scale_log2 multiplied by q_descale·k_descale).
+// Per row, the FA2 loop above with (mainloop_fwd_sm90_tma_gmma_ws.hpp @0473b46, mma: key tiles
+//   from n_block_max − 1 down, the same order of max, correction, row sums, P·V as FA2's):
+//   s_ij = the fp32 chain of q8·k8 (the e4m3 values; their products are exact in binary32);
+//   ms = m_new == −Inf ? 0 : fma(m_new, σ', −8) (the max offset: softmax.h @7a80279:67-69, 77-79;
+//     Max_offset = 8 for FP8, flash_fwd_kernel_sm90.h @c082294; "max·scale − offset" contracted);
+//   p_j = exp2(fma(s_j, σ', −ms)) in [0, 256] (softmax.h:85); corr = exp2((m ⊖ m_new) ⊗ σ')
+//   (softmax.h:119-120, no offset: it cancels); l_q = l_q ⊕ p_j (4 partials, softmax.h:134);
+//   o_c = fma(RN_e4m3,sat(p_j), v8_jc, o_c) (P converted to e4m3 before P·V: the mainloop's
+//   convert_type_out to Element = e4m3, cvt.rn.satfinite; P carries the 2^8 of the offset and no
+//   other scale).
+// Epilogue (softmax.h:137-153, finalize(v_descale); rescale_o): l = (l_0 ⊕ l_2) ⊕ (l_1 ⊕ l_3);
+//   s = (1 ⊘ l) ⊗ X_v; out_ic = RN_bf16(o_c ⊗ s) (FA3 writes an FP8 run's out in bf16: flash_api.cpp
+//   mha_fwd, out_type); lse_i = fma(m, RN_32(σ' ⊗ RN_32(ln 2)), log(l ⊗ 2^−8)).
+// Tiles (pp_attn_fp8_block_n): FA3's FP8 tile_size_fwd_sm90 (tile_size.h @07602ad:53-72), 160 keys
+//   at d ≤ 64, 224 at d ≤ 128; block_n overrides.
+// Backward: refused when the case is read (fp8 = "fa3" with passes fwd+bwd): FlashAttention-3 has
+//   no FP8 backward (hopper/flash_api.cpp, mha_bwd: q must be fp16 or bf16; the check read in
+//   stored copies of that file, its line not pinned here), so any FP8 training backward is another
+//   kernel's (TransformerEngine's cuDNN FP8 attention), not FA3's; a bf16 backward run from the FP8
+//   forward's out and lse would be a mix no framework ships.
+// The reference: the pipeline's reference per input format group is the exact attention of the
+//   unquantised bf16 inputs (the group the bf16 variants share), so an fp8 variant's error is
+//   quantisation and arithmetic together, as the fp8 gemm's (README). The exact values the kernel
+//   reads, X·T8, come from pp_attn_fp8_dequantised: tests/test_attention_fp8.c checks the kernel
+//   against the reference of those (the hook for a comparison against the quantised inputs).
+// Not emulated: exp2f and __logf as for FA2 (correctly rounded here); the MMAs' internal order
+//   (FP8 wgmma has k-chunks of 32; the order band walks chunks of 16) and Hopper's FP8 tensor-core
+//   accumulation, which keeps fewer than binary32's bits (DeepSeek-V3 report §3.3.2: about 14):
+//   here a binary32 fma chain, so real FP8 attention on an H100 can be worse than modelled.
+// Not modelled: TransformerEngine's FP8 DPA (cuDNN's sdpa_fp8 graph: TE's
+//   common/fused_attn/fused_attn_fp8.cu @fecb10b, fused_attn_fp8_fwd_impl_v1, passes descale_q/k/v,
+//   descale_s, scale_s, scale_o and gets O in FP8 with amax_s, amax_o; where inside the graph each
+//   scale is applied, the exp form and the order are cuDNN's, closed source: not established; its
+//   backward likewise, fused_attn_fp8_bwd_impl_v1's sdpa_fp8_backward node with descale_o,
+//   descale_dO, descale_s, descale_dP, scale_s, scale_dP, scale_dQ/dK/dV and their amaxes: which
+//   products are quantised where is inside cuDNN, so no TE variant is offered, forward or backward).
+//
 // ---- Engine cublas (the unfused kernel's GEMMs through cuBLAS; GPU only) ----
 // The five GEMMs are cublasGemmStridedBatchedEx calls with A, B, C of the storage type
 // (CUDA_R_16F, CUDA_R_16BF, CUDA_R_32F), beta = 0, and the compute type from the accumulate knob:
@@ -226,6 +277,9 @@ typedef enum { PP_ATTN_ARCH_SM90 = 0, PP_ATTN_ARCH_SM80, PP_ATTN_ARCH_SM86 } pp_
 // Which TransformerEngine's context-parallel merges (see "Context parallel" above): today's
 // (the default), the one before PR 821 (summer 2024), or PR 821's proposal (never merged).
 typedef enum { PP_ATTN_CP_TE_MAIN = 0, PP_ATTN_CP_TE_2024, PP_ATTN_CP_PR_821 } pp_attn_cp_flavour;
+// FP8 attention (see "FP8 (fp8 = fa3)" above; kernels/attention_fp8.h): none (the default, today's
+// arithmetic), or FlashAttention-3's FP8 forward.
+typedef enum { PP_ATTN_FP8_NONE = 0, PP_ATTN_FP8_FA3 } pp_attn_fp8;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
@@ -246,6 +300,7 @@ typedef struct pp_attn_variant {
     pp_attn_engine engine;  // ours (0, the default) or cublas (GPU only; unfused, no CP)
     uint64_t order_seed;    // 0: the nominal arithmetic; else one admissible order (see "Order band")
     pp_site_mask exact_sites;  // 0: every rounding; else these sites exact (see "Exact sites")
+    pp_attn_fp8 fp8;        // none (0, the default) or fa3 (flash forward only, bf16 out, cp_world 1)
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

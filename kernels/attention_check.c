@@ -1,6 +1,8 @@
 // attention_check.c — the attention backends' shared checks (see attention_check.h).
 #include "attention_check.h"
 
+#include "attention_fp8.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,6 +66,9 @@ int pp_attn_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward
     const char *engine_err = pp_attn_engine_error(v);
     if (engine_err)
         return check_fail(eb, el, "%s", engine_err);
+    const char *fp8_err = pp_attn_fp8_error(v, backward);
+    if (fp8_err)
+        return check_fail(eb, el, "%s", fp8_err);
     pp_attn_scalars sc;
     if (pp_attn_scalars_make(v, dm->d, &sc) != 0)
         return check_fail(eb, el, "attention: sigma must be positive and finite");

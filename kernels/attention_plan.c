@@ -124,9 +124,11 @@ static int64_t plan_host_at(const pp_attn_launch *L, int64_t u0, int64_t len, in
 
 // Uploads the n-unit slice's part of x (binary64 values of F, exact in binary32) through the
 // staging buffer and gathers it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy
-// when scale is 1). L is the whole problem.
+// when scale is 1). fp8s ≠ 0 (NaN included): each element is first quantised to e4m3 with the
+// per-tensor scale fp8s (pp_attn_fp8_quantise, on the host: every device reads the same e4m3
+// values; scale is then 1). L is the whole problem.
 static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const double *x, int64_t len,
-                      int64_t H, float scale, float *dst)
+                      int64_t H, float scale, double fp8s, float *dst)
 {
     int64_t uh = H / L->h_kv, count = n * uh * len * L->d;
     float *h = malloc((size_t)(count ? count : 1) * sizeof *h);
@@ -134,7 +136,8 @@ static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, c
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
     for (int64_t i = 0; i < count; i++) {  // the slice's rows in x's own order [n][len][uh][d]
         int64_t e = i % L->d, hu = (i / L->d) % uh, s = (i / (L->d * uh)) % len, u = i / (L->d * uh * len);
-        h[i] = (float)x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
+        double xi = x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
+        h[i] = fp8s != 0 ? pp_attn_fp8_quantise(xi, fp8s) : (float)xi;
     }
     int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
@@ -332,6 +335,18 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     pp_attn_flash_tiles(v, dm->d, dm->causal, tiles);
     L.bn = tiles[1], L.bbm = tiles[2], L.bbn = tiles[3];
     pp_attn_scalars_make(v, dm->d, &L.sc);
+    // FP8 (attention_fp8.h): per-tensor scales over the whole tensors, before any slice; the
+    // descales of q and k folded into the exp2 scale, v's kept for the epilogue; FA3's tiles
+    double xq = 0, xk = 0, xv = 0;
+    if (v->fp8 == PP_ATTN_FP8_FA3) {
+        xq = pp_attn_fp8_tensor_scale(q, dm->b * dm->s_q * dm->h * dm->d);
+        xk = pp_attn_fp8_tensor_scale(k, dm->b * dm->s_kv * dm->h_kv * dm->d);
+        xv = pp_attn_fp8_tensor_scale(vv, dm->b * dm->s_kv * dm->h_kv * dm->d);
+        L.fp8 = 1;
+        L.fp8_xv = (float)pp_attn_fp8_descale(xv);
+        L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, pp_attn_fp8_descale(xq), pp_attn_fp8_descale(xk));
+        L.bn = pp_attn_fp8_block_n(v, dm->d);
+    }
     L.order_seed = v->order_seed;
     L.exact_sites = v->exact_sites;
     L.b = dm->b, L.h = dm->h, L.h_kv = dm->h_kv, L.grp = dm->h / dm->h_kv, L.sq = dm->s_q, L.skv = dm->s_kv;
@@ -401,13 +416,13 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         S.order_row0 = u * L.grp * L.sq, S.order_rows = L.b * L.h * L.sq;  // the order band's row keys
         S.unit0 = u;  // range notes: the slice's first (batch, kv head) unit
         // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
-        rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, B[B_Q]);
+        rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, xq, B[B_Q]);
         if (!rc)
-            rc = plan_input(P, &L, u, n, k, skv, hkv, L.sc.s_k, B[B_K]);
+            rc = plan_input(P, &L, u, n, k, skv, hkv, L.sc.s_k, xk, B[B_K]);
         if (!rc)
-            rc = plan_input(P, &L, u, n, vv, skv, hkv, 1.0f, B[B_V]);
+            rc = plan_input(P, &L, u, n, vv, skv, hkv, 1.0f, xv, B[B_V]);
         if (!rc && backward)
-            rc = plan_input(P, &L, u, n, dout, sq, h, 1.0f, B[B_GO]);
+            rc = plan_input(P, &L, u, n, dout, sq, h, 1.0f, 0, B[B_GO]);
         for (int i = 0; !rc && !P->cublas && i < 2; i++) {
             pp_attn_launch T = S;
             T.src = B[i ? B_V : B_K], T.dst = B[i ? B_VT : B_KT], T.gS = skv;

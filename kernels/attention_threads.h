@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "attention_fp8.h"
 #include "gemm_thread.h"
 #include "ranges.h"
 
@@ -93,6 +94,8 @@ typedef struct pp_attn_launch {
     pp_format_id cp_accum, cp_grad_accum;
     pp_attn_cp_flavour cp_flavour;
     int bn;        // flash forward key tile
+    int fp8;       // pp_attn_fp8: 0, or FA3's FP8 forward (attention_fp8.h); fp8_xv its v descale
+    float fp8_xv;
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
@@ -628,11 +631,13 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
 
 // Range notes of one flash key (see pp_attn_t_flash_fwd): the raw score, the exponent's argument
 // (the FFMA pp_attn_flash_p forms) and P as stored for P·V.
-PP_HD static inline void pp_attn_flash_fwd_notes(const pp_attn_launch *L, int64_t rh, float s, float ms, float p)
+PP_HD static inline void pp_attn_flash_fwd_notes(const pp_attn_launch *L, int64_t rh, float s, float ms, float p,
+                                                float pstored)
 {
     pp_range_note1(L->ranges, PP_SITE_ATTN_SCORES, rh, PP_FMT_FP32, s);
     pp_range_note1(L->ranges, PP_SITE_ATTN_SOFTMAX_IN, rh, PP_FMT_FP32, fmaf(s, L->sc.sl2, -ms));
-    pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->f, p, pp_attn_store(L->f, p));
+    // P as P·V reads it: RN_F(p), or e4m3 under fp8 = fa3 (attention_fp8.h)
+    pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->fp8 ? PP_FMT_E4M3 : L->f, p, pstored);
 }
 
 // Flash forward of row x through the key tiles, the last tile first (FA2 flash_fwd_kernel.h: n_block
@@ -675,7 +680,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         }
         int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
         float corr = none ? 1.0f : xin ? pp_attn_flash_corr64(&L->sc, m, mn) : pp_attn_flash_corr(&L->sc, m, mn);
-        float ms = pp_attn_flash_max_scaled(&L->sc, mn);
+        float ms = pp_attn_fp8_max_scaled(L->fp8, &L->sc, mn);  // fp8: explain offers no site (op_attention.c)
         double msd = xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;  // attention.h "Exact sites"
         pp_attn_flash_rescale(o, d, l4, corr);
         for (int64_t cb = j0 - j0 % PP_GEMM_MMA_CHUNK; cb < j1; cb += PP_GEMM_MMA_CHUNK) {
@@ -693,9 +698,10 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                                                             : pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
-                    pch[j + i - cb] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
+                    // P as P·V reads it (fp8: e4m3)
+                    pch[j + i - cb] = pp_attn_fp8_p(L->fp8, pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                     if (L->ranges)
-                        pp_attn_flash_fwd_notes(L, pp_attn_range_head(L, b, hh), sj[i], ms, p);
+                        pp_attn_flash_fwd_notes(L, pp_attn_range_head(L, b, hh), sj[i], ms, p, pch[j + i - cb]);
                 }
             }
             pp_attn_mma_walk mw;
@@ -709,7 +715,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         m = mn;
     }
     float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow, l4) : 0.0f;  // finish's l
-    pp_attn_flash_finish(pp_attn_out_fmt(L), &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed, grow);
+    pp_attn_fp8_flash_finish(L->fp8, L->fp8_xv, pp_attn_out_fmt(L), &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed,
+                             grow);
     if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) && *lse != -INFINITY)  // the same l as finish's
         *lse = pp_attn_flash_lse64(&L->sc, m, pp_attn_order_row_sum(L->order_seed, grow, l4));
     if (L->ranges && je >= 0) {

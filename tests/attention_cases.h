@@ -309,6 +309,42 @@ static int attn_case_special_inputs(const attn_case_backend *be)
     return fails;
 }
 
+// FP8 (fp8 = "fa3", kernels/attention_fp8.h), forward only: GQA, causal and not, ragged
+// s_q ≠ s_kv (rows with no key), head dims across FA3's FP8 tile rows (d 5, 16, 80: 160 and 128
+// keys per tile), block_n given (tiles that split the keys), order seeds 0 and 3, and an outlier
+// head (q 30x in head 1: P spans e4m3's subnormals).
+static int attn_case_fp8_fa3(const attn_case_backend *be)
+{
+    const pp_attn_dims shapes[] = {
+        {2, 7, 11, 4, 2, 5, 0}, {2, 7, 11, 4, 2, 5, 1}, {1, 9, 5, 3, 1, 16, 1}, {1, 33, 40, 2, 2, 80, 1},
+        {1, 1, 1, 1, 1, 1, 0},
+    };
+    const int block_ns[] = {0, 3, 16};
+    int fails = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int bn = 0; bn < 3; bn++)
+            for (int seed = 0; seed < 2; seed++) {
+                bufs B;
+                bufs_init(&B, &shapes[i], PP_FMT_BF16, 2.0, pp_test_seed() + 200 + i);
+                for (int64_t t = 0; t < B.nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
+                    if (shapes[i].h > 1 && (t / shapes[i].d) % shapes[i].h == 1)
+                        B.q[t] = pp_round(PP_FMT_BF16, B.q[t] * 30.0, PP_RND_NE, 0);
+                pp_attn_variant v;
+                memset(&v, 0, sizeof v);
+                v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
+                v.kernel = PP_ATTN_FLASH;
+                v.fp8 = PP_ATTN_FP8_FA3;
+                v.block_n = block_ns[bn];
+                v.order_seed = seed ? 3 : 0;
+                char what[160];
+                snprintf(what, sizeof what, "fp8 fa3 shape %zu block_n %d order_seed %d", i, block_ns[bn],
+                         (int)v.order_seed);
+                fails += check_one(be, &v, &shapes[i], &B, 0, what);
+                bufs_free(&B);
+            }
+    return fails;
+}
+
 // Every combination engine cublas supports (unfused, CP off; bf16 with storage accumulation has
 // no cuBLAS compute type) on the plain shapes, checked by `check` (big: inputs ×200 that overflow
 // fp16, where only agreement in the non-finite pattern is meaningful). Every stride-th

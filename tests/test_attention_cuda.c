@@ -61,6 +61,14 @@ static void cuda_order_seeds(void **state)
     assert_int_equal(attn_case_order_seeds(&cuda_backend), 0);
 }
 
+// FP8 (fp8 = "fa3"): the GPU against the CPU emulation bit for bit (attention_cases.h).
+static void cuda_fp8_fa3(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    assert_int_equal(attn_case_fp8_fa3(&cuda_backend), 0);
+}
+
 // te-cp-small's shape (b 1, s 512, h 2, d 64, causal, world 4) on both kernels: equal, and timed.
 static void cuda_te_cp_small_size(void **state)
 {
@@ -303,6 +311,7 @@ int main(void)
         cmocka_unit_test(cuda_cublas_larger),
         cmocka_unit_test(cuda_cublas_errors),
         cmocka_unit_test(cuda_ranges_equal_cpu),
+        cmocka_unit_test(cuda_fp8_fa3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -380,6 +380,17 @@ static void threads_cublas_errors(void **state)
     bufs_free(&B);
 }
 
+// FP8 (fp8 = "fa3"): the plan on the loop device against the CPU device bit for bit
+// (attention_cases.h, attn_case_fp8_fa3).
+static void threads_fp8_fa3(void **state)
+{
+    (void)state;
+    int fails = attn_case_fp8_fa3(&plan_backend);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +403,7 @@ int main(void)
         cmocka_unit_test(threads_cublas_every_knob),
         cmocka_unit_test(threads_cublas_longer),
         cmocka_unit_test(threads_cublas_errors),
+        cmocka_unit_test(threads_fp8_fa3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

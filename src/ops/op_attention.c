@@ -18,7 +18,7 @@
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -48,6 +48,8 @@ static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
 static const char *const cp_accums[] = {"flavour", "storage", "fp32", NULL};
 static const char *const cp_flavours[] = {"te-main", "te-2024", "pr-821", NULL};
 static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
+static const char *const fp8s[] = {"none", "fa3", NULL};
+static const pp_knob_meaning fp8_ids[] = {{"none", PP_ATTN_FP8_NONE}, {"fa3", PP_ATTN_FP8_FA3}, {NULL, 0}};
 static const pp_knob_meaning arch_ids[] = {
     {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
@@ -129,6 +131,12 @@ static const pp_knob_def knobs[] = {
                       "to fp32 once, second-half steps reading the binary64 view; storage accumulation), pr-821 (as "
                       "PR 821 proposed, never merged: fp32 lse merge, fp32 out and gradient buffers)",
                       .meanings = cp_flavour_ids},
+    [K_FP8] = {"fp8", fp8s, "none",
+               "none: q, k, v in the storage format; fa3: FlashAttention-3's FP8 forward (q, k, v quantised to "
+               "e4m3 with per-tensor current scales, their descales in the softmax's exp2 scale, P converted to "
+               "e4m3 with FA3's max offset 8 before P.V, v's descale in the epilogue, out in bf16; kernel flash, "
+               "format bf16, scale post, max_subtract row, cp_world 1, passes fwd: FA3's FP8 has no backward)",
+               .meanings = fp8_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -252,12 +260,13 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.sigma_given = p->given[P_SIGMA];
     v.sigma = p->v[P_SIGMA];
     v.engine = id(k, K_ENGINE) == PP_ENGINE_OURS ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
+    v.fp8 = (pp_attn_fp8)id(k, K_FP8);
     return v;
 }
 
 // Knob combinations the kernels cannot run (flash with Megatron-style knobs, a ring that does
 // not divide the sequence, engine cublas with kernel flash, context parallelism or bf16 storage
-// accumulation), found when the case is read rather than after the reference is computed: the
+// accumulation, fp8 fa3 outside FA3's FP8 forward), found when the case is read rather than after the reference is computed: the
 // kernels' own check (kernels/attention_check.h) on the shapes with no data (batch 0).
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
@@ -265,7 +274,7 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     pp_attn_dims dm = dims_of(p);
     dm.b = 0;
     char e[256] = "";
-    if (pp_attn_check(&v, &dm, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e, sizeof e) == 0)
+    if (pp_attn_check(&v, &dm, backward(p), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e, sizeof e) == 0)
         return 0;
     snprintf(msg, n, "%s", e);
     return -1;
@@ -274,7 +283,8 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
 static const char knob_rules[] =
     "kernel flash takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and max_subtract row or none; "
     "cp_world > 1 needs s = s_kv divisible by 2 x cp_world; engine cublas needs kernel unfused and cp_world 1, "
-    "and with accumulate storage format fp16 or fp32";
+    "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
+    "max_subtract row, cp_world 1 and passes fwd";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -399,6 +409,11 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     const char *e = pp_engine_vendor_note(knobs_set, n), *kern = pp_knob_setting_value(knobs_set, n, "kernel");
     if (e || (kern && strcmp(kern, "flash")))
         return e;
+    const char *fp8 = pp_knob_setting_value(knobs_set, n, "fp8");
+    if (fp8 && !strcmp(fp8, "fa3"))
+        return "(FlashAttention-3's FP8 forward: its exp2 argument, max offset, e4m3 conversions and order; its "
+               "ex2.approx and __logf are correctly rounded exp2 and log here, its FP8 MMAs binary32 fma chains "
+               "(Hopper's FP8 tensor cores keep fewer bits: a real run can be worse))";
     return "(FlashAttention-2's exp2 argument and order; its ex2.approx and __logf are correctly rounded exp2 and "
            "log here, its MMAs' order inside each k-chunk of 16 a chain, its dq atomicAdd order the key blocks' "
            "order: run --orders measures what they move)";
@@ -425,6 +440,8 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
+    if (v.fp8 != PP_ATTN_FP8_NONE)  // FA3's FP8 steps (attention_fp8.h) have no exact forms yet
+        return 0;
     int bwd = backward(p), cp = v.cp_world > 1, unf = v.kernel == PP_ATTN_UNFUSED;
     int naive = v.softmax == PP_ATTN_SOFTMAX_NAIVE;
     uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);

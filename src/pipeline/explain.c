@@ -66,12 +66,14 @@ static int pair_of(pp_case *cc, int v, int w, int *pair, pp_error *err)
     return PP_OK;
 }
 
-// The compare tasks of variant v's explanation: against the reference (w < 0) or its pair.
+// The compare tasks of variant v's explanation: against the reference (w < 0) or its pair. A
+// second comparison (exact on the original or quantised inputs) is not explained: its reference
+// sees other inputs than the variant, so no site of the variant's can close that gap.
 static void select_compares(const pp_run_plan *plan, int v, int pair, unsigned char *sel)
 {
     for (int i = 0; i < plan->n_tasks; i++) {
         const pp_task *t = &plan->tasks[i];
-        sel[i] = pair < 0 ? t->kind == PP_TASK_COMPARE && t->variant == v
+        sel[i] = pair < 0 ? t->kind == PP_TASK_COMPARE && t->variant == v && !t->second
                           : t->kind == PP_TASK_COMPARE_PAIR && t->pair == pair;
     }
 }
