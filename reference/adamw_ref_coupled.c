@@ -6,33 +6,13 @@
 // is applied through one product Ĥ·b per column instead of a dense 3n × 3n matrix.
 #include "adamw_ref_coupled.h"
 
+#include "ref_dot4.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SLACK (1.0 + 0x1p-40)  // the bound arithmetic's own roundings (PROOFS.md#adamw, "bookkeeping")
-
-static double gamma_n(int64_t n)  // γ_n = n·u/(1 − n·u), rounded up generously
-{
-    double nu = (double)n * 0x1p-53;
-    return nu / (1.0 - nu) * SLACK;
-}
-
-// Σ_k x_k·y_k, four interleaved partial sums (fixed order; error ≤ γ_n·Σ|x_k·y_k|)
-static double dot(const double *x, const double *y, int n)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += x[k] * y[k];
-        s1 += x[k + 1] * y[k + 1];
-        s2 += x[k + 2] * y[k + 2];
-        s3 += x[k + 3] * y[k + 3];
-    }
-    for (; k < n; k++)
-        s0 += x[k] * y[k];
-    return (s0 + s1) + (s2 + s3);
-}
 
 int pp_adamw_coupled_init_(pp_adamw_coupled_ *C, int64_t n, int64_t r, const float *X)
 {
@@ -61,7 +41,7 @@ int pp_adamw_coupled_init_(pp_adamw_coupled_ *C, int64_t n, int64_t r, const flo
             C->H[k * n + l] = s / (double)r;
             C->Habs[k * n + l] = a / (double)r;
         }
-    C->gH = gamma_n(r + 1) * (1.0 + 2.0 * gamma_n(r + 1));
+    C->gH = pp_ref_gamma(r + 1) * (1.0 + 2.0 * pp_ref_gamma(r + 1));
     pp_adamw_lohner_init_(&C->L, d, C->mem);
     double *v = C->mem + PP_ADAMW_LOHNER_DOUBLES(d);
     C->eA = v, C->rt = v + d, C->eb = v + 2 * d, C->z = v + 3 * d, C->hb = v + 4 * d;
@@ -117,7 +97,7 @@ void pp_adamw_coupled_step_(pp_adamw_coupled_ *C, const pp_adamw_jac_in_ *in, co
         for (int i = 0; i < d; i++)
             b[i] = L->D[i] * bj[i];
         for (int k = 0; k < n; k++)
-            C->hb[k] = dot(C->H + (size_t)k * n, b, n);
+            C->hb[k] = pp_ref_dot4(C->H + (size_t)k * n, b, n);
         for (int k = 0; k < n; k++) {
             const pp_adamw_jac_in_ *I = &in[k];
             const pp_adamw_jac_ *J = &C->J[k];
@@ -138,7 +118,7 @@ void pp_adamw_coupled_step_(pp_adamw_coupled_ *C, const pp_adamw_jac_in_ *in, co
     for (int i = 0; i < d; i++)
         z[i] *= L->D[i] * SLACK;
     abs_matvec(C->H, z, C->hb, n);
-    double g5 = gamma_n(n + 5) * SLACK;
+    double g5 = pp_ref_gamma(n + 5) * SLACK;
     for (int k = 0; k < n; k++) {
         const pp_adamw_jac_in_ *I = &in[k];
         const pp_adamw_jac_ *J = &C->J[k];

@@ -3,6 +3,8 @@
 // [j·d .. j·d + d)), so every dot product and update runs over contiguous memory.
 #include "adamw_ref_lohner.h"
 
+#include "ref_dot4.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -12,29 +14,6 @@
 // Scaling by a power of two is exact unless the result is subnormal: TINY covers that rounding in
 // every scaled bound.
 #define TINY 0x1p-1060
-
-static double gamma_d(int d)  // γ_d = d·u/(1 − d·u), rounded up generously
-{
-    double du = (double)d * 0x1p-53;
-    return du / (1.0 - du) * SLACK;
-}
-
-// Σ_k x_k·y_k over contiguous memory with four interleaved partial sums (the order is fixed, so
-// the result is deterministic; its error is ≤ γ_n·Σ|x_k·y_k| whatever the order).
-static double dot(const double *x, const double *y, int n)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += x[k] * y[k];
-        s1 += x[k + 1] * y[k + 1];
-        s2 += x[k + 2] * y[k + 2];
-        s3 += x[k + 3] * y[k + 3];
-    }
-    for (; k < n; k++)
-        s0 += x[k] * y[k];
-    return (s0 + s1) + (s2 + s3);
-}
 
 void pp_adamw_lohner_init_(pp_adamw_lohner_ *L, int d, double *mem)
 {
@@ -77,11 +56,11 @@ static double orthogonalise(const double *Q, double *q, int j, int d)
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < j; i++) {
             const double *qi = Q + (size_t)i * d;
-            double r = dot(qi, q, d);
+            double r = pp_ref_dot4(qi, q, d);
             for (int k = 0; k < d; k++)
                 q[k] -= r * qi[k];
         }
-    return sqrt(dot(q, q, d));
+    return sqrt(pp_ref_dot4(q, q, d));
 }
 
 // Q = an orthonormal basis from A by modified Gram–Schmidt (columns in A's order); a column that
@@ -92,7 +71,7 @@ static void gram_schmidt(const double *A, double *Q, int d)
     for (int j = 0; j < d; j++) {
         double *q = Q + (size_t)j * d;
         memcpy(q, A + (size_t)j * d, (size_t)d * sizeof *q);
-        double n0 = sqrt(dot(q, q, d));
+        double n0 = sqrt(pp_ref_dot4(q, q, d));
         double nr = orthogonalise(Q, q, j, d);
         if (!(nr > 0x1p-30 * n0) || !(nr > 0x1p-900)) {
             for (int c = 0; c < d; c++) {
@@ -112,14 +91,14 @@ static void gram_schmidt(const double *A, double *Q, int d)
 // and (|Q|ᵀ|Q|)_ij ≤ ‖qᵢ‖‖qⱼ‖ ≤ (nᵢ + nⱼ)/2 with nᵢ = ‖qᵢ‖² (itself within γ_d: factor 1 + 2γ_d).
 static double orth_defect(const double *Q, int d, double *nrm2)
 {
-    double g = gamma_d(d);
+    double g = pp_ref_gamma(d);
     for (int i = 0; i < d; i++)
-        nrm2[i] = dot(Q + (size_t)i * d, Q + (size_t)i * d, d) * (1.0 + 2.0 * g);
+        nrm2[i] = pp_ref_dot4(Q + (size_t)i * d, Q + (size_t)i * d, d) * (1.0 + 2.0 * g);
     double rho = 0.0;
     for (int i = 0; i < d; i++) {
         double row = 0.0;
         for (int j = 0; j < d; j++) {
-            double G = i == j ? nrm2[i] / (1.0 + 2.0 * g) : dot(Q + (size_t)i * d, Q + (size_t)j * d, d);
+            double G = i == j ? nrm2[i] / (1.0 + 2.0 * g) : pp_ref_dot4(Q + (size_t)i * d, Q + (size_t)j * d, d);
             row += fabs((i == j ? 1.0 : 0.0) - G) + g * 0.5 * (nrm2[i] + nrm2[j]);
         }
         row *= SLACK;
@@ -131,7 +110,7 @@ static double orth_defect(const double *Q, int d, double *nrm2)
 int pp_adamw_lohner_step_(pp_adamw_lohner_ *L, const double *Dn, const double *eA, const double *rt, double *eb)
 {
     int d = L->d;
-    double *A = L->A, *Q = L->Q, *P = L->P, *w = L->w, *t1 = L->t1, *t2 = L->t2, g = gamma_d(d);
+    double *A = L->A, *Q = L->Q, *P = L->P, *w = L->w, *t1 = L->t1, *t2 = L->t2, g = pp_ref_gamma(d);
     // into the new scaled coordinates ẽ' = Dn⁻¹e': A's rows (exact, or within 2^−1074 each when
     // subnormal: Σw·2^−1074 more in eA), eA and rt (bounds: + TINY)
     double wsum = 0.0;
@@ -160,7 +139,7 @@ int pp_adamw_lohner_step_(pp_adamw_lohner_ *L, const double *Dn, const double *e
         const double *qi = Q + (size_t)i * d;
         double s = 0.0;
         for (int j = 0; j < d; j++) {
-            P[(size_t)j * d + i] = dot(qi, A + (size_t)j * d, d);
+            P[(size_t)j * d + i] = pp_ref_dot4(qi, A + (size_t)j * d, d);
             s += fabs(P[(size_t)j * d + i]) * w[j];
         }
         for (int k = 0; k < d; k++)
@@ -192,7 +171,7 @@ int pp_adamw_lohner_step_(pp_adamw_lohner_ *L, const double *Dn, const double *e
 int pp_adamw_lohner_step_dense_(pp_adamw_lohner_ *L, const double *M, const double *Dn, const double *rt, double *eb)
 {
     int d = L->d;
-    double g = gamma_d(d), *t1 = L->t1, *eA = L->t2 + d;  // t3: the fifth vector of mem
+    double g = pp_ref_gamma(d), *t1 = L->t1, *eA = L->t2 + d;  // t3: the fifth vector of mem
     // A = fl(M·D·B): column j of A is M times the unscaled column D⊙b_j (exact scaling)
     for (int j = 0; j < d; j++) {
         const double *b = L->B + (size_t)j * d;
