@@ -90,8 +90,7 @@ typedef struct pp_gemm_variant {
 } pp_gemm_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h; names in kernels/sites.h). A site made
-// exact keeps its value in binary64 instead of rounding it (scaled storage is not instrumented:
-// pp_gemm_cpu refuses a mask there):
+// exact keeps its value in binary64 instead of rounding it (scaled storage: see the second list):
 //   quant_a, quant_b  the prescale of A (of B): the scalar s = √α (pre) or α (pre-a) computed in
 //          binary64 (1/√k as 1/sqrt(k): two binary64 roundings, not the real number), never
 //          rounded to binary32; a' = s·a in binary64, neither RN_32 nor RN_F; the accumulation
@@ -101,7 +100,17 @@ typedef struct pp_gemm_variant {
 //   scale  the epilogue's factor and product: α_c in binary64 (as s above), not RN_c(α); and with
 //          fp32 accumulation α_c·acc is not rounded to binary32.
 //   c      the C store: no RN_F (C then holds the binary64 value).
-//   block_scale_a, block_scale_b  scaled storage only: not instrumented.
+//   block_scale_a, block_scale_b  scaled storage only: not instrumented (pp_gemm_cpu refuses them).
+// Scaled storage (kernels/gemm_scaled_thread.h; CPU only, the CUDA launchers refuse a mask):
+//   quant_a, quant_b  no quantisation of A (of B): q = a, the binary32 input itself, with block
+//          scales x = 1 and per-tensor scale g = 1, so the dequantised value the GEMM sums is a
+//          exactly (d = g_a·g_b then holds only the other operand's g).
+//   accum  the fp32 chains and the block adds in binary64 (pp_gemm_scaled_accum64): products of
+//          binary32 values are exact there, so only binary64 additions round — a relative error
+//          about k·2^-53, 2^-29 of the fp32 chain's, far below what explain resolves; binary64,
+//          not an exact sum (reference/'s exactsum), because that suffices and stays one pass.
+//   scale  d = g_a·g_b and RN_32(d·acc) kept in binary64 (and α_c in binary64, as above).
+//   c      c = α_c·d·acc not rounded to binary32.
 // With exact_sites = 0 every function below performs exactly the operations written above: the
 // site functions call pp_round as before (tests/test_explain_gemm.c checks it bit for bit).
 

@@ -13,14 +13,18 @@
 
 #include <stdint.h>
 
+#include "exact_sites.h"
 #include "gemm.h"
 #include "pp_hd.h"
 #include "scaling.h"
+#include "sites.h"
 
 // One operand seen as lines along k: line t = (batch b, row or column r) holds elements
 // base(t) + l·stride for l < k. A: lines (b, i), stride 1; B: lines (b, j), stride n.
+// site: the operand's exact site (quant_a for A, quant_b for B; kernels/gemm.h "Exact sites").
 typedef struct pp_gemm_scaled_operand {
     int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
+    int site;
 } pp_gemm_scaled_operand;
 
 // Step 1 on a device with atomics: the amax as the maximum of a key per element, key(v) = the bits
@@ -44,7 +48,8 @@ PP_HD static inline pp_gemm_scaled_operand pp_gemm_scaled_operand_of(pp_scaling 
                                                                      int64_t m, int64_t n, int64_t k)
 {
     int64_t bs = pp_gemm_scaling_block(s, k), nblk = k ? (k + bs - 1) / bs : 0;
-    pp_gemm_scaled_operand o = {batch, is_b ? n : m, k, is_b ? n : 1, is_b ? 1 : k, is_b ? k * n : m * k, nblk, bs};
+    pp_gemm_scaled_operand o = {batch, is_b ? n : m, k, is_b ? n : 1, is_b ? 1 : k, is_b ? k * n : m * k, nblk, bs,
+                                is_b ? PP_SITE_GEMM_QUANT_B : PP_SITE_GEMM_QUANT_A};
     return o;
 }
 
@@ -85,6 +90,12 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
     int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
     double x_blk = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
                  : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, g) : 1.0;
+    if (pp_site_exact(v->exact_sites, o->site)) {  // exact quant site: x itself, block scale 1 (gemm.h)
+        xs[t * o->nblk + blk] = 1.0;
+        for (int64_t l = l0; l < l1; l++)
+            q[base + l * o->stride] = x[base + l * o->stride];
+        return;
+    }
     xs[t * o->nblk + blk] = x_blk;
     for (int64_t l = l0; l < l1; l++) {
         int64_t i = base + l * o->stride;
@@ -117,6 +128,28 @@ PP_HD static inline float pp_gemm_scaled_accum(const pp_gemm_variant *v, const p
     return acc;
 }
 
+// The accumulation under exact site accum (kernels/gemm.h "Exact sites"): the same chains and
+// block adds in binary64. Each product of two binary32 values is exact in binary64 (as is x_a·x_b
+// of two block scales), so the only roundings left are binary64's: the additions and p·x_a·x_b.
+PP_HD static inline double pp_gemm_scaled_accum64(const pp_gemm_variant *v, const pp_gemm_scaled_operand *A,
+                                                  const double *qa, const double *xsa,
+                                                  const pp_gemm_scaled_operand *B, const double *qb,
+                                                  const double *xsb, int64_t bi, int64_t i, int64_t j)
+{
+    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
+    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
+    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;
+    double acc = 0.0;
+    for (int64_t blk = 0; blk < A->nblk; blk++) {
+        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;
+        double p = blocked ? 0.0 : acc;
+        for (int64_t l = l0; l < l1; l++)
+            p = (double)(float)ra[l] * (double)(float)rb[l * B->stride] + p;
+        acc = blocked ? acc + p * (xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p;
+    }
+    return acc;
+}
+
 PP_HD static inline float pp_gemm_scaled_descale(double d, float acc)
 {
     return (float)pp_round(PP_FMT_FP32, d * (double)acc, PP_RND_NE, 0);
@@ -127,6 +160,14 @@ PP_HD static inline double pp_gemm_scaled_element(const pp_gemm_variant *v, doub
                                                   const pp_gemm_scaled_operand *B, const double *qb, const double *xsb,
                                                   int64_t bi, int64_t i, int64_t j)
 {
+    pp_site_mask x = v->exact_sites;
+    if (x) {  // "Exact sites" (kernels/gemm.h); mask 0 runs the statements below, as before
+        double acc64 = pp_site_exact(x, PP_SITE_GEMM_ACCUM)
+                     ? pp_gemm_scaled_accum64(v, A, qa, xsa, B, qb, xsb, bi, i, j)
+                     : (double)pp_gemm_scaled_accum(v, A, qa, xsa, B, qb, xsb, bi, i, j);
+        double da = pp_site_round(x, PP_SITE_GEMM_SCALE, PP_FMT_FP32, d * acc64);
+        return pp_site_round(x, PP_SITE_GEMM_C, PP_FMT_FP32, alpha_c * da);
+    }
     float acc = pp_gemm_scaled_accum(v, A, qa, xsa, B, qb, xsb, bi, i, j);
     return pp_gemm_epilogue_fp32(PP_FMT_FP32, alpha_c, pp_gemm_scaled_descale(d, acc));
 }

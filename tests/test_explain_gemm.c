@@ -109,6 +109,74 @@ static void gemm_foreign_sites_change_nothing(void **state)
             }
 }
 
+// Scaled storage, e4m3 tensor-current, one output of k = 2: a = (0.3f, 1), b = (0.7f, 1), α = 1.
+// Both amaxes are 1, so s = 448 and g = RN_32(1/448) for each; quantised a = (RN_e4m3(134.4) = 128,
+// 448), b = (RN_e4m3(313.6) = 320, 448); the fp32 chain 128·320 + 448·448 = 241664 is exact, so
+// C = RN_32(d·241664), d = RN_32(g·g), about 1.2041 against the exact 0.3f·0.7f + 1 ≈ 1.21: all
+// of the error is the quantisation. quant_a and quant_b exact (q = x, g = 1, d = 1) leave only the
+// fp32 chain's rounding (< 2 ulp of binary32); with every site exact C is the exact dot product;
+// accum alone changes nothing (the chain was already exact).
+static double scaled1(pp_site_mask x, const double *a, const double *b)
+{
+    pp_gemm_variant v = {.format = PP_FMT_E4M3, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0, .scaling = PP_SCALING_TENSOR, .exact_sites = x};
+    double c = NAN;
+    assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 2, a, b, &c, 1, NULL), PP_OK);
+    return c;
+}
+
+static void gemm_scaled_quant_sites_carry_the_quantisation(void **state)
+{
+    (void)state;
+    const double a[2] = {(double)0.3f, 1.0}, b[2] = {(double)0.7f, 1.0};
+    double g = (double)(float)(1.0 / 448.0), d = (double)(float)(g * g);
+    double exact = (double)0.3f * (double)0.7f + 1.0;  // exact in binary64 (48 + 2 bits)
+    double nominal = scaled1(0, a, b);
+    assert_true(pp_test_same_bits(nominal, (double)(float)(d * 241664.0)));
+    assert_true(fabs(nominal - exact) > 5e-3);
+    double q = scaled1(BIT(QUANT_A) | BIT(QUANT_B), a, b);
+    assert_true(fabs(q - exact) <= 2.0 * 0x1p-23);
+    assert_true(pp_test_same_bits(q, (double)(float)((double)(float)((double)0.3f * (double)0.7f) + 1.0)));
+    assert_true(pp_test_same_bits(scaled1(BIT(QUANT_A) | BIT(QUANT_B) | BIT(ACCUM) | BIT(SCALE) | BIT(C), a, b),
+                                  exact));
+    assert_true(pp_test_same_bits(scaled1(BIT(ACCUM), a, b), nominal));
+    // one operand exact: only the other's quantisation is left (0.3f·320/448 + 1 ≈ 1.2143)
+    double qa = scaled1(BIT(QUANT_A), a, b);
+    assert_true(fabs(qa - exact) > 1e-3 && fabs(qa - exact) < fabs(nominal - exact));
+    // the block scales are not instrumented: refused
+    pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_TENSOR, .alpha_given = 1, .alpha = 1.0,
+                         .exact_sites = BIT(BLOCK_SCALE_A)};
+    double c;
+    assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 2, a, b, &c, 1, NULL), PP_ERR_INPUT);
+}
+
+// Mask 0 against a mask of foreign sites on every scaling: bit for bit (the default path is the
+// emulation's own statements; tests/test_gemm_scaled*.c hold those to their hand-computed values).
+static void gemm_scaled_foreign_sites_change_nothing(void **state)
+{
+    (void)state;
+    enum { M = 3, N = 4, K = 64 };
+    static const pp_scaling scalings[] = {PP_SCALING_TENSOR, PP_SCALING_MX, PP_SCALING_NVFP4};
+    static const pp_format_id fmts[] = {PP_FMT_E4M3, PP_FMT_E4M3, PP_FMT_E2M1};
+    pp_test_rng r = {pp_test_seed()};
+    pp_site_mask foreign = 0;
+    for (int s = 0; s < PP_SITE_COUNT; s++)
+        if (s < PP_SITE_GEMM_FIRST || s >= PP_SITE_GEMM_END)
+            foreign |= PP_SITE_BIT(s);
+    for (int si = 0; si < 3; si++) {
+        double a[M * K], b[K * N], c0[M * N], c1[M * N];
+        for (int i = 0; i < M * K; i++)
+            a[i] = (double)(float)(8.0 * (pp_test_rng_unit(&r) - 0.5));
+        for (int i = 0; i < K * N; i++)
+            b[i] = (double)(float)(8.0 * (pp_test_rng_unit(&r) - 0.5));
+        pp_gemm_variant v = {.format = fmts[si], .scaling = scalings[si]};
+        assert_int_equal(pp_gemm_cpu(&v, 1, M, N, K, a, b, c0, 2, NULL), PP_OK);
+        v.exact_sites = foreign;
+        assert_int_equal(pp_gemm_cpu(&v, 1, M, N, K, a, b, c1, 2, NULL), PP_OK);
+        assert_memory_equal(c0, c1, sizeof c0);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The pipeline
 
@@ -272,6 +340,8 @@ int main(void)
         cmocka_unit_test(gemm_exact_sites_each_their_own_rounding),
         cmocka_unit_test(gemm_quant_site_keeps_the_prescaled_operand),
         cmocka_unit_test(gemm_foreign_sites_change_nothing),
+        cmocka_unit_test(gemm_scaled_quant_sites_carry_the_quantisation),
+        cmocka_unit_test(gemm_scaled_foreign_sites_change_nothing),
         cmocka_unit_test(explain_gemm_accumulation_carries_the_inf),
         cmocka_unit_test(explain_gemm_shares_add_up),
         cmocka_unit_test(explain_gemm_bad_requests),

@@ -79,6 +79,8 @@ static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r
                      : 1.0;
     double s = pp_gemm_scaled_tensor_s(v, amax, s_delayed);
     *g = pp_gemm_scaled_tensor_g(v, amax, s);
+    if (pp_site_exact(v->exact_sites, o->site))  // exact quant site: q = x, so no dequantisation
+        *g = 1.0;
     if (R && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED))  // one block: the tensor
         scaled_scale_notes(v, R, site + 2, amax, *g, 1.0);
     for (int64_t t = 0; t < nlines; t++)
@@ -174,7 +176,8 @@ static int scaled_run(const pp_gemm_variant *v, const pp_delayed_recipe *r, doub
         return rc;
     // tensor-current and delayed: d = RN_32(scale_inv_a·scale_inv_b);
     // nvfp4: RN_32(g_a·g_b); mx: 1 (g_a = g_b = 1)
-    double d = pp_round(PP_FMT_FP32, q.ga * q.gb, PP_RND_NE, 0);
+    // (exact site scale: d = g_a·g_b in binary64, kernels/gemm.h "Exact sites")
+    double d = pp_site_round(v->exact_sites, PP_SITE_GEMM_SCALE, PP_FMT_FP32, q.ga * q.gb);
     scaled_job g = {v, alpha_c, d, m, n, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, q.A, q.B,
                     q.qa, q.xsa, q.qb, q.xsb, c, NULL, 1};
     int64_t ntasks = batch * g.tasks_per_batch;

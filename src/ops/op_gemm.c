@@ -356,8 +356,11 @@ static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
 static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_gemm_variant v = variant_of(p, k);
-    if (v.scaling != PP_SCALING_NONE || id(k, K_ENGINE) != PP_ENGINE_OURS)
+    if (id(k, K_ENGINE) != PP_ENGINE_OURS)
         return 0;
+    if (v.scaling != PP_SCALING_NONE)  // scaled storage: the quantisations first (kernels/gemm.h)
+        return PP_SITE_BIT(PP_SITE_GEMM_QUANT_A) | PP_SITE_BIT(PP_SITE_GEMM_QUANT_B)
+             | PP_SITE_BIT(PP_SITE_GEMM_ACCUM) | PP_SITE_BIT(PP_SITE_GEMM_SCALE) | PP_SITE_BIT(PP_SITE_GEMM_C);
     uint64_t m = PP_SITE_BIT(PP_SITE_GEMM_ACCUM) | PP_SITE_BIT(PP_SITE_GEMM_C);
     if (v.scale == PP_GEMM_SCALE_POST)
         m |= PP_SITE_BIT(PP_SITE_GEMM_SCALE);

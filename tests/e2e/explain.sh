@@ -38,6 +38,14 @@ grep -qi 'http\|//' "$tmp/cp.html" && fail "a URL in the explain page"
     fail "bloom explain exited $?"
 grep -qE '^accum +100\.0% .* 0 \(-[0-9]+\)' "$tmp/b.txt" || fail "bloom: accum does not carry the Inf: $(grep '^accum' "$tmp/b.txt")"
 [ "$(sed -n '/^== where/{n;n;n;p;q}' "$tmp/b.txt" | awk '{print $1}')" = accum ] || fail "bloom: accum not first"
+# fp8-gemm tensor-current (scaled storage): the outlier rows' per-tensor e4m3 quantisation of A
+# and B carries the error, so quant_a and quant_b are the first two rows; every site exact leaves
+# no mismatch
+"$bin" explain cases/fp8-gemm.toml --variant tensor-current --out "$tmp/f" -q --no-cache > "$tmp/f.txt" ||
+    fail "fp8-gemm explain exited $?"
+[ "$(sed -n '/^== where/{n;n;n;p;n;p;q}' "$tmp/f.txt" | awk '{print $1}' | sort | tr '\n' ' ')" = "quant_a quant_b " ] ||
+    fail "fp8-gemm: the quant sites are not first: $(cat "$tmp/f.txt")"
+grep -q '^(every site) *0% (-' "$tmp/f.txt" || fail "fp8-gemm: mismatches left with every site exact"
 # bad requests: exit 2 with one line
 "$bin" explain cases/bloom-prescale.toml --variant nope -q --no-cache --out "$tmp/x" >/dev/null 2>"$tmp/e"
 [ $? = 2 ] && grep -q "no variant 'nope'" "$tmp/e" || fail "unknown variant: $(cat "$tmp/e")"
