@@ -12,6 +12,7 @@
 #ifdef PP_HAVE_CUDA
 #include "cuda/attention_cuda.h"
 #endif
+#include "ops/attention_ref_quantised.h"
 #include "ops/engine_knob.h"
 #include "ops/op.h"
 
@@ -373,6 +374,59 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     return PP_OK;
 }
 
+// Second references (op.h): FA3's FP8 forward quantises its inputs to e4m3 itself, so it is also
+// compared with the exact attention of those e4m3 values (out and lse; it has no backward).
+static int second_reference(const pp_op_params *p, const pp_op_knobs *k)
+{
+    return variant_of(p, k).fp8 == PP_ATTN_FP8_FA3 ? PP_REF2_QUANTISED : PP_REF2_NONE;
+}
+
+static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
+                               pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+{
+    (void)k;
+    pp_attn_dims d = dims_of(p);
+    pp_attn_ref_opts o;
+    memset(&o, 0, sizeof o);
+    o.method = ctx->method && !strcmp(ctx->method, "mpfr-plain") ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST;
+    o.b = d.b, o.s_q = d.s_q, o.s_kv = d.s_kv, o.h = d.h, o.h_kv = d.h_kv, o.d = d.d, o.causal = d.causal;
+    o.sigma_given = p->given[P_SIGMA];
+    o.sigma = p->v[P_SIGMA];
+    o.threads = ctx->threads;
+    o.progress = ctx->progress;
+    o.progress_ctx = ctx->progress_ctx;
+    // both forward outputs are computed; one not wanted (data NULL) gets a scratch tensor
+    pp_tensor scratch[2];
+    memset(scratch, 0, sizeof scratch);
+    double *data[2];
+    int rc = PP_OK;
+    for (int t = 0; t < 2 && !rc; t++) {
+        data[t] = out[t].data;
+        if (data[t])
+            continue;
+        int ndim;
+        int64_t s[PP_MAX_DIMS];
+        shape(p, 1, t, &ndim, s);
+        if (!(rc = pp_tensor_alloc(&scratch[t], ndim, s, PP_FMT_FP64, err)))
+            data[t] = scratch[t].data;
+    }
+    double bound[2] = {0, 0};
+    if (!rc)
+        rc = pp_attention_ref_quantised(&o, in[0].data, in[1].data, in[2].data, data[O_OUT], data[O_LSE], &bound[0],
+                                        &bound[1], err);
+    for (int t = 0; t < 2; t++)
+        pp_tensor_free(&scratch[t]);
+    if (rc)
+        return rc;
+    for (int t = 0; t < 2; t++) {
+        snprintf(info[t].tensor, sizeof info[t].tensor, "%s", outputs[t]);
+        snprintf(info[t].method, sizeof info[t].method, "%s, on the quantised inputs",
+                 o.method == PP_ATTN_REF_FAST ? "dot2 + double-double exp (fast)" : "mpfr-plain-128");
+        info[t].error_bound = bound[t];
+    }
+    return PP_OK;
+}
+
 // Position and head axes for the per-axis error charts: [b, s, h, d] tensors and lse [b, h, s].
 static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
 {
@@ -506,4 +560,6 @@ const pp_op pp_op_attention = {
     .emulated = emulated,
     .range_heads = range_heads,
     .range_cuda = 1,
+    .second_reference = second_reference,
+    .reference_quantised = reference_quantised,
 };

@@ -16,7 +16,7 @@ fail() { echo "FAIL shards: $*"; fails=$((fails + 1)); }
 same=tests/e2e/same_report.sh
 
 cases="${SHARDS_CASES:-quickstart bloom-prescale fp8-gemm external-gemm adamw-small bf16-training-small te-cp-small glm-softmax
-       bloom-prescale-attn external-attention}"
+       bloom-prescale-attn external-attention fp8-attention}"
 for c in $cases; do
     full=$tmp/$c/full
     "$bin" run "cases/$c.toml" -q --device cpu --out "$full" --html "$full/report.html" >/dev/null 2>"$tmp/err"
