@@ -324,10 +324,10 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
 }
 #endif
 
-static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
-                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+// The reference's options for p (shape, σ, method, threads, progress), backward off; shared by
+// the reference and the quantised-inputs reference.
+static pp_attn_ref_opts ref_opts_of(const pp_op_params *p, const pp_ref_ctx *ctx)
 {
-    (void)in_format;
     pp_attn_dims d = dims_of(p);
     pp_attn_ref_opts o;
     memset(&o, 0, sizeof o);
@@ -335,27 +335,50 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     o.b = d.b, o.s_q = d.s_q, o.s_kv = d.s_kv, o.h = d.h, o.h_kv = d.h_kv, o.d = d.d, o.causal = d.causal;
     o.sigma_given = p->given[P_SIGMA];
     o.sigma = p->v[P_SIGMA];
-    // The reference computes out and lse always, and dq, dk, dv together: an output no variant
-    // has (an external variant that gave only out, or only dq) gets a scratch tensor, freed here.
-    o.backward = backward(p) && (out[O_DQ].data || out[O_DK].data || out[O_DV].data);
     o.threads = ctx->threads;
     o.progress = ctx->progress;
     o.progress_ctx = ctx->progress_ctx;
+    return o;
+}
+
+static const char *ref_method_name(const pp_attn_ref_opts *o)
+{
+    return o->method == PP_ATTN_REF_FAST ? "dot2 + double-double exp (fast)" : "mpfr-plain-128";
+}
+
+// data[t] = out[t].data, or a binary64 scratch tensor (freed by the caller) where an output the
+// reference always computes (t < n, skip[t] 0) is not wanted.
+static int ref_outputs(const pp_op_params *p, pp_tensor *out, int n, const int *skip, pp_tensor *scratch,
+                       double **data, pp_error *err)
+{
+    for (int t = 0; t < n; t++) {
+        data[t] = out[t].data;
+        if (data[t] || skip[t])
+            continue;
+        int ndim;
+        int64_t sh[PP_MAX_DIMS];
+        shape(p, 1, t, &ndim, sh);
+        int rc = pp_tensor_alloc(&scratch[t], ndim, sh, PP_FMT_FP64, err);
+        if (rc)
+            return rc;
+        data[t] = scratch[t].data;
+    }
+    return PP_OK;
+}
+
+static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
+                     pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
+{
+    (void)in_format;
+    pp_attn_ref_opts o = ref_opts_of(p, ctx);
+    // The reference computes out and lse always, and dq, dk, dv together: an output no variant
+    // has (an external variant that gave only out, or only dq) gets a scratch tensor, freed here.
+    o.backward = backward(p) && (out[O_DQ].data || out[O_DK].data || out[O_DV].data);
     pp_tensor scratch[5];
     memset(scratch, 0, sizeof scratch);
     double *data[5];
-    int rc = PP_OK;
-    for (int t = 0; t < 5; t++) {
-        data[t] = out[t].data;
-        if (data[t] || (t >= O_DQ && !o.backward))
-            continue;
-        int ndim;
-        int64_t s[PP_MAX_DIMS];
-        shape(p, 1, t, &ndim, s);
-        if ((rc = pp_tensor_alloc(&scratch[t], ndim, s, PP_FMT_FP64, err)))
-            break;
-        data[t] = scratch[t].data;
-    }
+    const int skip[5] = {0, 0, !o.backward, !o.backward, !o.backward};
+    int rc = ref_outputs(p, out, 5, skip, scratch, data, err);
     pp_attn_ref_bounds b;
     if (!rc)
         rc = pp_attention_ref(&o, in[0].data, in[1].data, in[2].data, in[3].data, data[O_OUT], data[O_LSE],
@@ -367,8 +390,7 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
     const double bound[] = {b.out, b.lse, b.dq, b.dk, b.dv};
     for (int t = 0; t < 5; t++) {
         snprintf(info[t].tensor, sizeof info[t].tensor, "%s", outputs[t]);
-        snprintf(info[t].method, sizeof info[t].method, "%s",
-                 o.method == PP_ATTN_REF_FAST ? "dot2 + double-double exp (fast)" : "mpfr-plain-128");
+        snprintf(info[t].method, sizeof info[t].method, "%s", ref_method_name(&o));
         info[t].error_bound = bound[t];
     }
     return PP_OK;
@@ -385,31 +407,13 @@ static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, cons
                                pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
 {
     (void)k;
-    pp_attn_dims d = dims_of(p);
-    pp_attn_ref_opts o;
-    memset(&o, 0, sizeof o);
-    o.method = ctx->method && !strcmp(ctx->method, "mpfr-plain") ? PP_ATTN_REF_MPFR_PLAIN : PP_ATTN_REF_FAST;
-    o.b = d.b, o.s_q = d.s_q, o.s_kv = d.s_kv, o.h = d.h, o.h_kv = d.h_kv, o.d = d.d, o.causal = d.causal;
-    o.sigma_given = p->given[P_SIGMA];
-    o.sigma = p->v[P_SIGMA];
-    o.threads = ctx->threads;
-    o.progress = ctx->progress;
-    o.progress_ctx = ctx->progress_ctx;
+    pp_attn_ref_opts o = ref_opts_of(p, ctx);
     // both forward outputs are computed; one not wanted (data NULL) gets a scratch tensor
     pp_tensor scratch[2];
     memset(scratch, 0, sizeof scratch);
     double *data[2];
-    int rc = PP_OK;
-    for (int t = 0; t < 2 && !rc; t++) {
-        data[t] = out[t].data;
-        if (data[t])
-            continue;
-        int ndim;
-        int64_t s[PP_MAX_DIMS];
-        shape(p, 1, t, &ndim, s);
-        if (!(rc = pp_tensor_alloc(&scratch[t], ndim, s, PP_FMT_FP64, err)))
-            data[t] = scratch[t].data;
-    }
+    const int skip[2] = {0, 0};
+    int rc = ref_outputs(p, out, 2, skip, scratch, data, err);
     double bound[2] = {0, 0};
     if (!rc)
         rc = pp_attention_ref_quantised(&o, in[0].data, in[1].data, in[2].data, data[O_OUT], data[O_LSE], &bound[0],
@@ -420,8 +424,7 @@ static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, cons
         return rc;
     for (int t = 0; t < 2; t++) {
         snprintf(info[t].tensor, sizeof info[t].tensor, "%s", outputs[t]);
-        snprintf(info[t].method, sizeof info[t].method, "%s, on the quantised inputs",
-                 o.method == PP_ATTN_REF_FAST ? "dot2 + double-double exp (fast)" : "mpfr-plain-128");
+        snprintf(info[t].method, sizeof info[t].method, "%s, on the quantised inputs", ref_method_name(&o));
         info[t].error_bound = bound[t];
     }
     return PP_OK;
