@@ -5,6 +5,8 @@
 # the GPU benchmark. Everything is written under $OUT (default build/gpu-check): one log per step
 # and summary.txt, a line per step (PASS, FAIL, SKIP or TIMEOUT, seconds, why).
 #   OUT=DIR GPU_CHECK_BUDGET=540 tools/gpu-check.sh        (from anywhere; exit 1 if a step failed)
+# GPU_CHECK_PREBUILT=1: no make; the binaries and libraries come from tools/gpu-pack.sh, built on a
+# machine with MPFR, HDF5, cmocka and cJSON (a lent GPU machine has CUDA but none of those).
 # Each step runs under `timeout`, capped at what is left of the budget (seconds, default 540), so
 # the whole fits one device call. Without a GPU (or nvcc) it still runs and says, per GPU step,
 # that its GPU part was skipped and why. Without an interpreter that imports torch it installs
@@ -67,9 +69,24 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     cuda_tests=$(printf "%s\n" tests/test_*_cuda.c | sed 's#^tests/#build/rel/tests/#; s#\.c$##')
     cuda_bench=build/rel/tools/bench_cuda
 fi
-# shellcheck disable=SC2086 # lists of make targets
-step build 300 make --no-print-directory -j"$jobs" bin/precprobe build/rel/tools/adamw_emulate $cuda_tests $cuda_bench
-verdict build
+if [ -n "${GPU_CHECK_PREBUILT:-}" ]; then
+    # built elsewhere by tools/gpu-pack.sh (a GPU machine without MPFR, HDF5, ... to build with):
+    # its libraries in .gpu/lib, the machine's own CUDA libraries after them
+    cuda_tests=$(printf "%s\n" tests/test_*_cuda.c | sed 's#^tests/#build/rel/tests/#; s#\.c$##')
+    cuda_bench=build/rel/tools/bench_cuda
+    cudalib=$(dirname "$(find / -xdev -name 'libcublas.so.1[0-9]' 2>/dev/null | head -1)" 2>/dev/null)
+    export LD_LIBRARY_PATH=$root/.gpu/lib:/usr/local/cuda/lib64${cudalib:+:$cudalib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    # shellcheck disable=SC2086
+    step build 30 bash -c 'for b; do [ -x "$b" ] || { echo "missing $b (run tools/gpu-pack.sh)"; exit 1; }
+        ldd "$b" | grep "not found" && exit 1; done; echo prebuilt: all found' - \
+        bin/precprobe build/rel/tools/adamw_emulate $cuda_tests $cuda_bench
+    verdict build
+    note "        prebuilt (GPU_CHECK_PREBUILT), LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+else
+    # shellcheck disable=SC2086 # lists of make targets
+    step build 300 make --no-print-directory -j"$jobs" bin/precprobe build/rel/tools/adamw_emulate $cuda_tests $cuda_bench
+    verdict build
+fi
 if [ $rc -ne 0 ] && ! [ -x bin/precprobe ]; then
     note "gpu-check: the build failed: nothing else can run"
     exit 1
@@ -86,26 +103,43 @@ else
 fi
 note "precprobe: $(bin/precprobe --version); GPU: ${gpu_why:-usable}"
 
-# ---- the CUDA unit tests (each skips without a GPU) ----------------------------------------------
+# ---- the CUDA unit tests (each skips without a GPU) and the shipped small cases on the GPU with
+# --cross-check against the CPU emulation, side by side: the GPU is shared and the CPU emulations
+# they compare against spread over the machine's cores. Each writes its summary lines to its own
+# file; they are added to summary.txt in a fixed order once all are done.
 [ -n "$cuda_tests" ] || note "SKIP    CUDA unit tests: $gpu_why"
+parallel_steps=""
 for t in $cuda_tests; do
     n=$(basename "$t")
-    step "$n" 120 "$t"
-    verdict "$n" "$gpu_why"
-    # cmocka's closing lines name each skipped or failed test once more: each once
-    grep -E '^\[  (FAILED|SKIPPED) +\] [a-z]' "$OUT/$n.log" | awk '!seen[$0]++' | sed 's/^/        /' |
-        head -12 | tee -a "$summary"
+    parallel_steps="$parallel_steps $n"
+    (
+        summary=$OUT/$n.summary; : >"$summary"; failed=0
+        step "$n" 180 "$t"
+        verdict "$n" "$gpu_why" >/dev/null
+        # cmocka's closing lines name each skipped or failed test once more: each once
+        grep -E '^\[  (FAILED|SKIPPED) +\] [a-z]' "$OUT/$n.log" | awk '!seen[$0]++' | sed 's/^/        /' |
+            head -12 >>"$summary"
+        echo $failed >"$OUT/$n.failed"
+    ) &
 done
-
+parallel_steps="$parallel_steps cases-cuda-cross-check"
+(
+    summary=$OUT/cases-cuda-cross-check.summary; : >"$summary"; failed=0
+    step cases-cuda-cross-check 240 env PRECPROBE_CUDA_KEEP="$OUT/cases" bash tests/e2e/cuda.sh bin/precprobe
+    verdict cases-cuda-cross-check "$gpu_why" >/dev/null
+    grep -E '^(ok|FAIL) ' "$OUT/cases-cuda-cross-check.log" | sed 's/^/        /' >>"$summary"
+    echo $failed >"$OUT/cases-cuda-cross-check.failed"
+) &
+wait
+for n in $parallel_steps; do
+    tee -a "$summary" <"$OUT/$n.summary"
+    [ "$(cat "$OUT/$n.failed" 2>/dev/null)" = 0 ] || failed=1
+    rm -f "$OUT/$n.summary" "$OUT/$n.failed"
+done
 # the attention order band's seeds on the GPU (issue 15): one test of test_attention_cuda
 seeds=$(grep -E '^\[ +(OK|FAILED|SKIPPED) +\] cuda_order_seeds' "$OUT/test_attention_cuda.log" 2>/dev/null |
     head -1)
 note "        order seeds on the GPU (test_attention_cuda cuda_order_seeds): ${seeds:-not run}"
-
-# ---- the shipped small cases on the GPU, --cross-check against the CPU emulation -----------------
-step cases-cuda-cross-check 240 env PRECPROBE_CUDA_KEEP="$OUT/cases" bash tests/e2e/cuda.sh bin/precprobe
-verdict cases-cuda-cross-check "$gpu_why"
-grep -E '^(ok|FAIL) ' "$OUT/cases-cuda-cross-check.log" | sed 's/^/        /' | tee -a "$summary"
 
 # ---- AdamW's cuda flavour against torch on CUDA --------------------------------------------------
 # A few seconds once torch is importable; an install may take minutes, hence after the above.
@@ -154,6 +188,16 @@ else
     note "SKIP    bench-cuda: $gpu_why"
 fi
 [ -f "$OUT/bench-cuda.log" ] && sed 's/^/        /' "$OUT/bench-cuda.log" | head -40 >>"$summary"
+
+# ---- the PR 821 case end to end on the GPU (issue 17's figure, with the stage timings) -----------
+if [ -n "$gpu_why" ]; then
+    note "SKIP    te-cp-821-cuda: $gpu_why"
+else
+    step te-cp-821-cuda 150 env PRECPROBE_TIMINGS=1 bin/precprobe run cases/te-cp-821.toml --device cuda \
+        --out "$OUT/te-cp-821"
+    verdict te-cp-821-cuda
+    grep -iE 'timing|wall|cpu-s|stage' "$OUT/te-cp-821-cuda.log" | head -20 | sed 's/^/        /' >>"$summary"
+fi
 
 note "gpu-check: $([ $failed = 0 ] && echo "no step failed" || echo "FAILED: see the lines above")$(
     [ $unstarted = 0 ] || echo ", $unstarted step(s) not started (budget)"
