@@ -57,6 +57,8 @@ static void compare(const double *got, const double *want, int64_t n, const char
         pp_test_print_double("cuda", got[i]);
         pp_test_print_double("cpu", want[i]);
     }
+    if (fails == 0)
+        return;  // the bytes differed in NaNs alone
     pp_test_report_seed();
     fail();
 }
