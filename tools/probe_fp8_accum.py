@@ -26,6 +26,14 @@ bit; Fasi, Higham, Mikaitis & Pranesh, "Numerical behavior of NVIDIA tensor core
 normalisation, order) for V100/T4/A100. cuBLAS's own kernels and their promotion interval are
 closed: this probe measures them as torch calls them.
 
+Measured before this program existed (H200, torch 2.11.0+cu130, cuBLASLt 130100, a 40-line check
+of the same 2^12 + 2^(12-k) and scan inputs): 2^12 + 2^(12-k) in one GEMM keeps the small term
+for k <= 13 only (a 14-bit significand: DeepSeek's "about 14 bits"), fast accumulation or not,
+K = 32 and 128; at K = 1024 with the small term last, use_fast_accum=False keeps it through
+k = 23 (binary32) and True through 13; in a 256x256x1024 GEMM with 2^12 at k = 0, 2^-8 at p
+survives without fast accumulation exactly for p >= 128 (a promotion every 128 elements of K), and
+never with it. This program repeats those measurements with every bit kept.
+
 What is exact here: every e4m3 value is an integer multiple of 2^-9 (|v| <= 448), so every
 product is an integer multiple of 2^-18 and every sum below is an int64 count of 2^-18 units
 ("exact_units"), exactly; float64 holds it exactly too (|sum| < 2^35 for K <= 4096).
@@ -56,6 +64,7 @@ except ImportError as exc:
     sys.exit(0)
 
 UNIT_EXP = -18  # exact sums count units of 2^-18 (e4m3's smallest subnormal is 2^-9)
+DEVICE = "cuda"  # a module constant so that a CPU test can run the GPU half with a stand-in
 L_EXP = 12      # the large product is 2^12 = 2^6 * 2^6, so a small one 2^(12-k) reaches k = 30
 
 
@@ -260,10 +269,13 @@ def build_experiments():
     #    a short accumulator loses it where it shares a promotion block (or split-K slice) with L
     #    and keeps it elsewhere, so the set of p where it survives maps the block boundaries.
     #    Run as 16x16 and as 256x256 GEMMs: cuBLAS chooses its kernel (and split-K) by shape.
-    for rows in (16, 256):
-        e = Experiment(f"scan_K1024_m{rows}", "2^12 at 0 and 2^-8 at p = 1..1023", 1024, rows)
-        for p in range(1, 1024):
-            e.add({0: big(), p: small(20)}, p=p)
+    #    With L at 300 as well: are the blocks aligned to k = 0 or to where L is?
+    for rows, at in ((16, 0), (256, 0), (256, 300)):
+        e = Experiment(f"scan_K1024_L{at}_m{rows}", f"2^12 at {at} and 2^-8 at every other p",
+                       1024, rows)
+        for p in range(1024):
+            if p != at:
+                e.add({at: big(), p: small(20)}, p=p)
         exps.append(e)
     # 6. Subnormals and specials: each e4m3 subnormal times 1, 2^-9 and 448 alone (products down
     #    to 2^-18: is any flushed?), 2^12 + subnormal product, NaN input, max products, and the
@@ -334,7 +346,7 @@ def scaled_mm(torch, a_codes, bt_codes, fast):
     2.1-2.3 declare `_scaled_mm(self, mat2, *, bias, out_dtype, scale_a=None, scale_b=None,
     scale_result, use_fast_accum) -> (Tensor, Tensor amax)`, later ones scale_a and scale_b
     positional and required, one Tensor back. mat2 must be column-major: B^T contiguous, .t()."""
-    dev = "cuda"
+    dev = DEVICE
     a = torch.from_numpy(np.ascontiguousarray(a_codes)).to(dev).view(torch.float8_e4m3fn)
     bt = torch.from_numpy(np.ascontiguousarray(bt_codes)).to(dev).view(torch.float8_e4m3fn)
     one = torch.ones((), dtype=torch.float32, device=dev)
