@@ -26,7 +26,7 @@ bit; Fasi, Higham, Mikaitis & Pranesh, "Numerical behavior of NVIDIA tensor core
 normalisation, order) for V100/T4/A100. cuBLAS's own kernels and their promotion interval are
 closed: this probe measures them as torch calls them.
 
-Measured before this program existed (H200, torch 2.11.0+cu130, cuBLASLt 130100, a 40-line check
+Measured before this program existed (H200, torch 2.11.0+cu130, cuBLASLt 130100, a 25-line check
 of the same 2^12 + 2^(12-k) and scan inputs): 2^12 + 2^(12-k) in one GEMM keeps the small term
 for k <= 13 only (a 14-bit significand: DeepSeek's "about 14 bits"), fast accumulation or not,
 K = 32 and 128; at K = 1024 with the small term last, use_fast_accum=False keeps it through
