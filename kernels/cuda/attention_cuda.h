@@ -40,7 +40,8 @@ int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *dims, int ba
 // pp_attention_cuda with range diagnostics (kernels/ranges.h; sites kernels/sites.h) added into R
 // when R is set: one device accumulator every thread notes into atomically, merged into R after
 // the run, so the counters equal the CPU emulation's (pp_attention_cpu_opts with .ranges) bit for
-// bit. The same outputs. Compile-checked; tests/test_attention_cuda.c checks it on a GPU.
+// bit. The same outputs. tests/test_attention_cuda.c (cuda_ranges_equal_cpu) checks it on a GPU: it
+// passed on an H200 (2026-11-26).
 int pp_attention_cuda_ranges(const pp_attn_variant *v, const pp_attn_dims *dims, int backward, const double *q,
                              const double *k, const double *vv, const double *dout, double *out, double *lse,
                              double *dq, double *dk, double *dv, pp_ranges *R, char *errbuf, size_t errlen);
