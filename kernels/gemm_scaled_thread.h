@@ -110,44 +110,57 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
 // block's l in order (per-tensor scalings: one chain over all of k), scaled and added
 // (pp_gemm_block_add) into acc; then c = RN_32(α_c·RN_32(d·acc)), d = RN_32(g_a·g_b). Written as
 // its two halves (the accumulation, the descale) so range diagnostics can see acc.
+//
+// The loop is written once, PP_GEMM_SCALED_CHAINS, for two arithmetics that differ by design: the
+// binary32 emulation (pp_gemm_scaled_accum) and exact site accum (pp_gemm_scaled_accum64). T is the
+// accumulator's type, STEP(a, b, p) one step of a block's chain (a, b the stored operands),
+// BLOCK_ADD(acc, p, x) a block's partial p with scale x = x_a·x_b added into acc.
+#define PP_GEMM_SCALED_CHAINS(T, STEP, BLOCK_ADD)                                                 \
+    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;                                       \
+    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb); \
+    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;           \
+    T acc = 0;                                                                                    \
+    for (int64_t blk = 0; blk < A->nblk; blk++) {                                                 \
+        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;                     \
+        T p = blocked ? (T)0 : acc;                                                               \
+        for (int64_t l = l0; l < l1; l++)                                                         \
+            p = STEP(ra[l], rb[l * B->stride], p);                                                \
+        acc = blocked ? BLOCK_ADD(acc, p, xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p; \
+    }                                                                                             \
+    return acc
+
+// The binary32 step: one fmaf (the operands are values of binary32, so the casts are exact).
+PP_HD static inline float pp_gemm_scaled_step32(double a, double b, float p)
+{
+    return pp_gemm_step_fp32((float)a, (float)b, p);
+}
+
 PP_HD static inline float pp_gemm_scaled_accum(const pp_gemm_variant *v, const pp_gemm_scaled_operand *A,
                                                const double *qa, const double *xsa, const pp_gemm_scaled_operand *B,
                                                const double *qb, const double *xsb, int64_t bi, int64_t i, int64_t j)
 {
-    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
-    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
-    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;
-    float acc = 0.0f;
-    for (int64_t blk = 0; blk < A->nblk; blk++) {
-        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;
-        float p = blocked ? 0.0f : acc;
-        for (int64_t l = l0; l < l1; l++)
-            p = pp_gemm_step_fp32((float)ra[l], (float)rb[l * B->stride], p);
-        acc = blocked ? pp_gemm_block_add(acc, p, xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p;
-    }
-    return acc;
+    PP_GEMM_SCALED_CHAINS(float, pp_gemm_scaled_step32, pp_gemm_block_add);
 }
 
 // The accumulation under exact site accum (kernels/gemm.h "Exact sites"): the same chains and
 // block adds in binary64. Each product of two binary32 values is exact in binary64 (as is x_a·x_b
 // of two block scales), so the only roundings left are binary64's: the additions and p·x_a·x_b.
+PP_HD static inline double pp_gemm_scaled_step64(double a, double b, double p)
+{
+    return (double)(float)a * (double)(float)b + p;
+}
+
+PP_HD static inline double pp_gemm_scaled_block_add64(double acc, double p, double x)
+{
+    return acc + p * x;
+}
+
 PP_HD static inline double pp_gemm_scaled_accum64(const pp_gemm_variant *v, const pp_gemm_scaled_operand *A,
                                                   const double *qa, const double *xsa,
                                                   const pp_gemm_scaled_operand *B, const double *qb,
                                                   const double *xsb, int64_t bi, int64_t i, int64_t j)
 {
-    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
-    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
-    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;
-    double acc = 0.0;
-    for (int64_t blk = 0; blk < A->nblk; blk++) {
-        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;
-        double p = blocked ? 0.0 : acc;
-        for (int64_t l = l0; l < l1; l++)
-            p = (double)(float)ra[l] * (double)(float)rb[l * B->stride] + p;
-        acc = blocked ? acc + p * (xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p;
-    }
-    return acc;
+    PP_GEMM_SCALED_CHAINS(double, pp_gemm_scaled_step64, pp_gemm_scaled_block_add64);
 }
 
 PP_HD static inline float pp_gemm_scaled_descale(double d, float acc)
