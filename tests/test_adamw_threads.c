@@ -2,15 +2,20 @@
 // per-thread bodies driven exactly as kernels/cuda/adamw_kernels.cu launches them (chunks of
 // loss indices, a term buffer, one thread per (t, block) then per t; linear regression's three
 // phases), threads visited in reverse order, must equal pp_adamw_cpu bit for bit (memcmp) for
-// every knob combination and source. Needs no GPU. Run: make build/rel/tests/test_adamw_threads
+// every knob combination and source; with range diagnostics, one accumulator noted by every
+// thread (the GPU's atomics) equals pp_adamw_cpu_ranges's per-worker ones merged, counter for
+// counter. Needs no GPU. Run: make build/rel/tests/test_adamw_threads
 #include "adamw_cases.h"
+#include "ranges_compare.h"
 
 // ---------------------------------------------------------------------------------------------
 // The launcher of adamw_kernels.cu with each <<<grid, block>>> launch replaced by a loop over
 // its threads, last thread first (a thread must not depend on another of its launch).
 
+// R (the device accumulator, or NULL): each thread notes its steps into cell i / rblock.
 static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                            pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, int chunk_steps)
+                            pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, int chunk_steps, pp_ranges *R,
+                            int64_t rblock)
 {
     int64_t n = pr->n, nb = (n + PP_ADAMW_LOSS_BLOCK - 1) / PP_ADAMW_LOSS_BLOCK;
     int T = pr->steps, want_loss = loss != NULL;
@@ -26,7 +31,7 @@ static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *
             pp_adamw_loss_out lo = {term ? term + i : NULL, n, 0};
             pp_adamw_snap_out so = {trace ? trace->snap : NULL, trace ? trace->snap_step : NULL,
                                     trace ? trace->n_snaps : 0, n};
-            pp_adamw_elem_thread(va, pr, sc, i, t0, t1, &e, lo, so);
+            pp_adamw_elem_thread_r(va, pr, sc, i, t0, t1, &e, lo, so, R, R ? i / rblock : 0);
             state[i] = e;
         }
         if (!want_loss)
@@ -41,7 +46,7 @@ static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *
 }
 
 static void gpu_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                       pp_adamw_elem *state, pp_adamw_trace *trace, double *loss)
+                       pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, pp_ranges *R, int64_t rblock)
 {
     int64_t n = pr->n, r = pr->rows;
     int T = pr->steps, snap = 0;
@@ -63,7 +68,7 @@ static void gpu_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, c
             srow = trace->snap + (int64_t)snap++ * n;
         for (int64_t k = n - 1; k >= 0; k--) {  // pp_adamw_linreg_update_kernel1
             pp_adamw_elem e = state[k];
-            pp_adamw_linreg_update(va, pr, &sc[t + 1], t + 1, X, res, inv_r, k, &e);
+            pp_adamw_linreg_update_r(va, pr, &sc[t + 1], t + 1, X, res, inv_r, k, &e, R, R ? k / rblock : 0);
             state[k] = e;
             if (srow)
                 srow[k] = e.theta;
@@ -72,10 +77,11 @@ static void gpu_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, c
     free(X), free(y), free(res), free(dr2);
 }
 
-// pp_adamw_cuda's host code, with the device buffers as host arrays.
-static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
-                        double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, char *errbuf,
-                        size_t errlen)
+// pp_adamw_cuda_ranges's host code, with the device buffers as host arrays (R: the device
+// accumulator, one for every thread; NULL: none).
+static int gpu_emulated_r(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                          double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, pp_ranges *R,
+                          char *errbuf, size_t errlen)
 {
     if (trace)
         memset(trace, 0, sizeof *trace);
@@ -98,10 +104,11 @@ static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
         assert_true(trace->snap && (!has_loss || trace->loss));
     }
     double *loss = trace ? trace->loss : NULL;
+    int64_t rblock = R ? (n + R->heads - 1) / R->heads : 1;
     if (pr->kind == PP_ADAMW_GRAD_LINREG)
-        gpu_linreg(va, pr, sc, state, trace, loss);
+        gpu_linreg(va, pr, sc, state, trace, loss, R, rblock);
     else
-        gpu_elementwise(va, pr, sc, state, trace, loss, chunk_steps);
+        gpu_elementwise(va, pr, sc, state, trace, loss, chunk_steps, R, rblock);
     for (int64_t i = 0; i < n; i++) {
         theta[i] = state[i].theta;
         m[i] = state[i].m;
@@ -111,6 +118,13 @@ static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
     }
     free(sc), free(state);
     return 0;
+}
+
+static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                        double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, char *errbuf,
+                        size_t errlen)
+{
+    return gpu_emulated_r(va, pr, theta0, theta, m, v, c, trace, chunk_steps, NULL, errbuf, errlen);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +167,51 @@ static void adamw_elem_thread_split_invariant(void **state)
     }
 }
 
+// Range diagnostics in the GPU's decomposition (chunked losses included) against the CPU
+// emulation's (3 workers, 3 or 5 parameter blocks, the last ragged), every counter of every
+// AdamW site, over a sample of the variants (every format, Kahan, stochastic rounding, both
+// updates; grad_scale 3e4 overflows fp16 in some) and the three sources; θ, m, v, c the same bits.
+static void adamw_threads_ranges_equal_cpu(void **state)
+{
+    (void)state;
+    const pp_adamw_grad_kind kinds[3] = {PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_GRAD_QUADRATIC, PP_ADAMW_GRAD_LINREG};
+    int64_t inf = 0, notes = 0;
+    for (int vi = 0; vi < ADAMW_N_VARIANTS; vi += 7)
+        for (int kk = 0; kk < 3; kk++) {
+            int64_t n = kinds[kk] == PP_ADAMW_GRAD_LINREG ? 37 : 2500, heads = vi % 2 ? 3 : 5;
+            pp_adamw_problem pr = adamw_case_problem(kinds[kk], n, 6, 11, vi);
+            pp_adamw_variant va = adamw_case_variant(vi);
+            double *th0 = malloc((size_t)n * 8), *want = calloc((size_t)(4 * n), 8), *got = calloc((size_t)(4 * n), 8);
+            pp_range_cell *cw = malloc((size_t)(PP_SITE_COUNT * heads) * sizeof *cw);
+            pp_range_cell *cg = malloc((size_t)(PP_SITE_COUNT * heads) * sizeof *cg);
+            assert_true(th0 && want && got && cw && cg);
+            adamw_case_theta0(&pr, va.param, th0);
+            pp_ranges Rw, Rg;
+            pp_ranges_init(&Rw, cw, heads), pp_ranges_init(&Rg, cg, heads);
+            pp_error e = {0};
+            pp_adamw_trace tw, tg;
+            assert_int_equal(pp_adamw_cpu_ranges(&va, &pr, th0, want, want + n, want + 2 * n, want + 3 * n, &tw, 3,
+                                                 PP_ADAMW_PATH_VECTOR, &Rw, &e), PP_OK);
+            char msg[200] = "";
+            assert_int_equal(gpu_emulated_r(&va, &pr, th0, got, got + n, got + 2 * n, got + 3 * n, &tg, 4, &Rg, msg,
+                                            sizeof msg), 0);
+            for (int64_t i = 0; i < 4 * n; i++)
+                assert_true(adamw_case_same(got[i], want[i], 0));
+            char what[80];
+            snprintf(what, sizeof what, "adamw variant %d source %d", vi, kk);
+            int diff = pp_test_ranges_differ(&Rg, &Rw, PP_SITE_ADAMW_FIRST, PP_SITE_ADAMW_END, what);
+            if (diff)
+                pp_test_report_seed();
+            assert_int_equal(diff, 0);
+            notes += pp_test_ranges_total(&Rw, PP_SITE_ADAMW_THETA, PP_SITE_ADAMW_THETA + 1,
+                                          offsetof(pp_range_cell, count));
+            inf += pp_test_ranges_total(&Rw, PP_SITE_ADAMW_FIRST, PP_SITE_ADAMW_END, offsetof(pp_range_cell, inf));
+            pp_adamw_trace_free(&tw), pp_adamw_trace_free(&tg);
+            free(th0), free(want), free(got), free(cw), free(cg);
+        }
+    assert_true(notes > 0 && inf > 0);  // not vacuous: every step noted, some Inf met
+}
+
 // The checks the launcher makes before any CUDA call: bad formats, bad problems, θ₀ not in P.
 static void adamw_check_rejects_bad_input(void **state)
 {
@@ -179,6 +238,7 @@ int main(void)
         cmocka_unit_test(adamw_threads_equal_cpu_every_knob),
         cmocka_unit_test(adamw_elem_thread_split_invariant),
         cmocka_unit_test(adamw_check_rejects_bad_input),
+        cmocka_unit_test(adamw_threads_ranges_equal_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

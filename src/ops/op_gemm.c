@@ -256,13 +256,17 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
         if (pp_gemm_scalars_make(&v, param(p, P_K), &sc))
             return pp_fail(err, PP_ERR_INPUT, "gemm on cuda: bad variant");
         pp_delayed_recipe r = recipe_of(k);
-        int rc = pp_gemm_scaled_cuda(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, sc.alpha_c, param(p, P_BATCH), param(p, P_M), param(p, P_N),
-                                     param(p, P_K), in[0].data, in[1].data, out[0].data, msg, sizeof msg);
+        int rc = pp_gemm_scaled_cuda_ranges(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, sc.alpha_c,
+                                            param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K),
+                                            in[0].data, in[1].data, out[0].data, p->ranges, msg, sizeof msg);
         return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
     }
-    int rc = (id(k, K_ENGINE) == PP_ENGINE_OURS ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
-                                                                   param(p, P_N), param(p, P_K), in[0].data,
-                                                                   in[1].data, out[0].data, msg, sizeof msg);
+    // range diagnostics from our kernel only (the pipeline notes none for a vendor path)
+    int rc = id(k, K_ENGINE) == PP_ENGINE_OURS
+           ? pp_gemm_cuda_ranges(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                                 in[1].data, out[0].data, p->ranges, msg, sizeof msg)
+           : pp_gemm_cublas(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                            in[1].data, out[0].data, msg, sizeof msg);
     return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
 }
 #endif
@@ -401,6 +405,7 @@ const pp_op pp_op_gemm = {
     .vendor_note = pp_engine_vendor_note,
     .emulated = emulated,
     .range_heads = range_heads,
+    .range_cuda = 1,  // our kernels note on the GPU too (cuda/gemm_cuda.h, cuda/gemm_scaled_cuda.h)
     .second_reference = second_reference,
     .reference_quantised = reference_quantised,
 };
