@@ -7,6 +7,9 @@
 //   3. one body per output element: the block partials over k in order, then the epilogue.
 // No body reads what another body of the same step writes, so the bits do not depend on the order
 // the threads run in (tests/test_gemm_scaled_threads.c runs them in an adversarial order).
+// Range diagnostics (kernels/ranges.h): each body's notes, read-only, after it ran
+// (pp_gemm_scaled_block_notes, pp_gemm_scaled_element_notes; the per-tensor scale once per
+// operand, pp_gemm_scaled_scale_notes), the same calls on both devices.
 // C11 and nvcc.
 #ifndef PP_GEMM_SCALED_THREAD_H
 #define PP_GEMM_SCALED_THREAD_H
@@ -16,6 +19,7 @@
 #include "exact_sites.h"
 #include "gemm.h"
 #include "pp_hd.h"
+#include "ranges.h"
 #include "scaling.h"
 #include "sites.h"
 
@@ -110,44 +114,57 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
 // block's l in order (per-tensor scalings: one chain over all of k), scaled and added
 // (pp_gemm_block_add) into acc; then c = RN_32(α_c·RN_32(d·acc)), d = RN_32(g_a·g_b). Written as
 // its two halves (the accumulation, the descale) so range diagnostics can see acc.
+//
+// The loop is written once, PP_GEMM_SCALED_CHAINS, for two arithmetics that differ by design: the
+// binary32 emulation (pp_gemm_scaled_accum) and exact site accum (pp_gemm_scaled_accum64). T is the
+// accumulator's type, STEP(a, b, p) one step of a block's chain (a, b the stored operands),
+// BLOCK_ADD(acc, p, x) a block's partial p with scale x = x_a·x_b added into acc.
+#define PP_GEMM_SCALED_CHAINS(T, STEP, BLOCK_ADD)                                                 \
+    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;                                       \
+    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb); \
+    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;           \
+    T acc = 0;                                                                                    \
+    for (int64_t blk = 0; blk < A->nblk; blk++) {                                                 \
+        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;                     \
+        T p = blocked ? (T)0 : acc;                                                               \
+        for (int64_t l = l0; l < l1; l++)                                                         \
+            p = STEP(ra[l], rb[l * B->stride], p);                                                \
+        acc = blocked ? BLOCK_ADD(acc, p, xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p; \
+    }                                                                                             \
+    return acc
+
+// The binary32 step: one fmaf (the operands are values of binary32, so the casts are exact).
+PP_HD static inline float pp_gemm_scaled_step32(double a, double b, float p)
+{
+    return pp_gemm_step_fp32((float)a, (float)b, p);
+}
+
 PP_HD static inline float pp_gemm_scaled_accum(const pp_gemm_variant *v, const pp_gemm_scaled_operand *A,
                                                const double *qa, const double *xsa, const pp_gemm_scaled_operand *B,
                                                const double *qb, const double *xsb, int64_t bi, int64_t i, int64_t j)
 {
-    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
-    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
-    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;
-    float acc = 0.0f;
-    for (int64_t blk = 0; blk < A->nblk; blk++) {
-        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;
-        float p = blocked ? 0.0f : acc;
-        for (int64_t l = l0; l < l1; l++)
-            p = pp_gemm_step_fp32((float)ra[l], (float)rb[l * B->stride], p);
-        acc = blocked ? pp_gemm_block_add(acc, p, xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p;
-    }
-    return acc;
+    PP_GEMM_SCALED_CHAINS(float, pp_gemm_scaled_step32, pp_gemm_block_add);
 }
 
 // The accumulation under exact site accum (kernels/gemm.h "Exact sites"): the same chains and
 // block adds in binary64. Each product of two binary32 values is exact in binary64 (as is x_a·x_b
 // of two block scales), so the only roundings left are binary64's: the additions and p·x_a·x_b.
+PP_HD static inline double pp_gemm_scaled_step64(double a, double b, double p)
+{
+    return (double)(float)a * (double)(float)b + p;
+}
+
+PP_HD static inline double pp_gemm_scaled_block_add64(double acc, double p, double x)
+{
+    return acc + p * x;
+}
+
 PP_HD static inline double pp_gemm_scaled_accum64(const pp_gemm_variant *v, const pp_gemm_scaled_operand *A,
                                                   const double *qa, const double *xsa,
                                                   const pp_gemm_scaled_operand *B, const double *qb,
                                                   const double *xsb, int64_t bi, int64_t i, int64_t j)
 {
-    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
-    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
-    int blocked = v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED;
-    double acc = 0.0;
-    for (int64_t blk = 0; blk < A->nblk; blk++) {
-        int64_t l0 = blk * A->bs, l1 = l0 + A->bs < A->k ? l0 + A->bs : A->k;
-        double p = blocked ? 0.0 : acc;
-        for (int64_t l = l0; l < l1; l++)
-            p = (double)(float)ra[l] * (double)(float)rb[l * B->stride] + p;
-        acc = blocked ? acc + p * (xsa[ta * A->nblk + blk] * xsb[tb * B->nblk + blk]) : p;
-    }
-    return acc;
+    PP_GEMM_SCALED_CHAINS(double, pp_gemm_scaled_step64, pp_gemm_scaled_block_add64);
 }
 
 PP_HD static inline float pp_gemm_scaled_descale(double d, float acc)
@@ -170,6 +187,79 @@ PP_HD static inline double pp_gemm_scaled_element(const pp_gemm_variant *v, doub
     }
     float acc = pp_gemm_scaled_accum(v, A, qa, xsa, B, qb, xsb, bi, i, j);
     return pp_gemm_epilogue_fp32(PP_FMT_FP32, alpha_c, pp_gemm_scaled_descale(d, acc));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Range diagnostics (kernels/ranges.h), the same on both devices
+
+// Range notes of one block's scale s (sites block_scale_a, block_scale_b): its value in the
+// scale's own format, and whether it hit that format's limits — mx: the shared exponent clamped
+// to E8M0's [−127, 127] (or a NaN block); nvfp4: the E4M3 scale saturated at 448 or 0 for a
+// non-zero block; per-tensor: the dequantisation scale X not a positive normal binary32.
+PP_HD static inline void pp_gemm_scaled_scale_notes(const pp_gemm_variant *v, pp_ranges *R, int site, double bamax,
+                                                    double s, double g)
+{
+    int clamped = 0;
+    if (v->scaling == PP_SCALING_MX) {
+        int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
+        int raw = bamax > 0 && isfinite(bamax) ? ilogb(bamax) - pp_format_get(v->format).emax : 0;
+        clamped = e == PP_MX_NAN_EXP || (bamax > 0 && raw != e);
+        pp_range_note1(R, site, 0, PP_FMT_E8M0, s);
+    } else if (v->scaling == PP_SCALING_NVFP4) {
+        double want = bamax / (6.0 * g);  // the scale before its E4M3 rounding
+        clamped = want > 448.0 || (bamax > 0 && s == 0);
+        pp_range_note(R, site, 0, PP_FMT_E4M3, want, s);
+    } else {
+        clamped = !(s > 0 && isfinite(s) && s >= 0x1p-126);
+        pp_range_note1(R, site, 0, PP_FMT_FP32, s);
+    }
+    if (clamped)
+        pp_range_note_clamp(R, site, 0);
+}
+
+// Range notes of step 2's body (line t, block blk) after it ran (site quant_a or quant_b, the
+// operand's o->site; the block scales at site + 2): each element before its (saturating) cast —
+// x·s for the per-tensor scalings (TE multiplies by its scale), x over the block's scale for mx
+// and nvfp4 — and after. R NULL: nothing.
+PP_HD static inline void pp_gemm_scaled_block_notes(const pp_gemm_variant *v, const pp_gemm_scaled_operand *o,
+                                                    const double *x, const double *q, const double *xs, double g,
+                                                    double s, int64_t t, int64_t blk, pp_ranges *R)
+{
+    if (!R)
+        return;
+    int64_t base = pp_gemm_scaled_line_base(o, t);
+    int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
+    int per_tensor = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED;
+    double x_blk = xs[t * o->nblk + blk];
+    if (!per_tensor) {
+        double bamax = 0;
+        for (int64_t l = l0; l < l1; l++)
+            bamax = pp_amax_step(bamax, x[base + l * o->stride]);
+        pp_gemm_scaled_scale_notes(v, R, o->site + 2, bamax, x_blk, g);
+    }
+    double X = v->scaling == PP_SCALING_MX ? x_blk : x_blk * g;
+    for (int64_t l = l0; l < l1; l++) {
+        int64_t i = base + l * o->stride;
+        double pre = per_tensor ? x[i] * s : X != 0 ? x[i] / X : 0.0;
+        pp_range_note(R, o->site, 0, v->format, pre, q[i]);
+    }
+}
+
+// Step 3's body with its range notes (sites accum, scale, c): the statements of
+// pp_gemm_scaled_element with no exact site, in its two halves, so the notes see acc and d·acc.
+PP_HD static inline double pp_gemm_scaled_element_notes(const pp_gemm_variant *v, double alpha_c, double d,
+                                                        const pp_gemm_scaled_operand *A, const double *qa,
+                                                        const double *xsa, const pp_gemm_scaled_operand *B,
+                                                        const double *qb, const double *xsb, int64_t bi, int64_t i,
+                                                        int64_t j, pp_ranges *R)
+{
+    float acc = pp_gemm_scaled_accum(v, A, qa, xsa, B, qb, xsb, bi, i, j);
+    float da = pp_gemm_scaled_descale(d, acc);
+    double c = pp_gemm_epilogue_fp32(PP_FMT_FP32, alpha_c, da);
+    pp_range_note1(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc);
+    pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, d * (double)acc, da);
+    pp_range_note(R, PP_SITE_GEMM_C, 0, PP_FMT_FP32, alpha_c * (double)da, c);
+    return c;
 }
 
 #endif

@@ -49,6 +49,27 @@ PP_HD static inline int64_t pp_gemm_order_l(uint64_t order_seed, int64_t k, int6
     return pp_gemm_perm_step(q, a, c);
 }
 
+// The one loop order over the lanes' accumulators s (type T, from zero): q = 0 … k−1 in the
+// chunks' order, each lane's step s_j = STEP(a_il, b_lj, s_j) with a_il, b_lj converted to T
+// (exact: values of F). Written once for pp_gemm_row_run's three arithmetics (fp32 FMA, F per
+// addition, the exact sites' binary64), which differ by design; the lane loop stays innermost so
+// the CPU compiler vectorises across it.
+#define PP_GEMM_LANE_CHAINS(T, s, STEP)                                                           \
+    do {                                                                                          \
+        for (int64_t j = 0; j < lanes; j++)                                                       \
+            s[j] = (T)0;                                                                          \
+        int64_t pa = 1, pc = 0; /* the chunk's permutation, drawn once per chunk */               \
+        for (int64_t q = 0; q < k; q++) {                                                         \
+            if (q % PP_GEMM_MMA_CHUNK == 0)                                                       \
+                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);                                   \
+            int64_t l = pp_gemm_perm_step(q, pa, pc);                                             \
+            T ail = (T)arow[l];                                                                   \
+            const double *brow = b + l * n + j0;                                                  \
+            for (int64_t j = 0; j < lanes; j++)                                                   \
+                s[j] = STEP(ail, (T)brow[j], s[j]);                                               \
+        }                                                                                         \
+    } while (0)
+
 PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t n,
                                          int64_t k, const double *arow, const double *b, int64_t j0,
                                          int64_t lanes, double *crow, pp_gemm_lane_acc acc, uint64_t order_seed,
@@ -58,51 +79,22 @@ PP_HD static inline void pp_gemm_row_run(pp_format_id f, pp_gemm_accum accum, do
                         PP_SITE_BIT(PP_SITE_GEMM_QUANT_B);
     if (exact & wide) {  // kernels/gemm.h "Exact sites": binary64 accumulators or operands
         double *s = acc.f64;
-        for (int64_t j = 0; j < lanes; j++)
-            s[j] = 0.0;
-        int64_t pa = 1, pc = 0;
-        for (int64_t q = 0; q < k; q++) {
-            if (q % PP_GEMM_MMA_CHUNK == 0)
-                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);
-            int64_t l = pp_gemm_perm_step(q, pa, pc);
-            double ail = arow[l];
-            const double *brow = b + l * n + j0;
-            for (int64_t j = 0; j < lanes; j++)
-                s[j] = pp_gemm_step_x(exact, f, accum, ail, brow[j], s[j]);
-        }
+#define PP_GEMM_STEP_X_(a, b, c) pp_gemm_step_x(exact, f, accum, a, b, c)
+        PP_GEMM_LANE_CHAINS(double, s, PP_GEMM_STEP_X_);
+#undef PP_GEMM_STEP_X_
         for (int64_t j = 0; j < lanes; j++)
             crow[j0 + j] = accum == PP_GEMM_ACC_FP32 ? pp_gemm_epilogue_fp32_x(exact, f, alpha_c, s[j])
                                                      : pp_gemm_epilogue_storage_x(exact, f, alpha_c, s[j]);
     } else if (accum == PP_GEMM_ACC_FP32) {
         float *s = acc.f32;
-        for (int64_t j = 0; j < lanes; j++)
-            s[j] = 0.0f;
-        int64_t pa = 1, pc = 0;  // the chunk's permutation, drawn once per chunk
-        for (int64_t q = 0; q < k; q++) {
-            if (q % PP_GEMM_MMA_CHUNK == 0)
-                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);
-            int64_t l = pp_gemm_perm_step(q, pa, pc);
-            float ail = (float)arow[l];  // exact: a value of F ⊆ binary32
-            const double *brow = b + l * n + j0;
-            for (int64_t j = 0; j < lanes; j++)
-                s[j] = pp_gemm_step_fp32(ail, (float)brow[j], s[j]);
-        }
+        PP_GEMM_LANE_CHAINS(float, s, pp_gemm_step_fp32);
         for (int64_t j = 0; j < lanes; j++)
             crow[j0 + j] = pp_gemm_epilogue_fp32_x(exact, f, alpha_c, (double)s[j]);
     } else {
         double *s = acc.f64;
-        for (int64_t j = 0; j < lanes; j++)
-            s[j] = 0.0;
-        int64_t pa = 1, pc = 0;  // the chunk's permutation, drawn once per chunk
-        for (int64_t q = 0; q < k; q++) {
-            if (q % PP_GEMM_MMA_CHUNK == 0)
-                pp_gemm_chunk_perm(order_seed, k, q, &pa, &pc);
-            int64_t l = pp_gemm_perm_step(q, pa, pc);
-            double ail = arow[l];
-            const double *brow = b + l * n + j0;
-            for (int64_t j = 0; j < lanes; j++)
-                s[j] = pp_gemm_step_storage(f, ail, brow[j], s[j]);
-        }
+#define PP_GEMM_STEP_F_(a, b, c) pp_gemm_step_storage(f, a, b, c)
+        PP_GEMM_LANE_CHAINS(double, s, PP_GEMM_STEP_F_);
+#undef PP_GEMM_STEP_F_
         for (int64_t j = 0; j < lanes; j++)
             crow[j0 + j] = pp_gemm_epilogue_storage_x(exact, f, alpha_c, s[j]);
     }

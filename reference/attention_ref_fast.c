@@ -580,14 +580,7 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
         const int64_t qo = pp_attn_qi_(J, sp->bi, i, hh);
         const int64_t lo_idx = (sp->bi * J->h + hh) * J->s_q + i;
         if (nv == 0) {  // sees no key: the convention, exactly
-            for (int64_t l = 0; l < d; l++) {
-                pp_attn_put_(J->out, J->elem.out, qo + l, 0.0, 0.0, &R->max[0]);
-                if (J->backward)
-                    pp_attn_put_(J->dq, J->elem.dq, qo + l, 0.0, 0.0, &R->max[2]);
-            }
-            J->lse[lo_idx] = -INFINITY;
-            if (J->elem.lse)
-                J->elem.lse[lo_idx] = 0.0;
+            pp_attn_row_empty_(J, qo, lo_idx, R);
             continue;
         }
         fast_row_st *S = &st[nr];

@@ -129,6 +129,20 @@ static inline void pp_attn_put_(double *val, double *elem, int64_t idx, double v
         *tmax = bnd;
 }
 
+// A row that sees no key (every key masked): out and dq are 0 and lse −∞ by convention, exact
+// (bound 0). Both references write it through this one function.
+static inline void pp_attn_row_empty_(pp_attn_job_ *J, int64_t qo, int64_t lo_idx, pp_attn_task_res_ *R)
+{
+    for (int64_t l = 0; l < J->d; l++) {
+        pp_attn_put_(J->out, J->elem.out, qo + l, 0.0, 0.0, &R->max[0]);
+        if (J->backward)
+            pp_attn_put_(J->dq, J->elem.dq, qo + l, 0.0, 0.0, &R->max[2]);
+    }
+    J->lse[lo_idx] = -INFINITY;
+    if (J->elem.lse)
+        J->elem.lse[lo_idx] = 0.0;
+}
+
 // Starts the progress clock: the first report comes 0.1 s after this.
 void pp_attn_progress_start_(pp_attn_job_ *J);
 

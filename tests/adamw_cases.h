@@ -1,13 +1,15 @@
 // adamw_cases.h — the knob combinations and problems on which an AdamW backend with
 // pp_adamw_cuda's signature must equal the CPU emulation bit for bit (outputs, θ snapshots,
 // loss per step). Shared by tests/test_adamw_threads.c (the per-thread bodies in the GPU's
-// decomposition, on the CPU) and tests/test_adamw_cuda.c (the GPU itself).
+// decomposition, on the CPU) and tests/test_adamw_cuda.c (the GPU itself); with range
+// diagnostics, the counters of a backend with pp_adamw_cuda_ranges's signature (adamw_case_ranges).
 #ifndef PP_TEST_ADAMW_CASES_H
 #define PP_TEST_ADAMW_CASES_H
 
 #include "test_util.h"
 
 #include "cpu/adamw.h"
+#include "ranges_compare.h"
 
 #define ADAMW_MAX_FAILS 10
 
@@ -163,6 +165,80 @@ static inline int adamw_case_all(adamw_backend_fn fn, const char *name, int nan_
         for (int ci = 0; ci < 3; ci++)
             fails += adamw_case_run(fn, name, vi, &q, (int[]){1, 4, 0}[ci], nan_any);
         fails += adamw_case_run(fn, name, vi, &l, 0, nan_any);
+    }
+    return fails;
+}
+
+// A backend with range diagnostics (pp_adamw_cuda_ranges's signature).
+typedef int (*adamw_ranges_fn)(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0,
+                               double *theta, double *m, double *v, double *c, pp_adamw_trace *trace,
+                               int chunk_steps, pp_ranges *R, char *errbuf, size_t errlen);
+
+// Range diagnostics of backend fn (plain: the same backend without them) against
+// pp_adamw_cpu_ranges's (3 workers): every AdamW site of every parameter block (3 or 5 cells, the
+// last ragged), over a sample of the variants (every format, Kahan, stochastic rounding, both
+// updates; some with a gradient scale that overflows fp16) and the sources synthetic, quadratic
+// (its loss chunked by 4 steps) and linear regression. θ, m, v, c must equal the CPU's (nan_any:
+// any NaN equals any NaN) and plain's bit for bit. Returns the number of failures; fails too
+// when nothing was noted or no Inf met (the comparison would be vacuous).
+static inline int adamw_case_ranges(adamw_ranges_fn fn, adamw_backend_fn plain, const char *name, int nan_any)
+{
+    const pp_adamw_grad_kind kinds[3] = {PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_GRAD_QUADRATIC, PP_ADAMW_GRAD_LINREG};
+    int64_t inf = 0, notes = 0;
+    int fails = 0;
+    for (int vi = 0; vi < ADAMW_N_VARIANTS; vi += 7)
+        for (int kk = 0; kk < 3; kk++) {
+            int64_t n = kinds[kk] == PP_ADAMW_GRAD_LINREG ? 37 : 2500, heads = vi % 2 ? 3 : 5;
+            pp_adamw_problem pr = adamw_case_problem(kinds[kk], n, 6, 11, vi);
+            pp_adamw_variant va = adamw_case_variant(vi);
+            double *th0 = malloc((size_t)n * 8), *want = calloc((size_t)(4 * n), 8), *got = calloc((size_t)(4 * n), 8);
+            double *p = calloc((size_t)(4 * n), 8);
+            pp_range_cell *cw = malloc((size_t)(PP_SITE_COUNT * heads) * sizeof *cw);
+            pp_range_cell *cg = malloc((size_t)(PP_SITE_COUNT * heads) * sizeof *cg);
+            assert_true(th0 && want && got && p && cw && cg);
+            adamw_case_theta0(&pr, va.param, th0);
+            pp_ranges Rw, Rg;
+            pp_ranges_init(&Rw, cw, heads), pp_ranges_init(&Rg, cg, heads);
+            pp_error e = {0};
+            pp_adamw_trace tw, tg;
+            assert_int_equal(pp_adamw_cpu_ranges(&va, &pr, th0, want, want + n, want + 2 * n, want + 3 * n, &tw, 3,
+                                                 PP_ADAMW_PATH_VECTOR, &Rw, &e), PP_OK);
+            char msg[400] = "";
+            int rc = fn(&va, &pr, th0, got, got + n, got + 2 * n, got + 3 * n, &tg, 4, &Rg, msg, sizeof msg);
+            if (!rc)
+                rc = plain(&va, &pr, th0, p, p + n, p + 2 * n, p + 3 * n, NULL, 0, msg, sizeof msg);
+            if (rc) {
+                fprintf(stderr, "FAIL %s: variant %d source %d: %s\n", name, vi, kk, msg);
+                fails++;
+            }
+            if (!rc && memcmp(got, p, (size_t)(4 * n) * 8)) {
+                fprintf(stderr, "FAIL %s: variant %d source %d: outputs differ with range notes\n", name, vi, kk);
+                fails++;
+            }
+            for (int64_t i = 0; !rc && i < 4 * n; i++)
+                if (!adamw_case_same(got[i], want[i], nan_any)) {
+                    fprintf(stderr, "FAIL %s: variant %d source %d: output %lld differs from the CPU's\n", name, vi,
+                            kk, (long long)i);
+                    fails++;
+                    break;
+                }
+            char what[96];
+            snprintf(what, sizeof what, "%s: adamw variant %d source %d", name, vi, kk);
+            fails += rc ? 0 : pp_test_ranges_differ(&Rg, &Rw, PP_SITE_ADAMW_FIRST, PP_SITE_ADAMW_END, what);
+            notes += pp_test_ranges_total(&Rg, PP_SITE_ADAMW_THETA, PP_SITE_ADAMW_THETA + 1,
+                                          offsetof(pp_range_cell, count));
+            inf += pp_test_ranges_total(&Rg, PP_SITE_ADAMW_FIRST, PP_SITE_ADAMW_END, offsetof(pp_range_cell, inf));
+            pp_adamw_trace_free(&tw);
+            if (!rc)
+                pp_adamw_trace_free(&tg);
+            free(th0), free(want), free(got), free(p), free(cw), free(cg);
+            if (fails >= ADAMW_MAX_FAILS)
+                return fails;
+        }
+    if (notes == 0 || inf == 0) {
+        fprintf(stderr, "FAIL %s: the range comparison was vacuous (%lld θ notes, %lld Inf)\n", name,
+                (long long)notes, (long long)inf);
+        fails++;
     }
     return fails;
 }

@@ -2,7 +2,9 @@
 // bit for bit (memcmp; two NaNs count as equal whatever their sign and payload, which IEEE leaves
 // to the hardware), θ, m, v, c, the θ snapshots and the loss per step, for every knob
 // combination and gradient source, ragged sizes and chunked losses (tests/adamw_cases.h). Skips
-// with a message when there is no GPU. Run: make build/rel/tests/test_adamw_cuda
+// with a message when there is no GPU. Range diagnostics (pp_adamw_cuda_ranges: atomic notes into
+// one device accumulator) equal pp_adamw_cpu_ranges's counter for counter.
+// Run: make build/rel/tests/test_adamw_cuda
 #include "adamw_cases.h"
 #include "test_util_cuda.h"
 
@@ -65,12 +67,26 @@ static void adamw_cuda_untraced_and_bad_input(void **state)
     assert_memory_equal(out, want, sizeof want);
 }
 
+// Range diagnostics on the GPU (atomic notes into one device accumulator) against the CPU
+// emulation's, every counter of every AdamW site and parameter block, the outputs the same bits
+// as without notes (adamw_cases.h, adamw_case_ranges).
+static void adamw_cuda_ranges_equal_cpu(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    int fails = adamw_case_ranges(pp_adamw_cuda_ranges, pp_adamw_cuda, "cuda", 1);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(adamw_cuda_equals_cpu_every_knob),
         cmocka_unit_test(adamw_cuda_longer_runs),
         cmocka_unit_test(adamw_cuda_untraced_and_bad_input),
+        cmocka_unit_test(adamw_cuda_ranges_equal_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

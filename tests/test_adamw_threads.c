@@ -2,15 +2,19 @@
 // per-thread bodies driven exactly as kernels/cuda/adamw_kernels.cu launches them (chunks of
 // loss indices, a term buffer, one thread per (t, block) then per t; linear regression's three
 // phases), threads visited in reverse order, must equal pp_adamw_cpu bit for bit (memcmp) for
-// every knob combination and source. Needs no GPU. Run: make build/rel/tests/test_adamw_threads
+// every knob combination and source; with range diagnostics, one accumulator noted by every
+// thread (the GPU's atomics) equals pp_adamw_cpu_ranges's per-worker ones merged, counter for
+// counter. Needs no GPU. Run: make build/rel/tests/test_adamw_threads
 #include "adamw_cases.h"
 
 // ---------------------------------------------------------------------------------------------
 // The launcher of adamw_kernels.cu with each <<<grid, block>>> launch replaced by a loop over
 // its threads, last thread first (a thread must not depend on another of its launch).
 
+// R (the device accumulator, or NULL): each thread notes its steps into cell i / rblock.
 static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                            pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, int chunk_steps)
+                            pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, int chunk_steps, pp_ranges *R,
+                            int64_t rblock)
 {
     int64_t n = pr->n, nb = (n + PP_ADAMW_LOSS_BLOCK - 1) / PP_ADAMW_LOSS_BLOCK;
     int T = pr->steps, want_loss = loss != NULL;
@@ -26,7 +30,7 @@ static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *
             pp_adamw_loss_out lo = {term ? term + i : NULL, n, 0};
             pp_adamw_snap_out so = {trace ? trace->snap : NULL, trace ? trace->snap_step : NULL,
                                     trace ? trace->n_snaps : 0, n};
-            pp_adamw_elem_thread(va, pr, sc, i, t0, t1, &e, lo, so);
+            pp_adamw_elem_thread_r(va, pr, sc, i, t0, t1, &e, lo, so, R, R ? i / rblock : 0);
             state[i] = e;
         }
         if (!want_loss)
@@ -41,7 +45,7 @@ static void gpu_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *
 }
 
 static void gpu_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                       pp_adamw_elem *state, pp_adamw_trace *trace, double *loss)
+                       pp_adamw_elem *state, pp_adamw_trace *trace, double *loss, pp_ranges *R, int64_t rblock)
 {
     int64_t n = pr->n, r = pr->rows;
     int T = pr->steps, snap = 0;
@@ -63,7 +67,7 @@ static void gpu_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, c
             srow = trace->snap + (int64_t)snap++ * n;
         for (int64_t k = n - 1; k >= 0; k--) {  // pp_adamw_linreg_update_kernel1
             pp_adamw_elem e = state[k];
-            pp_adamw_linreg_update(va, pr, &sc[t + 1], t + 1, X, res, inv_r, k, &e);
+            pp_adamw_linreg_update_r(va, pr, &sc[t + 1], t + 1, X, res, inv_r, k, &e, R, R ? k / rblock : 0);
             state[k] = e;
             if (srow)
                 srow[k] = e.theta;
@@ -72,10 +76,11 @@ static void gpu_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, c
     free(X), free(y), free(res), free(dr2);
 }
 
-// pp_adamw_cuda's host code, with the device buffers as host arrays.
-static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
-                        double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, char *errbuf,
-                        size_t errlen)
+// pp_adamw_cuda_ranges's host code, with the device buffers as host arrays (R: the device
+// accumulator, one for every thread; NULL: none).
+static int gpu_emulated_r(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                          double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, pp_ranges *R,
+                          char *errbuf, size_t errlen)
 {
     if (trace)
         memset(trace, 0, sizeof *trace);
@@ -98,10 +103,11 @@ static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
         assert_true(trace->snap && (!has_loss || trace->loss));
     }
     double *loss = trace ? trace->loss : NULL;
+    int64_t rblock = R ? (n + R->heads - 1) / R->heads : 1;
     if (pr->kind == PP_ADAMW_GRAD_LINREG)
-        gpu_linreg(va, pr, sc, state, trace, loss);
+        gpu_linreg(va, pr, sc, state, trace, loss, R, rblock);
     else
-        gpu_elementwise(va, pr, sc, state, trace, loss, chunk_steps);
+        gpu_elementwise(va, pr, sc, state, trace, loss, chunk_steps, R, rblock);
     for (int64_t i = 0; i < n; i++) {
         theta[i] = state[i].theta;
         m[i] = state[i].m;
@@ -111,6 +117,13 @@ static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
     }
     free(sc), free(state);
     return 0;
+}
+
+static int gpu_emulated(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                        double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, char *errbuf,
+                        size_t errlen)
+{
+    return gpu_emulated_r(va, pr, theta0, theta, m, v, c, trace, chunk_steps, NULL, errbuf, errlen);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +166,17 @@ static void adamw_elem_thread_split_invariant(void **state)
     }
 }
 
+// Range diagnostics in the GPU's decomposition (one accumulator, threads in reverse order, the
+// loss chunked) against the CPU emulation's, every counter (adamw_cases.h, adamw_case_ranges).
+static void adamw_threads_ranges_equal_cpu(void **state)
+{
+    (void)state;
+    int fails = adamw_case_ranges(gpu_emulated_r, gpu_emulated, "gpu decomposition on the cpu", 0);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
 // The checks the launcher makes before any CUDA call: bad formats, bad problems, θ₀ not in P.
 static void adamw_check_rejects_bad_input(void **state)
 {
@@ -179,6 +203,7 @@ int main(void)
         cmocka_unit_test(adamw_threads_equal_cpu_every_knob),
         cmocka_unit_test(adamw_elem_thread_split_invariant),
         cmocka_unit_test(adamw_check_rejects_bad_input),
+        cmocka_unit_test(adamw_threads_ranges_equal_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

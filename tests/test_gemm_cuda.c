@@ -2,7 +2,9 @@
 // for bit (memcmp), for every format × accumulation × scale placement, on shapes with ragged
 // edges and inputs with ±0, NaN, ±Inf and overflowing products; the cuBLAS path runs and returns
 // values of the format (its difference from the emulation is measured by --cross-check, not
-// asserted). Skips with a message when there is no GPU.
+// asserted). Range diagnostics (pp_gemm_cuda_ranges: atomic notes into one device accumulator)
+// equal the CPU emulation's counter for counter, and a hand-made fp16 overflow is counted where it
+// happens. Skips with a message when there is no GPU.
 #include "test_util_cuda.h"
 
 #include <math.h>
@@ -10,6 +12,7 @@
 #include "cpu/gemm.h"
 #include "cuda/format_cuda.h"
 #include "cuda/gemm_cuda.h"
+#include "ranges_compare.h"
 
 #define MAX_FAILS 10
 
@@ -155,12 +158,84 @@ static void gemm_cublas_runs(void **state)
     free(c);
 }
 
+// Range diagnostics on the GPU against the CPU emulation's (2 workers, merged): every gemm site's
+// format and counters bit for bit, every format × accumulation × scale placement, with and without
+// NaN/±Inf/±0 and fp16 sums that overflow; C the same as without notes. Then the known answer of
+// tests/test_ranges_gemm_adamw.c (fp16 storage accumulation, k = 4, products 20000: the chain
+// overflows at its fourth step in row 0's three outputs, an overflow made inside the chain).
+static void gemm_cuda_ranges_equal_cpu(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    const pp_format_id formats[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
+    const int64_t B = 2, M = 33, N = 300, K = 70;  // 19800 threads noting into one cell per site
+    double *a = malloc((size_t)(B * M * K) * sizeof *a), *b = malloc((size_t)(B * K * N) * sizeof *b);
+    double *cg = malloc((size_t)(B * M * N) * sizeof *cg), *cc = malloc((size_t)(B * M * N) * sizeof *cc);
+    double *c0 = malloc((size_t)(B * M * N) * sizeof *c0);
+    assert_true(a && b && cg && cc && c0);
+    int64_t overflows = 0;
+    for (int fi = 0; fi < 3; fi++)
+        for (int acc = 0; acc < 2; acc++)
+            for (int sc = 0; sc < 3; sc++)
+                for (int specials = 0; specials < 2; specials++) {
+                    pp_gemm_variant v = {.format = formats[fi], .accum = (pp_gemm_accum)acc,
+                                         .scale = (pp_gemm_scale)sc, .scaling = PP_SCALING_NONE};
+                    double scale = formats[fi] == PP_FMT_FP16 ? 30.0 : 3.0;  // fp16: sums overflow
+                    fill(a, B * M * K, v.format, scale, pp_test_seed() + 101 + (uint64_t)fi, specials);
+                    fill(b, B * K * N, v.format, scale, pp_test_seed() + 202 + (uint64_t)sc, specials);
+                    pp_range_cell xc[PP_SITE_COUNT], xg[PP_SITE_COUNT];
+                    pp_ranges Rc, Rg;
+                    pp_ranges_init(&Rc, xc, 1), pp_ranges_init(&Rg, xg, 1);
+                    char err[400] = "";
+                    pp_error perr = {0};
+                    assert_int_equal(pp_gemm_cpu_ranges(&v, B, M, N, K, a, b, cc, 2, &Rc, &perr), PP_OK);
+                    int rc = pp_gemm_cuda_ranges(&v, B, M, N, K, a, b, cg, &Rg, err, sizeof err);
+                    if (rc)
+                        fprintf(stderr, "pp_gemm_cuda_ranges: %s\n", err);
+                    assert_int_equal(rc, 0);
+                    assert_int_equal(pp_gemm_cuda(&v, B, M, N, K, a, b, c0, err, sizeof err), 0);
+                    char what[128];
+                    snprintf(what, sizeof what, "ranges %s acc=%s scale=%s%s", pp_format_get(v.format).name,
+                             pp_gemm_accum_name(v.accum), pp_gemm_scale_name(v.scale),
+                             specials ? " with specials" : "");
+                    compare(cg, cc, B * M * N, what);
+                    assert_memory_equal(cg, c0, (size_t)(B * M * N) * sizeof *cg);  // notes change no bit
+                    int diff = pp_test_ranges_differ(&Rg, &Rc, PP_SITE_GEMM_FIRST, PP_SITE_GEMM_END, what);
+                    if (diff)
+                        pp_test_report_seed();
+                    assert_int_equal(diff, 0);
+                    assert_int_equal(xg[PP_SITE_GEMM_C].count, B * M * N);  // not vacuous
+                    overflows += xg[PP_SITE_GEMM_ACCUM].overflow;
+                }
+    assert_true(overflows > 0);  // some fp16 chain overflowed, and both devices counted it
+    free(a), free(b), free(cg), free(cc), free(c0);
+
+    double ha[2 * 4], hb[4 * 3], hc[2 * 3];
+    for (int i = 0; i < 8; i++)
+        ha[i] = i == 5 ? -200.0 : 200.0;
+    for (int i = 0; i < 12; i++)
+        hb[i] = 100.0;
+    pp_gemm_variant st = {.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_STORAGE, .scale = PP_GEMM_SCALE_POST};
+    pp_range_cell x[PP_SITE_COUNT];
+    pp_ranges R;
+    pp_ranges_init(&R, x, 1);
+    char err[400] = "";
+    assert_int_equal(pp_gemm_cuda_ranges(&st, 1, 2, 3, 4, ha, hb, hc, &R, err, sizeof err), 0);
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].overflow, 3);
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].inf, 3);
+    assert_int_equal(x[PP_SITE_GEMM_C].inf, 3);
+    assert_int_equal(x[PP_SITE_GEMM_C].overflow, 0);  // passed on, not made here
+    assert_true(x[PP_SITE_GEMM_C].min_nz == 20000.0);
+    assert_int_equal(R.fmt[PP_SITE_GEMM_ACCUM], PP_FMT_FP16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gemm_cuda_equals_cpu_every_knob),
         cmocka_unit_test(gemm_cuda_given_alpha_and_bad_variants),
         cmocka_unit_test(gemm_cublas_runs),
+        cmocka_unit_test(gemm_cuda_ranges_equal_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,12 +7,16 @@
 // The loop device runs each launch's threads in reverse order and fills every buffer a launch
 // writes with NaN garbage first, so a body reading another body's output of the same launch, or
 // an element nobody wrote, shows up as a difference. tests/test_gemm_scaled_cuda.c checks a GPU.
+// Range diagnostics: the loop device notes as the GPU does (the per-tensor scales on the host,
+// each quantise and element thread its own notes, one accumulator), every counter equal to the
+// CPU emulation's (per-worker accumulators, merged).
 #include "test_util.h"
 
 #include <math.h>
 
 #include "cpu/gemm.h"
 #include "gemm_scaled_thread.h"
+#include "ranges_compare.h"
 
 // ---------------------------------------------------------------------------------------------
 // The loop device: kernels/cuda/gemm_scaled_kernels.cu's four steps, threads in reverse order
@@ -26,7 +30,7 @@ static double *garbage(int64_t n)
 }
 
 static void loop_device(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
-                        int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c)
+                        int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, pp_ranges *R)
 {
     pp_gemm_scaled_operand op[2] = {pp_gemm_scaled_operand_of(v->scaling, 0, batch, m, n, k),
                                     pp_gemm_scaled_operand_of(v->scaling, 1, batch, m, n, k)};
@@ -47,18 +51,24 @@ static void loop_device(const pp_gemm_variant *v, const pp_delayed_recipe *r, do
                   : 1.0;
         s[o] = pp_gemm_scaled_tensor_s(v, amax, sd);
         g[o] = pp_gemm_scaled_tensor_g(v, amax, s[o]);
+        if (R && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED))
+            pp_gemm_scaled_scale_notes(v, R, op[o].site + 2, amax, g[o], 1.0);
         // (3) quantise: one thread per (line, block), in reverse order
         int64_t units = op[o].batch * op[o].lines * op[o].nblk;
         q[o] = garbage(count[o]);
         xs[o] = garbage(units);
-        for (int64_t u = units - 1; u >= 0; u--)
+        for (int64_t u = units - 1; u >= 0; u--) {
             pp_gemm_scaled_quantise_block(v, &op[o], x[o], q[o], xs[o], g[o], s[o], u / op[o].nblk, u % op[o].nblk);
+            pp_gemm_scaled_block_notes(v, &op[o], x[o], q[o], xs[o], g[o], s[o], u / op[o].nblk, u % op[o].nblk, R);
+        }
     }
     double d = pp_round(PP_FMT_FP32, g[0] * g[1], PP_RND_NE, 0);
     // (4) one thread per output element, in reverse order
     for (int64_t t = batch * m * n - 1; t >= 0; t--)
-        c[t] = pp_gemm_scaled_element(v, alpha_c, d, &op[0], q[0], xs[0], &op[1], q[1], xs[1], t / (m * n),
-                                      (t / n) % m, t % n);
+        c[t] = R ? pp_gemm_scaled_element_notes(v, alpha_c, d, &op[0], q[0], xs[0], &op[1], q[1], xs[1],
+                                                t / (m * n), (t / n) % m, t % n, R)
+                 : pp_gemm_scaled_element(v, alpha_c, d, &op[0], q[0], xs[0], &op[1], q[1], xs[1], t / (m * n),
+                                          (t / n) % m, t % n);
     for (int o = 0; o < 2; o++)
         free(q[o]), free(xs[o]);
 }
@@ -106,7 +116,7 @@ static const scaled_case cases[] = {
     {PP_SCALING_NVFP4, PP_FMT_E2M1},  {PP_SCALING_DELAYED, PP_FMT_E4M3}, {PP_SCALING_DELAYED, PP_FMT_E5M2},
 };
 
-static void run_shapes(int specials)
+static void run_shapes(int specials, int ranges)
 {
     pp_test_rng rng = {pp_test_seed() ^ (specials ? 0x5EC1A1u : 0x7EAD5u)};
     const int64_t shapes[][4] = {{2, 3, 5, 45}, {1, 4, 3, 70}, {3, 2, 2, 1}, {1, 5, 7, 32}, {2, 1, 9, 16}};
@@ -124,19 +134,32 @@ static void run_shapes(int specials)
             pp_error err = {0};
             for (int algo = 0; algo < 2; algo++) {
                 pp_delayed_recipe r = {{hist_a, hist_b}, {3, 2}, algo ? PP_AMAX_MOST_RECENT : PP_AMAX_MAX, algo};
+                pp_range_cell cw[PP_SITE_COUNT], cg[PP_SITE_COUNT];
+                pp_ranges Rw, Rg;
+                pp_ranges_init(&Rw, cw, 1), pp_ranges_init(&Rg, cg, 1);
                 if (v.scaling == PP_SCALING_DELAYED)
-                    assert_int_equal(pp_gemm_delayed_cpu(&v, &r, sc.alpha_c, batch, m, n, k, a, b, want, 3, &err),
-                                     PP_OK);
+                    assert_int_equal(pp_gemm_delayed_cpu_ranges(&v, &r, sc.alpha_c, batch, m, n, k, a, b, want, 3,
+                                                                ranges ? &Rw : NULL, &err), PP_OK);
                 else if (algo)
                     continue;  // the recipe is tensor-delayed's alone
                 else
-                    assert_int_equal(pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, want, 3, NULL, &err), PP_OK);
+                    assert_int_equal(pp_gemm_scaled_cpu(&v, sc.alpha_c, batch, m, n, k, a, b, want, 3,
+                                                        ranges ? &Rw : NULL, &err), PP_OK);
                 memset(c, 0xFF, (size_t)(batch * m * n) * sizeof *c);
-                loop_device(&v, &r, sc.alpha_c, batch, m, n, k, a, b, c);
+                loop_device(&v, &r, sc.alpha_c, batch, m, n, k, a, b, c, ranges ? &Rg : NULL);
                 char what[96];
                 snprintf(what, sizeof what, "%s %s shape %zu algo %d", pp_scaling_name(v.scaling),
                          pp_format_get(v.format).name, s, algo);
                 same_bits(what, c, want, batch * m * n);
+                if (!ranges)
+                    continue;
+                int diff = pp_test_ranges_differ(&Rg, &Rw, PP_SITE_GEMM_FIRST, PP_SITE_GEMM_END, what);
+                if (diff)
+                    pp_test_report_seed();
+                assert_int_equal(diff, 0);
+                assert_int_equal(cw[PP_SITE_GEMM_C].count, batch * m * n);  // not vacuous
+                assert_int_equal(cw[PP_SITE_GEMM_QUANT_A].count, batch * m * k);
+                assert_true(cw[PP_SITE_GEMM_BLOCK_SCALE_A].count > 0);
             }
         }
         free(a), free(b), free(c), free(want);
@@ -146,13 +169,23 @@ static void run_shapes(int specials)
 static void scaled_threads_equal_emulation(void **state)
 {
     (void)state;
-    run_shapes(0);
+    run_shapes(0, 0);
 }
 
 static void scaled_threads_equal_emulation_with_specials(void **state)
 {
     (void)state;
-    run_shapes(1);
+    run_shapes(1, 0);
+}
+
+// Range diagnostics in the GPU's decomposition (one accumulator, threads in reverse order) equal
+// the CPU emulation's, counter for counter, with and without NaN/±Inf/±0 inputs; the outputs stay
+// the same bits with notes on.
+static void scaled_threads_ranges_equal_emulation(void **state)
+{
+    (void)state;
+    run_shapes(0, 1);
+    run_shapes(1, 1);
 }
 
 // The amax key's maximum is pp_amax_step's fold, whatever the order: finite values, a NaN, ±Inf.
@@ -178,6 +211,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(amax_key_is_the_fold),
+        cmocka_unit_test(scaled_threads_ranges_equal_emulation),
         cmocka_unit_test(scaled_threads_equal_emulation),
         cmocka_unit_test(scaled_threads_equal_emulation_with_specials),
     };

@@ -2,14 +2,19 @@
 // changes no output bit (memcmp, every gemm scheme; AdamW's vector path against the scalar loop
 // that records), the counters do not depend on the thread count, and hand-computed answers: an
 // fp16 accumulator that overflows at the fourth step, an MX block whose scale exponent is
-// clamped, an AdamW bf16 θ that no update moves (every increment lost: the stall).
+// clamped, an AdamW bf16 θ that no update moves (every increment lost: the stall). The GPU's
+// decomposition of the plain GEMM (kernels/cuda/gemm_kernels.cu: a prescale thread per element, a
+// thread per output element with one lane, one accumulator) run on the CPU gives the emulation's
+// counters exactly.
 // Run: build/rel/tests/test_ranges_gemm_adamw.
 #include "test_util.h"
 #include "adamw_cases.h"
 
 #include "cpu/adamw.h"
 #include "cpu/gemm.h"
+#include "gemm_thread.h"
 #include "ranges.h"
+#include "ranges_compare.h"
 
 #define CELLS(heads) (PP_SITE_COUNT * (heads))
 
@@ -79,6 +84,85 @@ static void ranges_gemm_no_bit_and_threads(void **state)
         if (vs[i].scaling != PP_SCALING_NONE || vs[i].scale != PP_GEMM_SCALE_POST)
             assert_int_equal(x1[PP_SITE_GEMM_QUANT_A].count, B * M * K);
     }
+    free(a), free(b), free(c0), free(c1);
+}
+
+// kernels/cuda/gemm_kernels.cu's pp_gemm_cuda_ranges with each launch a loop over its threads,
+// last first, and the device accumulator R one host accumulator: the prescale threads note their
+// element, the non-finite flag is taken over the prescaled operands, each output thread runs the
+// loop order with one lane and notes (pp_gemm_row_notes).
+static void gemm_loop_device(const pp_gemm_variant *v, int64_t B, int64_t M, int64_t N, int64_t K, const double *a,
+                             const double *b, double *c, pp_ranges *R)
+{
+    pp_gemm_scalars sc = {0, 0, 0};
+    assert_int_equal(pp_gemm_scalars_make(v, K, &sc), 0);
+    int64_t na = B * M * K, nb = B * K * N;
+    double *da = malloc((size_t)na * 8), *db = malloc((size_t)nb * 8);
+    assert_true(da && db);
+    memcpy(da, a, (size_t)na * 8), memcpy(db, b, (size_t)nb * 8);
+    for (int64_t i = na - 1; v->scale != PP_GEMM_SCALE_POST && i >= 0; i--) {  // pp_gemm_prescale_kernel1
+        double xi = da[i], yi = pp_gemm_prescale(v->format, sc.scale_a, xi);
+        da[i] = yi;
+        pp_range_note(R, PP_SITE_GEMM_QUANT_A, 0, v->format, sc.scale_a * xi, yi);
+    }
+    for (int64_t i = nb - 1; v->scale == PP_GEMM_SCALE_PRE && i >= 0; i--) {
+        double xi = db[i], yi = pp_gemm_prescale(v->format, sc.scale_b, xi);
+        db[i] = yi;
+        pp_range_note(R, PP_SITE_GEMM_QUANT_B, 0, v->format, sc.scale_b * xi, yi);
+    }
+    int nonfinite = 0;  // pp_gemm_nonfinite_kernel1
+    for (int64_t i = 0; i < na; i++)
+        nonfinite |= !isfinite(da[i]);
+    for (int64_t i = 0; i < nb; i++)
+        nonfinite |= !isfinite(db[i]);
+    for (int64_t t = B * M * N - 1; t >= 0; t--) {  // pp_gemm_kernel1
+        int64_t j = t % N, i = (t / N) % M, bi = t / (M * N);
+        float acc32;
+        double acc64;
+        pp_gemm_lane_acc acc = {&acc32, &acc64};
+        double *crow = c + (bi * M + i) * N;
+        pp_gemm_row_run(v->format, v->accum, sc.alpha_c, N, K, da + (bi * M + i) * K, db + bi * K * N, j, 1, crow,
+                        acc, 0, 0);
+        pp_gemm_row_notes(R, v->format, v->accum, sc.alpha_c, j, 1, acc, crow, !nonfinite);
+    }
+    free(da), free(db);
+}
+
+// The plain schemes (every accumulation and scale placement), finite inputs large enough to
+// overflow fp16 somewhere, then with NaN and ±Inf among them (operands_finite 0): the loop
+// device's counters equal the CPU emulation's (3 workers, merged), and C is the same bits.
+static void ranges_gemm_gpu_decomposition_equal(void **state)
+{
+    (void)state;
+    pp_gemm_variant vs[8];
+    int nv = gemm_sweep(vs);
+    const int64_t B = 2, M = 9, N = 300, K = 37;
+    double *a = malloc(B * M * K * 8), *b = malloc(B * K * N * 8), *c0 = malloc(B * M * N * 8),
+           *c1 = malloc(B * M * N * 8);
+    assert_true(a && b && c0 && c1);
+    for (int specials = 0; specials < 2; specials++)
+        for (int i = 0; i < nv; i++) {
+            if (vs[i].scaling != PP_SCALING_NONE)
+                continue;  // the scaled GEMM's decomposition: tests/test_gemm_scaled_threads.c
+            fill(a, B * M * K, vs[i].format, 600.0, 21 + (uint64_t)i);
+            fill(b, B * K * N, vs[i].format, 600.0, 22 + (uint64_t)i);
+            if (specials)
+                a[5] = NAN, b[7] = INFINITY, a[B * M * K - 1] = -INFINITY;
+            pp_range_cell cw[CELLS(1)], cg[CELLS(1)];
+            pp_ranges Rw, Rg;
+            pp_ranges_init(&Rw, cw, 1), pp_ranges_init(&Rg, cg, 1);
+            pp_error e = {0};
+            assert_int_equal(pp_gemm_cpu_ranges(&vs[i], B, M, N, K, a, b, c0, 3, &Rw, &e), PP_OK);
+            gemm_loop_device(&vs[i], B, M, N, K, a, b, c1, &Rg);
+            for (int64_t x = 0; x < B * M * N; x++)
+                assert_true(pp_test_same_bits(c0[x], c1[x]) || (isnan(c0[x]) && isnan(c1[x])));
+            char what[64];
+            snprintf(what, sizeof what, "gemm variant %d specials %d", i, specials);
+            assert_int_equal(pp_test_ranges_differ(&Rg, &Rw, PP_SITE_GEMM_FIRST, PP_SITE_GEMM_END, what), 0);
+            assert_int_equal(cw[PP_SITE_GEMM_C].count, B * M * N);  // not vacuous
+            if (specials)
+                assert_true(cw[PP_SITE_GEMM_ACCUM].nan > 0);
+        }
     free(a), free(b), free(c0), free(c1);
 }
 
@@ -246,6 +330,7 @@ int main(void)
         cmocka_unit_test(ranges_gemm_no_bit_and_threads),
         cmocka_unit_test(ranges_gemm_accum_overflow),
         cmocka_unit_test(ranges_gemm_block_scale_clamped),
+        cmocka_unit_test(ranges_gemm_gpu_decomposition_equal),
         cmocka_unit_test(ranges_adamw_no_bit_and_threads),
         cmocka_unit_test(ranges_adamw_bf16_stall),
     };

@@ -12,55 +12,6 @@
 
 #define SCALED_ROWS_PER_TASK 8
 
-// Range notes of one block's scale s (sites block_scale_a, block_scale_b): its value in the
-// scale's own format, and whether it hit that format's limits — mx: the shared exponent clamped
-// to E8M0's [−127, 127] (or a NaN block); nvfp4: the E4M3 scale saturated at 448 or 0 for a
-// non-zero block; per-tensor: the dequantisation scale X not a positive normal binary32.
-static void scaled_scale_notes(const pp_gemm_variant *v, pp_ranges *R, int site, double bamax, double s, double g)
-{
-    int clamped = 0;
-    if (v->scaling == PP_SCALING_MX) {
-        int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
-        int raw = bamax > 0 && isfinite(bamax) ? ilogb(bamax) - pp_format_get(v->format).emax : 0;
-        clamped = e == PP_MX_NAN_EXP || (bamax > 0 && raw != e);
-        pp_range_note1(R, site, 0, PP_FMT_E8M0, s);
-    } else if (v->scaling == PP_SCALING_NVFP4) {
-        double want = bamax / (6.0 * g);  // the scale before its E4M3 rounding
-        clamped = want > 448.0 || (bamax > 0 && s == 0);
-        pp_range_note(R, site, 0, PP_FMT_E4M3, want, s);
-    } else {
-        clamped = !(s > 0 && isfinite(s) && s >= 0x1p-126);
-        pp_range_note1(R, site, 0, PP_FMT_FP32, s);
-    }
-    if (clamped)
-        pp_range_note_clamp(R, site, 0);
-}
-
-// Range notes of step 2's body (line t, block blk) after it ran (site quant_a or quant_b; the
-// block scales at site + 2): each element before its (saturating) cast — x·s for the per-tensor
-// scalings (TE multiplies by its scale), x over the block's scale for mx and nvfp4 — and after.
-static void scaled_block_notes(const pp_gemm_variant *v, const pp_gemm_scaled_operand *o, const double *x,
-                               const double *q, const double *xs, double g, double s, int64_t t, int64_t blk,
-                               pp_ranges *R, int site)
-{
-    int64_t base = pp_gemm_scaled_line_base(o, t);
-    int64_t l0 = blk * o->bs, l1 = l0 + o->bs < o->k ? l0 + o->bs : o->k;
-    int per_tensor = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED;
-    double x_blk = xs[t * o->nblk + blk];
-    if (!per_tensor) {
-        double bamax = 0;
-        for (int64_t l = l0; l < l1; l++)
-            bamax = pp_amax_step(bamax, x[base + l * o->stride]);
-        scaled_scale_notes(v, R, site + 2, bamax, x_blk, g);
-    }
-    double X = v->scaling == PP_SCALING_MX ? x_blk : x_blk * g;
-    for (int64_t l = l0; l < l1; l++) {
-        int64_t i = base + l * o->stride;
-        double pre = per_tensor ? x[i] * s : X != 0 ? x[i] / X : 0.0;
-        pp_range_note(R, site, 0, v->format, pre, q[i]);
-    }
-}
-
 // Steps 1 and 2 of kernels/gemm_scaled_thread.h for one operand x: its amax, its per-tensor scale
 // *g, then every (line, block) body in order into q and xs (r: the delayed recipe's history for
 // this operand, hist/hist_len); range notes into R when set (site quant_a or quant_b).
@@ -82,12 +33,11 @@ static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r
     if (pp_site_exact(v->exact_sites, o->site))  // exact quant site: q = x, so no dequantisation
         *g = 1.0;
     if (R && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED))  // one block: the tensor
-        scaled_scale_notes(v, R, site + 2, amax, *g, 1.0);
+        pp_gemm_scaled_scale_notes(v, R, site + 2, amax, *g, 1.0);
     for (int64_t t = 0; t < nlines; t++)
         for (int64_t blk = 0; blk < o->nblk; blk++) {
             pp_gemm_scaled_quantise_block(v, o, x, q, xs, *g, s, t, blk);
-            if (R)
-                scaled_block_notes(v, o, x, q, xs, *g, s, t, blk, R, site);
+            pp_gemm_scaled_block_notes(v, o, x, q, xs, *g, s, t, blk, R);  // R NULL: nothing
         }
 }
 
@@ -103,7 +53,7 @@ typedef struct scaled_job {
 } scaled_job;
 
 // Step 3 over rows [i0, i1) of one batch, each element the one body of gemm_scaled_thread.h (with
-// range notes: its two halves, the same statements).
+// range notes: pp_gemm_scaled_element_notes, the same statements).
 static void scaled_task(void *ctx, int64_t t)
 {
     const scaled_job *g = ctx;
@@ -117,13 +67,9 @@ static void scaled_task(void *ctx, int64_t t)
                                             i, j);
                 continue;
             }
-            float acc = pp_gemm_scaled_accum(g->v, &g->A, g->qa, g->xsa, &g->B, g->qb, g->xsb, bi, i, j);
-            float da = pp_gemm_scaled_descale(g->d, acc);
-            *c = pp_gemm_epilogue_fp32(PP_FMT_FP32, g->alpha_c, da);
             pp_ranges *R = &g->wr[t % g->workers];  // task t runs on worker t mod workers (parallel.h)
-            pp_range_note1(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc);
-            pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, g->d * (double)acc, da);
-            pp_range_note(R, PP_SITE_GEMM_C, 0, PP_FMT_FP32, g->alpha_c * (double)da, *c);
+            *c = pp_gemm_scaled_element_notes(g->v, g->alpha_c, g->d, &g->A, g->qa, g->xsa, &g->B, g->qb, g->xsb,
+                                              bi, i, j, R);
         }
 }
 

@@ -9,6 +9,7 @@
 
 #include "adamw.h"
 #include "adamw_problem.h"
+#include "ranges.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,14 @@ extern "C" {
 int pp_adamw_cuda(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
                   double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, char *errbuf,
                   size_t errlen);
+// pp_adamw_cuda with range diagnostics (kernels/ranges.h; R NULL: none, as pp_adamw_cuda): every
+// element's step notes its sites (pp_adamw_step_notes, from the element and update kernels) into
+// one device accumulator (atomics), cell i / ⌈n / R->heads⌉ (θ in R->heads equal consecutive
+// blocks, as pp_adamw_cpu_ranges), merged into R at the end. Every counter equals the CPU
+// emulation's; the outputs are the same bits as without R.
+int pp_adamw_cuda_ranges(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0, double *theta,
+                         double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps, pp_ranges *R,
+                         char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

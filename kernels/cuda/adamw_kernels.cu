@@ -11,6 +11,7 @@
 #include "adamw_thread.h"
 #include "cuda/adamw_cuda.h"
 #include "cuda/cuda_check.h"
+#include "cuda/ranges_cuda.h"
 
 // ---------------------------------------------------------------------------------------------
 // GPU kernels (each thread runs one body of adamw_thread.h; names as cuda/adamw_cuda.h lists)
@@ -24,10 +25,11 @@ __global__ void pp_adamw_init_kernel1(const float *theta0, pp_adamw_elem *state,
 }
 
 // θ-independent sources: element i over loss indices t0..t1; term(t, i) stored at
-// term[(t − t0)·n + i] when term is not NULL; snapshots into snap[j·n + i].
+// term[(t − t0)·n + i] when term is not NULL; snapshots into snap[j·n + i]. R (the device
+// accumulator, or NULL): every step's range notes into cell i / rblock, as the CPU's.
 __global__ void pp_adamw_elem_kernel1(pp_adamw_variant va, pp_adamw_problem pr, const pp_adamw_scalars *sc, int t0,
                                       int t1, pp_adamw_elem *state, double *term, const int *snap_step,
-                                      int n_snaps, double *snap)
+                                      int n_snaps, double *snap, pp_ranges *R, int64_t rblock)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= pr.n)
@@ -35,7 +37,7 @@ __global__ void pp_adamw_elem_kernel1(pp_adamw_variant va, pp_adamw_problem pr, 
     pp_adamw_elem e = state[i];
     pp_adamw_loss_out lo = {term ? term + i : NULL, pr.n, 0};
     pp_adamw_snap_out so = {snap, snap_step, n_snaps, pr.n};
-    pp_adamw_elem_thread(&va, &pr, sc, i, t0, t1, &e, lo, so);
+    pp_adamw_elem_thread_r(&va, &pr, sc, i, t0, t1, &e, lo, so, R, R ? i / rblock : 0);
     state[i] = e;
 }
 
@@ -74,15 +76,16 @@ __global__ void pp_adamw_linreg_loss_kernel1(const double *dr2, int64_t r, doubl
 }
 
 // Phase 3: thread k runs step t of parameter k; snap (a row of n, or NULL) receives θ after it.
+// R (or NULL): the step's range notes into cell k / rblock, as the CPU's.
 __global__ void pp_adamw_linreg_update_kernel1(pp_adamw_variant va, pp_adamw_problem pr, const pp_adamw_scalars *sc,
                                                int t, const float *X, const float *res, float inv_r,
-                                               pp_adamw_elem *state, double *snap)
+                                               pp_adamw_elem *state, double *snap, pp_ranges *R, int64_t rblock)
 {
     int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= pr.n)
         return;
     pp_adamw_elem e = state[k];
-    pp_adamw_linreg_update(&va, &pr, &sc[t], t, X, res, inv_r, k, &e);
+    pp_adamw_linreg_update_r(&va, &pr, &sc[t], t, X, res, inv_r, k, &e, R, R ? k / rblock : 0);
     state[k] = e;
     if (snap)
         snap[k] = e.theta;
@@ -114,6 +117,8 @@ typedef struct adamw_dev {
     double *snap, *loss, *term, *part;
     float *X, *y, *res;
     double *dr2;
+    pp_ranges *R;    // range diagnostics: the device accumulator, or NULL
+    int64_t rblock;  // elements per range cell (the CPU's parameter blocks)
 } adamw_dev;
 
 // θ-independent sources: chunks of loss indices, each an element launch and, with a loss, the
@@ -133,7 +138,7 @@ static int run_elementwise(const pp_adamw_variant *va, const pp_adamw_problem *p
         int t1 = T - t0 < chunk - 1 ? T : t0 + chunk - 1;
         int64_t cnt = (int64_t)(t1 - t0 + 1);
         pp_adamw_elem_kernel1<<<blocks_for(n), PP_BLOCK>>>(*va, *pr, d->sc, t0, t1, d->state, d->term, d->snap_step,
-                                                           n_snaps, d->snap);
+                                                           n_snaps, d->snap, d->R, d->rblock);
         PP_CUDA_CHECK(cudaGetLastError());
         if (!want_loss)
             continue;
@@ -178,7 +183,7 @@ static int run_linreg(const pp_adamw_variant *va, const pp_adamw_problem *pr, ad
         if (trace && snap < trace->n_snaps && trace->snap_step[snap] == t + 1)
             srow = d->snap + (int64_t)snap++ * n;
         pp_adamw_linreg_update_kernel1<<<blocks_for(n), PP_BLOCK>>>(*va, *pr, d->sc, t + 1, d->X, d->res, inv_r,
-                                                                    d->state, srow);
+                                                                    d->state, srow, d->R, d->rblock);
         PP_CUDA_CHECK(cudaGetLastError());
     }
 done:
@@ -190,6 +195,13 @@ done:
 extern "C" int pp_adamw_cuda(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0,
                              double *theta, double *m, double *v, double *c, pp_adamw_trace *trace, int chunk_steps,
                              char *errbuf, size_t errlen)
+{
+    return pp_adamw_cuda_ranges(va, pr, theta0, theta, m, v, c, trace, chunk_steps, NULL, errbuf, errlen);
+}
+
+extern "C" int pp_adamw_cuda_ranges(const pp_adamw_variant *va, const pp_adamw_problem *pr, const double *theta0,
+                                    double *theta, double *m, double *v, double *c, pp_adamw_trace *trace,
+                                    int chunk_steps, pp_ranges *R, char *errbuf, size_t errlen)
 {
     char msg[200];
     if (trace)
@@ -239,6 +251,10 @@ extern "C" int pp_adamw_cuda(const pp_adamw_variant *va, const pp_adamw_problem 
         if (has_loss)
             PP_CUDA_CHECK(cudaMalloc((void **)&d.loss, ((size_t)T + 1) * sizeof(double)));
     }
+    if ((rc = pp_ranges_cuda_alloc(R, &d.R, errbuf, errlen)))
+        goto done;
+    if (R)  // R's cells cut θ into equal consecutive blocks, the last possibly shorter (as the CPU's)
+        d.rblock = (n + R->heads - 1) / R->heads;
     pp_adamw_init_kernel1<<<blocks_for(n), PP_BLOCK>>>(d.theta0, d.state, n);
     PP_CUDA_CHECK(cudaGetLastError());
     if (pr->kind == PP_ADAMW_GRAD_LINREG)
@@ -255,6 +271,10 @@ extern "C" int pp_adamw_cuda(const pp_adamw_variant *va, const pp_adamw_problem 
         if (d.loss)
             PP_CUDA_CHECK(cudaMemcpy(trace->loss, d.loss, ((size_t)T + 1) * sizeof(double), cudaMemcpyDeviceToHost));
     }
+    rc = pp_ranges_cuda_collect(d.R, R, errbuf, errlen);
+    d.R = NULL;  // collected (and freed)
+    if (rc)
+        goto done;
     for (int64_t i = 0; i < n; i++) {
         theta[i] = hstate[i].theta;
         m[i] = hstate[i].m;
@@ -277,6 +297,7 @@ done:
     cudaFree(d.y);
     cudaFree(d.res);
     cudaFree(d.dr2);
+    cudaFree(d.R);
     free(hsc);
     free(h0);
     free(hstate);

@@ -14,6 +14,7 @@
 #include "attention_plan.h"
 #include "attention_threads.h"
 #include "cuda/attention_cuda.h"
+#include "cuda/ranges_cuda.h"
 
 // Return codes (base/error.h's values; kernels/ does not include src/).
 enum { PP_CUDA_OK = 0, PP_CUDA_ERR_RUNTIME = 3 };
@@ -233,50 +234,6 @@ static int attn_cuda_gemm(void *ctx, const pp_attn_gemm *G)
     }
 }
 
-// The device accumulator of R (its heads, cleared) in *d: the pp_ranges struct and its cells in one
-// allocation, the cells right after the struct (8-byte aligned: the struct's size is a multiple of 8).
-static int attn_ranges_alloc(attn_cuda_ctx *c, const pp_ranges *R, pp_ranges **d)
-{
-    size_t ncell = (size_t)PP_SITE_COUNT * (size_t)R->heads, head = (sizeof(pp_ranges) + 7) / 8 * 8;
-    pp_ranges *h = (pp_ranges *)malloc(head + ncell * sizeof(pp_range_cell));
-    if (!h) {
-        if (c->errbuf && c->errlen)
-            snprintf(c->errbuf, c->errlen, "out of memory for the range diagnostics");
-        return PP_CUDA_ERR_RUNTIME;
-    }
-    void *dp = NULL;
-    int rc = attn_cuda_alloc(c, &dp, head + ncell * sizeof(pp_range_cell));
-    if (!rc) {
-        pp_ranges_init(h, (pp_range_cell *)(void *)((char *)h + head), R->heads);
-        pp_ranges hd = *h;
-        hd.cells = (pp_range_cell *)(void *)((char *)dp + head);  // the device's cells
-        memcpy(h, &hd, sizeof hd);
-        rc = attn_cuda_upload(c, dp, h, head + ncell * sizeof(pp_range_cell));
-    }
-    free(h);
-    if (rc)
-        attn_cuda_release(c, dp);
-    *d = rc ? NULL : (pp_ranges *)dp;
-    return rc;
-}
-
-// The device accumulator d downloaded and merged into R, then freed.
-static int attn_ranges_collect(attn_cuda_ctx *c, pp_ranges *d, pp_ranges *R)
-{
-    size_t ncell = (size_t)PP_SITE_COUNT * (size_t)R->heads, head = (sizeof(pp_ranges) + 7) / 8 * 8;
-    pp_ranges *h = (pp_ranges *)malloc(head + ncell * sizeof(pp_range_cell));
-    int rc = h ? attn_cuda_download(c, h, d, head + ncell * sizeof(pp_range_cell)) : PP_CUDA_ERR_RUNTIME;
-    if (!h && c->errbuf && c->errlen)
-        snprintf(c->errbuf, c->errlen, "out of memory for the range diagnostics");
-    if (!rc) {
-        h->cells = (pp_range_cell *)(void *)((char *)h + head);  // the host copy's cells
-        pp_ranges_merge(R, h);
-    }
-    free(h);
-    attn_cuda_release(c, d);
-    return rc;
-}
-
 extern "C" int pp_attention_cuda(const pp_attn_variant *v, const pp_attn_dims *dims, int backward, const double *q,
                                  const double *k, const double *vv, const double *dout, double *out, double *lse,
                                  double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
@@ -295,11 +252,11 @@ extern "C" int pp_attention_cuda_ranges(const pp_attn_variant *v, const pp_attn_
     ctx.errlen = errlen;
     pp_attn_device dev = {&ctx, attn_cuda_alloc, attn_cuda_release, attn_cuda_upload, attn_cuda_download,
                           attn_cuda_launch, attn_cuda_gemm, 0};  // scratch: no limit, one slice
-    int rc = R ? attn_ranges_alloc(&ctx, R, &ctx.d_ranges) : 0;
+    int rc = pp_ranges_cuda_alloc(R, &ctx.d_ranges, errbuf, errlen);  // R NULL: none
     if (!rc)
         rc = pp_attn_plan_run(&dev, v, dims, backward, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
     if (ctx.d_ranges) {  // after the plan's last copy, which waited for every launch
-        int rr = attn_ranges_collect(&ctx, ctx.d_ranges, R);
+        int rr = pp_ranges_cuda_collect(ctx.d_ranges, R, errbuf, errlen);
         rc = rc ? rc : rr;
     }
     if (ctx.handle)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gemm.h"
+#include "ranges.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +24,12 @@ extern "C" {
 // call, file and line).
 int pp_gemm_cuda(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k, const double *a,
                  const double *b, double *c, char *errbuf, size_t errlen);
+// pp_gemm_cuda with range diagnostics (kernels/ranges.h; R NULL: none, as pp_gemm_cuda): the
+// sites quant_a, quant_b (prescale), accum, scale and c noted by every thread into one device
+// accumulator (atomics), then merged into R (host memory, its heads as the CPU's: 1). Every
+// counter equals pp_gemm_cpu_ranges's; c is the same bits as without R.
+int pp_gemm_cuda_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k, const double *a,
+                        const double *b, double *c, pp_ranges *R, char *errbuf, size_t errlen);
 
 // The same product through cublasGemmStridedBatchedEx, as torch.baddbmm(beta=0, alpha=α) calls
 // it: A and B stored in v->format (CUDA_R_16F, CUDA_R_16BF, CUDA_R_32F), C in v->format;

@@ -11,6 +11,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/gemm_cuda.h"
+#include "cuda/ranges_cuda.h"
 #include "gemm.h"
 #include "gemm_thread.h"
 
@@ -31,9 +32,12 @@
 // GPU kernels
 
 // kernel1: thread t computes C[bi, i, j] (t = (bi·m + i)·n + j): the one loop order of
-// kernels/gemm_thread.h with one lane, as the CPU runs it with a tile of lanes.
+// kernels/gemm_thread.h with one lane, as the CPU runs it with a tile of lanes. R (the device
+// accumulator, or NULL): the element's range notes (pp_gemm_row_notes, as the CPU's), every
+// operand finite or not (operands_finite, from pp_gemm_nonfinite_kernel1).
 __global__ void pp_gemm_kernel1(pp_format_id f, pp_gemm_accum accum, double alpha_c, int64_t m, int64_t n,
-                                int64_t k, const double *a, const double *b, double *c, int64_t total)
+                                int64_t k, const double *a, const double *b, double *c, int64_t total, pp_ranges *R,
+                                int operands_finite)
 {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= total)
@@ -42,16 +46,32 @@ __global__ void pp_gemm_kernel1(pp_format_id f, pp_gemm_accum accum, double alph
     float acc32;
     double acc64;
     pp_gemm_lane_acc acc = {&acc32, &acc64};
-    pp_gemm_row_run(f, accum, alpha_c, n, k, a + (bi * m + i) * k, b + bi * k * n, j, 1, c + (bi * m + i) * n, acc,
+    double *crow = c + (bi * m + i) * n;
+    pp_gemm_row_run(f, accum, alpha_c, n, k, a + (bi * m + i) * k, b + bi * k * n, j, 1, crow, acc,
                     0, 0);  // the documented order, nothing exact: --orders and explain run on the CPU emulation
+    pp_gemm_row_notes(R, f, accum, alpha_c, j, 1, acc, crow, operands_finite);
 }
 
-// x' = RN_F(RN_32(s·x)) element-wise (pp_gemm_prescale, as the CPU's gemm_prescale).
-__global__ void pp_gemm_prescale_kernel1(pp_format_id f, double s, const double *x, double *y, int64_t count)
+// x' = RN_F(RN_32(s·x)) element-wise (pp_gemm_prescale, as the CPU's gemm_prescale; in place
+// allowed: a thread reads its x before it writes its y). R: the range note of each element at
+// site (quant_a or quant_b), as the CPU's.
+__global__ void pp_gemm_prescale_kernel1(pp_format_id f, double s, const double *x, double *y, int64_t count,
+                                         pp_ranges *R, int site)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count)
-        y[i] = pp_gemm_prescale(f, s, x[i]);
+    if (i >= count)
+        return;
+    double xi = x[i], yi = pp_gemm_prescale(f, s, xi);
+    y[i] = yi;
+    pp_range_note(R, site, 0, f, s * xi, yi);
+}
+
+// *flag = 1 when some element of x is not finite (the range notes' operands_finite; any order).
+__global__ void pp_gemm_nonfinite_kernel1(const double *x, int64_t count, unsigned *flag)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count && !isfinite(x[i]))
+        atomicOr(flag, 1u);
 }
 
 // Values of the storage format to and from cuBLAS's types: exact both ways (a value of F is a
@@ -121,9 +141,11 @@ static int gemm_check(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_
 }
 
 // Copies A and B to the device and applies the variant's prescale there. On return *da, *db
-// hold the operands the GEMM multiplies (device memory the caller frees).
+// hold the operands the GEMM multiplies (device memory the caller frees). R: the device
+// accumulator the prescale notes into (quant_a, quant_b), or NULL.
 static int gemm_operands(const pp_gemm_variant *v, const pp_gemm_scalars *s, int64_t na, int64_t nb,
-                         const double *a, const double *b, double **da, double **db, char *errbuf, size_t errlen)
+                         const double *a, const double *b, double **da, double **db, pp_ranges *R, char *errbuf,
+                         size_t errlen)
 {
     int rc = PP_CUDA_OK;
     PP_CUDA_CHECK(cudaMalloc((void **)da, (size_t)(na ? na : 1) * sizeof(double)));
@@ -133,11 +155,13 @@ static int gemm_operands(const pp_gemm_variant *v, const pp_gemm_scalars *s, int
     if (nb)
         PP_CUDA_CHECK(cudaMemcpy(*db, b, (size_t)nb * sizeof(double), cudaMemcpyHostToDevice));
     if (v->scale != PP_GEMM_SCALE_POST && na) {
-        pp_gemm_prescale_kernel1<<<blocks_for(na), PP_BLOCK>>>(v->format, s->scale_a, *da, *da, na);
+        pp_gemm_prescale_kernel1<<<blocks_for(na), PP_BLOCK>>>(v->format, s->scale_a, *da, *da, na, R,
+                                                               PP_SITE_GEMM_QUANT_A);
         PP_CUDA_CHECK(cudaGetLastError());
     }
     if (v->scale == PP_GEMM_SCALE_PRE && nb) {
-        pp_gemm_prescale_kernel1<<<blocks_for(nb), PP_BLOCK>>>(v->format, s->scale_b, *db, *db, nb);
+        pp_gemm_prescale_kernel1<<<blocks_for(nb), PP_BLOCK>>>(v->format, s->scale_b, *db, *db, nb, R,
+                                                               PP_SITE_GEMM_QUANT_B);
         PP_CUDA_CHECK(cudaGetLastError());
     }
 done:
@@ -147,24 +171,50 @@ done:
 extern "C" int pp_gemm_cuda(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
                             const double *a, const double *b, double *c, char *errbuf, size_t errlen)
 {
+    return pp_gemm_cuda_ranges(v, batch, m, n, k, a, b, c, NULL, errbuf, errlen);
+}
+
+extern "C" int pp_gemm_cuda_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                   const double *a, const double *b, double *c, pp_ranges *R, char *errbuf,
+                                   size_t errlen)
+{
     pp_gemm_scalars s;
     int rc = gemm_check(v, batch, m, n, k, a, b, &s, errbuf, errlen);
     if (rc)
         return rc;
     int64_t na = batch * m * k, nb = batch * k * n, nc = batch * m * n;
     double *da = NULL, *db = NULL, *dc = NULL;
-    if ((rc = gemm_operands(v, &s, na, nb, a, b, &da, &db, errbuf, errlen)))
+    pp_ranges *dR = NULL;
+    unsigned *dflag = NULL, nonfinite = 0;
+    if (nc == 0)  // nothing to compute and nothing noted (the CPU returns before its prescale too)
+        return PP_CUDA_OK;
+    if ((rc = pp_ranges_cuda_alloc(R, &dR, errbuf, errlen)))
         goto done;
-    if (nc == 0)
+    if ((rc = gemm_operands(v, &s, na, nb, a, b, &da, &db, dR, errbuf, errlen)))
         goto done;
+    if (dR) {  // the notes' operands_finite, over the operands after their prescale (as the CPU's)
+        PP_CUDA_CHECK(cudaMalloc((void **)&dflag, sizeof *dflag));
+        PP_CUDA_CHECK(cudaMemset(dflag, 0, sizeof *dflag));
+        if (na)
+            pp_gemm_nonfinite_kernel1<<<blocks_for(na), PP_BLOCK>>>(da, na, dflag);
+        if (nb)
+            pp_gemm_nonfinite_kernel1<<<blocks_for(nb), PP_BLOCK>>>(db, nb, dflag);
+        PP_CUDA_CHECK(cudaGetLastError());
+        PP_CUDA_CHECK(cudaMemcpy(&nonfinite, dflag, sizeof nonfinite, cudaMemcpyDeviceToHost));
+    }
     PP_CUDA_CHECK(cudaMalloc((void **)&dc, (size_t)nc * sizeof(double)));
-    pp_gemm_kernel1<<<blocks_for(nc), PP_BLOCK>>>(v->format, v->accum, s.alpha_c, m, n, k, da, db, dc, nc);
+    pp_gemm_kernel1<<<blocks_for(nc), PP_BLOCK>>>(v->format, v->accum, s.alpha_c, m, n, k, da, db, dc, nc, dR,
+                                                  !nonfinite);
     PP_CUDA_CHECK(cudaGetLastError());
     PP_CUDA_CHECK(cudaMemcpy(c, dc, (size_t)nc * sizeof(double), cudaMemcpyDeviceToHost));
+    rc = pp_ranges_cuda_collect(dR, R, errbuf, errlen);
+    dR = NULL;  // collected (and freed)
 done:
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);
+    cudaFree(dR);
+    cudaFree(dflag);
     return rc;
 }
 
@@ -234,7 +284,7 @@ extern "C" int pp_gemm_cublas(const pp_gemm_variant *v, int64_t batch, int64_t m
         return PP_CUDA_ERR_INPUT;
     }
     double *da = NULL, *db = NULL;
-    if ((rc = gemm_operands(v, &s, batch * m * k, batch * k * n, a, b, &da, &db, errbuf, errlen)))
+    if ((rc = gemm_operands(v, &s, batch * m * k, batch * k * n, a, b, &da, &db, NULL, errbuf, errlen)))
         goto done;
     switch (v->format) {
     case PP_FMT_FP16: rc = gemm_cublas_typed<__half>(v, &s, CUDA_R_16F, batch, m, n, k, da, db, c, errbuf, errlen); break;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "gemm.h"
+#include "ranges.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,15 @@ extern "C" {
 int pp_gemm_scaled_cuda(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c, char *errbuf,
                         size_t errlen);
+// pp_gemm_scaled_cuda with range diagnostics (kernels/ranges.h; R NULL: none): step 3's threads
+// note quant_a/quant_b and the block scales (pp_gemm_scaled_block_notes), step 4's accum, scale
+// and c (pp_gemm_scaled_element_notes), into one device accumulator (atomics) merged into R at the
+// end; the per-tensor scales are noted on the host in step 2. Every counter equals the CPU
+// emulation's (pp_gemm_cpu_ranges, pp_gemm_delayed_cpu_ranges); c is the same bits as without R.
+// An empty C (batch·m·n = 0) runs and notes nothing.
+int pp_gemm_scaled_cuda_ranges(const pp_gemm_variant *v, const pp_delayed_recipe *r, double alpha_c, int64_t batch,
+                               int64_t m, int64_t n, int64_t k, const double *a, const double *b, double *c,
+                               pp_ranges *R, char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

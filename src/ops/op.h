@@ -80,7 +80,8 @@ typedef struct pp_op_params {
     uint64_t order_seed;
     // Where the CPU emulation notes its rounding sites' range diagnostics (kernels/ranges.h; the
     // pipeline's run --ranges), with range_heads(p) cells per site; NULL: not recorded. Only
-    // read by run_cpu; the outputs are the same bits either way.
+    // read by run_cpu, and by run_cuda in a row with range_cuda; the outputs are the same bits
+    // either way.
     pp_ranges *ranges;
     // 0: every rounding. Else `precprobe explain` (pipeline/explain.h) asks the CPU emulation to
     // make these rounding sites exact (kernels/exact_sites.h; bit s = the op's site s of
@@ -229,8 +230,9 @@ struct pp_op {
     // and bound; as reference.
     int (*reference_quantised)(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                                pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err);
-    // 1: run_cuda notes them too, into the same pp_op_params.ranges (attention's GPU kernels:
-    // atomic notes, the CPU emulation's counters; kernels/ranges.h); 0: the CPU emulation only.
+    // 1: run_cuda notes them too, into the same pp_op_params.ranges (attention's, gemm's and
+    // AdamW's GPU kernels: atomic notes, the CPU emulation's counters; kernels/ranges.h,
+    // kernels/cuda/ranges_cuda.h); 0: the CPU emulation only.
     int range_cuda;
     // `precprobe explain` (pipeline/explain.h): the rounding sites of a variant that its CPU
     // emulation can make exact (bit s = kernels/sites.h's site s; pp_op_params.exact_sites);

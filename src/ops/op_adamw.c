@@ -242,7 +242,8 @@ static int run_cuda_traced(const pp_op_params *p, const pp_op_knobs *k, const pp
     if (trace && !(t = calloc(1, sizeof *t)))
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory");
     char msg[400] = "";
-    int rc = pp_adamw_cuda(&va, &pr, in[0].data, out[0].data, out[1].data, out[2].data, NULL, t, 0, msg, sizeof msg);
+    int rc = pp_adamw_cuda_ranges(&va, &pr, in[0].data, out[0].data, out[1].data, out[2].data, NULL, t, 0,
+                                  p->ranges, msg, sizeof msg);
     if (rc) {
         free(t);
         return pp_fail(err, rc, "adamw on cuda: %s", msg);
@@ -398,4 +399,5 @@ const pp_op pp_op_adamw = {
     .ref_methods = ref_methods,
     .traced = &hooks,
     .range_heads = range_heads,
+    .range_cuda = 1,  // the GPU kernels note too (cuda/adamw_cuda.h, pp_adamw_cuda_ranges)
 };

@@ -256,44 +256,59 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
         if (pp_gemm_scalars_make(&v, param(p, P_K), &sc))
             return pp_fail(err, PP_ERR_INPUT, "gemm on cuda: bad variant");
         pp_delayed_recipe r = recipe_of(k);
-        int rc = pp_gemm_scaled_cuda(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, sc.alpha_c, param(p, P_BATCH), param(p, P_M), param(p, P_N),
-                                     param(p, P_K), in[0].data, in[1].data, out[0].data, msg, sizeof msg);
+        int rc = pp_gemm_scaled_cuda_ranges(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, sc.alpha_c,
+                                            param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K),
+                                            in[0].data, in[1].data, out[0].data, p->ranges, msg, sizeof msg);
         return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
     }
-    int rc = (id(k, K_ENGINE) == PP_ENGINE_OURS ? pp_gemm_cuda : pp_gemm_cublas)(&v, param(p, P_BATCH), param(p, P_M),
-                                                                   param(p, P_N), param(p, P_K), in[0].data,
-                                                                   in[1].data, out[0].data, msg, sizeof msg);
+    // range diagnostics from our kernel only (the pipeline notes none for a vendor path)
+    int rc = id(k, K_ENGINE) == PP_ENGINE_OURS
+           ? pp_gemm_cuda_ranges(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                                 in[1].data, out[0].data, p->ranges, msg, sizeof msg)
+           : pp_gemm_cublas(&v, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
+                            in[1].data, out[0].data, msg, sizeof msg);
     return rc ? pp_fail(err, rc, "gemm on cuda: %s", msg) : PP_OK;
 }
 #endif
 
+// The reference's options: inputs of format f, α as the case gives it, ctx's method.
+static pp_gemm_ref_opts ref_opts_of(const pp_op_params *p, pp_format_id f, const pp_ref_ctx *ctx)
+{
+    pp_gemm_ref_opts o = {
+        .format = f,
+        .alpha_given = p->given[P_ALPHA],
+        .alpha = p->v[P_ALPHA],
+        .method = ctx->method && !strcmp(ctx->method, "mpfr-plain") ? PP_GEMM_REF_MPFR_PLAIN : PP_GEMM_REF_FAST,
+    };
+    return o;
+}
+
+// C's info row after a reference run: its method (with what suffix adds) and the worst element
+// bound (NaN bounds belong to NaN values: skipped).
+static void ref_info(const pp_gemm_ref_opts *o, const pp_tensor *bound, const char *suffix, pp_reference_info *info)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < bound->numel; i++)
+        if (bound->data[i] > worst)
+            worst = bound->data[i];
+    snprintf(info[0].tensor, sizeof info[0].tensor, "c");
+    snprintf(info[0].method, sizeof info[0].method, "%s%s",
+             o->method == PP_GEMM_REF_FAST ? "exact-accumulator (fast)" : "mpfr-plain-128", suffix);
+    info[0].error_bound = worst;
+}
+
 static int reference(const pp_op_params *p, pp_format_id in_format, const pp_tensor *in, pp_tensor *out,
                      pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
 {
-    const char *method = ctx->method;
-    int threads = ctx->threads;
-    pp_gemm_ref_opts o = {
-        .format = in_format,
-        .alpha_given = p->given[P_ALPHA],
-        .alpha = p->v[P_ALPHA],
-        .method = method && !strcmp(method, "mpfr-plain") ? PP_GEMM_REF_MPFR_PLAIN : PP_GEMM_REF_FAST,
-    };
+    pp_gemm_ref_opts o = ref_opts_of(p, in_format, ctx);
     pp_tensor bound;
     int rc = pp_tensor_alloc(&bound, out[0].ndim, out[0].shape, PP_FMT_FP64, err);
     if (rc)
         return rc;
     rc = pp_gemm_ref(&o, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K), in[0].data,
-                     in[1].data, out[0].data, bound.data, threads, err);
-    if (!rc) {
-        double worst = 0;
-        for (int64_t i = 0; i < bound.numel; i++)  // NaN bounds belong to NaN values: skipped
-            if (bound.data[i] > worst)
-                worst = bound.data[i];
-        snprintf(info[0].tensor, sizeof info[0].tensor, "c");
-        snprintf(info[0].method, sizeof info[0].method, "%s",
-                 o.method == PP_GEMM_REF_FAST ? "exact-accumulator (fast)" : "mpfr-plain-128");
-        info[0].error_bound = worst;
-    }
+                     in[1].data, out[0].data, bound.data, ctx->threads, err);
+    if (!rc)
+        ref_info(&o, &bound, "", info);
     pp_tensor_free(&bound);
     return rc;
 }
@@ -312,12 +327,7 @@ static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, cons
                                pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
 {
     pp_gemm_variant v = variant_of(p, k);
-    pp_gemm_ref_opts o = {
-        .format = PP_FMT_FP32,
-        .alpha_given = p->given[P_ALPHA],
-        .alpha = p->v[P_ALPHA],
-        .method = ctx->method && !strcmp(ctx->method, "mpfr-plain") ? PP_GEMM_REF_MPFR_PLAIN : PP_GEMM_REF_FAST,
-    };
+    pp_gemm_ref_opts o = ref_opts_of(p, PP_FMT_FP32, ctx);
     pp_tensor bound;
     int rc = pp_tensor_alloc(&bound, out[0].ndim, out[0].shape, PP_FMT_FP64, err);
     if (rc)
@@ -325,16 +335,8 @@ static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, cons
     pp_delayed_recipe r = recipe_of(k);
     rc = pp_gemm_ref_quantised(&v, v.scaling == PP_SCALING_DELAYED ? &r : NULL, &o, param(p, P_BATCH), param(p, P_M), param(p, P_N), param(p, P_K),
                                in[0].data, in[1].data, out[0].data, bound.data, ctx->threads, err);
-    if (!rc) {
-        double worst = 0;
-        for (int64_t i = 0; i < bound.numel; i++)
-            if (bound.data[i] > worst)
-                worst = bound.data[i];
-        snprintf(info[0].tensor, sizeof info[0].tensor, "c");
-        snprintf(info[0].method, sizeof info[0].method, "%s, on the quantised inputs",
-                 o.method == PP_GEMM_REF_FAST ? "exact-accumulator (fast)" : "mpfr-plain-128");
-        info[0].error_bound = worst;
-    }
+    if (!rc)
+        ref_info(&o, &bound, ", on the quantised inputs", info);
     pp_tensor_free(&bound);
     return rc;
 }
@@ -403,6 +405,7 @@ const pp_op pp_op_gemm = {
     .vendor_note = pp_engine_vendor_note,
     .emulated = emulated,
     .range_heads = range_heads,
+    .range_cuda = 1,  // our kernels note on the GPU too (cuda/gemm_cuda.h, cuda/gemm_scaled_cuda.h)
     .second_reference = second_reference,
     .reference_quantised = reference_quantised,
 };
