@@ -306,6 +306,40 @@ static void explain_gemm_accumulation_carries_the_inf(void **state)
     pp_case_free(&c);
 }
 
+// The block scales are offered where they round: nvfp4's E4M3 s (its exactness removes part of
+// the error, and every site exact still leaves none), not mx's power of two.
+static const char fp4_text[] = "[case]\nname = \"fp4\"\nop = \"gemm\"\nseed = 21\n"
+                               "[op]\nm = 8\nn = 8\nk = 64\n"
+                               "[knobs]\nformat = \"e2m1\"\n"
+                               "[variants.nvfp4]\nscaling = \"nvfp4\"\n[variants.mx]\nscaling = \"mx\"\n";
+
+static void explain_gemm_nvfp4_offers_block_scales(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(fp4_text, &c);
+    pp_run_result r;
+    pp_error err = {0};
+    pp_explain_opts e = {NULL, NULL};
+    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    const pp_explain_table *t = table_of(&r, "nvfp4"), *m = table_of(&r, "mx");
+    assert_non_null(t);
+    assert_non_null(m);
+    const pp_explain_site *sa = site_of(t, "block_scale_a"), *sb = site_of(t, "block_scale_b");
+    assert_non_null(sa);
+    assert_non_null(sb);
+    assert_true(sa->exact.rms != t->nominal.rms && sb->exact.rms != t->nominal.rms);  // they round
+    assert_true(t->all_exact.max_abs_error < 1e-9 * t->nominal.max_abs_error);
+    assert_null(site_of(m, "block_scale_a"));
+    assert_null(site_of(m, "block_scale_b"));
+    assert_non_null(site_of(m, "quant_a"));
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+}
+
 // Shares: with every site exact the error is (almost) gone, so the shares and the interaction sum
 // to one; the accumulation of fp16 storage-accumulated products carries most of it.
 static const char storage_text[] = "[case]\nname = \"shares\"\nop = \"gemm\"\nseed = 5\n"
@@ -384,6 +418,7 @@ int main(void)
         cmocka_unit_test(gemm_nvfp4_block_scale_sites_keep_binary64),
         cmocka_unit_test(explain_gemm_accumulation_carries_the_inf),
         cmocka_unit_test(explain_gemm_shares_add_up),
+        cmocka_unit_test(explain_gemm_nvfp4_offers_block_scales),
         cmocka_unit_test(explain_gemm_bad_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
