@@ -115,7 +115,9 @@ typedef struct pp_gemm_variant {
 //          (no RN_e4m3,sat), the block's elements quantised with it (P = RN_e2m1,sat(V/(s·g)), s·g
 //          now a binary64 product) and the GEMM's block factor x_a·x_b = s_a·s_b in binary64. The
 //          block's largest |V| then lands on 6, E2M1's largest, instead of above it (clipped) or
-//          below (range left unused); g's own RN_32 cancels out of s·g. Not offered elsewhere:
+//          below (range left unused); g's own RN_32 cancels out of s·g. With the operand's quant
+//          site exact too, that site wins (q = a, scale 1): so a block scale's "alone" row (every
+//          other site exact) shows no error, by construction. Not offered elsewhere:
 //          mx's E8M0 scale 2^(floor(log2 amax) − emax) is a power of two chosen from amax, nothing
 //          rounds there (the elements its choice saturates are quant_a/quant_b's rounding; the
 //          clamp to [2^−127, 2^127] is a range limit), and the per-tensor scalings' binary32 s and
