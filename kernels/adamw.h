@@ -166,19 +166,24 @@ typedef struct pp_adamw_variant {
     pp_site_mask exact_sites;                              // 0: every store; else "Exact sites"
 } pp_adamw_variant;
 
-// Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Every store
-// above rounds a binary32 (opmath) value into a format: made exact, the store is skipped and the
-// binary32 value kept as it is — exactly the value before the rounding, so no binary64 is needed:
-//   g      the gradient's store R_P (quadratic, linreg: the binary32 value; synthetic: its binary64
-//          draw rounded to binary32, RN_32 instead of R_P — the element state is binary32)
+// Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:
+// (1) State sites — theta, m, v, comp: made exact, the state that store writes is kept in
+//     binary64 and every later step reads the binary64 value. The binary32 element state below
+//     cannot hold it, so the CPU emulation then runs kernels/adamw_exact.h's step on a binary64
+//     state (pp_adamw_elem64; its top comment says which ops compute in binary64); this step's
+//     own handling of those bits (keep the binary32 value) is what that step reduces to when no
+//     state site is exact — tested bit for bit.
+//   theta  every R_P of θ (decay, update, Kahan's θ + c and the clone θ_old − θ)
 //   m      the momentum's stores R_M (and, [cpu] with M = P, alpha's rounding to M)
-//   v      the variance's stores R_V;   denom  the three stores of step 4
+//   v      the variance's stores R_V
+//   comp   the compensation's stores R_C
+// (2) Intermediate sites — g, denom, update: values used within the step, never state:
+//   g      the gradient's store R_P (quadratic, linreg: the binary32 value; synthetic: its binary64
+//          draw rounded to binary32, RN_32 instead of R_P — g enters binary32 ops)
+//   denom  the three stores of step 4 (binary32 kept: d enters binary32 ops)
 //   update the addcdiv: x' = x + (−step_size)·(m/d) in binary64 (both flavours; no RN_32 of m/d
-//          nor of the sum), then the store it feeds rounds once from binary64
-//   theta  every R_P of θ (decay, update, Kahan's θ + c and the clone θ_old − θ): θ stays binary32.
-//          With update exact too, θ = RN_32(x') — the element state is binary32, so θ is not
-//          binary64 there: the instrumentation's limit (a binary64 θ would need a second state)
-//   comp   the compensation's stores R_C (binary32 kept; with update exact, RN_32 as theta)
+//          nor of the sum), then the store it feeds rounds once from binary64 (or, with that
+//          store's state site exact too, keeps it)
 // With exact_sites = 0 the functions below run exactly the statements they ran before the sites
 // existed (the site tests are uniform branches; tests/test_explain_adamw.c checks bit for bit).
 

@@ -5,7 +5,9 @@
 // (a store to bf16, an fp16 accumulation step, the binary32 epilogue). Bit s of a mask set means
 // site s (the op's id in kernels/sites.h) does not round: the value stays what it was before the
 // rounding, held in binary64. What "before the rounding" is, per site, is written beside each
-// site in the op's header (kernels/gemm.h, adamw.h, attention.h "Exact sites").
+// site in the op's header (kernels/gemm.h, adamw.h, attention.h "Exact sites"). AdamW's state
+// sites (θ, m, v, comp) carry their state in binary64 from step to step (kernels/adamw_exact.h);
+// attention's stores keep the binary32 value the kernel computed (its buffers are binary32).
 //
 // Why a mask through the existing kernels and not a second model: with mask 0 every site below
 // calls pp_round exactly as the kernel did before, so the explain path with nothing exact is the

@@ -100,7 +100,7 @@ typedef struct pp_gemm_variant {
 //   scale  the epilogue's factor and product: α_c in binary64 (as s above), not RN_c(α); and with
 //          fp32 accumulation α_c·acc is not rounded to binary32.
 //   c      the C store: no RN_F (C then holds the binary64 value).
-//   block_scale_a, block_scale_b  scaled storage only: not instrumented (pp_gemm_cpu refuses them).
+//   block_scale_a, block_scale_b  scaled storage only, see below.
 // Scaled storage (kernels/gemm_scaled_thread.h; CPU only, the CUDA launchers refuse a mask):
 //   quant_a, quant_b  no quantisation of A (of B): q = a, the binary32 input itself, with block
 //          scales x = 1 and per-tensor scale g = 1, so the dequantised value the GEMM sums is a
@@ -111,6 +111,17 @@ typedef struct pp_gemm_variant {
 //          not an exact sum (reference/'s exactsum), because that suffices and stays one pass.
 //   scale  d = g_a·g_b and RN_32(d·acc) kept in binary64 (and α_c in binary64, as above).
 //   c      c = α_c·d·acc not rounded to binary32.
+//   block_scale_a, block_scale_b  nvfp4 only: the block scale s = block_amax/(6·g) kept in binary64
+//          (no RN_e4m3,sat), the block's elements quantised with it (P = RN_e2m1,sat(V/(s·g)), s·g
+//          now a binary64 product) and the GEMM's block factor x_a·x_b = s_a·s_b in binary64. The
+//          block's largest |V| then lands on 6, E2M1's largest, instead of above it (clipped) or
+//          below (range left unused); g's own RN_32 cancels out of s·g. With the operand's quant
+//          site exact too, that site wins (q = a, scale 1): so a block scale's "alone" row (every
+//          other site exact) shows no error, by construction. Not offered elsewhere:
+//          mx's E8M0 scale 2^(floor(log2 amax) − emax) is a power of two chosen from amax, nothing
+//          rounds there (the elements its choice saturates are quant_a/quant_b's rounding; the
+//          clamp to [2^−127, 2^127] is a range limit), and the per-tensor scalings' binary32 s and
+//          X = RN_32(1/s) are not instrumented yet; pp_gemm_cpu refuses the bits there.
 // With exact_sites = 0 every function below performs exactly the operations written above: the
 // site functions call pp_round as before (tests/test_explain_gemm.c checks it bit for bit).
 

@@ -25,10 +25,11 @@
 
 // One operand seen as lines along k: line t = (batch b, row or column r) holds elements
 // base(t) + l·stride for l < k. A: lines (b, i), stride 1; B: lines (b, j), stride n.
-// site: the operand's exact site (quant_a for A, quant_b for B; kernels/gemm.h "Exact sites").
+// site, scale_site: the operand's exact sites (quant_a and block_scale_a for A, quant_b and
+// block_scale_b for B; kernels/gemm.h "Exact sites").
 typedef struct pp_gemm_scaled_operand {
     int64_t batch, lines, k, stride, line_step, batch_step, nblk, bs;
-    int site;
+    int site, scale_site;
 } pp_gemm_scaled_operand;
 
 // Step 1 on a device with atomics: the amax as the maximum of a key per element, key(v) = the bits
@@ -53,7 +54,8 @@ PP_HD static inline pp_gemm_scaled_operand pp_gemm_scaled_operand_of(pp_scaling 
 {
     int64_t bs = pp_gemm_scaling_block(s, k), nblk = k ? (k + bs - 1) / bs : 0;
     pp_gemm_scaled_operand o = {batch, is_b ? n : m, k, is_b ? n : 1, is_b ? 1 : k, is_b ? k * n : m * k, nblk, bs,
-                                is_b ? PP_SITE_GEMM_QUANT_B : PP_SITE_GEMM_QUANT_A};
+                                is_b ? PP_SITE_GEMM_QUANT_B : PP_SITE_GEMM_QUANT_A,
+                                is_b ? PP_SITE_GEMM_BLOCK_SCALE_B : PP_SITE_GEMM_BLOCK_SCALE_A};
     return o;
 }
 
@@ -94,6 +96,8 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
     int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
     double x_blk = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
                  : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, g) : 1.0;
+    if (v->scaling == PP_SCALING_NVFP4 && pp_site_exact(v->exact_sites, o->scale_site))
+        x_blk = bamax / (6.0 * g);  // exact block scale: no RN_e4m3,sat (gemm.h "Exact sites")
     if (pp_site_exact(v->exact_sites, o->site)) {  // exact quant site: x itself, block scale 1 (gemm.h)
         xs[t * o->nblk + blk] = 1.0;
         for (int64_t l = l0; l < l1; l++)

@@ -150,6 +150,45 @@ static void gemm_scaled_quant_sites_carry_the_quantisation(void **state)
     assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 2, a, b, &c, 1, NULL), PP_ERR_INPUT);
 }
 
+// nvfp4, k = 32 (two blocks of 16), one output. A = [0, 2688, 0…| 56.25, 0…], B = [2688, 0…| 1, 0…]:
+// both amax 2688, so g_a = g_b = RN_32(2688/2688) = 1, and block 0 contributes 2688·0 + 0·2688 = 0.
+// Block 1 of A: s = RN_e4m3(56.25/6 = 9.375) = 9 (E4M3 steps by 1 in [8, 16)), P = RN_e2m1,sat(56.25/9
+// = 6.25) = 6 (clipped to E2M1's largest): A dequantises to 54. Block 1 of B: s = RN_e4m3(1/6) =
+// 11/64 (steps of 1/64 in [1/8, 1/4)), P = RN_e2m1,sat(64/11 = 5.82) = 6: B dequantises to 66/64.
+// c = 36·9·11/64 = 55.6875; with A's block scale exact, s = 9.375, P = 6, c = 56.25·66/64 = 58.0078125;
+// with B's, s = 1/6 in binary64, P = 6, c = RN_32(54·(1 − 2^-54)) = 54; both: 56.25, the truth.
+static double nvfp4_1(pp_site_mask x, const double *a, const double *b)
+{
+    pp_gemm_variant v = {.format = PP_FMT_E2M1, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0, .scaling = PP_SCALING_NVFP4, .exact_sites = x};
+    double c = NAN;
+    assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 32, a, b, &c, 1, NULL), PP_OK);
+    return c;
+}
+
+static void gemm_nvfp4_block_scale_sites_keep_binary64(void **state)
+{
+    (void)state;
+    double a[32] = {0}, b[32] = {0};
+    a[1] = 2688.0, a[16] = 56.25, b[0] = 2688.0, b[16] = 1.0;
+    assert_true(pp_test_same_bits(nvfp4_1(0, a, b), 55.6875));
+    assert_true(pp_test_same_bits(nvfp4_1(BIT(BLOCK_SCALE_A), a, b), 58.0078125));
+    assert_true(pp_test_same_bits(nvfp4_1(BIT(BLOCK_SCALE_B), a, b), 54.0));
+    assert_true(pp_test_same_bits(nvfp4_1(BIT(BLOCK_SCALE_A) | BIT(BLOCK_SCALE_B), a, b), 56.25));
+    // the quantisation site wins over the scale's: q = a, block scale 1
+    assert_true(pp_test_same_bits(nvfp4_1(BIT(QUANT_A) | BIT(BLOCK_SCALE_A), a, b), 56.25 * 66.0 / 64.0));
+    // an all-zero block keeps P = 0 under an exact (zero) scale; a NaN block stays NaN
+    double z[32] = {0};
+    assert_true(pp_test_same_bits(nvfp4_1(BIT(BLOCK_SCALE_A) | BIT(BLOCK_SCALE_B), z, b), 0.0));
+    a[17] = NAN;
+    assert_true(isnan(nvfp4_1(BIT(BLOCK_SCALE_A), a, b)));
+    // mx rounds nothing in its scale: refused there, as for the per-tensor scalings
+    pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_MX, .alpha_given = 1, .alpha = 1.0,
+                         .exact_sites = BIT(BLOCK_SCALE_B)};
+    double c;
+    assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 32, a, b, &c, 1, NULL), PP_ERR_INPUT);
+}
+
 // Mask 0 against a mask of foreign sites on every scaling: bit for bit (the default path is the
 // emulation's own statements; tests/test_gemm_scaled*.c hold those to their hand-computed values).
 static void gemm_scaled_foreign_sites_change_nothing(void **state)
@@ -267,6 +306,40 @@ static void explain_gemm_accumulation_carries_the_inf(void **state)
     pp_case_free(&c);
 }
 
+// The block scales are offered where they round: nvfp4's E4M3 s (its exactness removes part of
+// the error, and every site exact still leaves none), not mx's power of two.
+static const char fp4_text[] = "[case]\nname = \"fp4\"\nop = \"gemm\"\nseed = 21\n"
+                               "[op]\nm = 8\nn = 8\nk = 64\n"
+                               "[knobs]\nformat = \"e2m1\"\n"
+                               "[variants.nvfp4]\nscaling = \"nvfp4\"\n[variants.mx]\nscaling = \"mx\"\n";
+
+static void explain_gemm_nvfp4_offers_block_scales(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(fp4_text, &c);
+    pp_run_result r;
+    pp_error err = {0};
+    pp_explain_opts e = {NULL, NULL};
+    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    const pp_explain_table *t = table_of(&r, "nvfp4"), *m = table_of(&r, "mx");
+    assert_non_null(t);
+    assert_non_null(m);
+    const pp_explain_site *sa = site_of(t, "block_scale_a"), *sb = site_of(t, "block_scale_b");
+    assert_non_null(sa);
+    assert_non_null(sb);
+    assert_true(sa->exact.rms != t->nominal.rms && sb->exact.rms != t->nominal.rms);  // they round
+    assert_true(t->all_exact.max_abs_error < 1e-9 * t->nominal.max_abs_error);
+    assert_null(site_of(m, "block_scale_a"));
+    assert_null(site_of(m, "block_scale_b"));
+    assert_non_null(site_of(m, "quant_a"));
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+}
+
 // Shares: with every site exact the error is (almost) gone, so the shares and the interaction sum
 // to one; the accumulation of fp16 storage-accumulated products carries most of it.
 static const char storage_text[] = "[case]\nname = \"shares\"\nop = \"gemm\"\nseed = 5\n"
@@ -342,8 +415,10 @@ int main(void)
         cmocka_unit_test(gemm_foreign_sites_change_nothing),
         cmocka_unit_test(gemm_scaled_quant_sites_carry_the_quantisation),
         cmocka_unit_test(gemm_scaled_foreign_sites_change_nothing),
+        cmocka_unit_test(gemm_nvfp4_block_scale_sites_keep_binary64),
         cmocka_unit_test(explain_gemm_accumulation_carries_the_inf),
         cmocka_unit_test(explain_gemm_shares_add_up),
+        cmocka_unit_test(explain_gemm_nvfp4_offers_block_scales),
         cmocka_unit_test(explain_gemm_bad_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 // order, is kernels/adamw_thread.h's, which the CUDA kernels run too (cuda/adamw_kernels.cu).
 #include "adamw.h"
 #include "adamw_lanes.h"
+#include "../adamw_exact.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -47,6 +48,16 @@ static void adamw_block(void *ctx, int64_t b)
     if (j->trace)
         sout = (pp_adamw_snap_out){j->trace->snap, j->trace->snap_step, j->trace->n_snaps, pr->n};
     pp_ranges *R = j->wr ? &j->wr[b % j->workers] : NULL;  // task b runs on worker b mod workers
+    if (pp_adamw_exact64(j->va)) {  // explain's exact state sites: binary64 state (adamw_exact.h), no notes
+        for (int64_t i = lo; i < hi; i++) {
+            pp_adamw_elem64 e = {j->theta0[i], 0.0, 0.0, 0.0};
+            pp_adamw_elem_thread64(j->va, pr, j->sc, i, 0, T, &e, lout, sout);
+            j->theta[i] = e.theta, j->m[i] = e.m, j->v[i] = e.v;
+            if (j->c)
+                j->c[i] = e.c;
+        }
+        return;
+    }
     // groups of lanes (adamw_lanes.h), the tail below; range notes take the scalar loop (the same bits)
     if (j->path == PP_ADAMW_PATH_VECTOR && !R) {
         enum { L = PP_ADAMW_LANES, NG = ADAMW_BLOCK / PP_ADAMW_LANES };
@@ -97,42 +108,52 @@ static int adamw_linreg(const adamw_job *j, pp_error *err)
     float *res = malloc((size_t)r * sizeof *res);
     double *dr2 = malloc((size_t)r * sizeof *dr2);
     pp_adamw_elem *e = malloc((size_t)n * sizeof *e);
-    if (!X || !y || !res || !dr2 || !e) {
-        free(X), free(y), free(res), free(dr2), free(e);
+    // explain's exact state sites: the binary64 state (adamw_exact.h) in place of e
+    pp_adamw_elem64 *e64 = pp_adamw_exact64(j->va) ? malloc((size_t)n * sizeof *e64) : NULL;
+    if (!X || !y || !res || !dr2 || !e || (pp_adamw_exact64(j->va) && !e64)) {
+        free(X), free(y), free(res), free(dr2), free(e), free(e64);
         return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the linear regression");
     }
     pp_adamw_linreg_data(pr, X, y);
     float inv_r = 1.0f / (float)r;
     for (int64_t k = 0; k < n; k++)
         e[k] = (pp_adamw_elem){(float)j->theta0[k], 0.0f, 0.0f, 0.0f};
+    for (int64_t k = 0; e64 && k < n; k++)
+        e64[k] = (pp_adamw_elem64){j->theta0[k], 0.0, 0.0, 0.0};
     int snap = 0;
     for (int t = 0; t <= T; t++) {
         // residuals of the current θ: emulated (fp32 FMA chains) and the loss (binary64), in
         // adamw_thread.h's order (the GPU's phases 1 and 2)
         for (int64_t q = 0; q < r; q++)
-            pp_adamw_linreg_row(X, y, e, n, q, res, dr2);
+            if (e64)
+                pp_adamw_linreg_row64(X, y, e64, n, q, res, dr2);
+            else
+                pp_adamw_linreg_row(X, y, e, n, q, res, dr2);
         double loss = pp_adamw_linreg_loss(dr2, r);
         if (j->trace && j->trace->loss)
             j->trace->loss[t] = loss;
         if (t == T)
             break;
         for (int64_t k = 0; k < n; k++)
-            pp_adamw_linreg_update_r(j->va, pr, &j->sc[t + 1], t + 1, X, res, inv_r, k, &e[k], j->wr,
-                                     j->wr ? k / j->rblock : 0);  // one thread: wr[0]
+            if (e64)
+                pp_adamw_linreg_update64(j->va, pr, &j->sc[t + 1], t + 1, X, res, inv_r, k, &e64[k]);
+            else
+                pp_adamw_linreg_update_r(j->va, pr, &j->sc[t + 1], t + 1, X, res, inv_r, k, &e[k], j->wr,
+                                         j->wr ? k / j->rblock : 0);  // one thread: wr[0]
         if (j->trace && snap < j->trace->n_snaps && j->trace->snap_step[snap] == t + 1) {
             for (int64_t k = 0; k < n; k++)
-                j->trace->snap[(int64_t)snap * n + k] = e[k].theta;
+                j->trace->snap[(int64_t)snap * n + k] = e64 ? e64[k].theta : e[k].theta;
             snap++;
         }
     }
     for (int64_t k = 0; k < n; k++) {
-        j->theta[k] = e[k].theta;
-        j->m[k] = e[k].m;
-        j->v[k] = e[k].v;
+        j->theta[k] = e64 ? e64[k].theta : e[k].theta;
+        j->m[k] = e64 ? e64[k].m : e[k].m;
+        j->v[k] = e64 ? e64[k].v : e[k].v;
         if (j->c)
-            j->c[k] = e[k].c;
+            j->c[k] = e64 ? e64[k].c : e[k].c;
     }
-    free(X), free(y), free(res), free(dr2), free(e);
+    free(X), free(y), free(res), free(dr2), free(e), free(e64);
     return PP_OK;
 }
 

@@ -1,6 +1,8 @@
 // explain_result.c — ordering and freeing explain's tables (explain_result.h).
 #include "core/explain_result.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,16 @@ static int site_cmp(const void *pa, const void *pb)
     if (!na && a->share != b->share)
         return a->share > b->share ? -1 : 1;
     return strcmp(a->name, b->name);
+}
+
+const char *pp_explain_percent(char *buf, size_t len, double share)
+{
+    double pc = share * 100.0;
+    if (pc != pc)
+        snprintf(buf, len, "-");
+    else  // |pc| < 0.05 prints as ±0.0: the sign of a rounded zero says nothing
+        snprintf(buf, len, "%.1f%%", fabs(pc) < 0.05 ? 0.0 : pc);
+    return buf;
 }
 
 void pp_explain_sort(pp_explain_table *t)

@@ -5,6 +5,7 @@
 #ifndef PP_EXPLAIN_RESULT_H
 #define PP_EXPLAIN_RESULT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/tensor.h"
@@ -49,6 +50,11 @@ typedef struct pp_explain_table {
 // Sorts t's sites: NaN/Inf removed first, then share, then the site's name (a total order, so
 // the table's order is deterministic).
 void pp_explain_sort(pp_explain_table *t);
+// A share (a fraction) as a percentage with one decimal, "12.3%", into buf: "0.0%" for any
+// |share| that rounds to 0.0 (so never "-0.0%": a site whose exactness changes nothing reads as
+// nothing), a real negative kept ("-1.2%": making that site exact made the error larger), "-" for
+// NaN. Returns buf.
+const char *pp_explain_percent(char *buf, size_t len, double share);
 // Frees n tables and their sites (not the array).
 void pp_explain_tables_free(pp_explain_table *t, int n);
 

@@ -45,10 +45,11 @@ static void chart(pp_textbuf *b, const char *variant, const pp_explain_table *t,
     char tip[512];
     for (int s = 0; s < t->n_sites; s++) {
         const pp_explain_site *x = &t->sites[s];
+        char pc[32];
         snprintf(tip, sizeof tip,
-                 "%s exact: share %.1f%%, mismatch %.4g%% (as is %.4g%%), max error %.4g (%.4g), rms %.4g (%.4g), "
+                 "%s exact: share %s, mismatch %.4g%% (as is %.4g%%), max error %.4g (%.4g), rms %.4g (%.4g), "
                  "max ulp %.4g (%.4g), NaN/Inf %lld (%lld); alone: rms %.4g",
-                 x->name, x->share * 100.0, x->exact.mismatch_fraction * 100.0, t->nominal.mismatch_fraction * 100.0,
+                 x->name, pp_explain_percent(pc, sizeof pc, x->share), x->exact.mismatch_fraction * 100.0, t->nominal.mismatch_fraction * 100.0,
                  x->exact.max_abs_error, t->nominal.max_abs_error, x->exact.rms, t->nominal.rms, x->exact.max_ulp,
                  t->nominal.max_ulp, (long long)x->exact.nonfinite, (long long)t->nominal.nonfinite, x->alone.rms);
         if (isfinite(x->share))
@@ -62,7 +63,9 @@ static void chart(pp_textbuf *b, const char *variant, const pp_explain_table *t,
         pp_svg_text(b, LABEL_W - 6, c.py + ROW * s + ROW * 0.7, "end", label);
     }
     if (isfinite(t->interaction)) {
-        snprintf(tip, sizeof tip, "interaction: %.1f%% (1 − the shares' sum)", t->interaction * 100.0);
+        char pc[32];
+        snprintf(tip, sizeof tip, "interaction: %s (1 − the shares' sum)",
+                 pp_explain_percent(pc, sizeof pc, t->interaction));
         bar(b, &c, t->n_sites, t->interaction, "#888888", tip);
     }
     pp_svg_text(b, LABEL_W - 6, c.py + ROW * t->n_sites + ROW * 0.7, "end", "interaction");

@@ -49,18 +49,19 @@ static void table(pp_textbuf *b, const char *variant, const pp_explain_table *t)
     for (int s = 0; s < t->n_sites; s++) {
         const pp_explain_site *x = &t->sites[s];
         char share[32];
-        snprintf(share, sizeof share, x->share == x->share ? "%.1f%%" : "-", x->share * 100.0);
-        stats_row(b, x->name, share, &x->exact, &t->nominal, &x->alone);
+        stats_row(b, x->name, pp_explain_percent(share, sizeof share, x->share), &x->exact, &t->nominal, &x->alone);
     }
     stats_row(b, "(every site)", "", &t->all_exact, &t->nominal, NULL);
+    char pc[2][32];
     if (t->interaction == t->interaction)
-        pp_tb_printf(b, "%-18s %6.1f%%  (1 - the shares' sum: the gains of one-at-a-time exactness do not add "
-                        "up to every site's)\n", "interaction", t->interaction * 100.0);
+        pp_tb_printf(b, "%-18s %7s  (1 - the shares' sum: the gains of one-at-a-time exactness do not add "
+                        "up to every site's)\n", "interaction", pp_explain_percent(pc[0], sizeof pc[0], t->interaction));
     if (t->band_runs > 0) {
-        pp_tb_printf(b, "share over %lld orders (min-max):", (long long)t->band_runs);
+        pp_tb_printf(b, "share over %lld orders (least to greatest):", (long long)t->band_runs);
         for (int s = 0; s < t->n_sites; s++)
-            pp_tb_printf(b, "%s %s %.1f-%.1f%%", s ? "," : "", t->sites[s].name, t->sites[s].share_band[0] * 100.0,
-                         t->sites[s].share_band[1] * 100.0);
+            pp_tb_printf(b, "%s %s %s to %s", s ? "," : "", t->sites[s].name,
+                         pp_explain_percent(pc[0], sizeof pc[0], t->sites[s].share_band[0]),
+                         pp_explain_percent(pc[1], sizeof pc[1], t->sites[s].share_band[1]));
         pp_tb_str(b, "\n");
     }
     pp_tb_str(b, "share: the fraction of the squared RMS error (as is minus every site exact) that making this "
