@@ -280,6 +280,17 @@ typedef enum { PP_ATTN_CP_TE_MAIN = 0, PP_ATTN_CP_TE_2024, PP_ATTN_CP_PR_821 } p
 // FP8 attention (see "FP8 (fp8 = fa3)" above; kernels/attention_fp8.h): none (the default, today's
 // arithmetic), or FlashAttention-3's FP8 forward.
 typedef enum { PP_ATTN_FP8_NONE = 0, PP_ATTN_FP8_FA3 } pp_attn_fp8;
+// How fp8 = fa3 scales q, k, v (and P) before its e4m3 (nvfp4: e2m1) MMAs (see "FP8 scaling
+// schemes" above; kernels/attention_fp8.h). auto (0, the default): tensor-current, FA3's per-tensor
+// descales as before the knob existed; none: cast as they are (descales 1).
+typedef enum {
+    PP_ATTN_FP8_SCALING_AUTO = 0,
+    PP_ATTN_FP8_SCALING_NONE,
+    PP_ATTN_FP8_SCALING_TENSOR,
+    PP_ATTN_FP8_SCALING_DELAYED,
+    PP_ATTN_FP8_SCALING_MX,
+    PP_ATTN_FP8_SCALING_NVFP4
+} pp_attn_fp8_scaling;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
@@ -301,6 +312,8 @@ typedef struct pp_attn_variant {
     uint64_t order_seed;    // 0: the nominal arithmetic; else one admissible order (see "Order band")
     pp_site_mask exact_sites;  // 0: every rounding; else these sites exact (see "Exact sites")
     pp_attn_fp8 fp8;        // none (0, the default) or fa3 (flash forward only, bf16 out, cp_world 1)
+    pp_attn_fp8_scaling fp8_scaling;  // fa3 only: auto (0: tensor-current), none, delayed, mx, nvfp4
+    double fp8_delayed_s[3];  // tensor-delayed: TE's scales s of q, k, v from the recipe (pp_delayed_scale)
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:
