@@ -115,10 +115,19 @@ PP_HD static inline float pp_attn_fp8_xv(pp_scaling sch, double xv, int p_exact)
     return (float)xv;
 }
 
+// nvfp4's block scale s = RN_e4m3,sat(amax/(6g)); exact (explain's block_scale sites): the
+// quotient unrounded but for binary32 (the kernel holds scales in binary32 buffers: exact up to
+// ½ ulp_32, 2^20 times finer than the E4M3 rounding it replaces).
+PP_HD static inline double pp_attn_fp8_nvfp4_scale(double amax, double g, int exact)
+{
+    return exact ? (double)(float)(amax / (6.0 * g)) : pp_nvfp4_block_scale(amax, g);
+}
+
 // P of one block of keys [0, n) quantised in place (mx: e4m3 with 2^e, e from the block's amax;
 // nvfp4: e2m1 with the E4M3 scale s over g_P); returns the block scale the MMA applies (2^e or s;
 // g_P is the epilogue's). p holds binary32 values ≥ 0 (or NaN).
-PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, float *p, int64_t n, double *amax_out)
+PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, float *p, int64_t n, int scale_exact,
+                                               double *amax_out)
 {
     double amax = 0;
     for (int64_t j = 0; j < n; j++)
@@ -130,7 +139,7 @@ PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, float *p, int64_t
             p[j] = (float)pp_mx_quantise(PP_FMT_E4M3, (double)p[j], e, PP_RND_NE, 0);
         return pp_mx_scale(e);
     }
-    double g = pp_attn_fp8_p_global(), s = pp_nvfp4_block_scale(amax, g);
+    double g = pp_attn_fp8_p_global(), s = pp_attn_fp8_nvfp4_scale(amax, g, scale_exact);
     for (int64_t j = 0; j < n; j++)
         p[j] = (float)pp_nvfp4_quantise((double)p[j], s, g);
     return s;
@@ -191,10 +200,14 @@ static inline int64_t pp_attn_fp8_line_base(const pp_attn_dims *dm, int which, i
 // value of pp_attn_fp8_elem), bs[i] the scale of its block (1 for the per-tensor schemes), and
 // returns the per-tensor factor the kernel folds in (X = RN_32(1/s) for tensor-current and
 // -delayed, 1 for none and mx, g for nvfp4). elem·bs·X is the value the kernel computes with,
-// exact in binary64. quant_exact (explain's quant site of this tensor): elem = x, bs = 1, X = 1.
+// exact in binary64. quant_exact (explain's quant site of this tensor): elem = x, bs = 1, X = 1;
+// v's exact block_scale site of this tensor (nvfp4): s unrounded (pp_attn_fp8_nvfp4_scale).
 static inline double pp_attn_fp8_quantise_tensor(const pp_attn_variant *v, const pp_attn_dims *dm, int which,
                                                  const double *x, int quant_exact, double *elem, double *bs)
 {
+    static const int scale_site[3] = {PP_SITE_ATTN_BLOCK_SCALE_Q, PP_SITE_ATTN_BLOCK_SCALE_K,
+                                      PP_SITE_ATTN_BLOCK_SCALE_V};
+    int scale_exact = pp_site_exact(v->exact_sites, scale_site[which]);
     pp_scaling sch = pp_attn_fp8_scheme(v);
     int64_t len, stride, lines = pp_attn_fp8_lines(dm, which, &len, &stride), n = lines * len;
     int blk = pp_attn_fp8_block(sch);
@@ -222,7 +235,7 @@ static inline double pp_attn_fp8_quantise_tensor(const pp_attn_variant *v, const
             for (int64_t l = l0; l < l1; l++)
                 bamax = pp_amax_step(bamax, x[base + l * stride]);
             int e = pp_mx_shared_exp(bamax, pp_format_get(PP_FMT_E4M3).emax);
-            double sb = sch == PP_SCALING_MX ? pp_mx_scale(e) : pp_nvfp4_block_scale(bamax, g);
+            double sb = sch == PP_SCALING_MX ? pp_mx_scale(e) : pp_attn_fp8_nvfp4_scale(bamax, g, scale_exact);
             for (int64_t l = l0; l < l1; l++) {
                 int64_t i = base + l * stride;
                 elem[i] = sch == PP_SCALING_MX ? pp_mx_quantise(PP_FMT_E4M3, x[i], e, PP_RND_NE, 0)

@@ -687,7 +687,9 @@ PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_
     float praw[PP_GEMM_MMA_CHUNK > PP_MX_BLOCK ? PP_GEMM_MMA_CHUNK : PP_MX_BLOCK];
     for (int64_t j = 0; j < n; j++)
         praw[j] = pch[j];
-    double amax = 0, xp = pexact ? 1.0 : pp_attn_fp8_p_block((pp_scaling)L->fp8_sch, pch, n, &amax);
+    double amax = 0, xp = pexact ? 1.0
+                                 : pp_attn_fp8_p_block((pp_scaling)L->fp8_sch, pch, n,
+                                                       pp_site_exact(L->exact_sites, PP_SITE_ATTN_BLOCK_SCALE_P), &amax);
     if (L->ranges && !pexact) {
         pp_format_id ef = pp_attn_fp8_elem((pp_scaling)L->fp8_sch);
         double X = L->fp8_sch == PP_SCALING_NVFP4 ? xp * pp_attn_fp8_p_global() : xp;

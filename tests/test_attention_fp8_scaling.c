@@ -15,6 +15,8 @@
 #include "cpu/attention.h"
 #include "ops/attention_fp8_ranges.h"
 #include "ops/attention_ref_quantised.h"
+#include "ops/op.h"
+#include "pipeline/execute.h"
 
 static void fa3(pp_attn_variant *v, pp_attn_fp8_scaling s)
 {
@@ -297,6 +299,80 @@ static void block_scale_clamps_counted(void **state)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Exact sites (precprobe explain)
+
+// quant_q, quant_k, quant_v and p exact: the kernel reads q, k, v themselves and keeps P in
+// binary32, so with one key out = RN_bf16(RN_32(p·v)·(1 ⊘ p)) = v bit for bit (RN_32 moves p·v by
+// 2^−24 relatively, far inside v's bf16 half-ulp), for every scheme; without them out ≠ v.
+static void exact_sites_one_key(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 1, 1, 1, 1, 40, 0};
+    double q[40], k[40], vv[40], out[40], lse[1];
+    pp_test_rng r = {pp_test_seed() + 34};
+    random_bf16(q, 40, 2.0, &r), random_bf16(k, 40, 2.0, &r), random_bf16(vv, 40, 1.0, &r);
+    vv[3] = 0.3515625;  // not an e4m3·2^k value: every scheme moves it
+    const pp_attn_fp8_scaling sch[] = {PP_ATTN_FP8_SCALING_NONE, PP_ATTN_FP8_SCALING_TENSOR,
+                                       PP_ATTN_FP8_SCALING_MX, PP_ATTN_FP8_SCALING_NVFP4};
+    for (int i = 0; i < 4; i++) {
+        pp_attn_variant v;
+        fa3(&v, sch[i]);
+        pp_error e = {0};
+        assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+        assert_false(out[3] == vv[3]);
+        v.exact_sites = PP_SITE_BIT(PP_SITE_ATTN_QUANT_Q) | PP_SITE_BIT(PP_SITE_ATTN_QUANT_K) |
+                        PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_P);
+        assert_int_equal(pp_attention_cpu(&v, &dm, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
+        for (int c = 0; c < 40; c++)
+            if (!pp_test_same_bits(out[c], vv[c]))
+                fail_msg("scheme %d: out[%d] = %a, v = %a", (int)sch[i], c, out[c], vv[c]);
+    }
+}
+
+// nvfp4's block scale exact: tensor amax 2688 (g = 1), a block of amax 13: rounded, s =
+// RN_e4m3(13/6 = 2.1667) = 2.25 and 13 → 13/2.25 = 5.78 → 6 (dequantised 13.5); exact, s =
+// RN_32(13/6) and 13 → 6 (dequantised 13 within binary32's rounding of s).
+static void exact_nvfp4_block_scale(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {1, 2, 1, 1, 1, 16, 0};
+    double q[32] = {2688.0}, e[32], bs[32];
+    q[16] = 13.0;
+    pp_attn_variant v;
+    fa3(&v, PP_ATTN_FP8_SCALING_NVFP4);
+    pp_attn_fp8_quantise_tensor(&v, &dm, 0, q, 0, e, bs);
+    assert_true(bs[16] == 2.25 && e[16] == 6.0);
+    v.exact_sites = PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_Q);
+    pp_attn_fp8_quantise_tensor(&v, &dm, 0, q, 0, e, bs);
+    assert_true(bs[16] == (double)(float)(13.0 / 6.0) && e[16] == 6.0);
+    assert_true(fabs(e[16] * bs[16] - 13.0) < 13.0 * 0x1p-23);
+}
+
+// What explain offers on fp8 attention: quant_q/k/v, p and out on every scheme, the block scales
+// on nvfp4 only (mx's are powers of two), no softmax scalar (FA3's max offset has no exact form).
+static void explain_offers_fp8_sites(void **state)
+{
+    (void)state;
+    static const char text[] = "[case]\nname = \"x\"\nop = \"attention\"\n[op]\ns = 8\nh = 2\nd = 16\n"
+                               "passes = \"fwd\"\n[variants.mx]\nfp8 = \"fa3\"\nscaling = \"mx\"\n"
+                               "[variants.nvfp4]\nfp8 = \"fa3\"\nscaling = \"nvfp4\"\n";
+    pp_case c;
+    pp_error err = {0};
+    assert_int_equal(pp_case_parse(text, strlen(text), "x.toml", &c, &err), PP_OK);
+    uint64_t mx = c.op->explain_sites(&c.params, &c.variants[0].knobs);
+    uint64_t nv = c.op->explain_sites(&c.params, &c.variants[1].knobs);
+    const int every[] = {PP_SITE_ATTN_QUANT_Q, PP_SITE_ATTN_QUANT_K, PP_SITE_ATTN_QUANT_V, PP_SITE_ATTN_P,
+                         PP_SITE_ATTN_OUT};
+    for (int i = 0; i < 5; i++)
+        assert_true(pp_site_exact(mx, every[i]) && pp_site_exact(nv, every[i]));
+    for (int s = PP_SITE_ATTN_BLOCK_SCALE_Q; s <= PP_SITE_ATTN_BLOCK_SCALE_P; s++)
+        assert_true(!pp_site_exact(mx, s) && pp_site_exact(nv, s));
+    assert_false(pp_site_exact(mx, PP_SITE_ATTN_SOFTMAX_IN) || pp_site_exact(mx, PP_SITE_ATTN_LSE) ||
+                 pp_site_exact(mx, PP_SITE_ATTN_ROW_MAX));
+    pp_case_free(&c);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Refusals (exit 2 on every backend; the case reader adds FILE:LINE)
 
 static void refusals(void **state)
@@ -341,6 +417,9 @@ int main(void)
         cmocka_unit_test(delayed_against_current),
         cmocka_unit_test(every_scheme_against_its_quantised_inputs),
         cmocka_unit_test(block_scale_clamps_counted),
+        cmocka_unit_test(exact_sites_one_key),
+        cmocka_unit_test(exact_nvfp4_block_scale),
+        cmocka_unit_test(explain_offers_fp8_sites),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

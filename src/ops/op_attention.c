@@ -7,16 +7,17 @@
 #include <string.h>
 
 #include "attention_check.h"
+#include "attention_fp8.h"
 #include "attention_ref.h"
 #include "cpu/attention.h"
 #ifdef PP_HAVE_CUDA
 #include "cuda/attention_cuda.h"
 #endif
 #include "ops/attention_fp8_ranges.h"
-#include "scaling.h"
 #include "ops/attention_ref_quantised.h"
 #include "ops/engine_knob.h"
 #include "ops/op.h"
+#include "scaling.h"
 
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
@@ -553,8 +554,18 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
-    if (v.fp8 != PP_ATTN_FP8_NONE)  // FA3's FP8 steps (attention_fp8.h) have no exact forms yet
-        return 0;
+    if (v.fp8 != PP_ATTN_FP8_NONE) {
+        // FA3's FP8 forward (attention.h "FP8 scaling schemes"): the quantisations of q, k, v
+        // (elements kept), P (kept in binary32), the out store, and where a block scale rounds
+        // (nvfp4's E4M3 scales; mx's are powers of two, the per-tensor descales not offered);
+        // FA3's softmax scalars (its max offset) have no exact forms
+        uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_QUANT_Q) | PP_SITE_BIT(PP_SITE_ATTN_QUANT_K) |
+                     PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
+        if (pp_attn_fp8_scheme(&v) == PP_SCALING_NVFP4)
+            m |= PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_Q) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_K) |
+                 PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_V) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_P);
+        return m;
+    }
     int bwd = backward(p), cp = v.cp_world > 1, unf = v.kernel == PP_ATTN_UNFUSED;
     int naive = v.softmax == PP_ATTN_SOFTMAX_NAIVE;
     uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
