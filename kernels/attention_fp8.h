@@ -1,9 +1,11 @@
 // attention_fp8.h — FP8 attention, FlashAttention-3's FP8 forward (the attention knob fp8 = "fa3"):
-// the per-tensor quantisation of Q, K, V to e4m3, the descales folded into the softmax's exp2
-// scale, FA3's max offset, P converted to e4m3 before P·V, v's descale in the epilogue. Element
-// steps as PP_HD C11 (the flash loop of kernels/attention_threads.h calls them inside its tile
-// loop, on every device); the per-tensor amax and scale are host steps of the launch plan.
-// The specification, with its sources, is kernels/attention.h, "FP8 (fp8 = fa3)".
+// the quantisation of Q, K, V under each scaling (per tensor to e4m3; mx and nvfp4 in blocks),
+// the descales folded into the softmax's exp2 scale, FA3's max offset, P converted to e4m3 (per
+// block for mx, nvfp4) before P·V, v's descale in the epilogue. Element steps as PP_HD C11 (the
+// flash loop of kernels/attention_threads.h calls them inside its tile loop, on every device);
+// q, k, v are quantised on the host by the launch plan (pp_attn_fp8_quantise_tensor).
+// The specification, with its sources, is kernels/attention.h, "FP8 (fp8 = fa3)" and "FP8
+// scaling schemes".
 #ifndef PP_ATTENTION_FP8_H
 #define PP_ATTENTION_FP8_H
 
