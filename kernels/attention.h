@@ -225,6 +225,65 @@
 //   descale_dO, descale_s, descale_dP, scale_s, scale_dP, scale_dQ/dK/dV and their amaxes: which
 //   products are quantised where is inside cuDNN, so no TE variant is offered, forward or backward).
 //
+// ---- FP8 scaling schemes (the knob scaling with fp8 = fa3; kernels/attention_fp8.h) ----
+// What follows a source and what is precprobe's own model, scheme by scheme. Every scheme keeps
+// FA3's loop above (tiles, key order, max offset 8, exp2 argument, row sums of the binary32 p,
+// epilogue); what changes is how q, k, v and P are quantised and where their scales are applied.
+// The quantisation of q, k, v is on the host as for tensor-current (pp_attn_fp8_quantise_tensor,
+// kernels/attention_plan.c plan_fp8_make), so every device reads the same elements and scales.
+//   auto, tensor-current: as "FP8 (fp8 = fa3)" above (TE's Float8CurrentScaling, kernels/scaling.h).
+//   none: T8 = RN_e4m3,sat(T), descales 1 (a cast with no scale, as torch's .to(float8_e4m3fn)
+//     but saturating: FA3 reads what the caller gives it; precprobe saturates as TE's cast does).
+//   tensor-delayed: TE's DelayedScaling recipe per tensor q, k, v (kernels/scaling.h cites
+//     NVIDIA/TransformerEngine @799cf76 recipe/__init__.py DelayedScaling and @6b71a0a
+//     delayed_scaling.cu): s_T = RN_32(RN_32(448·2^−margin)/amax) with amax from the case's
+//     amax_history_q/_k/_v (max over the window, or most_recent), T8 = RN_e4m3,sat(RN_32(T·s_T)),
+//     X_T = RN_32(1/s_T) as for current scaling: an outlier newer than the history saturates.
+//   mx: OCP MX v1.0 §6.3 (kernels/scaling.h, the same rule as the scaled gemm's mx): e4m3 elements,
+//     an E8M0 scale 2^e per block of 32 along each GEMM's reduction: q and k along d (S = Q·Kᵀ),
+//     v along the keys (P·V); P likewise along the keys, from the binary32 p of the block's keys
+//     (pp_attn_fp8_p_block), after FA3's max offset (so p ≤ 2^8). The tensor descales are 1.
+//   nvfp4: e2m1 elements, an E4M3 scale s per block of 16 (the same directions), and per tensor
+//     q, k, v the fp32 global scale g = RN_32(amax/2688) (kernels/scaling.h's nvfp4, with its
+//     caveat about TE's encode form); P's global scale is g_P = RN_32(256/2688) from the bound
+//     p ≤ 2^8 (the max offset maps every row's max to 2^8): precprobe's own choice, as no kernel
+//     knows P's amax before the row ends (SageAttention3, arXiv 2505.11594 §3, scales P per row
+//     into e4m3·e2m1's range before its FP4 blocks for the same reason; read in the paper, not
+//     its code).
+// The block-scaled MMA (precprobe's own model; the shape of Blackwell's block-scaled MMAs, whose
+//   scale factor covers one k-step of 32 (mxf8f6f4, m16n8k32, f32 accumulate) or 16 elements for
+//   nvf4: llvm/llvm-project PR 170566, mlir NVVMOps.td's block-scale MMA ops; their internal
+//   accumulation is not documented): per output element, the blocks along the reduction in
+//   order, each block's products summed as FA3's chain from +0 (the elements' products are exact
+//   in binary32), then scaled by the product of the two block scales and added once:
+//     s_ij = Σ_blocks b (in order, from +0):  s ← s ⊕ RN_32(chain_b(q8·k8) · x_q,b · x_k,b)
+//     o_c  = (the running o after FA3's rescale) ⊕ RN_32(chain_b(P8·v8_c) · x_P,b · x_v,b,c)
+//   per block of 32 (mx) or 16 (nvfp4) keys (pp_gemm_block_add, the scaled gemm's block step).
+//   The per-tensor factors stay where FA3 puts its descales: X_q·X_k (nvfp4: g_q·g_k) in the
+//   exp2 scale σ', and X_v (nvfp4: RN_32(g_P·g_v)) in the epilogue's (1 ⊘ l) ⊗ X_v; mx has none.
+//   Sources for the rest: none. No open attention kernel with MX or NVFP4 operands was found:
+//   FlashAttention-3's hopper/ FP8 path is per-tensor (flash_api.cpp's q/k/v_descale);
+//   TransformerEngine's FP8 attention goes through cuDNN (closed, see "Not modelled" above) and its
+//   MXFP8BlockScaling recipe quantises GEMM operands; SageAttention3 (thu-ml/SageAttention,
+//   sageattention3_blackwell) is the nearest, an inference kernel for sm120 whose code was not read.
+//   Key tiles: block_n must be a multiple of the block (checked), so blocks never straddle tiles.
+// Arbitrary choices that move results, measured on fp8-attention (each run both ways):
+//   MX's E8M0 exponent: OCP's floor(log2 amax) − 8 (here, as kernels/scaling.h) clamps a block's
+//     largest element to 448 when its significand exceeds 1.75 (−12.5% at worst), P's row max
+//     included when p lands just under 2^8; TE's MXFP8 recipe rounds the scale up instead
+//     (float_to_e8m0(amax / max_norm), TransformerEngine docs/features/low_precision_training/
+//     mxfp8/mxfp8.rst, "Scaling factors", read in a fork's copy): with the round-up on q, k, v and P
+//     the mx variant's out mismatch goes 82.2% → 78.0%, max |error| 1.40 → 1.16, and against its
+//     quantised inputs 0.50 → 0.052 (the floor's cost is nearly all P's clamped maxima).
+//   nvfp4's g_P from the bound 256 (vs g_P = 1, P's E4M3 block scales alone): out mismatch 94.1%
+//     vs 94.4%, against the quantised inputs 70.0% vs 90.0% (max 0.188 vs 0.161).
+//   Not measured: the block-scaled MMA's order (one chain over the dequantised products instead
+//     of per-block chains and block adds); a GPU's block-scaled tensor cores may keep fewer bits.
+// Range diagnostics (kernels/sites.h): quant_q, quant_k, quant_v (each element over its scale
+//   before and after its rounding) and block_scale_q/k/v (X per tensor; per block 2^e or s, with
+//   `clamped` for a scale at its format's limit) are noted on the host (src/ops/
+//   attention_fp8_ranges.c), block_scale_p and P's elements (site p) in the kernel.
+//
 // ---- Engine cublas (the unfused kernel's GEMMs through cuBLAS; GPU only) ----
 // The five GEMMs are cublasGemmStridedBatchedEx calls with A, B, C of the storage type
 // (CUDA_R_16F, CUDA_R_16BF, CUDA_R_32F), beta = 0, and the compute type from the accumulate knob:
@@ -280,6 +339,17 @@ typedef enum { PP_ATTN_CP_TE_MAIN = 0, PP_ATTN_CP_TE_2024, PP_ATTN_CP_PR_821 } p
 // FP8 attention (see "FP8 (fp8 = fa3)" above; kernels/attention_fp8.h): none (the default, today's
 // arithmetic), or FlashAttention-3's FP8 forward.
 typedef enum { PP_ATTN_FP8_NONE = 0, PP_ATTN_FP8_FA3 } pp_attn_fp8;
+// How fp8 = fa3 scales q, k, v (and P) before its e4m3 (nvfp4: e2m1) MMAs (see "FP8 scaling
+// schemes" above; kernels/attention_fp8.h). auto (0, the default): tensor-current, FA3's per-tensor
+// descales as before the knob existed; none: cast as they are (descales 1).
+typedef enum {
+    PP_ATTN_FP8_SCALING_AUTO = 0,
+    PP_ATTN_FP8_SCALING_NONE,
+    PP_ATTN_FP8_SCALING_TENSOR,
+    PP_ATTN_FP8_SCALING_DELAYED,
+    PP_ATTN_FP8_SCALING_MX,
+    PP_ATTN_FP8_SCALING_NVFP4
+} pp_attn_fp8_scaling;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
@@ -301,6 +371,8 @@ typedef struct pp_attn_variant {
     uint64_t order_seed;    // 0: the nominal arithmetic; else one admissible order (see "Order band")
     pp_site_mask exact_sites;  // 0: every rounding; else these sites exact (see "Exact sites")
     pp_attn_fp8 fp8;        // none (0, the default) or fa3 (flash forward only, bf16 out, cp_world 1)
+    pp_attn_fp8_scaling fp8_scaling;  // fa3 only: auto (0: tensor-current), none, delayed, mx, nvfp4
+    double fp8_delayed_s[3];  // tensor-delayed: TE's scales s of q, k, v from the recipe (pp_delayed_scale)
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

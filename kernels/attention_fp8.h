@@ -1,9 +1,11 @@
 // attention_fp8.h — FP8 attention, FlashAttention-3's FP8 forward (the attention knob fp8 = "fa3"):
-// the per-tensor quantisation of Q, K, V to e4m3, the descales folded into the softmax's exp2
-// scale, FA3's max offset, P converted to e4m3 before P·V, v's descale in the epilogue. Element
-// steps as PP_HD C11 (the flash loop of kernels/attention_threads.h calls them inside its tile
-// loop, on every device); the per-tensor amax and scale are host steps of the launch plan.
-// The specification, with its sources, is kernels/attention.h, "FP8 (fp8 = fa3)".
+// the quantisation of Q, K, V under each scaling (per tensor to e4m3; mx and nvfp4 in blocks),
+// the descales folded into the softmax's exp2 scale, FA3's max offset, P converted to e4m3 (per
+// block for mx, nvfp4) before P·V, v's descale in the epilogue. Element steps as PP_HD C11 (the
+// flash loop of kernels/attention_threads.h calls them inside its tile loop, on every device);
+// q, k, v are quantised on the host by the launch plan (pp_attn_fp8_quantise_tensor).
+// The specification, with its sources, is kernels/attention.h, "FP8 (fp8 = fa3)" and "FP8
+// scaling schemes".
 #ifndef PP_ATTENTION_FP8_H
 #define PP_ATTENTION_FP8_H
 
@@ -13,6 +15,7 @@
 #include "attention.h"
 #include "format.h"
 #include "pp_hd.h"
+#include "ranges.h"
 #include "scaling.h"
 
 // FA3 subtracts 8 from the scaled row max, so that p = 2^(s·σ' − m·σ' + 8) lies in [0, 256]
@@ -66,6 +69,187 @@ static inline float pp_attn_fp8_sl2(float sl2, double xq, double xk)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Scaling schemes (the knob scaling; kernels/attention.h "FP8 scaling schemes")
+
+// The scheme of v's fp8 (auto: tensor-current, FA3's per-tensor descales); none without fp8.
+PP_HD static inline pp_scaling pp_attn_fp8_scheme(const pp_attn_variant *v)
+{
+    if (v->fp8 == PP_ATTN_FP8_NONE)
+        return PP_SCALING_NONE;
+    switch (v->fp8_scaling) {
+    case PP_ATTN_FP8_SCALING_NONE: return PP_SCALING_NONE;
+    case PP_ATTN_FP8_SCALING_DELAYED: return PP_SCALING_DELAYED;
+    case PP_ATTN_FP8_SCALING_MX: return PP_SCALING_MX;
+    case PP_ATTN_FP8_SCALING_NVFP4: return PP_SCALING_NVFP4;
+    default: return PP_SCALING_TENSOR;
+    }
+}
+
+// The element format of the MMAs' operands: e2m1 for nvfp4, e4m3 otherwise.
+PP_HD static inline pp_format_id pp_attn_fp8_elem(pp_scaling sch)
+{
+    return sch == PP_SCALING_NVFP4 ? PP_FMT_E2M1 : PP_FMT_E4M3;
+}
+
+// The block of the block scalings (along each GEMM's reduction: d for q, k; keys for v and P):
+// 32 for mx, 16 for nvfp4; 0 for the per-tensor ones.
+PP_HD static inline int pp_attn_fp8_block(pp_scaling sch)
+{
+    return sch == PP_SCALING_MX ? PP_MX_BLOCK : sch == PP_SCALING_NVFP4 ? PP_NVFP4_BLOCK : 0;
+}
+
+// nvfp4's P: its global scale from the bound p ≤ 2^8 that FA3's max offset gives every p (the
+// row max maps to 2^8), g_P = RN_32(256/2688), not from an amax of P (which no kernel has before
+// the row ends): precprobe's own choice, kernels/attention.h "FP8 scaling schemes".
+#define PP_ATTN_FP8_P_AMAX 256.0
+
+PP_HD static inline double pp_attn_fp8_p_global(void)
+{
+    return pp_nvfp4_global(PP_ATTN_FP8_P_AMAX);
+}
+
+// The epilogue's factor (FA3's v_descale): the per-tensor X_v; nvfp4 RN_32(g_P·g_v) (both global
+// scales of P·V, applied once, as FA3 applies X_v; g_v alone when P is exact: explain); mx 1.
+PP_HD static inline float pp_attn_fp8_xv(pp_scaling sch, double xv, int p_exact)
+{
+    if (sch == PP_SCALING_NVFP4 && !p_exact)
+        return (float)pp_attn_fp8_p_global() * (float)xv;
+    return (float)xv;
+}
+
+// nvfp4's block scale s = RN_e4m3,sat(amax/(6g)); exact (explain's block_scale sites): the
+// quotient unrounded but for binary32 (the kernel holds scales in binary32 buffers: exact up to
+// ½ ulp_32, 2^20 times finer than the E4M3 rounding it replaces).
+PP_HD static inline double pp_attn_fp8_nvfp4_scale(double amax, double g, int exact)
+{
+    return exact ? (double)(float)(amax / (6.0 * g)) : pp_nvfp4_block_scale(amax, g);
+}
+
+// P of one block of keys [0, n) quantised in place (mx: e4m3 with 2^e, e from the block's amax;
+// nvfp4: e2m1 with the E4M3 scale s over g_P); returns the block scale the MMA applies (2^e or s;
+// g_P is the epilogue's). p holds binary32 values ≥ 0 (or NaN).
+PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, float *p, int64_t n, int scale_exact,
+                                               double *amax_out)
+{
+    double amax = 0;
+    for (int64_t j = 0; j < n; j++)
+        amax = pp_amax_step(amax, (double)p[j]);
+    *amax_out = amax;
+    if (sch == PP_SCALING_MX) {
+        int e = pp_mx_shared_exp(amax, pp_format_get(PP_FMT_E4M3).emax);
+        for (int64_t j = 0; j < n; j++)
+            p[j] = (float)pp_mx_quantise(PP_FMT_E4M3, (double)p[j], e, PP_RND_NE, 0);
+        return pp_mx_scale(e);
+    }
+    double g = pp_attn_fp8_p_global(), s = pp_attn_fp8_nvfp4_scale(amax, g, scale_exact);
+    for (int64_t j = 0; j < n; j++)
+        p[j] = (float)pp_nvfp4_quantise((double)p[j], s, g);
+    return s;
+}
+
+// Range notes of one scale x of a block with amax bamax (sites block_scale_q/k/v/p; as the scaled
+// GEMM's block_scale sites): its value in the scale's format and whether it hit that format's
+// limits — mx: the shared exponent clamped to E8M0's [−127, 127] or a NaN block; nvfp4: the E4M3
+// scale saturated at 448, or 0 for a non-zero block (g: the global scale); per-tensor: the
+// descale X not a positive normal binary32.
+PP_HD static inline void pp_attn_fp8_scale_note(pp_ranges *R, int site, int64_t head, pp_scaling sch, double bamax,
+                                                double g, double x)
+{
+    int clamped;
+    if (sch == PP_SCALING_MX) {
+        int e = pp_mx_shared_exp(bamax, pp_format_get(PP_FMT_E4M3).emax);
+        int raw = bamax > 0 && !isnan(bamax) ? ilogb(bamax) - pp_format_get(PP_FMT_E4M3).emax : 0;
+        clamped = e == PP_MX_NAN_EXP || (bamax > 0 && raw != e);
+        pp_range_note1(R, site, head, PP_FMT_E8M0, x);
+    } else if (sch == PP_SCALING_NVFP4) {
+        double want = bamax / (6.0 * g);  // the scale before its E4M3 rounding
+        clamped = want > 448.0 || (bamax > 0 && x == 0);
+        pp_range_note(R, site, head, PP_FMT_E4M3, want, x);
+    } else {
+        clamped = !(x > 0 && x <= 3.4028234663852886e38 && x >= 0x1p-126);
+        pp_range_note1(R, site, head, PP_FMT_FP32, x);
+    }
+    if (clamped)
+        pp_range_note_clamp(R, site, head);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host: the quantisation of q, k, v under every scheme (the plan uploads its results; the
+// quantised-inputs reference and the range diagnostics read the same values)
+
+// Tensor which (0 q, 1 k, 2 v) of dims dm as lines along its GEMM's reduction: q, k rows of d
+// (line t at t·d, stride 1); v per (batch, kv head, column) the s_kv keys (stride h_kv·d).
+static inline int64_t pp_attn_fp8_lines(const pp_attn_dims *dm, int which, int64_t *len, int64_t *stride)
+{
+    int64_t rows = which == 0 ? dm->b * dm->s_q * dm->h : dm->b * dm->s_kv * dm->h_kv;
+    if (which < 2) {
+        *len = dm->d, *stride = 1;
+        return rows;
+    }
+    *len = dm->s_kv, *stride = dm->h_kv * dm->d;
+    return dm->b * dm->h_kv * dm->d;
+}
+
+static inline int64_t pp_attn_fp8_line_base(const pp_attn_dims *dm, int which, int64_t t)
+{
+    if (which < 2)
+        return t * dm->d;
+    int64_t c = t % dm->d, g = (t / dm->d) % dm->h_kv, bi = t / (dm->d * dm->h_kv);
+    return (bi * dm->s_kv * dm->h_kv + g) * dm->d + c;
+}
+
+// Quantises tensor which (x, laid out [b][s][H][d]) as v's scheme does: elem[i] the element (a
+// value of pp_attn_fp8_elem), bs[i] the scale of its block (1 for the per-tensor schemes), and
+// returns the per-tensor factor the kernel folds in (X = RN_32(1/s) for tensor-current and
+// -delayed, 1 for none and mx, g for nvfp4). elem·bs·X is the value the kernel computes with,
+// exact in binary64. quant_exact (explain's quant site of this tensor): elem = x, bs = 1, X = 1;
+// v's exact block_scale site of this tensor (nvfp4): s unrounded (pp_attn_fp8_nvfp4_scale).
+static inline double pp_attn_fp8_quantise_tensor(const pp_attn_variant *v, const pp_attn_dims *dm, int which,
+                                                 const double *x, int quant_exact, double *elem, double *bs)
+{
+    static const int scale_site[3] = {PP_SITE_ATTN_BLOCK_SCALE_Q, PP_SITE_ATTN_BLOCK_SCALE_K,
+                                      PP_SITE_ATTN_BLOCK_SCALE_V};
+    int scale_exact = pp_site_exact(v->exact_sites, scale_site[which]);
+    pp_scaling sch = pp_attn_fp8_scheme(v);
+    int64_t len, stride, lines = pp_attn_fp8_lines(dm, which, &len, &stride), n = lines * len;
+    int blk = pp_attn_fp8_block(sch);
+    if (quant_exact) {
+        for (int64_t i = 0; i < n; i++)
+            elem[i] = x[i], bs[i] = 1.0;
+        return 1.0;
+    }
+    double amax = 0;
+    for (int64_t i = 0; i < n; i++)
+        amax = pp_amax_step(amax, x[i]);
+    if (!blk) {
+        double s = sch == PP_SCALING_TENSOR ? pp_tensor_scale(PP_FMT_E4M3, amax)
+                 : sch == PP_SCALING_DELAYED ? v->fp8_delayed_s[which] : 1.0;
+        for (int64_t i = 0; i < n; i++)
+            elem[i] = pp_tensor_quantise(PP_FMT_E4M3, x[i], s), bs[i] = 1.0;
+        return sch == PP_SCALING_NONE ? 1.0 : pp_tensor_scale_inv(s);
+    }
+    double g = sch == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
+    for (int64_t t = 0; t < lines; t++) {
+        int64_t base = pp_attn_fp8_line_base(dm, which, t);
+        for (int64_t l0 = 0; l0 < len; l0 += blk) {
+            int64_t l1 = l0 + blk < len ? l0 + blk : len;
+            double bamax = 0;
+            for (int64_t l = l0; l < l1; l++)
+                bamax = pp_amax_step(bamax, x[base + l * stride]);
+            int e = pp_mx_shared_exp(bamax, pp_format_get(PP_FMT_E4M3).emax);
+            double sb = sch == PP_SCALING_MX ? pp_mx_scale(e) : pp_attn_fp8_nvfp4_scale(bamax, g, scale_exact);
+            for (int64_t l = l0; l < l1; l++) {
+                int64_t i = base + l * stride;
+                elem[i] = sch == PP_SCALING_MX ? pp_mx_quantise(PP_FMT_E4M3, x[i], e, PP_RND_NE, 0)
+                                               : pp_nvfp4_quantise(x[i], sb, g);
+                bs[i] = sb;
+            }
+        }
+    }
+    return g;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Element steps (the flash loop's; fp8 0 is FA2's arithmetic, unchanged)
 
 // The scaled max the exponent subtracts: FA2's m·σlog2e, or FA3's m·σ'log2e − 8, contracted into
@@ -82,7 +266,7 @@ PP_HD static inline float pp_attn_fp8_max_scaled(int fp8, const pp_attn_scalars 
 // of the softmax's output before the P·V GEMM). p ≤ 256 here, so the saturation never acts.
 PP_HD static inline float pp_attn_fp8_p(int fp8, pp_format_id f, float p)
 {
-    if (!fp8)
+    if (!fp8 || f == PP_FMT_FP32)  // fp32 under fp8: explain's exact site p (P kept in binary32)
         return pp_attn_store(f, p);
     return (float)pp_round(PP_FMT_E4M3, (double)p, (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
 }
@@ -136,9 +320,14 @@ PP_HD static inline int pp_attn_fp8_block_n(const pp_attn_variant *v, int64_t d)
 static inline const char *pp_attn_fp8_error(const pp_attn_variant *v, int backward)
 {
     if (v->fp8 == PP_ATTN_FP8_NONE)
-        return (const char *)0;
+        return v->fp8_scaling == PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling == PP_ATTN_FP8_SCALING_NONE
+                   ? (const char *)0
+                   : "attention: a scaling (tensor-current, tensor-delayed, mx, nvfp4) needs fp8 = \"fa3\" (it scales "
+                     "the FP8 forward's quantisation; without fp8, q, k, v stay in the storage format)";
     if (v->fp8 != PP_ATTN_FP8_FA3)
         return "attention: unknown fp8 value";
+    if (v->fp8_scaling < PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling > PP_ATTN_FP8_SCALING_NVFP4)
+        return "attention: unknown scaling value";
     if (backward)
         return "attention: fp8 = \"fa3\" is forward only (FlashAttention-3's FP8 path has no backward): use "
                "passes = \"fwd\"";
@@ -152,6 +341,17 @@ static inline const char *pp_attn_fp8_error(const pp_attn_variant *v, int backwa
     if (v->scale != PP_ATTN_SCALE_POST || v->max_subtract != PP_ATTN_MAX_ROW)
         return "attention: fp8 = \"fa3\" needs scale = \"post\" and max_subtract = \"row\" (FlashAttention-3's "
                "softmax_scale and safe softmax)";
+    pp_scaling sch = pp_attn_fp8_scheme(v);
+    for (int i = 0; sch == PP_SCALING_DELAYED && i < 3; i++)
+        if (!(v->fp8_delayed_s[i] > 0) || !(v->fp8_delayed_s[i] <= 3.4028234663852886e38))
+            return "attention: scaling = \"tensor-delayed\" needs amax_history_q, amax_history_k and amax_history_v "
+                   "(each tensor's amax at the earlier steps, most recent first)";
+    int blk = pp_attn_fp8_block(sch);
+    if (blk && v->block_n > 0 && v->block_n % blk)
+        return sch == PP_SCALING_MX ? "attention: scaling = \"mx\" needs block_n a multiple of 32 (P's and v's blocks "
+                                      "of 32 keys lie within a key tile)"
+                                    : "attention: scaling = \"nvfp4\" needs block_n a multiple of 16 (P's and v's "
+                                      "blocks of 16 keys lie within a key tile)";
     return (const char *)0;
 }
 

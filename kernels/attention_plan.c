@@ -40,7 +40,7 @@ static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...
 // Device buffers: every one the plan allocates is listed, so one loop frees them.
 
 enum { B_STAGE, B_Q, B_K, B_V, B_KT, B_VT, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
-       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_LSE64, B_COUNT };
+       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_LSE64, B_QS, B_KS, B_KST, B_VS, B_COUNT };
 
 typedef struct plan {
     const pp_attn_device *dev;
@@ -124,11 +124,10 @@ static int64_t plan_host_at(const pp_attn_launch *L, int64_t u0, int64_t len, in
 
 // Uploads the n-unit slice's part of x (binary64 values of F, exact in binary32) through the
 // staging buffer and gathers it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy
-// when scale is 1). fp8s ≠ 0 (NaN included): each element is first quantised to e4m3 with the
-// per-tensor scale fp8s (pp_attn_fp8_quantise, on the host: every device reads the same e4m3
-// values; scale is then 1). L is the whole problem.
+// when scale is 1). Under fp8 x holds the quantised elements or their block scales (plan_fp8:
+// quantised on the host, so every device reads the same values). L is the whole problem.
 static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const double *x, int64_t len,
-                      int64_t H, float scale, double fp8s, float *dst)
+                      int64_t H, float scale, float *dst)
 {
     int64_t uh = H / L->h_kv, count = n * uh * len * L->d;
     float *h = malloc((size_t)(count ? count : 1) * sizeof *h);
@@ -137,7 +136,7 @@ static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, c
     for (int64_t i = 0; i < count; i++) {  // the slice's rows in x's own order [n][len][uh][d]
         int64_t e = i % L->d, hu = (i / L->d) % uh, s = (i / (L->d * uh)) % len, u = i / (L->d * uh * len);
         double xi = x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
-        h[i] = fp8s != 0 ? pp_attn_fp8_quantise(xi, fp8s) : (float)xi;
+        h[i] = (float)xi;
     }
     int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
@@ -316,9 +315,42 @@ static int plan_finite(const double *x, int64_t n)
     return 1;
 }
 
+// FP8 (attention_fp8.h): q, k, v quantised on the host over the whole tensors, before any slice
+// (pp_attn_fp8_quantise_tensor): the elements e[t], each element's block scale bs[t] (1 per
+// tensor) and the per-tensor factors X[t] (t = q, k, v).
+typedef struct plan_fp8 {
+    double *e[3], *bs[3];
+    double X[3];
+} plan_fp8;
+
+static void plan_fp8_free(plan_fp8 *F)
+{
+    for (int t = 0; t < 3; t++) {
+        free(F->e[t]);
+        free(F->bs[t]);
+    }
+}
+
+static int plan_fp8_make(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, const double *const x[3],
+                         plan_fp8 *F)
+{
+    static const int site[3] = {PP_SITE_ATTN_QUANT_Q, PP_SITE_ATTN_QUANT_K, PP_SITE_ATTN_QUANT_V};
+    memset(F, 0, sizeof *F);
+    for (int t = 0; t < 3; t++) {
+        int64_t n = (t ? dm->s_kv * dm->h_kv : dm->s_q * dm->h) * dm->b * dm->d;
+        F->e[t] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        F->bs[t] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!F->e[t] || !F->bs[t])
+            return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
+        F->X[t] = pp_attn_fp8_quantise_tensor(v, dm, t, x[t], pp_site_exact(v->exact_sites, site[t]), F->e[t],
+                                              F->bs[t]);
+    }
+    return PLAN_OK;
+}
+
 static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int force_cp,
                      const double *q, const double *k, const double *vv, const double *dout, double *out, double *lse,
-                     double *dq, double *dk, double *dv)
+                     double *dq, double *dk, double *dv, const plan_fp8 *F)
 {
     pp_attn_launch L;
     memset(&L, 0, sizeof L);
@@ -335,16 +367,17 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     pp_attn_flash_tiles(v, dm->d, dm->causal, tiles);
     L.bn = tiles[1], L.bbm = tiles[2], L.bbn = tiles[3];
     pp_attn_scalars_make(v, dm->d, &L.sc);
-    // FP8 (attention_fp8.h): per-tensor scales over the whole tensors, before any slice; the
-    // descales of q and k folded into the exp2 scale, v's kept for the epilogue; FA3's tiles
-    double xq = 0, xk = 0, xv = 0;
-    if (v->fp8 == PP_ATTN_FP8_FA3) {
-        xq = pp_attn_fp8_tensor_scale(q, dm->b * dm->s_q * dm->h * dm->d);
-        xk = pp_attn_fp8_tensor_scale(k, dm->b * dm->s_kv * dm->h_kv * dm->d);
-        xv = pp_attn_fp8_tensor_scale(vv, dm->b * dm->s_kv * dm->h_kv * dm->d);
+    // FP8 (attention_fp8.h): the per-tensor factors of q and k folded into the exp2 scale, v's
+    // (nvfp4: with P's global scale) kept for the epilogue; the block scales' size; FA3's tiles
+    int fblk = 0;
+    if (F) {
+        pp_scaling sch = pp_attn_fp8_scheme(v);
+        fblk = pp_attn_fp8_block(sch);
         L.fp8 = 1;
-        L.fp8_xv = (float)pp_attn_fp8_descale(xv);
-        L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, pp_attn_fp8_descale(xq), pp_attn_fp8_descale(xk));
+        L.fp8_sch = (int)sch;
+        L.fp8_block = fblk;
+        L.fp8_xv = pp_attn_fp8_xv(sch, F->X[2], pp_site_exact(v->exact_sites, PP_SITE_ATTN_P));
+        L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, F->X[0], F->X[1]);
         L.bn = pp_attn_fp8_block_n(v, dm->d);
     }
     L.order_seed = v->order_seed;
@@ -387,6 +420,8 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     cnt[B_ADK] = cnt[B_ADV] = cp && backward ? ukv : 0;
     cnt[B_LSE64] = cp && (v->cp_flavour == PP_ATTN_CP_TE_2024 || pp_site_exact(v->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE))
                        ? 2 * grp * sq : 0;  // doubles, as float pairs (te-2024's lse, or cp_lse_merge exact)
+    cnt[B_QS] = fblk ? uq : 0;  // fp8 block scalings: each element's block scale, as q, k, kT, v
+    cnt[B_KS] = cnt[B_KST] = cnt[B_VS] = fblk ? ukv : 0;
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];
@@ -410,19 +445,33 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.run_lse = B[B_LSE], L.acc_dq = B[B_ADQ], L.acc_dk = B[B_ADK], L.acc_dv = B[B_ADV];
     L.run_lse64 = (double *)(void *)B[B_LSE64];  // the device's allocations are 8-byte aligned
     L.O = cp ? B[B_OALL] : B[B_OUT], L.Lse = cp ? B[B_LALL] : B[B_LSE];
+    L.qs = B[B_QS], L.ksT = B[B_KST], L.vs = B[B_VS];
+    if (F)  // the kernel reads the quantised elements
+        q = F->e[0], k = F->e[1], vv = F->e[2];
     for (int64_t u = 0; !rc && u < units; u += per) {
         int64_t n = units - u < per ? units - u : per;
         pp_attn_launch S = plan_slice(&L, n);
         S.order_row0 = u * L.grp * L.sq, S.order_rows = L.b * L.h * L.sq;  // the order band's row keys
         S.unit0 = u;  // range notes: the slice's first (batch, kv head) unit
         // inputs: q' and k' prescaled (s = 1: a copy), v and dout as they are; k', v key-major too
-        rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, xq, B[B_Q]);
+        rc = plan_input(P, &L, u, n, q, sq, h, L.sc.s_q, B[B_Q]);
         if (!rc)
-            rc = plan_input(P, &L, u, n, k, skv, hkv, L.sc.s_k, xk, B[B_K]);
+            rc = plan_input(P, &L, u, n, k, skv, hkv, L.sc.s_k, B[B_K]);
         if (!rc)
-            rc = plan_input(P, &L, u, n, vv, skv, hkv, 1.0f, xv, B[B_V]);
+            rc = plan_input(P, &L, u, n, vv, skv, hkv, 1.0f, B[B_V]);
         if (!rc && backward)
-            rc = plan_input(P, &L, u, n, dout, sq, h, 1.0f, 0, B[B_GO]);
+            rc = plan_input(P, &L, u, n, dout, sq, h, 1.0f, B[B_GO]);
+        if (!rc && fblk)
+            rc = plan_input(P, &L, u, n, F->bs[0], sq, h, 1.0f, B[B_QS]);
+        if (!rc && fblk)
+            rc = plan_input(P, &L, u, n, F->bs[1], skv, hkv, 1.0f, B[B_KS]);
+        if (!rc && fblk)
+            rc = plan_input(P, &L, u, n, F->bs[2], skv, hkv, 1.0f, B[B_VS]);
+        if (!rc && fblk) {
+            pp_attn_launch T = S;
+            T.src = B[B_KS], T.dst = B[B_KST], T.gS = skv;
+            rc = plan_launch(P, &T, PP_AT_TRANSPOSE, n * ukv);
+        }
         for (int i = 0; !rc && !P->cublas && i < 2; i++) {
             pp_attn_launch T = S;
             T.src = B[i ? B_V : B_K], T.dst = B[i ? B_VT : B_KT], T.gS = skv;
@@ -460,7 +509,14 @@ int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, c
     P.cublas = v->engine == PP_ATTN_ENGINE_CUBLAS;
     P.eb = errbuf;
     P.el = errlen;
-    rc = plan_body(&P, v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv);
+    plan_fp8 F;
+    const double *x[3] = {q, k, vv};
+    int fp8 = v->fp8 == PP_ATTN_FP8_FA3;
+    rc = fp8 ? plan_fp8_make(&P, v, dm, x, &F) : PLAN_OK;
+    if (!rc)
+        rc = plan_body(&P, v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, fp8 ? &F : NULL);
+    if (fp8)
+        plan_fp8_free(&F);
     for (int i = 0; i < B_COUNT; i++)
         dev->release(dev->ctx, P.buf[i]);
     return rc;

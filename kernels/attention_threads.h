@@ -96,6 +96,10 @@ typedef struct pp_attn_launch {
     int bn;        // flash forward key tile
     int fp8;       // pp_attn_fp8: 0, or FA3's FP8 forward (attention_fp8.h); fp8_xv its v descale
     float fp8_xv;
+    // fp8 block scalings (attention.h "FP8 scaling schemes"): fp8_sch the pp_scaling, fp8_block
+    // its block (0: per-tensor); qs, ksT, vs each element's block scale, laid out as q, kT, v
+    int fp8_sch, fp8_block;
+    const float *qs, *ksT, *vs;
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
@@ -406,8 +410,9 @@ PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, c
 
 // The fp32 dots of a with m consecutive keys as lanes: acc_l = chain over c of a_c·xT[c·ld + l]
 // (xT points at the first key in a key-major array of row length ld), c in GEMM gemm's chunk walk.
-PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, int gemm, const float *a, const float *xT,
-                                        int64_t ld, int64_t m, float *acc)
+// The same chains over c in [c0, c1) only (an fp8 block scaling's block of d).
+PP_HD static inline void pp_attn_dots_T_span(const pp_attn_launch *L, int gemm, const float *a, const float *xT,
+                                             int64_t ld, int64_t m, float *acc, int64_t c0, int64_t c1)
 {
     for (int64_t l = 0; l < m; l++)
         acc[l] = 0.0f;
@@ -415,9 +420,37 @@ PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, int gemm, const
     pp_attn_steps T;
     T.n = 0;
     int64_t c;
-    for (pp_attn_mma_begin(&w, L->order_seed, gemm, 0, L->d); pp_attn_mma_next(&w, &c);)
+    for (pp_attn_mma_begin(&w, L->order_seed, gemm, c0, c1); pp_attn_mma_next(&w, &c);)
         pp_attn_step_push(L, &T, a[c], xT + c * ld, acc, m);
     pp_attn_step_flush(L, &T, acc, m);
+}
+
+PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, int gemm, const float *a, const float *xT,
+                                        int64_t ld, int64_t m, float *acc)
+{
+    pp_attn_dots_T_span(L, gemm, a, xT, ld, m, acc, 0, L->d);
+}
+
+// The flash forward's scores: pp_attn_dots_T, or under an fp8 block scaling (attention.h "FP8
+// scaling schemes") Σ over the blocks of d, in order, of the block's chain (from +0) scaled by
+// the product of q's and k's block scales and added (pp_gemm_block_add: acc ⊕ RN_32(p·x_q·x_k),
+// the scaled GEMM's block step). as, xsT: the block scales laid out as a, xT.
+PP_HD static inline void pp_attn_fp8_dots(const pp_attn_launch *L, const float *a, const float *as, const float *xT,
+                                          const float *xsT, int64_t m, float *acc)
+{
+    if (!L->fp8_block) {
+        pp_attn_dots_T(L, PP_ATTN_MMA_S, a, xT, L->skv, m, acc);
+        return;
+    }
+    float part[PP_ATTN_MAX_LANES];
+    for (int64_t l = 0; l < m; l++)
+        acc[l] = 0.0f;
+    for (int64_t c0 = 0; c0 < L->d; c0 += L->fp8_block) {
+        int64_t c1 = c0 + L->fp8_block < L->d ? c0 + L->fp8_block : L->d;
+        pp_attn_dots_T_span(L, PP_ATTN_MMA_S, a, xT, L->skv, m, part, c0, c1);
+        for (int64_t l = 0; l < m; l++)
+            acc[l] = pp_gemm_block_add(acc[l], part[l], (double)as[c0] * (double)xsT[c0 * L->skv + l]);
+    }
 }
 
 // PP_AT_GATHER, threads [t0, t0 + n) of one row (b, hh, s): the prescale (a copy when the
@@ -636,8 +669,44 @@ PP_HD static inline void pp_attn_flash_fwd_notes(const pp_attn_launch *L, int64_
 {
     pp_range_note1(L->ranges, PP_SITE_ATTN_SCORES, rh, PP_FMT_FP32, s);
     pp_range_note1(L->ranges, PP_SITE_ATTN_SOFTMAX_IN, rh, PP_FMT_FP32, fmaf(s, L->sc.sl2, -ms));
-    // P as P·V reads it: RN_F(p), or e4m3 under fp8 = fa3 (attention_fp8.h)
-    pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->fp8 ? PP_FMT_E4M3 : L->f, p, pstored);
+    // P as P·V reads it: RN_F(p), or e4m3 under fp8 = fa3 (attention_fp8.h); the block scalings
+    // note P per block (pp_attn_fp8_block_pv)
+    if (!L->fp8_block)
+        pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->fp8 ? PP_FMT_E4M3 : L->f, p, pstored);
+}
+
+// P·V of one block of keys [lo, hi) under an fp8 block scaling (attention.h "FP8 scaling
+// schemes"): P's binary32 p (pch[j − lo]) quantised in place with the block's scale x_P
+// (pp_attn_fp8_p_block; pexact: explain's site p, P kept, x_P = 1), then per column c the chain
+// over the block's keys (MMA walk order, from +0) of P8·v8, added to o_c with the block scales'
+// product: o_c = o_c ⊕ RN_32(chain·x_P·x_v(block, c)) (pp_gemm_block_add).
+PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_attn_geom *G, int64_t b,
+                                              int64_t hh, float *pch, int64_t lo, int64_t hi, int pexact, float *o)
+{
+    int64_t n = hi - lo, rh = pp_attn_range_head(L, b, hh);
+    float praw[PP_GEMM_MMA_CHUNK > PP_MX_BLOCK ? PP_GEMM_MMA_CHUNK : PP_MX_BLOCK];
+    for (int64_t j = 0; j < n; j++)
+        praw[j] = pch[j];
+    double amax = 0, xp = pexact ? 1.0
+                                 : pp_attn_fp8_p_block((pp_scaling)L->fp8_sch, pch, n,
+                                                       pp_site_exact(L->exact_sites, PP_SITE_ATTN_BLOCK_SCALE_P), &amax);
+    if (L->ranges && !pexact) {
+        pp_format_id ef = pp_attn_fp8_elem((pp_scaling)L->fp8_sch);
+        double X = L->fp8_sch == PP_SCALING_NVFP4 ? xp * pp_attn_fp8_p_global() : xp;
+        for (int64_t j = 0; j < n; j++)
+            pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, ef, X != 0 ? (double)praw[j] / X : 0.0, pch[j]);
+        pp_attn_fp8_scale_note(L->ranges, PP_SITE_ATTN_BLOCK_SCALE_P, rh, (pp_scaling)L->fp8_sch, amax,
+                               L->fp8_sch == PP_SCALING_NVFP4 ? pp_attn_fp8_p_global() : 1.0, xp);
+    }
+    const float *vs0 = L->vs + pp_attn_koff(L, b, hh, pp_attn_krow(L, G, lo));
+    for (int64_t c = 0; c < L->d; c++) {
+        float part = 0.0f;
+        pp_attn_mma_walk mw;
+        int64_t j;
+        for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);)
+            part = pp_gemm_step_fp32(pch[j - lo], L->v[pp_attn_koff(L, b, hh, pp_attn_krow(L, G, j)) + c], part);
+        o[c] = pp_gemm_block_add(o[c], part, xp * (double)vs0[c]);
+    }
 }
 
 // Flash forward of row x through the key tiles, the last tile first (FA2 flash_fwd_kernel.h: n_block
@@ -661,7 +730,11 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     int64_t grow = pp_attn_order_row(L, b, hh, s);
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK];
+    float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK > PP_MX_BLOCK ? PP_GEMM_MMA_CHUNK : PP_MX_BLOCK];
+    const float *qsr = L->fp8_block ? L->qs + pp_attn_qoff(L, b, hh, s) : qr;  // q's block scales
+    // P·V's step: one MMA k-chunk, or one block of keys (fp8 block scalings: P and v in blocks)
+    int64_t pstep = L->fp8_block > PP_GEMM_MMA_CHUNK ? L->fp8_block : PP_GEMM_MMA_CHUNK;
+    int pexact = pp_site_exact(L->exact_sites, PP_SITE_ATTN_P);
     int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
     int xmax = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_MAX);
     for (int64_t c = 0; c < d; c++)
@@ -673,7 +746,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, j, j1 - j);
-            pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+            pp_attn_fp8_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
+                             L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
             for (int64_t i = 0; !none && i < w; i++)
                 if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
@@ -683,13 +757,14 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float ms = pp_attn_fp8_max_scaled(L->fp8, &L->sc, mn);  // fp8: explain offers no site (op_attention.c)
         double msd = xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;  // attention.h "Exact sites"
         pp_attn_flash_rescale(o, d, l4, corr);
-        for (int64_t cb = j0 - j0 % PP_GEMM_MMA_CHUNK; cb < j1; cb += PP_GEMM_MMA_CHUNK) {
-            int64_t lo = cb > j0 ? cb : j0, hi = cb + PP_GEMM_MMA_CHUNK < j1 ? cb + PP_GEMM_MMA_CHUNK : j1;
+        for (int64_t cb = j0 - j0 % pstep; cb < j1; cb += pstep) {
+            int64_t lo = cb > j0 ? cb : j0, hi = cb + pstep < j1 ? cb + pstep : j1;
             for (int64_t j = lo; j < hi; j += w) {
                 w = pp_attn_key_lanes(L, j, hi - j);
                 const float *sj = sv + (j - j0);
                 if (!kept) {
-                    pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+                    pp_attn_fp8_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
+                                     L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
                     sj = sv;
                 }
                 for (int64_t i = 0; i < w; i++) {
@@ -698,11 +773,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                                                             : pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
-                    // P as P·V reads it (fp8: e4m3)
-                    pch[j + i - cb] = pp_attn_fp8_p(L->fp8, pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
+                    // P as P·V reads it (fp8: e4m3; block scalings: the block's, below)
+                    pch[j + i - cb] = L->fp8_block ? p
+                                    : pp_attn_fp8_p(L->fp8, pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                     if (L->ranges)
                         pp_attn_flash_fwd_notes(L, pp_attn_range_head(L, b, hh), sj[i], ms, p, pch[j + i - cb]);
                 }
+            }
+            if (L->fp8_block) {
+                pp_attn_fp8_block_pv(L, &G, b, hh, pch, lo, hi, pexact, o);
+                continue;
             }
             pp_attn_mma_walk mw;
             pp_attn_steps T;

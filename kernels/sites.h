@@ -49,6 +49,14 @@ typedef enum pp_site {
     PP_SITE_ADAMW_UPDATE,      // the addcdiv's increment to θ (or to c with Kahan)
     PP_SITE_ADAMW_THETA,       // the θ store
     PP_SITE_ADAMW_COMP,        // the Kahan compensation store
+    // ---- attention's fp8 quantisation (kernels/attention.h "FP8 scaling schemes"; appended)
+    PP_SITE_ATTN_QUANT_Q,      // q as the FP8 MMAs read it (e4m3 or e2m1 elements)
+    PP_SITE_ATTN_QUANT_K,      // k likewise
+    PP_SITE_ATTN_QUANT_V,      // v likewise
+    PP_SITE_ATTN_BLOCK_SCALE_Q,// q's scales (per tensor, or per block of d)
+    PP_SITE_ATTN_BLOCK_SCALE_K,// k's
+    PP_SITE_ATTN_BLOCK_SCALE_V,// v's (blocks along the keys)
+    PP_SITE_ATTN_BLOCK_SCALE_P,// P's block scales (mx, nvfp4; blocks along the keys)
     PP_SITE_COUNT
 } pp_site;
 
@@ -57,7 +65,9 @@ typedef enum pp_site {
 #define PP_SITE_GEMM_FIRST PP_SITE_GEMM_QUANT_A
 #define PP_SITE_GEMM_END (PP_SITE_GEMM_C + 1)
 #define PP_SITE_ADAMW_FIRST PP_SITE_ADAMW_G
-#define PP_SITE_ADAMW_END PP_SITE_COUNT
+#define PP_SITE_ADAMW_END (PP_SITE_ADAMW_COMP + 1)
+#define PP_SITE_ATTN_FP8_FIRST PP_SITE_ATTN_QUANT_Q
+#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_BLOCK_SCALE_P + 1)
 
 // What the per-head index of a site counts: attention's q heads, its kv heads (dk, dv
 // accumulators), a GEMM's tensor (one cell), AdamW's parameter blocks.
@@ -185,6 +195,27 @@ static inline const pp_site_info *pp_site_get(int id)
          "param_format (P; rounding stochastic or nearest)", "adamw.h: pp_adamw_elem_step", PP_SITE_AXIS_BLOCK, NULL},
         {PP_SITE_ADAMW_COMP, "adamw", "comp", "the Kahan compensation store (kahan only)",
          "compensation_format (C)", "adamw.h: pp_adamw_elem_step", PP_SITE_AXIS_BLOCK, NULL},
+        {PP_SITE_ATTN_QUANT_Q, "attention", "quant_q",
+         "q as FA3's FP8 MMAs read it: each element over its scale, rounded (fp8 = fa3; noted on the host)",
+         "e4m3 (scaling nvfp4: e2m1)", "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_QUANT_K, "attention", "quant_k", "k likewise (per kv head)", "e4m3 (scaling nvfp4: e2m1)",
+         "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_KV_HEAD, NULL},
+        {PP_SITE_ATTN_QUANT_V, "attention", "quant_v", "v likewise (per kv head)", "e4m3 (scaling nvfp4: e2m1)",
+         "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_KV_HEAD, NULL},
+        {PP_SITE_ATTN_BLOCK_SCALE_Q, "attention", "block_scale_q",
+         "q's scales: per tensor the descale X (tensor-current, -delayed), mx 2^e per 32 along d, nvfp4 the E4M3 s "
+         "per 16 along d; `clamped` counts blocks at the scale's limits",
+         "scaling (fp32 X; e8m0; e4m3)", "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_BLOCK_SCALE_K, "attention", "block_scale_k", "k's scales, as block_scale_q (per kv head)",
+         "scaling (fp32 X; e8m0; e4m3)", "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_KV_HEAD,
+         NULL},
+        {PP_SITE_ATTN_BLOCK_SCALE_V, "attention", "block_scale_v",
+         "v's scales, as block_scale_q but blocks along the keys (per kv head)", "scaling (fp32 X; e8m0; e4m3)",
+         "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_KV_HEAD, NULL},
+        {PP_SITE_ATTN_BLOCK_SCALE_P, "attention", "block_scale_p",
+         "P's block scales (mx: 2^e per 32 keys; nvfp4: the E4M3 s per 16 keys over g_P); `clamped` counts blocks "
+         "at the scale's limits", "scaling (e8m0; e4m3)", "attention_threads.h: pp_attn_fp8_block_pv",
+         PP_SITE_AXIS_HEAD, NULL},
     };
     return id >= 0 && id < PP_SITE_COUNT ? &table[id] : (const pp_site_info *)0;
 }

@@ -309,39 +309,50 @@ static int attn_case_special_inputs(const attn_case_backend *be)
     return fails;
 }
 
-// FP8 (fp8 = "fa3", kernels/attention_fp8.h), forward only: GQA, causal and not, ragged
+// FP8 (fp8 = "fa3", kernels/attention_fp8.h), forward only, under every scaling (auto =
+// tensor-current, none, tensor-delayed with fixed scales, mx, nvfp4): GQA, causal and not, ragged
 // s_q ≠ s_kv (rows with no key), head dims across FA3's FP8 tile rows (d 5, 16, 80: 160 and 128
-// keys per tile), block_n given (tiles that split the keys), order seeds 0 and 3, and an outlier
-// head (q 30x in head 1: P spans e4m3's subnormals).
+// keys per tile; d 5 and 80 end in a partial block along d, s_kv 11 and 5 in a partial block of
+// keys), block_n given (tiles that split the keys; the block scalings take multiples of their
+// block), order seeds 0 and 3, and an outlier head (q 30x in head 1: P spans e4m3's subnormals).
 static int attn_case_fp8_fa3(const attn_case_backend *be)
 {
     const pp_attn_dims shapes[] = {
         {2, 7, 11, 4, 2, 5, 0}, {2, 7, 11, 4, 2, 5, 1}, {1, 9, 5, 3, 1, 16, 1}, {1, 33, 40, 2, 2, 80, 1},
         {1, 1, 1, 1, 1, 1, 0},
     };
-    const int block_ns[] = {0, 3, 16};
+    const pp_attn_fp8_scaling schemes[] = {PP_ATTN_FP8_SCALING_AUTO, PP_ATTN_FP8_SCALING_NONE,
+                                           PP_ATTN_FP8_SCALING_DELAYED, PP_ATTN_FP8_SCALING_MX,
+                                           PP_ATTN_FP8_SCALING_NVFP4};
+    const char *const scheme_names[] = {"auto", "none", "tensor-delayed", "mx", "nvfp4"};
+    const int block_ns[] = {0, 3, 16}, block_ns_mx[] = {0, 32, 64};
     int fails = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        for (int bn = 0; bn < 3; bn++)
-            for (int seed = 0; seed < 2; seed++) {
-                bufs B;
-                bufs_init(&B, &shapes[i], PP_FMT_BF16, 2.0, pp_test_seed() + 200 + i);
-                for (int64_t t = 0; t < B.nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
-                    if (shapes[i].h > 1 && (t / shapes[i].d) % shapes[i].h == 1)
-                        B.q[t] = pp_round(PP_FMT_BF16, B.q[t] * 30.0, PP_RND_NE, 0);
-                pp_attn_variant v;
-                memset(&v, 0, sizeof v);
-                v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-                v.kernel = PP_ATTN_FLASH;
-                v.fp8 = PP_ATTN_FP8_FA3;
-                v.block_n = block_ns[bn];
-                v.order_seed = seed ? 3 : 0;
-                char what[160];
-                snprintf(what, sizeof what, "fp8 fa3 shape %zu block_n %d order_seed %d", i, block_ns[bn],
-                         (int)v.order_seed);
-                fails += check_one(be, &v, &shapes[i], &B, 0, what);
-                bufs_free(&B);
-            }
+        for (int sc = 0; sc < 5; sc++)
+            for (int bn = 0; bn < 3; bn++)
+                for (int seed = 0; seed < 2; seed++) {
+                    bufs B;
+                    bufs_init(&B, &shapes[i], PP_FMT_BF16, 2.0, pp_test_seed() + 200 + i);
+                    for (int64_t t = 0; t < B.nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
+                        if (shapes[i].h > 1 && (t / shapes[i].d) % shapes[i].h == 1)
+                            B.q[t] = pp_round(PP_FMT_BF16, B.q[t] * 30.0, PP_RND_NE, 0);
+                    pp_attn_variant v;
+                    memset(&v, 0, sizeof v);
+                    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
+                    v.kernel = PP_ATTN_FLASH;
+                    v.fp8 = PP_ATTN_FP8_FA3;
+                    v.fp8_scaling = schemes[sc];
+                    // delayed: stale scales (q's history below its 30x head: it saturates)
+                    v.fp8_delayed_s[0] = 448.0 / 4.0, v.fp8_delayed_s[1] = 448.0 / 3.0, v.fp8_delayed_s[2] = 100.0;
+                    int blocked = schemes[sc] == PP_ATTN_FP8_SCALING_MX || schemes[sc] == PP_ATTN_FP8_SCALING_NVFP4;
+                    v.block_n = blocked ? block_ns_mx[bn] : block_ns[bn];
+                    v.order_seed = seed ? 3 : 0;
+                    char what[200];
+                    snprintf(what, sizeof what, "fp8 fa3 scaling %s shape %zu block_n %d order_seed %d",
+                             scheme_names[sc], i, v.block_n, (int)v.order_seed);
+                    fails += check_one(be, &v, &shapes[i], &B, 0, what);
+                    bufs_free(&B);
+                }
     return fails;
 }
 

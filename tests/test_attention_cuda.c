@@ -61,7 +61,8 @@ static void cuda_order_seeds(void **state)
     assert_int_equal(attn_case_order_seeds(&cuda_backend), 0);
 }
 
-// FP8 (fp8 = "fa3"): the GPU against the CPU emulation bit for bit (attention_cases.h).
+// FP8 (fp8 = "fa3") under every scaling: the GPU against the CPU emulation bit for bit
+// (attention_cases.h).
 static void cuda_fp8_fa3(void **state)
 {
     (void)state;
@@ -298,6 +299,54 @@ static void cuda_ranges_equal_cpu(void **state)
     }
 }
 
+// FP8 block scalings (mx, nvfp4): the GPU's out, lse and range counters (P's block scales noted in
+// the kernel: block_scale_p, and every attention site) equal the CPU emulation's.
+static void cuda_fp8_ranges_equal_cpu(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    const pp_attn_dims dm = {2, 48, 40, 4, 2, 48, 1};
+    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d, nl = dm.b * dm.h * dm.s_q;
+    const pp_attn_fp8_scaling sch[2] = {PP_ATTN_FP8_SCALING_MX, PP_ATTN_FP8_SCALING_NVFP4};
+    for (int i = 0; i < 2; i++) {
+        pp_attn_variant v;
+        memset(&v, 0, sizeof v);
+        v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16, v.kernel = PP_ATTN_FLASH;
+        v.fp8 = PP_ATTN_FP8_FA3, v.fp8_scaling = sch[i];
+        double *in = malloc((size_t)(nq + 2 * nk) * 8), *oc = calloc((size_t)(nq + nl), 8),
+               *og = calloc((size_t)(nq + nl), 8);
+        assert_non_null(in), assert_non_null(oc), assert_non_null(og);
+        for (int64_t j = 0; j < nq + 2 * nk; j++)  // a fixed pattern in (−4, 4), times 40 now and then
+            in[j] = pp_round(PP_FMT_BF16, 4.0 * sin(0.37 * (double)j) * (j % 97 == 0 ? 40.0 : 1.0), PP_RND_NE, 0);
+        const double *q = in, *k = in + nq, *vv = in + nq + nk;
+        pp_range_cell *cc = malloc(PP_SITE_COUNT * dm.h * sizeof *cc), *cg = malloc(PP_SITE_COUNT * dm.h * sizeof *cg);
+        pp_ranges Rc, Rg;
+        pp_ranges_init(&Rc, cc, dm.h), pp_ranges_init(&Rg, cg, dm.h);
+        pp_attn_cpu_opts o = {.ranges = &Rc};
+        pp_error err = {0};
+        assert_int_equal(pp_attention_cpu_opts(&v, &dm, 0, q, k, vv, NULL, oc, oc + nq, NULL, NULL, NULL, 2, &o,
+                                               &err), 0);
+        char msg[256] = "";
+        int rc = pp_attention_cuda_ranges(&v, &dm, 0, q, k, vv, NULL, og, og + nq, NULL, NULL, NULL, &Rg, msg,
+                                          sizeof msg);
+        if (rc)
+            fprintf(stderr, "  scaling %d: %s\n", i, msg);
+        assert_int_equal(rc, 0);
+        assert_memory_equal(oc, og, (size_t)(nq + nl) * 8);
+        assert_true(cc[PP_SITE_ATTN_BLOCK_SCALE_P * dm.h].count > 0);  // the notes ran
+        for (int s = 0; s < PP_SITE_COUNT; s++) {
+            if ((s < PP_SITE_ATTN_FIRST || s >= PP_SITE_ATTN_END) && (s < PP_SITE_ATTN_FP8_FIRST || s >= PP_SITE_ATTN_FP8_END))
+                continue;
+            if (Rc.fmt[s] != Rg.fmt[s] || memcmp(&cc[s * dm.h], &cg[s * dm.h], (size_t)dm.h * sizeof *cc)) {
+                fprintf(stderr, "FAIL scaling %d: site %s: the GPU's range counters differ from the CPU's\n", i,
+                        pp_site_get(s)->name);
+                fail();
+            }
+        }
+        free(in), free(oc), free(og), free(cc), free(cg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +361,7 @@ int main(void)
         cmocka_unit_test(cuda_cublas_errors),
         cmocka_unit_test(cuda_ranges_equal_cpu),
         cmocka_unit_test(cuda_fp8_fa3),
+        cmocka_unit_test(cuda_fp8_ranges_equal_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

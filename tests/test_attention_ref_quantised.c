@@ -45,7 +45,9 @@ static void hand_split(void **state)
     pp_attn_ref_opts o;
     opts(&o, &dm, PP_ATTN_REF_FAST);
     pp_error e = {0};
-    assert_int_equal(pp_attention_ref_quantised(&o, q, k, v, ro, rl, &bo, &bl, &e), 0);
+    pp_attn_variant fv;
+    fa3(&fv);
+    assert_int_equal(pp_attention_ref_quantised(&o, &fv, q, k, v, ro, rl, &bo, &bl, &e), 0);
     double sq = pp_attn_fp8_tensor_scale(q, 4), xq = pp_attn_fp8_descale(sq), xk = pp_attn_fp8_descale(448.0);
     assert_true(pp_attn_fp8_quantise(1.0, sq) == 144.0f && pp_attn_fp8_quantise(3.0, sq) == 448.0f);
     assert_true(xq != ldexp(1.0, ilogb(xq)));  // not a power of two: the split is needed
@@ -60,8 +62,6 @@ static void hand_split(void **state)
     assert_int_equal(pp_attention_ref(&o, q, k, v, NULL, po, pl, NULL, NULL, NULL, NULL, &e), 0);
     assert_true(fabs(pl[0] - 2.0) < 1e-15 && fabs(po[1] - v[1]) < 1e-15);
     // FA3's FP8 forward: exact against the quantised reference, far from the original's
-    pp_attn_variant fv;
-    fa3(&fv);
     assert_int_equal(pp_attention_cpu(&fv, &dm, 0, q, k, v, NULL, out, lse, NULL, NULL, NULL, 1, &e), 0);
     print_message("fa3: out[1] %.9g lse %.9g; vs quantised %.3g, %.3g; vs original %.3g, %.3g\n", out[1], lse[0],
                   fabs(out[1] - ro[1]), fabs(lse[0] - rl[0]), fabs(out[1] - po[1]), fabs(lse[0] - pl[0]));
@@ -83,6 +83,8 @@ static void split_against_plain(void **state)
     double q[NQ], k[NKV], v[NKV], qd[NQ], kd[NKV], vd[NKV];
     double ao[NQ], al[NL], bo[NQ], bl[NL], boa, bla, bob, blb;
     pp_test_rng r = {pp_test_seed() + 23};
+    pp_attn_variant fv;
+    fa3(&fv);
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < NQ; i++)
             q[i] = pp_round(PP_FMT_BF16, 3.0 * pp_test_rng_unit(&r) - 1.5, PP_RND_NE, 0);
@@ -98,7 +100,7 @@ static void split_against_plain(void **state)
         opts(&o, &dm, PP_ATTN_REF_FAST);
         o.sigma_given = pass, o.sigma = 0.3;
         pp_error e = {0};
-        assert_int_equal(pp_attention_ref_quantised(&o, q, k, v, ao, al, &boa, &bla, &e), 0);
+        assert_int_equal(pp_attention_ref_quantised(&o, &fv, q, k, v, ao, al, &boa, &bla, &e), 0);
         pp_attn_ref_bounds b;
         if (pass == 0) {
             assert_true(pp_attn_fp8_dequantised(q, NQ, qd) == 0x1p-7);
@@ -110,7 +112,7 @@ static void split_against_plain(void **state)
             double X = pp_attn_fp8_descale(pp_attn_fp8_tensor_scale(q, NQ));
             assert_true(X != ldexp(1.0, ilogb(X)));
             o.method = PP_ATTN_REF_MPFR_PLAIN;
-            assert_int_equal(pp_attention_ref_quantised(&o, q, k, v, bo, bl, &bob, &blb, &e), 0);
+            assert_int_equal(pp_attention_ref_quantised(&o, &fv, q, k, v, bo, bl, &bob, &blb, &e), 0);
         }
         int bad = 0;
         for (int i = 0; i < NQ; i++)

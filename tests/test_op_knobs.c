@@ -227,6 +227,7 @@ static const char *const generic_words[] = {
     "scaling", "mx",         // `precprobe cast --scaling mx`: the same OCP MX scaling, on a file
     "tensor-current", "nvfp4",  // `precprobe cast --scaling tensor-current | nvfp4`: the same scalings, on a file
     "cpu", "cuda",           // the devices a run chooses (--device), also adamw's torch_kernels values
+    "auto",                  // --device auto; also attention's scaling default (fp8's own scaling)
     "max", "margin",         // gate bounds and statistics ({ max = … }, max_ulp), CSS: gemm's amax_compute_algo, margin
 };
 

@@ -7,19 +7,23 @@
 #include <string.h>
 
 #include "attention_check.h"
+#include "attention_fp8.h"
 #include "attention_ref.h"
 #include "cpu/attention.h"
 #ifdef PP_HAVE_CUDA
 #include "cuda/attention_cuda.h"
 #endif
+#include "ops/attention_fp8_ranges.h"
 #include "ops/attention_ref_quantised.h"
 #include "ops/engine_knob.h"
 #include "ops/op.h"
+#include "scaling.h"
 
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
+    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -51,6 +55,13 @@ static const char *const cp_flavours[] = {"te-main", "te-2024", "pr-821", NULL};
 static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
 static const char *const fp8s[] = {"none", "fa3", NULL};
 static const pp_knob_meaning fp8_ids[] = {{"none", PP_ATTN_FP8_NONE}, {"fa3", PP_ATTN_FP8_FA3}, {NULL, 0}};
+static const char *const scalings[] = {"auto", "none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
+static const pp_knob_meaning scaling_ids[] = {
+    {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
+    {"tensor-current", PP_ATTN_FP8_SCALING_TENSOR}, {"tensor-delayed", PP_ATTN_FP8_SCALING_DELAYED},
+    {"mx", PP_ATTN_FP8_SCALING_MX}, {"nvfp4", PP_ATTN_FP8_SCALING_NVFP4}, {NULL, 0}};
+static const char *const amax_algos[] = {"max", "most_recent", NULL};
+static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_recent", PP_AMAX_MOST_RECENT}, {NULL, 0}};
 static const pp_knob_meaning arch_ids[] = {
     {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
@@ -138,6 +149,26 @@ static const pp_knob_def knobs[] = {
                "e4m3 with FA3's max offset 8 before P.V, v's descale in the epilogue, out in bf16; kernel flash, "
                "format bf16, scale post, max_subtract row, cp_world 1, passes fwd: FA3's FP8 has no backward)",
                .meanings = fp8_ids},
+    // fp8's scaling (kernels/attention.h "FP8 scaling schemes"); after fp8, so earlier knobs keep
+    // their indices. The delayed recipe as the gemm's (kernels/scaling.h cites TE's DelayedScaling).
+    [K_SCALING] = {"scaling", scalings, "auto",
+                   "fp8 fa3's scaling of q, k, v (and P): auto (tensor-current with fp8 fa3, none without); none: "
+                   "cast as they are; tensor-current: per-tensor scale from this tensor's amax (FA3's descales); "
+                   "tensor-delayed: from amax_history_q/_k/_v (TE's DelayedScaling); mx: e4m3 with e8m0 scales per 32 "
+                   "(q, k along d; v and P along the keys); nvfp4: e2m1 with e4m3 scales per 16 and fp32 global "
+                   "scales; every value but auto and none needs fp8 fa3",
+                   .meanings = scaling_ids},
+    [K_HIST_Q] = {"amax_history_q", NULL, "[]",
+                  "tensor-delayed: q's amax at the earlier steps, most recent first (TE's amax_history), e.g. "
+                  "[3.0, 2.5]", .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_K] = {"amax_history_k", NULL, "[]", "tensor-delayed: k's amax history, as amax_history_q",
+                  .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_V] = {"amax_history_v", NULL, "[]", "tensor-delayed: v's amax history, as amax_history_q",
+                  .list_max = PP_KNOB_LIST_MAX},
+    [K_AMAX_ALGO] = {"amax_compute_algo", amax_algos, "max",
+                     "tensor-delayed: the amax the scale is made from: max over the history, or its most recent "
+                     "entry (TE's amax_compute_algo)", .meanings = amax_algo_ids},
+    [K_MARGIN] = {"margin", NULL, "0", "tensor-delayed: scale = (448 / amax) / 2^margin (TE's margin)", 0, 64},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -262,6 +293,16 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.sigma = p->v[P_SIGMA];
     v.engine = id(k, K_ENGINE) == PP_ENGINE_OURS ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
     v.fp8 = (pp_attn_fp8)id(k, K_FP8);
+    v.fp8_scaling = (pp_attn_fp8_scaling)id(k, K_SCALING);
+    // tensor-delayed: TE's scale of each tensor from its history (kernels/scaling.h); 0 when the
+    // history is empty (pp_attn_fp8_error refuses it)
+    for (int t = 0; t < 3; t++)
+        v.fp8_delayed_s[t] = k->v[K_HIST_Q + t] > 0
+                               ? pp_delayed_scale(PP_FMT_E4M3,
+                                                  pp_delayed_amax(k->list[K_HIST_Q + t], k->v[K_HIST_Q + t],
+                                                                  (pp_amax_algo)id(k, K_AMAX_ALGO)),
+                                                  k->v[K_MARGIN])
+                               : 0.0;
     return v;
 }
 
@@ -272,6 +313,13 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
     pp_attn_variant v = variant_of(p, k);
+    int recipe_set = k->v[K_HIST_Q] || k->v[K_HIST_K] || k->v[K_HIST_V] || id(k, K_AMAX_ALGO) != PP_AMAX_MAX ||
+                     k->v[K_MARGIN];
+    if (recipe_set && (v.fp8 == PP_ATTN_FP8_NONE || v.fp8_scaling != PP_ATTN_FP8_SCALING_DELAYED)) {
+        snprintf(msg, n, "amax_history_q, amax_history_k, amax_history_v, amax_compute_algo and margin are scaling = "
+                 "\"tensor-delayed\"'s (with fp8 = \"fa3\")");
+        return -1;
+    }
     pp_attn_dims dm = dims_of(p);
     dm.b = 0;
     char e[256] = "";
@@ -285,7 +333,9 @@ static const char knob_rules[] =
     "kernel flash takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and max_subtract row or none; "
     "cp_world > 1 needs s = s_kv divisible by 2 x cp_world; engine cublas needs kernel unfused and cp_world 1, "
     "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
-    "max_subtract row, cp_world 1 and passes fwd";
+    "max_subtract row, cp_world 1 and passes fwd; scaling other than auto/none needs fp8 fa3, tensor-delayed "
+    "needs amax_history_q, _k, _v (and only it takes them, amax_compute_algo and margin), mx and nvfp4 a block_n "
+    "that is a multiple of 32 or 16";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -294,9 +344,12 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     pp_attn_cpu_opts o = {.ranges = p->ranges};
-    return pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
-                                 out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
-                                 bwd ? out[O_DV].data : NULL, threads, &o, err);
+    int rc = pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
+                                   out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
+                                   bwd ? out[O_DV].data : NULL, threads, &o, err);
+    if (!rc && pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
+        return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
+    return rc;
 }
 
 // Range diagnostics: one cell per q head (kernels/sites.h; cp_dkv_acc uses the first h_kv).
@@ -320,7 +373,11 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
                                       out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
                                       bwd ? out[O_DK].data : NULL, bwd ? out[O_DV].data : NULL, p->ranges, msg,
                                       sizeof msg);
-    return rc ? pp_fail(err, rc, "attention on cuda: %s", msg) : PP_OK;
+    if (rc)
+        return pp_fail(err, rc, "attention on cuda: %s", msg);
+    if (pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
+        return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
+    return PP_OK;
 }
 #endif
 
@@ -406,7 +463,7 @@ static int second_reference(const pp_op_params *p, const pp_op_knobs *k)
 static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
                                pp_reference_info *info, const pp_ref_ctx *ctx, pp_error *err)
 {
-    (void)k;
+    pp_attn_variant v = variant_of(p, k);
     pp_attn_ref_opts o = ref_opts_of(p, ctx);
     // both forward outputs are computed; one not wanted (data NULL) gets a scratch tensor
     pp_tensor scratch[2];
@@ -416,7 +473,7 @@ static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, cons
     int rc = ref_outputs(p, out, 2, skip, scratch, data, err);
     double bound[2] = {0, 0};
     if (!rc)
-        rc = pp_attention_ref_quantised(&o, in[0].data, in[1].data, in[2].data, data[O_OUT], data[O_LSE], &bound[0],
+        rc = pp_attention_ref_quantised(&o, &v, in[0].data, in[1].data, in[2].data, data[O_OUT], data[O_LSE], &bound[0],
                                         &bound[1], err);
     for (int t = 0; t < 2; t++)
         pp_tensor_free(&scratch[t]);
@@ -497,8 +554,18 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
-    if (v.fp8 != PP_ATTN_FP8_NONE)  // FA3's FP8 steps (attention_fp8.h) have no exact forms yet
-        return 0;
+    if (v.fp8 != PP_ATTN_FP8_NONE) {
+        // FA3's FP8 forward (attention.h "FP8 scaling schemes"): the quantisations of q, k, v
+        // (elements kept), P (kept in binary32), the out store, and where a block scale rounds
+        // (nvfp4's E4M3 scales; mx's are powers of two, the per-tensor descales not offered);
+        // FA3's softmax scalars (its max offset) have no exact forms
+        uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_QUANT_Q) | PP_SITE_BIT(PP_SITE_ATTN_QUANT_K) |
+                     PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
+        if (pp_attn_fp8_scheme(&v) == PP_SCALING_NVFP4)
+            m |= PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_Q) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_K) |
+                 PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_V) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_P);
+        return m;
+    }
     int bwd = backward(p), cp = v.cp_world > 1, unf = v.kernel == PP_ATTN_UNFUSED;
     int naive = v.softmax == PP_ATTN_SOFTMAX_NAIVE;
     uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
