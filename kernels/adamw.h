@@ -152,7 +152,8 @@ typedef enum pp_adamw_update {
 // Whose tensor kernels the update runs through (see "Two kernel flavours" above).
 typedef enum pp_adamw_kernels {
     PP_ADAMW_KERNELS_CUDA = 0,  // PyTorch's CUDA kernels: where people train (the default)
-    PP_ADAMW_KERNELS_CPU        // PyTorch's x86-64 CPU kernels (tools/adamw_torch_parity.py)
+    PP_ADAMW_KERNELS_CPU,       // PyTorch's x86-64 CPU kernels (tools/adamw_torch_parity.py)
+    PP_ADAMW_KERNELS_CUDA_FUSED // torch.optim.AdamW(fused=True) on CUDA: one kernel (update = torch)
 } pp_adamw_kernels;
 
 #define PP_ADAMW_TID_SR 0x53520000u    // Philox tensor id of the stochastic-rounding bits
@@ -196,6 +197,10 @@ typedef struct pp_adamw_scalars {
     float inv_dc;       // RN32(1/dc): CUDA's division by a CPU scalar multiplies by it
     float eps;
     float neg_step;     // −step_size as the binary32 the addcdiv uses
+    // cuda-fused (torch's fused kernel computes its own scalars in binary32; "The fused kernel")
+    float fused_lr_wd;     // RN32(RN32(lr_t)·RN32(wd))
+    float fused_dc;        // bias_correction2_sqrt = sqrtf(RN32(1 − powf(RN32(β2), t)))
+    float fused_neg_step;  // −step_size = −RN32(RN32(lr_t) / RN32(1 − powf(RN32(β1), t)))
 } pp_adamw_scalars;
 
 // ---------------------------------------------------------------------------------------------
@@ -320,6 +325,57 @@ PP_HD static inline double pp_adamw_addcdiv_at(const pp_adamw_variant *va, const
     return (double)pp_adamw_addcdiv(va, s, x, m, d);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The fused kernel (torch_kernels = cuda-fused; "The fused kernel" in the top comment): every
+// value binary32 from load to store, each state stored once at the end.
+
+// m ← fma(β1, m, fma(−β1, g, g)): torch's lerp toward g written as two FMAs.
+PP_HD static inline float pp_adamw_fused_momentum(const pp_adamw_scalars *s, float m, float g)
+{
+    return fmaf(s->beta1, m, fmaf(-s->beta1, g, g));
+}
+
+// v ← fma(β2, v, fma(−β2, g², g²)), g² = RN32(g·g) (an FMA's operand: not contracted).
+PP_HD static inline float pp_adamw_fused_variance(const pp_adamw_scalars *s, float v, float g)
+{
+    float gg = g * g;
+    return fmaf(s->beta2, v, fmaf(-s->beta2, gg, gg));
+}
+
+// denom = RN32(RN32(√v / bias_correction2_sqrt) + ε): a division, not a reciprocal multiply.
+PP_HD static inline float pp_adamw_fused_denom(const pp_adamw_scalars *s, float v)
+{
+    return sqrtf(v) / s->fused_dc + s->eps;
+}
+
+// θ ← θ − (step_size·m) / denom, rounded op by op (the subtraction's operand is a quotient: no
+// FMA); with the update site exact, in binary64 from the same binary32 operands.
+PP_HD static inline double pp_adamw_fused_update_at(const pp_adamw_variant *va, const pp_adamw_scalars *s, float th,
+                                                    float m, float d)
+{
+    if (pp_site_exact(va->exact_sites, PP_SITE_ADAMW_UPDATE))
+        return (double)th + (double)s->fused_neg_step * (double)m / (double)d;
+    return th + (s->fused_neg_step * m) / d;
+}
+
+// One step of one element through the fused kernel. θ's decay, m and v stay binary32 into the
+// update (the update uses the unrounded m and v); θ, m and v are stored once each, θ from rbits[1]
+// when stochastic (torch has no stochastic store: precprobe's knob, as for the other flavours).
+PP_HD static inline void pp_adamw_elem_step_fused(const pp_adamw_variant *va, const pp_adamw_scalars *s,
+                                                  pp_adamw_elem *e, float g, const uint32_t rbits[2])
+{
+    float th = e->theta;
+    if (s->use_decay)
+        th = fmaf(-s->fused_lr_wd, th, th);  // param -= lr·wd·param, contracted by nvcc
+    float m = pp_adamw_fused_momentum(s, e->m, g);
+    float v = pp_adamw_fused_variance(s, e->v, g);
+    float d = pp_adamw_fused_denom(s, v);
+    double x = pp_adamw_fused_update_at(va, s, th, m, d);
+    e->theta = pp_adamw_store_update_(va, PP_SITE_ADAMW_THETA, va->param, x, va->stochastic, rbits[1]);
+    e->m = pp_adamw_store_at(va, PP_SITE_ADAMW_M, va->momentum, m);
+    e->v = pp_adamw_store_at(va, PP_SITE_ADAMW_V, va->variance, v);
+}
+
 // One step of one element: e ← step(e, g) for variant va with this step's scalars s.
 // @param [in,out] e      the element's state; every field a value of its format.
 // @param [in]     g      the gradient, a binary32 value (of P by convention).
@@ -328,6 +384,10 @@ PP_HD static inline double pp_adamw_addcdiv_at(const pp_adamw_variant *va, const
 PP_HD static inline void pp_adamw_elem_step(const pp_adamw_variant *va, const pp_adamw_scalars *s,
                                             pp_adamw_elem *e, float g, const uint32_t rbits[2])
 {
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA_FUSED) {
+        pp_adamw_elem_step_fused(va, s, e, g, rbits);
+        return;
+    }
     pp_format_id P = va->param, C = va->compensation;
     float th = e->theta;
     int theta_x = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_THETA);  // "Exact sites"
