@@ -25,8 +25,9 @@
 // dtype, as PyTorch's CPU and CUDA kernels both do for fp32, bf16 and fp16 tensors. The per-step
 // scalars (pp_adamw_scalars) are binary32 values computed on the host, once per step.
 //
-// Two kernel flavours (knob torch_kernels): the same optimizer runs through different arithmetic
-// in PyTorch's CPU and CUDA kernels. Below, [cpu] and [cuda] mark the lines that differ; the rest
+// Kernel flavours (knob torch_kernels): the same optimizer runs through different arithmetic
+// in PyTorch's CPU and CUDA kernels (and torch.optim.AdamW through its fused CUDA kernel,
+// cuda-fused: "The fused kernel" below). Below, [cpu] and [cuda] mark the lines that differ; the rest
 // is the same on both. cuda is the default: the optimizers run on GPUs.
 //
 // update = anyprecision (torchdistx AnyPrecisionAdamW, notes §2; state["step"] = torch.tensor(0.0)
@@ -68,6 +69,48 @@
 //   4. d = R_V(sqrt(v)); d = R_V(RN32(d / dc)) on both devices (_foreach_div_ by a list of Python
 //      floats divides); d = R_V(RN32(d + RN32(ε)))
 //   5. as anyprecision with −step_size = RN32(−lr_t / bc1): [cpu] unfused, [cuda] one FMA.
+//
+// The fused kernel (torch_kernels = cuda-fused: torch.optim.AdamW(fused=True) on CUDA, torch ≥ 2.11;
+// update = torch only, no Kahan: both refused). One kernel per step, every value binary32
+// ("opmath") from load to store, θ, m, v each rounded once into its format at the end:
+//   scalars, in the kernel from binary32 casts: lr = RN32(lr_t), β1, β2, ε, wd = RN32 of each;
+//     bc1 = RN32(1 − powf(β1, t)), dc = sqrtf(RN32(1 − powf(β2, t))), step_size = RN32(lr / bc1),
+//     t the float32 step tensor (exact), powf CUDA's own (kernels/cuda_powf.h; glibc's differs)
+//   1. θ = fmaf(−RN32(lr·wd), θ, θ)         (param −= lr·wd·param, contracted; not stored: θ stays
+//      binary32 into step 5 even when P is bf16)
+//   2. m = fmaf(β1, m, fmaf(−β1, g, g))       (lerp written as two FMAs)
+//   3. v = fmaf(β2, v, fmaf(−β2, g², g²)), g² = RN32(g·g)
+//   4. d = RN32(RN32(sqrtf(v) / dc) + ε)      (m, v unrounded: before their stores)
+//   5. θ = R_P(RN32(θ − RN32(RN32(step_size·m) / d))); m = R_M(m); v = R_V(v)
+// Sources: aten/src/ATen/native/cuda/fused_adam_utils.cuh after pytorch PR 173227 ("Use opmath_t
+// and not double compute in fused SGD and Adam", Jan 2026; read in a line-numbered copy of a later
+// main: adam_math lines 123-141, FusedAdamMathFunctor's binary32 scalars and bias corrections
+// 190-213), with the two-FMA lerps of PR 153097; torch/optim/adam.py of torch 2.11.0
+// (git 70d99e998b49), _fused_adam lines 803-899: lr a float or a tensor (842-876), the step
+// tensor incremented on the device (877), torch._fused_adamw_ (878). Checked on an NVIDIA H200,
+// torch 2.11.0+cu130, 2026-11-26: per step from torch's own state (n 4099, 25 steps, fp32 and bf16,
+// betas (0.9, 0.999) and (0.8, 0.95)) this model gave 0 differing θ, m, v, where the binary64
+// model of the earlier kernels (below) gave 7944 θ and 81 472 m of the 102 475 element-steps
+// (fp32, betas (0.9, 0.999));
+// then over whole runs (300 steps, the same four configurations) θ, m, v bit-identical
+// (tools/adamw_torch_parity.py judges it from torch 2.11). With glibc's powf in place of CUDA's,
+// 8 θ of the 102 475 differed (betas (0.8, 0.95)).
+// Not modelled, each said where it matters:
+//   - earlier torch (2.0 to 2.10): the same kernel computed lr, β, wd, ε and the bias corrections in
+//     binary64 (the pre-PR-173227 adam_math: `lr * weight_decay * param` and `beta1 * exp_avg +
+//     (1 - beta1) * grad` in double, rounded to float at each assignment); precprobe models 2.11's.
+//   - GradScaler (grad_scale, found_inf: g /= scale in the kernel, the step skipped on found_inf),
+//     amsgrad, maximize, capturable/differentiable, complex parameters: none is a precprobe knob
+//     (op_adamw's grad_scale is the synthetic source's scale, not GradScaler's).
+//   - formats: torch 2.11's fused kernel takes θ, g, m, v of one dtype; precprobe lets M, V differ
+//     from P and stores each once from binary32 (what the kernel's load/compute/store would do;
+//     not checked against torch).
+//   - CUDA's powf uses an approximate reciprocal (MUFU.RCP); the emulation uses the correctly
+//     rounded one. Equal on the H200 for every t ≤ 16 000 of β ∈ {0.1, 0.5, 0.8, 0.85, 0.875, 0.9,
+//     0.95, 0.98, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999} (and t ≤ 10^6 of 0.9, 0.999); for 5
+//     of 184 random β in (0, 1), 70 of their 2 944 000 powf differ by an ulp
+//     (tests/test_cuda_powf_cuda.c).
+//   - torch's CPU fused kernel (torch ≥ 2.4) is another kernel, not modelled.
 //
 // Sources. The CPU flavour was established against torch 2.15 on x86-64
 // (tools/adamw_torch_parity.py: bit-identical θ, m, v with a correctly rounded sqrt). The CUDA
@@ -124,13 +167,10 @@
 //     (precprobe models torch ≥ 2.0).
 //   - [cuda] torch.optim.AdamW with foreach=False on CUDA (and torch 1.13's default there) divides
 //     √v by the Python float √bc2 through the CPU-scalar path above (a reciprocal multiply), where
-//     the foreach default divides; fused=True is a different kernel altogether. Neither is
-//     modelled. The first's effect, emulated (precprobe's arithmetic both ways) on adamw-small's
+//     the foreach default divides: not modelled (fused=True is, "The fused kernel" above). Its
+//     effect, emulated (precprobe's arithmetic both ways) on adamw-small's
 //     fp32-torch variant (4096 elements, 300 steps): 70 θ differ, mean |Δθ| 3.2e-10 (the
 //     variant's own mean |θ error| against exact AdamW: 2.8e-7).
-//   - [cuda] nothing here was run against torch on a GPU yet (no GPU in the session that wrote
-//     it): the flavour is the sources above, checked by tests/test_adamw_torch_kernels.c's
-//     hand-computed cases, not by a bit-for-bit run.
 //
 // Stochastic rounding (rounding = stochastic) replaces every R_P store by pp_round's PP_RND_SR
 // with 32 Philox bits per store: away from zero with probability floor(frac·2^32)/2^32 where
@@ -152,7 +192,8 @@ typedef enum pp_adamw_update {
 // Whose tensor kernels the update runs through (see "Two kernel flavours" above).
 typedef enum pp_adamw_kernels {
     PP_ADAMW_KERNELS_CUDA = 0,  // PyTorch's CUDA kernels: where people train (the default)
-    PP_ADAMW_KERNELS_CPU        // PyTorch's x86-64 CPU kernels (tools/adamw_torch_parity.py)
+    PP_ADAMW_KERNELS_CPU,       // PyTorch's x86-64 CPU kernels (tools/adamw_torch_parity.py)
+    PP_ADAMW_KERNELS_CUDA_FUSED // torch.optim.AdamW(fused=True) on CUDA: one kernel (update = torch)
 } pp_adamw_kernels;
 
 #define PP_ADAMW_TID_SR 0x53520000u    // Philox tensor id of the stochastic-rounding bits
@@ -201,6 +242,10 @@ typedef struct pp_adamw_scalars {
     float inv_dc;       // RN32(1/dc): CUDA's division by a CPU scalar multiplies by it
     float eps;
     float neg_step;     // −step_size as the binary32 the addcdiv uses
+    // cuda-fused (torch's fused kernel computes its own scalars in binary32; "The fused kernel")
+    float fused_lr_wd;     // RN32(RN32(lr_t)·RN32(wd))
+    float fused_dc;        // bias_correction2_sqrt = sqrtf(RN32(1 − powf(RN32(β2), t)))
+    float fused_neg_step;  // −step_size = −RN32(RN32(lr_t) / RN32(1 − powf(RN32(β1), t)))
 } pp_adamw_scalars;
 
 // ---------------------------------------------------------------------------------------------
@@ -325,6 +370,57 @@ PP_HD static inline double pp_adamw_addcdiv_at(const pp_adamw_variant *va, const
     return (double)pp_adamw_addcdiv(va, s, x, m, d);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The fused kernel (torch_kernels = cuda-fused; "The fused kernel" in the top comment): every
+// value binary32 from load to store, each state stored once at the end.
+
+// m ← fma(β1, m, fma(−β1, g, g)): torch's lerp toward g written as two FMAs.
+PP_HD static inline float pp_adamw_fused_momentum(const pp_adamw_scalars *s, float m, float g)
+{
+    return fmaf(s->beta1, m, fmaf(-s->beta1, g, g));
+}
+
+// v ← fma(β2, v, fma(−β2, g², g²)), g² = RN32(g·g) (an FMA's operand: not contracted).
+PP_HD static inline float pp_adamw_fused_variance(const pp_adamw_scalars *s, float v, float g)
+{
+    float gg = g * g;
+    return fmaf(s->beta2, v, fmaf(-s->beta2, gg, gg));
+}
+
+// denom = RN32(RN32(√v / bias_correction2_sqrt) + ε): a division, not a reciprocal multiply.
+PP_HD static inline float pp_adamw_fused_denom(const pp_adamw_scalars *s, float v)
+{
+    return sqrtf(v) / s->fused_dc + s->eps;
+}
+
+// θ ← θ − (step_size·m) / denom, rounded op by op (the subtraction's operand is a quotient: no
+// FMA); with the update site exact, in binary64 from the same binary32 operands.
+PP_HD static inline double pp_adamw_fused_update_at(const pp_adamw_variant *va, const pp_adamw_scalars *s, float th,
+                                                    float m, float d)
+{
+    if (pp_site_exact(va->exact_sites, PP_SITE_ADAMW_UPDATE))
+        return (double)th + (double)s->fused_neg_step * (double)m / (double)d;
+    return th + (s->fused_neg_step * m) / d;
+}
+
+// One step of one element through the fused kernel. θ's decay, m and v stay binary32 into the
+// update (the update uses the unrounded m and v); θ, m and v are stored once each, θ from rbits[1]
+// when stochastic (torch has no stochastic store: precprobe's knob, as for the other flavours).
+PP_HD static inline void pp_adamw_elem_step_fused(const pp_adamw_variant *va, const pp_adamw_scalars *s,
+                                                  pp_adamw_elem *e, float g, const uint32_t rbits[2])
+{
+    float th = e->theta;
+    if (s->use_decay)
+        th = fmaf(-s->fused_lr_wd, th, th);  // param -= lr·wd·param, contracted by nvcc
+    float m = pp_adamw_fused_momentum(s, e->m, g);
+    float v = pp_adamw_fused_variance(s, e->v, g);
+    float d = pp_adamw_fused_denom(s, v);
+    double x = pp_adamw_fused_update_at(va, s, th, m, d);
+    e->theta = pp_adamw_store_update_(va, PP_SITE_ADAMW_THETA, va->param, x, va->stochastic, rbits[1]);
+    e->m = pp_adamw_store_at(va, PP_SITE_ADAMW_M, va->momentum, m);
+    e->v = pp_adamw_store_at(va, PP_SITE_ADAMW_V, va->variance, v);
+}
+
 // One step of one element: e ← step(e, g) for variant va with this step's scalars s.
 // @param [in,out] e      the element's state; every field a value of its format.
 // @param [in]     g      the gradient, a binary32 value (of P by convention).
@@ -333,6 +429,10 @@ PP_HD static inline double pp_adamw_addcdiv_at(const pp_adamw_variant *va, const
 PP_HD static inline void pp_adamw_elem_step(const pp_adamw_variant *va, const pp_adamw_scalars *s,
                                             pp_adamw_elem *e, float g, const uint32_t rbits[2])
 {
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA_FUSED) {
+        pp_adamw_elem_step_fused(va, s, e, g, rbits);
+        return;
+    }
     pp_format_id P = va->param, C = va->compensation;
     float th = e->theta;
     int theta_x = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_THETA);  // "Exact sites"

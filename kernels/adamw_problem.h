@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "adamw.h"
+#include "cuda_powf.h"
 #include "format.h"
 #include "random_dist.h"
 
@@ -134,6 +135,12 @@ static inline pp_adamw_scalars pp_adamw_scalars_make(pp_adamw_update u, const pp
         s.neg_step = (float)(-(lr_t / bc1));
     }
     s.inv_dc = 1.0f / s.dc;
+    // cuda-fused: the kernel's own binary32 scalars, with CUDA's powf (kernels/cuda_powf.h) of the
+    // binary32 step count (exact: t ≤ 2^24); computed for every flavour (two powf per step)
+    float lr_f = (float)lr_t, tf = (float)t;
+    s.fused_lr_wd = lr_f * (float)h->weight_decay;
+    s.fused_dc = sqrtf(1.0f - pp_cuda_powf(s.beta2, tf));
+    s.fused_neg_step = -(lr_f / (1.0f - pp_cuda_powf(s.beta1, tf)));
     return s;
 }
 

@@ -106,6 +106,15 @@ PP_HD static inline void pp_adamw_step_notes(pp_ranges *R, int64_t cell, const p
     pp_range_note1(R, PP_SITE_ADAMW_G, cell, P, g);
     pp_range_note1(R, PP_SITE_ADAMW_M, cell, va->momentum, a->m);
     pp_range_note1(R, PP_SITE_ADAMW_V, cell, va->variance, a->v);
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA_FUSED) {  // binary32 throughout, one store each
+        float th = s->use_decay ? fmaf(-s->fused_lr_wd, b->theta, b->theta) : b->theta;
+        float fd = pp_adamw_fused_denom(s, pp_adamw_fused_variance(s, b->v, g));
+        float fx = th + (s->fused_neg_step * pp_adamw_fused_momentum(s, b->m, g)) / fd;
+        pp_range_note1(R, PP_SITE_ADAMW_DENOM, cell, PP_FMT_FP32, fd);
+        pp_range_note(R, PP_SITE_ADAMW_UPDATE, cell, PP_FMT_FP32, (double)fx - th, (double)a->theta - th);
+        pp_range_note(R, PP_SITE_ADAMW_THETA, cell, P, fx, a->theta);
+        return;
+    }
     float d = pp_adamw_denom(va, s, a->v);
     pp_range_note1(R, PP_SITE_ADAMW_DENOM, cell, va->variance, d);
     float th = s->use_decay ? pp_adamw_store_param(P, b->theta * s->decay, va->stochastic, rbits[0]) : b->theta;
@@ -299,6 +308,11 @@ static inline int pp_adamw_check(const pp_adamw_variant *va, const pp_adamw_prob
     if (!pp_adamw_fmt_ok(va->param) || !pp_adamw_fmt_ok(va->momentum) || !pp_adamw_fmt_ok(va->variance) ||
         !pp_adamw_fmt_ok(va->compensation)) {
         snprintf(msg, len, "formats must be fp32, bf16 or fp16");
+        return -1;
+    }
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA_FUSED && (va->update != PP_ADAMW_TORCH || va->kahan)) {
+        snprintf(msg, len, "torch_kernels = \"cuda-fused\" is torch.optim.AdamW(fused=True): it needs update = "
+                           "\"torch\" and kahan = \"off\"");
         return -1;
     }
     if (pr->n < 1 || pr->steps < 1 || pr->steps > (1 << 24) ||

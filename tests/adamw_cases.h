@@ -20,7 +20,8 @@ typedef int (*adamw_backend_fn)(const pp_adamw_variant *va, const pp_adamw_probl
 // Variant number vi of the full cross product: param × momentum × variance formats (27) ×
 // {no Kahan, Kahan into fp32, bf16, fp16} (4) × {nearest, stochastic} (2) × {anyprecision,
 // torch} (2) = 432; each with one of the two torch_kernels flavours (alternating every two
-// variants, so every format, Kahan, rounding and update meets both).
+// variants, so every format, Kahan, rounding and update meets both); one torch variant without
+// Kahan in four (14 in all) runs through the fused kernel (cuda-fused) instead of cuda.
 #define ADAMW_N_VARIANTS 432
 static inline pp_adamw_variant adamw_case_variant(int vi)
 {
@@ -36,6 +37,8 @@ static inline pp_adamw_variant adamw_case_variant(int vi)
     va.stochastic = vi / 108 % 2;
     va.update = vi / 216 % 2 ? PP_ADAMW_TORCH : PP_ADAMW_ANYPRECISION;
     va.kernels = vi / 2 % 2 ? PP_ADAMW_KERNELS_CPU : PP_ADAMW_KERNELS_CUDA;
+    if (va.update == PP_ADAMW_TORCH && !va.kahan && va.kernels == PP_ADAMW_KERNELS_CUDA && vi / 4 % 2)
+        va.kernels = PP_ADAMW_KERNELS_CUDA_FUSED;
     return va;
 }
 

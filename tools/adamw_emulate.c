@@ -1,7 +1,7 @@
 // adamw_emulate.c — precprobe's AdamW element update on given θ₀ and gradients (binary32 data on
 // stdin, θ/m/v on stdout), for tools/adamw_torch_parity.py.
 // Run: build/rel/tools/adamw_emulate UPDATE KERNELS P M V KAHAN C LR B1 B2 EPS WD N T < in.f32 > out.f32
-// (UPDATE anyprecision|torch, KERNELS cuda|cpu: the torch_kernels knob)
+// (UPDATE anyprecision|torch, KERNELS cuda|cpu|cuda-fused: the torch_kernels knob)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +12,16 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 15 || (strcmp(argv[2], "cuda") && strcmp(argv[2], "cpu"))) {
-        fprintf(stderr, "usage: adamw_emulate anyprecision|torch cuda|cpu P M V kahan(0|1) C lr b1 b2 eps wd n T\n");
+    if (argc != 15 || (strcmp(argv[2], "cuda") && strcmp(argv[2], "cpu") && strcmp(argv[2], "cuda-fused"))) {
+        fprintf(stderr, "usage: adamw_emulate anyprecision|torch cuda|cpu|cuda-fused P M V kahan(0|1) C lr b1 b2 eps "
+                        "wd n T\n");
         return 2;
     }
     pp_adamw_variant va = {0};
     va.update = strcmp(argv[1], "torch") ? PP_ADAMW_ANYPRECISION : PP_ADAMW_TORCH;
-    va.kernels = strcmp(argv[2], "cpu") ? PP_ADAMW_KERNELS_CUDA : PP_ADAMW_KERNELS_CPU;
+    va.kernels = !strcmp(argv[2], "cpu")          ? PP_ADAMW_KERNELS_CPU
+                 : !strcmp(argv[2], "cuda-fused") ? PP_ADAMW_KERNELS_CUDA_FUSED
+                                                  : PP_ADAMW_KERNELS_CUDA;
     char **a = argv + 1;  // a[2..13]: the arguments after KERNELS
     if (pp_format_from_name(a[2], &va.param) || pp_format_from_name(a[3], &va.momentum) ||
         pp_format_from_name(a[4], &va.variance) || pp_format_from_name(a[6], &va.compensation)) {

@@ -8,9 +8,11 @@ the same in every revision, on torch tensors) on the same θ₀ and gradients, a
 build/rel/tools/adamw_emulate with the CPU kernel flavour on the same data; prints the number of
 elements whose bits differ. (The default flavour, torch_kernels = "cuda", models PyTorch's CUDA
 kernels; where torch sees a CUDA device the tool also runs torch.optim.AdamW in fp32 and bf16 with
-foreach (judged) and fused (measured only: not modelled), and every AnyPrecisionAdamW
-configuration there against that flavour, every element, torch's own sqrt, printing per tensor
-the count of elements that differ; tools/gpu-check.sh runs it on a lent GPU.)
+foreach (against "cuda") and fused=True (against "cuda-fused", judged on torch >= 2.11: earlier
+fused kernels computed their scalars in binary64, kernels/adamw.h), and every AnyPrecisionAdamW
+configuration there against "cuda", every element, torch's own sqrt, printing per tensor the
+count of elements that differ and the bits of the first few; tools/gpu-check.sh runs it on a lent
+GPU.)
 Also reruns torch with Tensor.sqrt (and AnyPrecisionAdamW's `** 0.5` of its 0-d step tensor, which
 takes the same path) replaced by a correctly rounded one (binary64 sqrt, rounded once), to
 separate the known differences: this torch build's fp32 CPU sqrt is not correctly rounded on
@@ -105,7 +107,9 @@ def main():
     print(f"torch {torch.__version__}, CPU capability {capability}")
     # precprobe's CPU flavour is torch 2's CPU kernels: before 2.0, AdamW's momentum was mul_ then
     # add_ (not lerp_), and reduced-precision mul_/add_ rounded their scalars (see the docstring)
-    torch2 = int(torch.__version__.split(".")[0]) >= 2
+    version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    torch2 = version >= (2, 0)
+    torch211 = version >= (2, 11)  # the fused kernel in binary32 (kernels/adamw.h "The fused kernel")
     gen = torch.Generator().manual_seed(0)
     n, T = 4099, 25  # not a multiple of any vector width: vectorised chunks and the scalar tail
     th0 = torch.randn(n, generator=gen)
@@ -150,9 +154,10 @@ def main():
     CR_SQRT[0] = False
     # The default flavour against torch on a GPU: every element, torch's own arithmetic (CUDA's
     # sqrtf is correctly rounded), judged on torch >= 2.0 (whose kernels kernels/adamw.h cites).
-    # torch.optim.AdamW in fp32 and bf16 (its state in the parameter's dtype), foreach (modelled:
-    # judged) and fused (not modelled, kernels/adamw.h: measured, printed, not judged); then the
-    # AnyPrecisionAdamW configurations above.
+    # torch.optim.AdamW in fp32 and bf16 (its state in the parameter's dtype), foreach against
+    # torch_kernels = "cuda" and fused=True against "cuda-fused" (judged from torch 2.11, the fused
+    # kernel kernels/adamw.h models; before it the kernel's scalars were binary64: printed only);
+    # then the AnyPrecisionAdamW configurations above against "cuda".
     if torch.cuda.is_available():
         name = "cuda " + torch.cuda.get_device_name(0)
         cuda_configs = [("torch", (f,) * 4, False, impl) for impl in ("foreach", "fused") for f in ("fp32", "bf16")]
@@ -165,12 +170,22 @@ def main():
                 print(f"{name[:24]:24s} {label:21s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: "
                       f"not run: this torch fails on it ({str(exc).splitlines()[0][:90]})")
                 continue
-            e = run_emu(update, fmts, kahan, th0, grads, hyper, kernels="cuda")
-            diffs = [int((t[k].float().numpy().view(np.uint32) != e[k].view(np.uint32)).sum()) for k in range(3)]
-            judged = torch2 and impl != "fused"
+            flavour = "cuda-fused" if impl == "fused" else "cuda"
+            e = run_emu(update, fmts, kahan, th0, grads, hyper, kernels=flavour)
+            neq = [t[k].float().numpy().view(np.uint32) != e[k].view(np.uint32) for k in range(3)]
+            diffs = [int(x.sum()) for x in neq]
+            judged = torch2 and (impl != "fused" or torch211)
             print(f"{name[:24]:24s} {label:21s} P/M/V/C={'/'.join(fmts)} kahan={int(kahan)}: elements differing "
-                  f"in bits: theta {diffs[0]}, m {diffs[1]}, v {diffs[2]} of {n} (torch_kernels = cuda)"
-                  + ("" if judged else ", not judged" + (" (fused=True is not modelled)" if impl == "fused" else "")))
+                  f"in bits: theta {diffs[0]}, m {diffs[1]}, v {diffs[2]} of {n} (torch_kernels = {flavour})"
+                  + ("" if judged else ", not judged" + (" (torch < 2.11's fused kernel: binary64 scalars, "
+                                                         "not modelled)" if impl == "fused" else "")))
+            # the first few differing elements, torch's bits against the emulation's, so that a
+            # mismatch can be read from the log alone
+            for k, what in enumerate(("theta", "m", "v")):
+                for i in np.nonzero(neq[k])[0][:3]:
+                    tv, ev = t[k].float().numpy()[i], e[k][i]
+                    print(f"    {what}[{i}]: torch {float(tv).hex()} ({tv.view(np.uint32):08x}), emulation "
+                          f"{float(ev).hex()} ({ev.view(np.uint32):08x})")
             runs += 1
             judged_runs += judged
             if judged and any(diffs):

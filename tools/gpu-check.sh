@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpu-check.sh — the CUDA backend checked on a machine with nvcc and a GPU, in one call with a
 # time budget: build, the CUDA unit tests, the shipped small cases with --device cuda
-# --cross-check, AdamW's torch_kernels = "cuda" flavour against torch on CUDA bit for bit, and
-# the GPU benchmark. Everything is written under $OUT (default build/gpu-check): one log per step
+# --cross-check, AdamW's torch_kernels = "cuda" and "cuda-fused" flavours against torch on CUDA
+# bit for bit, and the GPU benchmark. Everything is written under $OUT (default build/gpu-check): one log per step
 # and summary.txt, a line per step (PASS, FAIL, SKIP or TIMEOUT, seconds, why).
 #   OUT=DIR GPU_CHECK_BUDGET=540 tools/gpu-check.sh        (from anywhere; exit 1 if a step failed)
 # GPU_CHECK_PREBUILT=1: no make; the binaries and libraries come from tools/gpu-pack.sh, built on a

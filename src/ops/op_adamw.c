@@ -50,14 +50,15 @@ static const char *const formats[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const onoff[] = {"off", "on", NULL};
 static const char *const roundings[] = {"nearest", "stochastic", NULL};
 static const char *const updates[] = {"anyprecision", "torch", NULL};
-static const char *const torch_kernels[] = {"cuda", "cpu", NULL};
+static const char *const torch_kernels[] = {"cuda", "cpu", "cuda-fused", NULL};
 // What each choice means to the kernels (kernels/adamw.h), by name (op.h).
 static const pp_knob_meaning onoff_ids[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
 static const pp_knob_meaning stochastic_ids[] = {{"nearest", 0}, {"stochastic", 1}, {NULL, 0}};
 static const pp_knob_meaning update_ids[] = {
     {"anyprecision", PP_ADAMW_ANYPRECISION}, {"torch", PP_ADAMW_TORCH}, {NULL, 0}};
 static const pp_knob_meaning torch_kernels_ids[] = {
-    {"cuda", PP_ADAMW_KERNELS_CUDA}, {"cpu", PP_ADAMW_KERNELS_CPU}, {NULL, 0}};
+    {"cuda", PP_ADAMW_KERNELS_CUDA}, {"cpu", PP_ADAMW_KERNELS_CPU}, {"cuda-fused", PP_ADAMW_KERNELS_CUDA_FUSED},
+    {NULL, 0}};
 static const pp_knob_def knobs[] = {
     [K_PARAM] = {"param_format", formats, "fp32", "dtype of θ (and of the gradient)", .meanings = pp_knob_formats},
     [K_MOMENTUM] = {"momentum_format", formats, "fp32", "dtype of m (exp_avg)", .meanings = pp_knob_formats},
@@ -75,8 +76,10 @@ static const pp_knob_def knobs[] = {
                   .meanings = update_ids},
     [K_TORCH_KERNELS] = {"torch_kernels", torch_kernels, "cuda",
                          "whose tensor kernels: cuda (PyTorch's CUDA kernels: alpha kept in fp32, fused "
-                         "addcmul/addcdiv, division by the step tensor as a reciprocal multiply) or cpu "
-                         "(PyTorch's CPU kernels, bit-equal to torch on x86-64)",
+                         "addcmul/addcdiv, division by the step tensor as a reciprocal multiply), cpu "
+                         "(PyTorch's CPU kernels, bit-equal to torch on x86-64) or cuda-fused "
+                         "(torch.optim.AdamW(fused=True)'s one CUDA kernel: binary32 throughout, each state "
+                         "stored once; update = torch, kahan off)",
                          .meanings = torch_kernels_ids},
 };
 // grads: the gradient of every step, [steps, n] with gradients = "input", else empty ([0, n])
@@ -124,6 +127,26 @@ static pp_adamw_variant variant(const pp_op_knobs *k)
                           id(k, K_ROUNDING), (pp_adamw_update)id(k, K_UPDATE),
                           (pp_adamw_kernels)id(k, K_TORCH_KERNELS), 0};
     return v;
+}
+
+// torch_kernels = cuda-fused is one optimizer's kernel (kernels/adamw.h "The fused kernel").
+static const char knob_rules[] = "torch_kernels cuda-fused with update torch and kahan off";
+
+static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
+{
+    (void)p;
+    pp_adamw_variant va = variant(k);
+    if (va.kernels == PP_ADAMW_KERNELS_CUDA_FUSED && va.update != PP_ADAMW_TORCH) {
+        snprintf(msg, n, "torch_kernels = \"cuda-fused\" is torch.optim.AdamW(fused=True): it needs update = "
+                         "\"torch\"");
+        return -1;
+    }
+    if (va.kernels == PP_ADAMW_KERNELS_CUDA_FUSED && va.kahan) {
+        snprintf(msg, n, "torch_kernels = \"cuda-fused\" has no Kahan summation (torch's fused kernel stores "
+                         "theta directly): kahan must be \"off\"");
+        return -1;
+    }
+    return 0;
 }
 
 static int check_params(const pp_op_params *p, char *msg, size_t n)
@@ -389,6 +412,8 @@ const pp_op pp_op_adamw = {
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,
+    .check_knobs = check_knobs,
+    .knob_rules = knob_rules,
     .shape = shape,
     .format = format,
     .output_format = output_format,

@@ -6,7 +6,9 @@ cd "$(dirname "$0")/../.."
 bin=${1:-bin/precprobe}
 fail() { echo "FAIL cli: $*"; exit 1; }
 "$bin" list | grep -q '^  knob combinations: kernel flash takes accumulate fp32' || fail "list: attention's knob combinations"
-"$bin" list | grep -q '^  knob combinations: every one runs' || fail "list: an op whose combinations all run"
+# (every op now has rules; adamw's since torch_kernels = "cuda-fused", which needs update = "torch")
+"$bin" list | grep -q '^  knob combinations: torch_kernels cuda-fused with update torch and kahan off' ||
+    fail "list: adamw's knob combinations"
 # an external variant is listed with its format only, not the emulation's knobs it does not have
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$bin" run cases/external-gemm.toml --out "$tmp/ext" --device cpu -q >/dev/null || fail "run external-gemm"
