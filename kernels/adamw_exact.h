@@ -161,10 +161,37 @@ PP_HD static inline double pp_adamw_store_update64(const pp_adamw_variant *va, i
     return (double)pp_adamw_store_update_(va, s, f, x, sr, rbits);
 }
 
+// The fused kernel's step (torch_kernels = cuda-fused; kernels/adamw.h's pp_adamw_elem_step_fused)
+// with the binary64 state: an exact state site computes its own FMAs and the update it stores in
+// binary64 from the binary64 state (the scalars and g as the kernel has them); the denominator
+// stays binary32, from v rounded to binary32 when v is exact (a double rounding). With no state
+// site exact: pp_adamw_elem_step_fused bit for bit. Kahan is refused with this flavour.
+PP_HD static inline void pp_adamw_elem_step_fused64(const pp_adamw_variant *va, const pp_adamw_scalars *s,
+                                                    pp_adamw_elem64 *e, float g, const uint32_t rbits[2])
+{
+    int xt = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_THETA);
+    int xm = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_M), xv = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_V);
+    double th = e->theta, b1 = s->beta1, b2 = s->beta2, gd = g, gg = gd * gd;
+    if (s->use_decay)
+        th = xt ? fma(-(double)s->fused_lr_wd, th, th) : (double)fmaf(-s->fused_lr_wd, (float)th, (float)th);
+    double m = xm ? fma(b1, e->m, fma(-b1, gd, gd)) : (double)pp_adamw_fused_momentum(s, (float)e->m, g);
+    double v = xv ? fma(b2, e->v, fma(-b2, gg, gg)) : (double)pp_adamw_fused_variance(s, (float)e->v, g);
+    float d = pp_adamw_fused_denom(s, (float)v);
+    double x = xt ? th + (double)s->fused_neg_step * m / (double)d
+                  : pp_adamw_fused_update_at(va, s, (float)th, (float)m, d);
+    e->theta = pp_adamw_store_update64(va, PP_SITE_ADAMW_THETA, va->param, x, va->stochastic, rbits[1]);
+    e->m = xm ? m : (double)pp_adamw_store_at(va, PP_SITE_ADAMW_M, va->momentum, (float)m);
+    e->v = xv ? v : (double)pp_adamw_store_at(va, PP_SITE_ADAMW_V, va->variance, (float)v);
+}
+
 // One step of one element with the binary64 state (see the top comment); g a binary32 value.
 PP_HD static inline void pp_adamw_elem_step64(const pp_adamw_variant *va, const pp_adamw_scalars *s,
                                               pp_adamw_elem64 *e, float g, const uint32_t rbits[2])
 {
+    if (va->kernels == PP_ADAMW_KERNELS_CUDA_FUSED) {
+        pp_adamw_elem_step_fused64(va, s, e, g, rbits);
+        return;
+    }
     pp_format_id P = va->param, C = va->compensation;
     int xt = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_THETA), xc = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_COMP);
     double th = e->theta;

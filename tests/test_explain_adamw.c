@@ -63,6 +63,23 @@ static void adamw_theta_site_keeps_binary64(void **state)
     e = (pp_adamw_elem64){1.0, 0.0, 0.0, 0.0};
     pp_adamw_elem_step64(&va, &s, &e, 1.0f, rb);
     assert_true(e.theta == 1.0 - 0x1p-30);
+    // the fused flavour (torch_kernels = cuda-fused: its own scalars, d = √v/dc + ε = |g|) alike
+    va.kernels = PP_ADAMW_KERNELS_CUDA_FUSED;
+    s.fused_dc = 1.0f, s.fused_neg_step = -0x1p-30f;
+    va.exact_sites = 0;
+    e = (pp_adamw_elem64){1.0, 0.0, 0.0, 0.0};
+    pp_adamw_elem_step64(&va, &s, &e, 1.0f, rb);
+    assert_true(e.theta == 1.0 && e.m == 1.0 && e.v == 1.0);
+    va.exact_sites = PP_SITE_BIT(PP_SITE_ADAMW_THETA);
+    for (int t = 1; t <= 3; t++) {
+        pp_adamw_elem_step64(&va, &s, &e, 1.0f, rb);
+        assert_true(e.theta == 1.0 - t * 0x1p-30);
+    }
+    // v exact keeps g·g in binary64
+    va.exact_sites = PP_SITE_BIT(PP_SITE_ADAMW_V);
+    e = (pp_adamw_elem64){1.0, 0.0, 0.0, 0.0};
+    pp_adamw_elem_step64(&va, &s, &e, 1.0f + 0x1p-23f, rb);
+    assert_true(e.v == (1.0 + 0x1p-23) * (1.0 + 0x1p-23));  // 1 + 2^-22 + 2^-46: not a binary32 value
     // Kahan, bf16 θ and c, θ exact: c = −2^-12, θ = 1 − 2^-12 exactly, the clone 2^-12, c = 0
     va = (pp_adamw_variant){.param = PP_FMT_BF16, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32,
                             .compensation = PP_FMT_BF16, .kahan = 1,
