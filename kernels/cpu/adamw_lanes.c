@@ -156,12 +156,14 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
     }
 }
 
-// The instantiations: formats all F, kahan K, stochastic S, update U known to the compiler.
+// The instantiations: formats all F, kahan K, stochastic S, update U known to the compiler, and
+// no exact site (the emulation proper: every site test folds away; with a constant-less mask the
+// if-converted lanes compute each site both ways, binary64 addcdiv included, about 3x the work).
 #define LANES_SPEC(F, K, S, U)                                                                   \
     if (P == (F) && va->kahan == (K) && va->stochastic == (S) && va->update == (U)) {            \
         pp_adamw_variant k = *va;                                                                \
         k.param = k.momentum = k.variance = k.compensation = (F);                                \
-        k.kahan = (K), k.stochastic = (S), k.update = (U);                                       \
+        k.kahan = (K), k.stochastic = (S), k.update = (U), k.exact_sites = 0;                    \
         lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so);                                 \
         return;                                                                                  \
     }
@@ -182,7 +184,7 @@ void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
 {
     pp_format_id P = va->param;
     // c's format matters only with Kahan: without it the lanes' c passes through unchanged
-    if (va->momentum == P && va->variance == P && (!va->kahan || va->compensation == P)) {
+    if (va->momentum == P && va->variance == P && (!va->kahan || va->compensation == P) && !va->exact_sites) {
         LANES_SPEC_F(PP_FMT_FP32)
         LANES_SPEC_F(PP_FMT_BF16)
         LANES_SPEC_F(PP_FMT_FP16)
