@@ -85,13 +85,30 @@ LANES_INLINE void lanes_step(const pp_adamw_variant *va, const pp_adamw_scalars 
     }
 }
 
+// The loss terms of steps t .. t + ns − 1 (xb[s][l]: step t + s, lane l) added into their sums
+// p[(t + s)·stride]: each sum takes lanes 0, 1, …, L − 1 in turn (increasing i: the documented
+// order, the same additions as one step at a time), the ns sums side by side, so the chain of L
+// dependent additions per step runs ns at once instead of stalling every step.
+LANES_INLINE void lanes_loss_flush(pp_adamw_loss_out lo, int t, int ns, double (*xb)[L])
+{
+    double acc[GB];
+    for (int s = 0; s < ns; s++)
+        acc[s] = lo.p[(int64_t)(t + s) * lo.stride];
+    for (int l = 0; l < L; l++)
+        for (int s = 0; s < ns; s++)
+            acc[s] = lo.add ? acc[s] + xb[s][l] : xb[s][l];
+    for (int s = 0; s < ns; s++)
+        lo.p[(int64_t)(t + s) * lo.stride] = acc[s];
+}
+
 // One group of lanes through steps t0 .. t1, knobs from *va (constants where the caller's are).
 LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                              int64_t i0, int t0, int t1, float *restrict th, float *restrict m,
                              float *restrict v, float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
     float h[L], opt[L], g[L], gb[GB][L];
-    double sig[L], x[L];
+    double sig[L], xb[GB][L];  // xb: loss terms of the steps since tb, not yet added
+    int tb = t0;
     uint32_t r0[L], r1[L];
     for (int l = 0; l < L; l++) {
         pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i0 + l);
@@ -140,13 +157,14 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
             lanes_step(va, &s, th, m, v, c, gt, r0, r1);
         }
         if (lo.p) {
-            double *q = lo.p + (int64_t)t * lo.stride;
             for (int l = 0; l < L; l++) {
                 pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
-                x[l] = pp_adamw_quad_loss_term(&d, th[l]);
+                xb[t - tb][l] = pp_adamw_quad_loss_term(&d, th[l]);
             }
-            for (int l = 0; l < L; l++)  // in increasing i: the documented order
-                *q = lo.add ? *q + x[l] : x[l];
+            if (t - tb + 1 == GB || t == t1) {
+                lanes_loss_flush(lo, tb, t - tb + 1, xb);
+                tb = t + 1;
+            }
         }
         if (so.snap && snap < so.count && so.step[snap] == t) {
             for (int l = 0; l < L; l++)
