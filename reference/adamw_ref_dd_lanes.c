@@ -46,9 +46,12 @@ static double lane_deliver(dd x, double e, double *bound)
     return r.h;
 }
 
+// target_clones (GCC 12 will not inline the default-target step into a function with its own
+// target attribute); the clones are called by name below.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
     !defined(__SANITIZE_ADDRESS__)
-__attribute__((flatten, target_clones("arch=x86-64-v4", "default")))
+#define DD_LANES_CLONES 1
+__attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 void pp_adamw_ref_dd_lanes_(const pp_adamw_problem *pr, pp_format_id P, const pp_adamw_dd_scal_ *sc, int64_t i0,
                             const double *theta0, double max_rel, double *th64, pp_adamw_dd_elem_ *out, int *ok)
@@ -120,4 +123,34 @@ void pp_adamw_ref_dd_lanes_(const pp_adamw_problem *pr, pp_format_id P, const pp
         o->m = lane_deliver(x[1], e[1], &o->bound[1]);
         o->v = lane_deliver(x[2], e[2], &o->bound[2]);
     }
+}
+
+// The clones by name, so a caller can run a level other than the one the CPU dispatch picks
+// (tests run every level on an AVX-512 machine). GCC names a target_clones clone
+// "<function>.<target with '-' as '_'>" (GCC 12; another naming fails the link, not silently).
+#ifdef DD_LANES_CLONES
+#define DD_LANES_CLONE(name, sym)                                                                          \
+    void name(const pp_adamw_problem *pr, pp_format_id P, const pp_adamw_dd_scal_ *sc, int64_t i0,        \
+              const double *theta0, double max_rel, double *th64, pp_adamw_dd_elem_ *out, int *ok) __asm__(sym);
+DD_LANES_CLONE(dd_lanes_v4, "pp_adamw_ref_dd_lanes_.arch_x86_64_v4")
+DD_LANES_CLONE(dd_lanes_v3, "pp_adamw_ref_dd_lanes_.arch_x86_64_v3")
+DD_LANES_CLONE(dd_lanes_base, "pp_adamw_ref_dd_lanes_.default")
+#endif
+
+void pp_adamw_ref_dd_lanes_isa_(pp_isa isa, const pp_adamw_problem *pr, pp_format_id P, const pp_adamw_dd_scal_ *sc,
+                                int64_t i0, const double *theta0, double max_rel, double *th64,
+                                pp_adamw_dd_elem_ *out, int *ok)
+{
+#ifdef DD_LANES_CLONES
+    isa = isa == PP_ISA_AUTO ? PP_ISA_AUTO : pp_isa_resolve(isa);
+    if (isa == PP_ISA_AVX512)
+        dd_lanes_v4(pr, P, sc, i0, theta0, max_rel, th64, out, ok);
+    else if (isa == PP_ISA_AVX2)
+        dd_lanes_v3(pr, P, sc, i0, theta0, max_rel, th64, out, ok);
+    else if (isa == PP_ISA_BASELINE)
+        dd_lanes_base(pr, P, sc, i0, theta0, max_rel, th64, out, ok);
+    else
+#endif
+        pp_adamw_ref_dd_lanes_(pr, P, sc, i0, theta0, max_rel, th64, out, ok);
+    (void)isa;
 }

@@ -505,7 +505,8 @@ static void attention_threads_and_simd_invariant(void **state)
 
 // The vector lane steps at full width: d = 136 and 160 keys give chains longer than the device's
 // buffer of 32 steps, runs of 128 columns or keys plus a masked rest, CP chunks of 40 keys; the
-// vector device (AVX-512 or AVX2 where the CPU has them) and the portable fmaf loop, bit for bit.
+// vector device (AVX-512 or AVX2 where the CPU has them) and the portable fmaf loop, bit for bit;
+// and each x86-64 level's lane step (AVX-512, AVX2, baseline) by name.
 static void attention_wide_lanes_invariant(void **state)
 {
     (void)state;
@@ -526,6 +527,18 @@ static void attention_wide_lanes_invariant(void **state)
             assert_int_equal(run_exec(&A, &v, 1, 1, NULL), 0);
             assert_int_equal(run_exec(&B, &v, 1, 1, &po), 0);
             assert_true(run_same(&A, &B, 1));
+            // each x86-64 level's lane step named (base/isa.h), not dispatched: AVX2 and the
+            // baseline run here even where the CPU has AVX-512 (a level it lacks: the widest below)
+            static const pp_isa lv[] = {PP_ISA_AVX512, PP_ISA_AVX2, PP_ISA_BASELINE};
+            for (size_t j = 0; j < sizeof lv / sizeof lv[0]; j++) {
+                run C;
+                run_init(&C, dm, PP_FMT_BF16, pp_test_seed() + 9, 1.0);
+                pp_attn_cpu_opts pl = {.force_cp = 0, .portable = 0, .isa = lv[j]};
+                assert_int_equal(run_exec(&C, &v, 1, 2, &pl), 0);
+                if (!run_same(&A, &C, 1))
+                    fail_msg("attention lane step at level %s differs from the widest", pp_isa_name(lv[j]));
+                run_free(&C);
+            }
             run_free(&A);
             run_free(&B);
         }

@@ -28,6 +28,7 @@ typedef struct adamw_job {
     pp_adamw_trace *trace;
     double *lossp;               // [nblocks][T + 1] partial losses, or NULL
     pp_adamw_path path;
+    pp_isa isa;                  // the vector loop's level, resolved (base/isa.h)
     pp_ranges *wr;               // range diagnostics: task b notes into wr[b mod workers], or NULL
     int workers;
     int64_t rblock;              // elements per range cell (parameter block)
@@ -59,7 +60,7 @@ static void adamw_block(void *ctx, int64_t b)
         return;
     }
     // groups of lanes (adamw_lanes.h), the tail below; range notes take the scalar loop (the same bits)
-    if (j->path == PP_ADAMW_PATH_VECTOR && !R) {
+    if (j->path != PP_ADAMW_PATH_SCALAR && !R) {
         enum { L = PP_ADAMW_LANES, NG = ADAMW_BLOCK / PP_ADAMW_LANES };
         float th[NG][L], m[NG][L], v[NG][L], c[NG][L];
         int64_t ng = (hi - lo) / L;
@@ -73,7 +74,7 @@ static void adamw_block(void *ctx, int64_t b)
         int ch = pr->kind == PP_ADAMW_GRAD_INPUT ? ADAMW_CHUNK : T;
         for (int t0 = 1; t0 <= T; t0 += ch)
             for (int64_t g = 0; g < ng; g++)
-                pp_adamw_lanes_run(j->va, pr, j->sc, lo + g * L, t0, T - t0 < ch ? T : t0 + ch - 1, th[g], m[g],
+                pp_adamw_lanes_run(j->isa, j->va, pr, j->sc, lo + g * L, t0, T - t0 < ch ? T : t0 + ch - 1, th[g], m[g],
                                    v[g], c[g], lout, sout);
         for (int64_t g = 0; g < ng; g++)
             for (int l = 0; l < L; l++) {
@@ -206,7 +207,14 @@ int pp_adamw_cpu_ranges(const pp_adamw_variant *va, const pp_adamw_problem *pr, 
             return pp_fail(err, PP_ERR_RUNTIME, "adamw: out of memory for the trace");
         }
     }
-    adamw_job j = {va, pr, sc, theta0, theta, m, v, va->kahan ? c : NULL, trace, NULL, path, NULL, 1, 1};
+    pp_isa cap = path == PP_ADAMW_PATH_VECTOR_AVX512 ? PP_ISA_AVX512
+                 : path == PP_ADAMW_PATH_VECTOR_AVX2   ? PP_ISA_AVX2
+                 : path == PP_ADAMW_PATH_VECTOR_BASELINE ? PP_ISA_BASELINE
+                                                         : PP_ISA_AUTO;
+    adamw_job j = {.va = va, .pr = pr, .sc = sc, .theta0 = theta0, .theta = theta, .m = m, .v = v,
+                   .c = va->kahan ? c : NULL, .trace = trace, .lossp = NULL, .path = path,
+                   .isa = cap == PP_ISA_AUTO ? PP_ISA_AUTO : pp_isa_resolve(cap), .wr = NULL, .workers = 1,
+                   .rblock = 1};
     if (R)  // R's cells cut θ into equal consecutive blocks, the last possibly shorter
         j.rblock = (pr->n + R->heads - 1) / R->heads;
     if (c && !va->kahan)

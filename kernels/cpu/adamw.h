@@ -25,9 +25,14 @@ int pp_adamw_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pr, const d
 // The loops that run the element-parallel sources (synthetic, quadratic): the same arithmetic,
 // the same bits (tests/test_adamw_lanes.c); the scalar loop is the oracle the vector one is
 // tested against. Linear regression runs the scalar loop on both.
+// The vector loop's code is the widest x86-64 level the CPU runs, or the one named (tests run
+// each level against the others and the scalar oracle; where the CPU lacks it, the widest below).
 typedef enum pp_adamw_path {
-    PP_ADAMW_PATH_VECTOR = 0,  // groups of PP_ADAMW_LANES elements (cpu/adamw_lanes.h): the default
-    PP_ADAMW_PATH_SCALAR       // one element at a time: kernels/adamw_thread.h's body as written
+    PP_ADAMW_PATH_VECTOR = 0,        // groups of PP_ADAMW_LANES elements (cpu/adamw_lanes.h): the default
+    PP_ADAMW_PATH_SCALAR,            // one element at a time: kernels/adamw_thread.h's body as written
+    PP_ADAMW_PATH_VECTOR_AVX512,     // the vector loop's x86-64-v4 code
+    PP_ADAMW_PATH_VECTOR_AVX2,       // its x86-64-v3 code
+    PP_ADAMW_PATH_VECTOR_BASELINE    // its baseline x86-64 (SSE2) code
 } pp_adamw_path;
 
 // pp_adamw_cpu with the loop chosen (pp_adamw_cpu is this with PP_ADAMW_PATH_VECTOR).

@@ -85,13 +85,30 @@ LANES_INLINE void lanes_step(const pp_adamw_variant *va, const pp_adamw_scalars 
     }
 }
 
+// The loss terms of steps t .. t + ns − 1 (xb[s][l]: step t + s, lane l) added into their sums
+// p[(t + s)·stride]: each sum takes lanes 0, 1, …, L − 1 in turn (increasing i: the documented
+// order, the same additions as one step at a time), the ns sums side by side, so the chain of L
+// dependent additions per step runs ns at once instead of stalling every step.
+LANES_INLINE void lanes_loss_flush(pp_adamw_loss_out lo, int t, int ns, double (*xb)[L])
+{
+    double acc[GB];
+    for (int s = 0; s < ns; s++)
+        acc[s] = lo.p[(int64_t)(t + s) * lo.stride];
+    for (int l = 0; l < L; l++)
+        for (int s = 0; s < ns; s++)
+            acc[s] = lo.add ? acc[s] + xb[s][l] : xb[s][l];
+    for (int s = 0; s < ns; s++)
+        lo.p[(int64_t)(t + s) * lo.stride] = acc[s];
+}
+
 // One group of lanes through steps t0 .. t1, knobs from *va (constants where the caller's are).
 LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                              int64_t i0, int t0, int t1, float *restrict th, float *restrict m,
                              float *restrict v, float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
     float h[L], opt[L], g[L], gb[GB][L];
-    double sig[L], x[L];
+    double sig[L], xb[GB][L];  // xb: loss terms of the steps since tb, not yet added
+    int tb = t0;
     uint32_t r0[L], r1[L];
     for (int l = 0; l < L; l++) {
         pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i0 + l);
@@ -140,13 +157,14 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
             lanes_step(va, &s, th, m, v, c, gt, r0, r1);
         }
         if (lo.p) {
-            double *q = lo.p + (int64_t)t * lo.stride;
             for (int l = 0; l < L; l++) {
                 pp_adamw_elem_data d = {h[l], opt[l], sig[l]};
-                x[l] = pp_adamw_quad_loss_term(&d, th[l]);
+                xb[t - tb][l] = pp_adamw_quad_loss_term(&d, th[l]);
             }
-            for (int l = 0; l < L; l++)  // in increasing i: the documented order
-                *q = lo.add ? *q + x[l] : x[l];
+            if (t - tb + 1 == GB || t == t1) {
+                lanes_loss_flush(lo, tb, t - tb + 1, xb);
+                tb = t + 1;
+            }
         }
         if (so.snap && snap < so.count && so.step[snap] == t) {
             for (int l = 0; l < L; l++)
@@ -156,12 +174,14 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
     }
 }
 
-// The instantiations: formats all F, kahan K, stochastic S, update U known to the compiler.
+// The instantiations: formats all F, kahan K, stochastic S, update U known to the compiler, and
+// no exact site (the emulation proper: every site test folds away; with a constant-less mask the
+// if-converted lanes compute each site both ways, binary64 addcdiv included, about 3x the work).
 #define LANES_SPEC(F, K, S, U)                                                                   \
     if (P == (F) && va->kahan == (K) && va->stochastic == (S) && va->update == (U)) {            \
         pp_adamw_variant k = *va;                                                                \
         k.param = k.momentum = k.variance = k.compensation = (F);                                \
-        k.kahan = (K), k.stochastic = (S), k.update = (U);                                       \
+        k.kahan = (K), k.stochastic = (S), k.update = (U), k.exact_sites = 0;                    \
         lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so);                                 \
         return;                                                                                  \
     }
@@ -171,21 +191,55 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
 // flatten: the element functions are too large for the inliner's own limits, and a lane loop
 // around a call does not vectorise. Not under the sanitizers (__SANITIZE_ADDRESS__): there the
 // flattened, instrumented instantiations take minutes to compile, and the lane loops they test
-// are the same source.
+// are the same source. target_clones, not one function per target attribute: GCC 12 will not
+// inline the (default-target) element functions into a function with its own target, and
+// flattening before the cloning is what vectorises the lane loops (measured: a plain flattened
+// function, -march=x86-64-v4 or not, leaves lanes_step scalar, 4x slower).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
     !defined(__SANITIZE_ADDRESS__)
+#define LANES_CLONES 1
 __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
-                        int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
-                        pp_adamw_snap_out so)
+void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
+                              int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c,
+                              pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
     pp_format_id P = va->param;
     // c's format matters only with Kahan: without it the lanes' c passes through unchanged
-    if (va->momentum == P && va->variance == P && (!va->kahan || va->compensation == P)) {
+    if (va->momentum == P && va->variance == P && (!va->kahan || va->compensation == P) && !va->exact_sites) {
         LANES_SPEC_F(PP_FMT_FP32)
         LANES_SPEC_F(PP_FMT_BF16)
         LANES_SPEC_F(PP_FMT_FP16)
     }
     lanes_body(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
+}
+
+// The clones by name, so a caller can run a level other than the one the CPU dispatch picks
+// (tests run every level on an AVX-512 machine). GCC names a target_clones clone
+// "<function>.<target with '-' as '_'>" (GCC 12; another naming fails the link, not silently).
+#ifdef LANES_CLONES
+#define LANES_CLONE(name, sym)                                                                                     \
+    void name(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc, int64_t i0,     \
+              int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo, pp_adamw_snap_out so) \
+        __asm__(sym);
+LANES_CLONE(lanes_clone_v4, "pp_adamw_lanes_run_auto_.arch_x86_64_v4")
+LANES_CLONE(lanes_clone_v3, "pp_adamw_lanes_run_auto_.arch_x86_64_v3")
+LANES_CLONE(lanes_clone_base, "pp_adamw_lanes_run_auto_.default")
+#endif
+
+void pp_adamw_lanes_run(pp_isa isa, const pp_adamw_variant *va, const pp_adamw_problem *pr,
+                        const pp_adamw_scalars *sc, int64_t i0, int t0, int t1, float *th, float *m, float *v,
+                        float *c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
+{
+#ifdef LANES_CLONES
+    if (isa == PP_ISA_AVX512)
+        lanes_clone_v4(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
+    else if (isa == PP_ISA_AVX2)
+        lanes_clone_v3(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
+    else if (isa == PP_ISA_BASELINE)
+        lanes_clone_base(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
+    else
+#endif
+        pp_adamw_lanes_run_auto_(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so);
+    (void)isa;
 }

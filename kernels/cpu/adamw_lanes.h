@@ -11,6 +11,7 @@
 #include "../adamw.h"
 #include "../adamw_problem.h"
 #include "../adamw_thread.h"
+#include "isa.h"
 
 // Lanes per group: 16 binary32 lanes fill one AVX-512 register (two AVX2 ones).
 #define PP_ADAMW_LANES 16
@@ -20,9 +21,15 @@
 // pp_adamw_elem_thread(va, pr, sc, i, t0 − 1, t1, ...) does for each of them, with the loss
 // terms added in increasing i for each loss index (the documented order). th, m, v, c: the
 // lanes' state before step t0 in (θ₀ and zeros for t0 = 1), after step t1 out.
-// Runs AVX-512 or AVX2 code where the CPU has it (chosen at load time), else baseline x86-64.
-void pp_adamw_lanes_run(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
+// isa: the code that runs, x86-64-v4 (AVX-512), x86-64-v3 (AVX2) or baseline — a level this CPU
+// runs (pp_isa_resolve's), or PP_ISA_AUTO: the CPU's dispatch — the same bits at every level.
+void pp_adamw_lanes_run(pp_isa isa, const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                         int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
                         pp_adamw_snap_out so);
+
+// The entry with the CPU's dispatch (target_clones; internal: call pp_adamw_lanes_run).
+void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
+                              int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c,
+                              pp_adamw_loss_out lo, pp_adamw_snap_out so);
 
 #endif

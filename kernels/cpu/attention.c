@@ -19,7 +19,9 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
             return pp_fail(err, PP_ERR_INPUT, "%s", msg);
         return pp_fail(err, PP_ERR_RUNTIME, "attention: engine 'cublas' runs only on the GPU (--device cuda)");
     }
-    pp_attn_cpu_ctx ctx = {threads, opts ? opts->portable : 0, msg, sizeof msg, opts ? opts->ranges : NULL};
+    pp_attn_cpu_ctx ctx = {.threads = threads, .portable = opts ? opts->portable : 0, .errbuf = msg,
+                           .errlen = sizeof msg, .ranges = opts ? opts->ranges : NULL,
+                           .isa = opts ? opts->isa : PP_ISA_AUTO};
     pp_attn_device dev;
     pp_attn_cpu_device(&ctx, &dev);
     int rc = pp_attn_plan_run_opts(&dev, v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, msg,

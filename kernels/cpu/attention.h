@@ -10,6 +10,7 @@
 #include "../attention.h"
 #include "../ranges.h"
 #include "error.h"
+#include "isa.h"
 
 // Runs variant v (kernels/attention.h gives every rounding and reduction order).
 // @param [in]  v, dims   the variant and the shapes; h a multiple of h_kv; d ≥ 1.
@@ -36,6 +37,9 @@ typedef struct pp_attn_cpu_opts {
     // Range diagnostics (kernels/ranges.h): when set, every site's notes are added to it (its
     // heads = h); the outputs are the same bits either way.
     pp_ranges *ranges;
+    // The vector lane step's x86-64 level (base/isa.h; 0 = PP_ISA_AUTO: the widest the CPU runs):
+    // tests name AVX2 and baseline to run them on an AVX-512 machine. The same bits at every level.
+    pp_isa isa;
 } pp_attn_cpu_opts;
 
 int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dims, int backward,

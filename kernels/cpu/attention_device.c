@@ -113,25 +113,26 @@ __attribute__((target("avx512f"))) static void attn_axpy_n_avx512(const float *a
 }
 #endif
 
-static pp_attn_axpy_fn attn_pick_axpy(int portable)
+// The lane steps of level isa (resolved: one this CPU runs); NULL for the plain fmaf loop.
+static pp_attn_axpy_fn attn_pick_axpy(int portable, pp_isa isa)
 {
 #ifdef ATTN_HAVE_AVX2
-    if (!portable && __builtin_cpu_supports("avx512f"))
+    if (!portable && isa == PP_ISA_AVX512)
         return attn_axpy_avx512;
-    if (!portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (!portable && isa == PP_ISA_AVX2)
         return attn_axpy_avx2;
 #endif
-    (void)portable;
+    (void)portable, (void)isa;
     return NULL;  // pp_attn_axpy's plain fmaf loop
 }
 
-static pp_attn_axpy_n_fn attn_pick_axpy_n(int portable)
+static pp_attn_axpy_n_fn attn_pick_axpy_n(int portable, pp_isa isa)
 {
 #ifdef ATTN_HAVE_AVX2
-    if (!portable && __builtin_cpu_supports("avx512f"))
+    if (!portable && isa == PP_ISA_AVX512)
         return attn_axpy_n_avx512;
 #endif
-    (void)portable;
+    (void)portable, (void)isa;
     return NULL;  // one lane step at a time
 }
 
@@ -185,15 +186,15 @@ static void attn_cpu_worker(void *ctx, int64_t worker)
     }
 }
 
-
 static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
 {
     const pp_attn_cpu_ctx *c = ctx;
     attn_cpu_job J;
     J.L = *L;
     J.L.lanes = PP_ATTN_MAX_LANES;
-    J.L.axpy = attn_pick_axpy(c->portable);
-    J.L.axpy_n = attn_pick_axpy_n(c->portable);
+    pp_isa isa = pp_isa_resolve(c->isa);
+    J.L.axpy = attn_pick_axpy(c->portable, isa);
+    J.L.axpy_n = attn_pick_axpy_n(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

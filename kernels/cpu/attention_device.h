@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "../attention_plan.h"
+#include "isa.h"
 
 // The device's state: its settings and where its one-line failure messages go.
 typedef struct pp_attn_cpu_ctx {
@@ -18,6 +19,9 @@ typedef struct pp_attn_cpu_ctx {
     // Range diagnostics (kernels/ranges.h): every launch's notes merged here (NULL: none); each
     // worker notes into its own accumulator, merged after the launch (exact in any order).
     pp_ranges *ranges;
+    // The vector lane step's x86-64 level (base/isa.h): PP_ISA_AUTO the widest this CPU runs, a
+    // lower one by name (tests run each; the same bits); portable = 1 overrides it.
+    pp_isa isa;
 } pp_attn_cpu_ctx;
 
 // dev runs on ctx (which must outlive it). No GEMM: engine cublas is the GPU's.
