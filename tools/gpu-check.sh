@@ -5,6 +5,7 @@
 # bit for bit, and the GPU benchmark. Everything is written under $OUT (default build/gpu-check): one log per step
 # and summary.txt, a line per step (PASS, FAIL, SKIP or TIMEOUT, seconds, why).
 #   OUT=DIR GPU_CHECK_BUDGET=540 tools/gpu-check.sh        (from anywhere; exit 1 if a step failed)
+# GPU_CHECK_SKIP="STEP ...": the steps not to run (e.g. "bench-cuda te-cp-821-cuda" for a short call).
 # GPU_CHECK_PREBUILT=1: no make; the binaries and libraries come from tools/gpu-pack.sh, built on a
 # machine with MPFR, HDF5, cmocka and cJSON (a lent GPU machine has CUDA but none of those).
 # Each step runs under `timeout`, capped at what is left of the budget (seconds, default 540), so
@@ -34,6 +35,9 @@ note() { echo "$*" | tee -a "$summary"; }
 # rc (124: timed out) and secs. A step with under 10 s left is not started (rc 125).
 step() {
     local name=$1 cap=$2; shift 2
+    case " ${GPU_CHECK_SKIP:-} " in
+    *" $name "*) rc=126; secs=0; echo "skipped: GPU_CHECK_SKIP names it" >"$OUT/$name.log"; return ;;
+    esac
     local left=$((deadline - $(date +%s)))
     [ "$cap" -gt "$left" ] && cap=$left
     if [ "$cap" -lt 10 ]; then
@@ -54,6 +58,7 @@ verdict() {
        else note "PASS    $name (${secs}s)"; fi ;;
     124 | 137) note "TIMEOUT $name (${secs}s): see $name.log"; failed=1 ;;
     125) note "SKIP    $name: not started, the budget of ${budget}s is spent"; unstarted=$((unstarted + 1)) ;;
+    126) note "SKIP    $name: GPU_CHECK_SKIP names it" ;;
     *) note "FAIL    $name (${secs}s, exit $rc): see $name.log"; failed=1 ;;
     esac
 }
