@@ -346,6 +346,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         L.fp8_xv = (float)pp_attn_fp8_descale(xv);
         L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, pp_attn_fp8_descale(xq), pp_attn_fp8_descale(xk));
         L.bn = pp_attn_fp8_block_n(v, dm->d);
+        L.mma = v->mma == PP_ATTN_FP8_MMA_SM90;
     }
     L.order_seed = v->order_seed;
     L.exact_sites = v->exact_sites;

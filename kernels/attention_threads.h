@@ -96,6 +96,7 @@ typedef struct pp_attn_launch {
     int bn;        // flash forward key tile
     int fp8;       // pp_attn_fp8: 0, or FA3's FP8 forward (attention_fp8.h); fp8_xv its v descale
     float fp8_xv;
+    int mma;       // fp8: 1 for Hopper's FP8 accumulation in S and P·V (attention_fp8.h), else 0
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
@@ -647,6 +648,17 @@ PP_HD static inline void pp_attn_flash_fwd_notes(const pp_attn_launch *L, int64_
 // in key lanes for its max, then again for p (the same values), unless one run of lanes held it.
 // P·V runs per MMA k-chunk of 16 keys: the chunk's p first (row sums in key order), then o's
 // chain over the chunk's keys in the chunk's order (increasing at seed 0: "Order band").
+// The flash forward's S for w keys from key-major kT: the fp32 chain (pp_attn_dots_T), or under
+// mma Hopper's FP8 accumulation (attention_fp8.h, pp_attn_fp8_sm90_dots).
+PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const float *qr, const float *kT, int64_t w,
+                                            float *sv)
+{
+    if (L->mma)
+        pp_attn_fp8_sm90_dots(qr, kT, L->skv, L->d, w, sv);
+    else
+        pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, kT, L->skv, w, sv);
+}
+
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -662,6 +674,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK];
+    float pgrp[PP_SM90_FP8_GROUP];           // mma: the P of the current group of 32 keys
+    const float *vgrp[PP_SM90_FP8_GROUP];    // and their rows of V
     int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
     int xmax = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_MAX);
     for (int64_t c = 0; c < d; c++)
@@ -673,7 +687,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, j, j1 - j);
-            pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+            pp_attn_flash_dots(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), w, sv);
             for (int64_t i = 0; !none && i < w; i++)
                 if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
@@ -689,7 +703,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 w = pp_attn_key_lanes(L, j, hi - j);
                 const float *sj = sv + (j - j0);
                 if (!kept) {
-                    pp_attn_dots_T(L, PP_ATTN_MMA_S, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
+                    pp_attn_flash_dots(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), w, sv);
                     sj = sv;
                 }
                 for (int64_t i = 0; i < w; i++) {
@@ -703,6 +717,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     if (L->ranges)
                         pp_attn_flash_fwd_notes(L, pp_attn_range_head(L, b, hh), sj[i], ms, p, pch[j + i - cb]);
                 }
+            }
+            if (L->mma) {  // Hopper's FP8 accumulation: groups of 32 keys from the tile's first (bn % 32 = 0)
+                for (int64_t jj = lo; jj < hi; jj++) {
+                    pgrp[(jj - j0) % PP_SM90_FP8_GROUP] = pch[jj - cb];
+                    vgrp[(jj - j0) % PP_SM90_FP8_GROUP] = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, jj));
+                }
+                int64_t g0 = j0 + (hi - 1 - j0) / PP_SM90_FP8_GROUP * PP_SM90_FP8_GROUP;
+                if ((hi - j0) % PP_SM90_FP8_GROUP == 0 || hi == j1)
+                    pp_attn_fp8_sm90_pv(pgrp, vgrp, hi - g0, o, d);
+                continue;
             }
             pp_attn_mma_walk mw;
             pp_attn_steps T;

@@ -19,7 +19,7 @@
 enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
-    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8
+    K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_MMA
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -51,6 +51,9 @@ static const char *const cp_flavours[] = {"te-main", "te-2024", "pr-821", NULL};
 static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
 static const char *const fp8s[] = {"none", "fa3", NULL};
 static const pp_knob_meaning fp8_ids[] = {{"none", PP_ATTN_FP8_NONE}, {"fa3", PP_ATTN_FP8_FA3}, {NULL, 0}};
+static const char *const mmas[] = {"fp32-chain", "sm90-fp8", NULL};
+static const pp_knob_meaning mma_ids[] = {
+    {"fp32-chain", PP_ATTN_FP8_MMA_CHAIN}, {"sm90-fp8", PP_ATTN_FP8_MMA_SM90}, {NULL, 0}};
 static const pp_knob_meaning arch_ids[] = {
     {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
@@ -138,6 +141,10 @@ static const pp_knob_def knobs[] = {
                "e4m3 with FA3's max offset 8 before P.V, v's descale in the epilogue, out in bf16; kernel flash, "
                "format bf16, scale post, max_subtract row, cp_world 1, passes fwd: FA3's FP8 has no backward)",
                .meanings = fp8_ids},
+    [K_MMA] = {"mma", mmas, "fp32-chain",
+               "fp8 fa3: the accumulation of S = q.k and P.V; fp32-chain: binary32 fma chains; sm90-fp8: Hopper's "
+               "FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), never "
+               "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h)", .meanings = mma_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -262,6 +269,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.sigma = p->v[P_SIGMA];
     v.engine = id(k, K_ENGINE) == PP_ENGINE_OURS ? PP_ATTN_ENGINE_OURS : PP_ATTN_ENGINE_CUBLAS;
     v.fp8 = (pp_attn_fp8)id(k, K_FP8);
+    v.mma = (pp_attn_fp8_mma)id(k, K_MMA);
     return v;
 }
 
@@ -285,7 +293,7 @@ static const char knob_rules[] =
     "kernel flash takes accumulate fp32, softmax fp32, qk_layer_scaling 1 and max_subtract row or none; "
     "cp_world > 1 needs s = s_kv divisible by 2 x cp_world; engine cublas needs kernel unfused and cp_world 1, "
     "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
-    "max_subtract row, cp_world 1 and passes fwd";
+    "max_subtract row, cp_world 1 and passes fwd; mma sm90-fp8 needs fp8 fa3 and block_n a multiple of 32";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -470,7 +478,7 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (fp8 && !strcmp(fp8, "fa3"))
         return "(FlashAttention-3's FP8 forward: its exp2 argument, max offset, e4m3 conversions and order; its "
                "ex2.approx and __logf are correctly rounded exp2 and log here, its FP8 MMAs binary32 fma chains "
-               "(Hopper's FP8 tensor cores keep fewer bits: a real run can be worse))";
+               "unless mma = \"sm90-fp8\" (Hopper's truncating FP8 accumulation as measured on an H200))";
     return "(FlashAttention-2's exp2 argument and order; its ex2.approx and __logf are correctly rounded exp2 and "
            "log here, its MMAs' order inside each k-chunk of 16 a chain, its dq atomicAdd order the key blocks' "
            "order: run --orders measures what they move)";
