@@ -218,6 +218,10 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
                  "(mx and nvfp4 are Blackwell's block-scaled MMAs, not modelled)", knobs[K_MMA].values[k->v[K_MMA]]);
         return -1;
     }
+    if (v.mma != PP_GEMM_MMA_FP32_CHAIN && v.format != PP_FMT_E4M3 && v.format != PP_FMT_E5M2) {
+        snprintf(msg, n, "mma '%s' is Hopper's FP8 MMA: it needs format e4m3 or e5m2", knobs[K_MMA].values[k->v[K_MMA]]);
+        return -1;
+    }
     if (pp_gemm_variant_formats_ok(&v))
         return 0;
     const char *f = knobs[K_FORMAT].values[k->v[K_FORMAT]], *s = knobs[K_SCALING].values[k->v[K_SCALING]];
@@ -227,7 +231,7 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
         snprintf(msg, n, "scaling '%s' needs accumulate = \"fp32\" and scale = \"post\"", s);
     else
         snprintf(msg, n, "scaling '%s' does not store format '%s' (tensor-current: e4m3 e5m2 e2m1; tensor-delayed: "
-                 "e4m3 e5m2; mx: e4m3 e5m2 e2m1; nvfp4: e2m1; mma sm90-fp8*: e4m3 e5m2)", s, f);
+                 "e4m3 e5m2; mx: e4m3 e5m2 e2m1; nvfp4: e2m1)", s, f);
     return -1;
 }
 
