@@ -108,9 +108,9 @@ typedef enum pp_gemm_scale {
 // GmmaFP8Accumulation::promote_if_needed) unless the FastAccum schedule is chosen; cuBLASLt's
 // CUBLASLT_MATMUL_DESC_FAST_ACCUM ("intermediate results will not periodically be promoted");
 // Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores" (arXiv 2512.07004) model H100's
-// FP8 inner products (a 13-bit-fraction e8m13 accumulator, truncation), and Fasi, Higham, Mikaitis
-// & Pranesh (PeerJ CS 7:e330, 2021) designed this kind of test vector; the parameters above are the
-// H200's as measured, not copied from them. Not known: whether other cuBLASLt kernels (other shapes,
+// FP8 inner products bit for bit (only their abstract was read here: their parameters are not
+// compared), and Fasi, Higham, Mikaitis & Pranesh (PeerJ CS 7:e330, 2021) designed this kind of
+// test vector; the parameters above are the H200's as measured (tools/fit_fp8_accum.py). Not known: whether other cuBLASLt kernels (other shapes,
 // split-K, other versions) keep the same promotion interval — the 16×16 and 256×256 GEMMs agreed;
 // e5m2 operands and ±Inf were not measured (the model extends e4m3's rule to e5m2's exponents).
 typedef enum pp_gemm_mma {
