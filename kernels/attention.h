@@ -197,7 +197,7 @@
 //   (softmax.h:119-120, no offset: it cancels); l_q = l_q ⊕ p_j (4 partials, softmax.h:134);
 //   o_c = fma(RN_e4m3,sat(p_j), v8_jc, o_c) (P converted to e4m3 before P·V: the mainloop's
 //   convert_type_out to Element = e4m3, cvt.rn.satfinite; P carries the 2^8 of the offset and no
-//   other scale).
+//   other scale). (s_ij and o_c under mma = "sm90-fp8": "Hopper's FP8 accumulation" below.)
 // Epilogue (softmax.h:137-153, finalize(v_descale); rescale_o): l = (l_0 ⊕ l_2) ⊕ (l_1 ⊕ l_3);
 //   s = (1 ⊘ l) ⊗ X_v; out_ic = RN_bf16(o_c ⊗ s) (FA3 writes an FP8 run's out in bf16: flash_api.cpp
 //   mha_fwd, out_type); lse_i = fma(m, RN_32(σ' ⊗ RN_32(ln 2)), log(l ⊗ 2^−8)).
@@ -213,10 +213,28 @@
 //   quantisation and arithmetic together, as the fp8 gemm's (README). The exact values the kernel
 //   reads, X·T8, come from pp_attn_fp8_dequantised: tests/test_attention_fp8.c checks the kernel
 //   against the reference of those (the hook for a comparison against the quantised inputs).
-// Not emulated: exp2f and __logf as for FA2 (correctly rounded here); the MMAs' internal order
-//   (FP8 wgmma has k-chunks of 32; the order band walks chunks of 16) and Hopper's FP8 tensor-core
-//   accumulation, which keeps fewer than binary32's bits (DeepSeek-V3 report §3.3.2: about 14):
-//   here a binary32 fma chain, so real FP8 attention on an H100 can be worse than modelled.
+// Hopper's FP8 accumulation (the knob mma = "sm90-fp8"; default "fp32-chain", the chains above):
+//   both GEMMs accumulate in wgmma fragments with no separate fp32 accumulator: in the consumer's
+//   mma() (mainloop_fwd_sm90_tma_gmma_ws.hpp @0473b46, the fwd_step lambda and the first and last
+//   tiles around it) S is flash::gemm</*zero_init=*/true>(tiled_mma_qk, tSrQ, tSrK, tSrS) and O is
+//   flash::gemm</*zero_init=*/false>(tiled_mma_pv, tOrP, tOrV, tOrO) straight into tOrO, which
+//   softmax.rescale_o multiplies between tiles; nothing promotes a partial sum (unlike CUTLASS's
+//   GEMM mainloops, fp8_accumulation.hpp), read in that file for Is_FP8 too. So under sm90-fp8:
+//   s_ij = the sm90 dot product of q8_i·k8_j over d (kernels/sm90_fp8_mma.h: groups of 32 along d
+//     from c = 0, starting from +0), pp_attn_fp8_sm90_dots;
+//   o_c = per group of 32 keys of the tile (from its first key; block_n must be a multiple of 32,
+//     FA3's 160, 128, 224 are), the sm90 group of the running o_c (after the tile's rescale) and
+//     the products RN_e4m3,sat(p_j)·v8_jc, pp_attn_fp8_sm90_pv; no promotion.
+//   The model is the H200's, measured through cuBLASLt's GEMM (kernels/gemm.h "Hopper FP8
+//   accumulation"): that wgmma's m64nNk32 for e4m3 behaves the same inside FA3 is assumed, not
+//   measured. Exact within a group, it has no order: the order band does not perturb it. On
+//   fp8-attention (d 64) it moves out little against the exact attention of the quantised inputs
+//   (mean |error| 0.00311 either way, 44.4% vs 44.5% mismatched) and lse visibly (max |error|
+//   0.0096 vs 4.0e-6; 80.7% of rows outside bf16's lse tolerance vs none): S loses bits, P's e4m3
+//   rounding hides most of it from out.
+// Not emulated: exp2f and __logf as for FA2 (correctly rounded here); under the default fp32 chain
+//   the MMAs' internal order (FP8 wgmma has k-chunks of 32; the order band walks chunks of 16) and
+//   Hopper's truncating accumulation (mma = "sm90-fp8" models it); e5m2 P or V (FA3 takes e4m3).
 // Not modelled: TransformerEngine's FP8 DPA (cuDNN's sdpa_fp8 graph: TE's
 //   common/fused_attn/fused_attn_fp8.cu @fecb10b, fused_attn_fp8_fwd_impl_v1, passes descale_q/k/v,
 //   descale_s, scale_s, scale_o and gets O in FP8 with amax_s, amax_o; where inside the graph each
@@ -350,6 +368,9 @@ typedef enum {
     PP_ATTN_FP8_SCALING_MX,
     PP_ATTN_FP8_SCALING_NVFP4
 } pp_attn_fp8_scaling;
+// The accumulation of FA3's two FP8 GEMMs (the mma knob; see "FP8 (fp8 = fa3)"): the binary32 fma
+// chain (the default), or Hopper's FP8 wgmma accumulation as measured (kernels/sm90_fp8_mma.h).
+typedef enum { PP_ATTN_FP8_MMA_CHAIN = 0, PP_ATTN_FP8_MMA_SM90 } pp_attn_fp8_mma;
 
 typedef struct pp_attn_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32: storage of every stored tensor
@@ -373,6 +394,7 @@ typedef struct pp_attn_variant {
     pp_attn_fp8 fp8;        // none (0, the default) or fa3 (flash forward only, bf16 out, cp_world 1)
     pp_attn_fp8_scaling fp8_scaling;  // fa3 only: auto (0: tensor-current), none, delayed, mx, nvfp4
     double fp8_delayed_s[3];  // tensor-delayed: TE's scales s of q, k, v from the recipe (pp_delayed_scale)
+    pp_attn_fp8_mma mma;    // fp8 = fa3: the fp32 chain (0, the default) or Hopper's FP8 accumulation
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

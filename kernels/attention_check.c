@@ -69,6 +69,9 @@ int pp_attn_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward
     const char *fp8_err = pp_attn_fp8_error(v, backward);
     if (fp8_err)
         return check_fail(eb, el, "%s", fp8_err);
+    const char *mma_err = pp_attn_fp8_mma_error(v, dm->d);
+    if (mma_err)
+        return check_fail(eb, el, "%s", mma_err);
     pp_attn_scalars sc;
     if (pp_attn_scalars_make(v, dm->d, &sc) != 0)
         return check_fail(eb, el, "attention: sigma must be positive and finite");

@@ -17,6 +17,7 @@
 #include "pp_hd.h"
 #include "ranges.h"
 #include "scaling.h"
+#include "sm90_fp8_mma.h"
 
 // FA3 subtracts 8 from the scaled row max, so that p = 2^(s·σ' − m·σ' + 8) lies in [0, 256]
 // and P uses more of e4m3's range (hopper/softmax.h @7a80279:67-69, Max_offset = 8 for FP8:
@@ -352,6 +353,62 @@ static inline const char *pp_attn_fp8_error(const pp_attn_variant *v, int backwa
                                       "of 32 keys lie within a key tile)"
                                     : "attention: scaling = \"nvfp4\" needs block_n a multiple of 16 (P's and v's "
                                       "blocks of 16 keys lie within a key tile)";
+    return (const char *)0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// mma = sm90-fp8: Hopper's FP8 accumulation in FA3's two GEMMs (kernels/sm90_fp8_mma.h; the
+// specification in kernels/attention.h, "FP8 (fp8 = fa3)"). No promotion: FA3 accumulates in the
+// wgmma fragments themselves.
+
+// S for m keys of one query row: acc[l] = the sm90 dot product over c < d of q8[c]·k8[c·ld + l]
+// (k key-major), groups of 32 along d from c = 0, starting from +0 (FA3's zero_init).
+PP_HD static inline void pp_attn_fp8_sm90_dots(const float *q, const float *kT, int64_t ld, int64_t d, int64_t m,
+                                               float *acc)
+{
+    double a[PP_SM90_FP8_GROUP], b[PP_SM90_FP8_GROUP];
+    int emin = pp_format_get(PP_FMT_E4M3).emin;
+    for (int64_t l = 0; l < m; l++) {
+        float c = 0.0f;
+        for (int64_t c0 = 0; c0 < d; c0 += PP_SM90_FP8_GROUP) {
+            int64_t n = d - c0 < PP_SM90_FP8_GROUP ? d - c0 : PP_SM90_FP8_GROUP;
+            for (int64_t i = 0; i < n; i++)
+                a[i] = q[c0 + i], b[i] = kT[(c0 + i) * ld + l];
+            c = pp_sm90_fp8_group(c, a, 1, b, 1, n, emin, emin);
+        }
+        acc[l] = c;
+    }
+}
+
+// O += P·V over one group of n ≤ 32 keys of a tile: o[e] = the sm90 group of o[e] (the running,
+// rescaled accumulator) and the products p[i]·v_i[e] (p: e4m3 P; vrow[i]: key i's e4m3 row of V).
+PP_HD static inline void pp_attn_fp8_sm90_pv(const float *p, const float *const *vrow, int64_t n, float *o, int64_t d)
+{
+    double a[PP_SM90_FP8_GROUP], b[PP_SM90_FP8_GROUP];
+    int emin = pp_format_get(PP_FMT_E4M3).emin;
+    for (int64_t i = 0; i < n; i++)
+        a[i] = p[i];
+    for (int64_t e = 0; e < d; e++) {
+        for (int64_t i = 0; i < n; i++)
+            b[i] = vrow[i][e];
+        o[e] = pp_sm90_fp8_group(o[e], a, 1, b, 1, n, emin, emin);
+    }
+}
+
+// Why v's mma setting cannot run at head dimension d, or NULL. Host only.
+static inline const char *pp_attn_fp8_mma_error(const pp_attn_variant *v, int64_t d)
+{
+    if (v->mma == PP_ATTN_FP8_MMA_CHAIN)
+        return (const char *)0;
+    if (v->mma != PP_ATTN_FP8_MMA_SM90)
+        return "attention: unknown mma value";
+    if (v->fp8 != PP_ATTN_FP8_FA3)
+        return "attention: mma = \"sm90-fp8\" is Hopper's FP8 tensor-core accumulation: it needs fp8 = \"fa3\"";
+    if (v->fp8_scaling == PP_ATTN_FP8_SCALING_MX || v->fp8_scaling == PP_ATTN_FP8_SCALING_NVFP4)
+        return "attention: mma = \"sm90-fp8\" is Hopper's per-tensor-scaled FP8 wgmma: block scalings (mx, nvfp4) "
+               "are another hardware's MMA (Blackwell's block-scaled tcgen05), not measured";
+    if (pp_attn_fp8_block_n(v, d) % PP_SM90_FP8_GROUP != 0)
+        return "attention: mma = \"sm90-fp8\" needs block_n a multiple of 32 (an FP8 wgmma k-step is 32 keys)";
     return (const char *)0;
 }
 

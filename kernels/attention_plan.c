@@ -379,6 +379,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         L.fp8_xv = pp_attn_fp8_xv(sch, F->X[2], pp_site_exact(v->exact_sites, PP_SITE_ATTN_P));
         L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, F->X[0], F->X[1]);
         L.bn = pp_attn_fp8_block_n(v, dm->d);
+        L.mma = v->mma == PP_ATTN_FP8_MMA_SM90;
     }
     L.order_seed = v->order_seed;
     L.exact_sites = v->exact_sites;

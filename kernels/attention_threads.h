@@ -100,6 +100,7 @@ typedef struct pp_attn_launch {
     // its block (0: per-tensor); qs, ksT, vs each element's block scale, laid out as q, kT, v
     int fp8_sch, fp8_block;
     const float *qs, *ksT, *vs;
+    int mma;       // fp8: 1 for Hopper's FP8 accumulation in S and P·V (attention_fp8.h), else 0
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
     pp_attn_scalars sc;
     uint64_t order_seed;  // the variant's (attention.h, "Order band"); 0 nominal
@@ -716,6 +717,20 @@ PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_
 // in key lanes for its max, then again for p (the same values), unless one run of lanes held it.
 // P·V runs per MMA k-chunk of 16 keys: the chunk's p first (row sums in key order), then o's
 // chain over the chunk's keys in the chunk's order (increasing at seed 0: "Order band").
+// The flash forward's S for w keys from key-major kT: the fp32 chain (pp_attn_dots_T; per block
+// under the fp8 block scalings, pp_attn_fp8_dots), or under mma Hopper's FP8 accumulation
+// (attention_fp8.h, pp_attn_fp8_sm90_dots).
+// qs, ksT: the block scales of q and of the keys (fp8 block scalings, pp_attn_fp8_dots; mma is
+// refused with those when the case is read).
+PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const float *qr, const float *qs,
+                                            const float *kT, const float *ksT, int64_t w, float *sv)
+{
+    if (L->mma)
+        pp_attn_fp8_sm90_dots(qr, kT, L->skv, L->d, w, sv);
+    else
+        pp_attn_fp8_dots(L, qr, qs, kT, ksT, w, sv);
+}
+
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -735,6 +750,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     // P·V's step: one MMA k-chunk, or one block of keys (fp8 block scalings: P and v in blocks)
     int64_t pstep = L->fp8_block > PP_GEMM_MMA_CHUNK ? L->fp8_block : PP_GEMM_MMA_CHUNK;
     int pexact = pp_site_exact(L->exact_sites, PP_SITE_ATTN_P);
+    float pgrp[PP_SM90_FP8_GROUP];           // mma: the P of the current group of 32 keys
+    const float *vgrp[PP_SM90_FP8_GROUP];    // and their rows of V
     int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
     int xmax = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_MAX);
     for (int64_t c = 0; c < d; c++)
@@ -746,8 +763,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, j, j1 - j);
-            pp_attn_fp8_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
-                             L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
+            pp_attn_flash_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
+                               L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
             for (int64_t i = 0; !none && i < w; i++)
                 if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
@@ -763,8 +780,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 w = pp_attn_key_lanes(L, j, hi - j);
                 const float *sj = sv + (j - j0);
                 if (!kept) {
-                    pp_attn_fp8_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
-                                     L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
+                    pp_attn_flash_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
+                                       L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
                     sj = sv;
                 }
                 for (int64_t i = 0; i < w; i++) {
@@ -782,6 +799,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             }
             if (L->fp8_block) {
                 pp_attn_fp8_block_pv(L, &G, b, hh, pch, lo, hi, pexact, o);
+                continue;
+            }
+            if (L->mma) {  // Hopper's FP8 accumulation: groups of 32 keys from the tile's first (bn % 32 = 0)
+                for (int64_t jj = lo; jj < hi; jj++) {
+                    pgrp[(jj - j0) % PP_SM90_FP8_GROUP] = pch[jj - cb];
+                    vgrp[(jj - j0) % PP_SM90_FP8_GROUP] = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, jj));
+                }
+                int64_t g0 = j0 + (hi - 1 - j0) / PP_SM90_FP8_GROUP * PP_SM90_FP8_GROUP;
+                if ((hi - j0) % PP_SM90_FP8_GROUP == 0 || hi == j1)
+                    pp_attn_fp8_sm90_pv(pgrp, vgrp, hi - g0, o, d);
                 continue;
             }
             pp_attn_mma_walk mw;

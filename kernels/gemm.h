@@ -14,6 +14,7 @@
 #include "pp_hd.h"
 #include "scaling.h"
 #include "sites.h"
+#include "sm90_fp8_mma.h"
 
 // ---------------------------------------------------------------------------------------------
 // The variant
@@ -57,6 +58,13 @@
 //                   exact in binary64: powers of two, or two E4M3 values and a binary32)
 //                   d = 1 (mx), d = RN_32(g_a·g_b) (nvfp4: the two global scales)
 //   epilogue:       c_ij = RN_32(α_c·RN_32(d·acc)), α_c = RN_32(α)
+// mma (per-tensor scalings only) replaces the fp32 chain above by a tensor core's accumulation:
+//   fp32-chain:     the chain above (the default: every earlier result keeps its bits)
+//   sm90-fp8:       Hopper's FP8 wgmma accumulation with cuBLASLt's promotion every 128 elements
+//                   of k (kernels/sm90_fp8_mma.h, pp_sm90_fp8_dot; see "Hopper FP8 accumulation")
+//   sm90-fp8-fast:  the same without promotion (cuBLASLt's FAST_ACCUM, torch's use_fast_accum=True)
+// mx and nvfp4 are Blackwell's block-scaled MMAs (scales applied inside the instruction), another
+// hardware not measured here: the sm90 values are refused with them (pp_gemm_variant_formats_ok).
 // (A NaN or ±Inf in an operand makes its scale NaN — per tensor, or per block for mx — so the
 // outputs it reaches are NaN. Tensor-delayed takes its scales from the recipe's histories; a value
 // above the history's amax saturates to ±max_finite·(1/s).) The per-thread bodies of these loops
@@ -77,6 +85,53 @@ typedef enum pp_gemm_scale {
     PP_GEMM_SCALE_PRE_A      // α onto A only, α = 1 in the GEMM
 } pp_gemm_scale;
 
+// Hopper FP8 accumulation (mma = sm90-fp8, sm90-fp8-fast). Measured on 2026-11-26 on an NVIDIA
+// H200 (torch 2.11.0+cu130, CUDA 13.0, cuBLASLt 13.1.0 = 130100) with tools/probe_fp8_accum.py:
+// torch._scaled_mm e4m3 × e4m3 → fp32, scales 1, use_fast_accum False and True, 16×16 and 256×256
+// GEMMs of constructed dot products (2^12 + 2^(12−k), ±1.125…1.875·2^(12−k), L − L + 2^−k·L at
+// chosen positions, 2^12 swamped by K − 1 small terms, a scan of one small term over k = 0…1023,
+// subnormals, NaN, ±448²·32) and two random 256×256×4096 GEMMs (normal with outlier rows; log-
+// uniform magnitudes). kernels/sm90_fp8_mma.h's model reproduces every output of both modes bit
+// for bit: 4,819 constructed dot products and 2 × 65,536 random ones per mode (the fp32 chain
+// matches 53,742 and 2,730 of the random ones; RN_32 of the exact sum 20 and 10 (slow), 1 and 0
+// (fast)); tests/test_sm90_fp8_mma.c checks a fixture of them (tests/data/sm90_fp8/). Parameters
+// the data decided: groups of 32 (16 and 8 fail the swamping and random sets), 13 fraction bits
+// below the group's largest exponent (14 fails 1 + 2^−14), the exponent of a product taken as
+// e(a) + e(b) from the inputs' exponent fields (the leading bit of the product fails 2,467 of
+// 4,096 sampled random outputs), C inside the maximum (the swamping rows), truncation toward zero
+// both at the alignment and at the normalisation to 14 significant bits (normalising to binary32
+// instead fails 93 of 2,048 sampled fast random outputs, by one grain, and most slow ones), promotion every 128 with one RN_32
+// addition (the scan with the large term at 300: blocks aligned to multiples of 128).
+// Sources: the DeepSeek-V3 technical report (arXiv 2412.19437, §3.3.2 "Increasing Accumulation
+// Precision": about 14 bits on H800, promotion every N_C = 128 elements); CUTLASS's FP8 mainloop
+// promotes every mma_promotion_interval MMAs (include/cutlass/gemm/collective/fp8_accumulation.hpp,
+// GmmaFP8Accumulation::promote_if_needed) unless the FastAccum schedule is chosen; cuBLASLt's
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM ("intermediate results will not periodically be promoted");
+// Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores" (arXiv 2512.07004) model H100's
+// FP8 inner products bit for bit (only their abstract was read here: their parameters are not
+// compared), and Fasi, Higham, Mikaitis & Pranesh (PeerJ CS 7:e330, 2021) designed this kind of
+// test vector; the parameters above are the H200's as measured (tools/fit_fp8_accum.py). Not known: whether other cuBLASLt kernels (other shapes,
+// split-K, other versions) keep the same promotion interval — the 16×16 and 256×256 GEMMs agreed;
+// e5m2 operands and ±Inf were not measured (the model extends e4m3's rule to e5m2's exponents).
+typedef enum pp_gemm_mma {
+    PP_GEMM_MMA_FP32_CHAIN = 0,  // binary32 fmaf chain (CUDA cores; the historical model)
+    PP_GEMM_MMA_SM90_FP8,        // Hopper FP8 wgmma, promoted to fp32 every 128 elements of k
+    PP_GEMM_MMA_SM90_FP8_FAST    // Hopper FP8 wgmma, never promoted (fast accumulation)
+} pp_gemm_mma;
+
+// The promotion interval of an mma (0: never; the fp32 chain has no groups).
+PP_HD static inline int64_t pp_gemm_mma_promote(pp_gemm_mma m)
+{
+    return m == PP_GEMM_MMA_SM90_FP8 ? PP_SM90_FP8_PROMOTE : 0;
+}
+
+PP_HD static inline const char *pp_gemm_mma_name(pp_gemm_mma m)
+{
+    return m == PP_GEMM_MMA_FP32_CHAIN ? "fp32-chain"
+         : m == PP_GEMM_MMA_SM90_FP8 ? "sm90-fp8"
+         : m == PP_GEMM_MMA_SM90_FP8_FAST ? "sm90-fp8-fast" : "?";
+}
+
 // A zero-initialised variant (format aside) is: fp32 accumulation, post-scaling, α = 1/√k.
 typedef struct pp_gemm_variant {
     pp_format_id format;  // PP_FMT_FP16, PP_FMT_BF16 or PP_FMT_FP32: inputs, rescaled inputs, C
@@ -87,6 +142,7 @@ typedef struct pp_gemm_variant {
     pp_scaling scaling;   // PP_SCALING_NONE: the above; else the scaled storage above
     uint64_t order_seed;  // 0: the documented order; else an admissible one (pp_gemm_order_chunk)
     pp_site_mask exact_sites;  // 0: every rounding as above; else these sites exact ("Exact sites")
+    pp_gemm_mma mma;      // scaled storage, per-tensor scalings: the accumulation (fp32 chain default)
 } pp_gemm_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h; names in kernels/sites.h). A site made
@@ -407,6 +463,9 @@ PP_HD static inline int pp_gemm_variant_formats_ok(const pp_gemm_variant *v)
 {
     pp_format_id f = v->format;
     int fp8 = f == PP_FMT_E4M3 || f == PP_FMT_E5M2;
+    if (v->mma != PP_GEMM_MMA_FP32_CHAIN &&  // Hopper's FP8 MMA: per-tensor scaled e4m3/e5m2 only
+        (!fp8 || (v->scaling != PP_SCALING_TENSOR && v->scaling != PP_SCALING_DELAYED)))
+        return 0;
     switch (v->scaling) {
     case PP_SCALING_NONE:
         return f == PP_FMT_FP16 || f == PP_FMT_BF16 || f == PP_FMT_FP32;

@@ -115,7 +115,7 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
 }
 
 // Step 3, the body of output element (bi, i, j): per block in order, p = fmaf chain over the
-// block's l in order (per-tensor scalings: one chain over all of k), scaled and added
+// block's l in order (per-tensor scalings: one chain over all of k, or the variant's mma), scaled and added
 // (pp_gemm_block_add) into acc; then c = RN_32(α_c·RN_32(d·acc)), d = RN_32(g_a·g_b). Written as
 // its two halves (the accumulation, the descale) so range diagnostics can see acc.
 //
@@ -147,6 +147,13 @@ PP_HD static inline float pp_gemm_scaled_accum(const pp_gemm_variant *v, const p
                                                const double *qa, const double *xsa, const pp_gemm_scaled_operand *B,
                                                const double *qb, const double *xsb, int64_t bi, int64_t i, int64_t j)
 {
+    if (v->mma != PP_GEMM_MMA_FP32_CHAIN && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED)) {
+        // a tensor core's accumulation (gemm.h "mma"): per-tensor scalings only (refused with blocks)
+        int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
+        const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
+        int emin = pp_format_get(v->format).emin;
+        return pp_sm90_fp8_dot(ra, 1, rb, B->stride, A->k, emin, emin, pp_gemm_mma_promote(v->mma));
+    }
     PP_GEMM_SCALED_CHAINS(float, pp_gemm_scaled_step32, pp_gemm_block_add);
 }
 

@@ -356,6 +356,41 @@ static int attn_case_fp8_fa3(const attn_case_backend *be)
     return fails;
 }
 
+// FP8 with Hopper's accumulation (fp8 = "fa3", mma = "sm90-fp8": attention_fp8.h): the same
+// comparison on shapes whose d (80: two groups of 32 and one of 16) and key counts (40, 70: partial
+// groups of 32 in a tile) exercise every group boundary, FA3's tiles and block_n 32 and 64.
+static int attn_case_fp8_sm90(const attn_case_backend *be)
+{
+    const pp_attn_dims shapes[] = {
+        {2, 7, 11, 4, 2, 5, 0}, {1, 40, 40, 2, 1, 80, 1}, {1, 33, 70, 2, 2, 64, 0}, {1, 1, 1, 1, 1, 1, 0},
+    };
+    const int block_ns[] = {0, 32, 64};
+    int fails = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int bn = 0; bn < 3; bn++)
+            for (int seed = 0; seed < 2; seed++) {
+                bufs B;
+                bufs_init(&B, &shapes[i], PP_FMT_BF16, 2.0, pp_test_seed() + 300 + i);
+                for (int64_t t = 0; t < B.nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
+                    if (shapes[i].h > 1 && (t / shapes[i].d) % shapes[i].h == 1)
+                        B.q[t] = pp_round(PP_FMT_BF16, B.q[t] * 30.0, PP_RND_NE, 0);
+                pp_attn_variant v;
+                memset(&v, 0, sizeof v);
+                v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
+                v.kernel = PP_ATTN_FLASH;
+                v.fp8 = PP_ATTN_FP8_FA3;
+                v.mma = PP_ATTN_FP8_MMA_SM90;
+                v.block_n = block_ns[bn];
+                v.order_seed = seed ? 3 : 0;
+                char what[160];
+                snprintf(what, sizeof what, "fp8 fa3 mma sm90-fp8 shape %zu block_n %d order_seed %d", i,
+                         block_ns[bn], (int)v.order_seed);
+                fails += check_one(be, &v, &shapes[i], &B, 0, what);
+                bufs_free(&B);
+            }
+    return fails;
+}
+
 // Every combination engine cublas supports (unfused, CP off; bf16 with storage accumulation has
 // no cuBLAS compute type) on the plain shapes, checked by `check` (big: inputs ×200 that overflow
 // fp16, where only agreement in the non-finite pattern is meaningful). Every stride-th

@@ -70,6 +70,14 @@ static void cuda_fp8_fa3(void **state)
     assert_int_equal(attn_case_fp8_fa3(&cuda_backend), 0);
 }
 
+// FP8 with Hopper's accumulation (mma = "sm90-fp8"): the GPU against the CPU emulation bit for bit.
+static void cuda_fp8_sm90(void **state)
+{
+    (void)state;
+    PP_TEST_REQUIRE_GPU();
+    assert_int_equal(attn_case_fp8_sm90(&cuda_backend), 0);
+}
+
 // te-cp-small's shape (b 1, s 512, h 2, d 64, causal, world 4) on both kernels: equal, and timed.
 static void cuda_te_cp_small_size(void **state)
 {
@@ -362,6 +370,7 @@ int main(void)
         cmocka_unit_test(cuda_ranges_equal_cpu),
         cmocka_unit_test(cuda_fp8_fa3),
         cmocka_unit_test(cuda_fp8_ranges_equal_cpu),
+        cmocka_unit_test(cuda_fp8_sm90),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

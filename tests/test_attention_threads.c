@@ -391,6 +391,16 @@ static void threads_fp8_fa3(void **state)
     assert_int_equal(fails, 0);
 }
 
+// FP8 with Hopper's accumulation (mma = "sm90-fp8"): the same (attention_cases.h, attn_case_fp8_sm90).
+static void threads_fp8_sm90(void **state)
+{
+    (void)state;
+    int fails = attn_case_fp8_sm90(&plan_backend);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +414,7 @@ int main(void)
         cmocka_unit_test(threads_cublas_longer),
         cmocka_unit_test(threads_cublas_errors),
         cmocka_unit_test(threads_fp8_fa3),
+        cmocka_unit_test(threads_fp8_sm90),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,6 +298,75 @@ static void scaled_variants_refuse_what_makes_no_sense(void **state)
     assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 1, &x, &b, &c, 1, &err), PP_OK);
 }
 
+// mma = sm90-fp8(-fast): the scaled GEMM's accumulation is kernels/sm90_fp8_mma.h's dot product
+// of the quantised row and column (checked against the H200 in tests/test_sm90_fp8_mma.c), then
+// the same descale and epilogue; k = 300 crosses two promotions and ends on a partial group.
+static void sm90_mma_is_the_model_on_the_quantised_operands(void **state)
+{
+    (void)state;
+    const pp_format_id fmts[] = {PP_FMT_E4M3, PP_FMT_E5M2};
+    const pp_gemm_mma mmas[] = {PP_GEMM_MMA_SM90_FP8, PP_GEMM_MMA_SM90_FP8_FAST};
+    int64_t batch = 2, m = 5, n = 3, k = 300;
+    pp_test_rng r = {pp_test_seed() ^ 0x5390};
+    double *a = malloc(sizeof(double) * (size_t)(batch * m * k)), *b = malloc(sizeof(double) * (size_t)(batch * k * n));
+    double c[2 * 5 * 3], chain[2 * 5 * 3], col[300];
+    for (int64_t i = 0; i < batch * m * k; i++)
+        a[i] = (double)(float)((pp_test_rng_unit(&r) * 2 - 1) * ((i / k) % 5 == 2 ? 4096.0 : 1.0));
+    for (int64_t i = 0; i < batch * k * n; i++)
+        b[i] = (double)(float)(pp_test_rng_unit(&r) * 2 - 1);
+    int differs = 0;
+    for (int fi = 0; fi < 2; fi++) {
+        plain_q A, B;
+        plain_quantise(PP_SCALING_TENSOR, fmts[fi], a, batch, m, k, n, 1, &A);
+        plain_quantise(PP_SCALING_TENSOR, fmts[fi], b, batch, m, k, n, 0, &B);
+        pp_gemm_variant v0 = {.format = fmts[fi], .scaling = PP_SCALING_TENSOR};
+        pp_error err = {0};
+        assert_int_equal(pp_gemm_cpu(&v0, batch, m, n, k, a, b, chain, 1, &err), PP_OK);
+        for (int mi = 0; mi < 2; mi++) {
+            pp_gemm_variant v = {.format = fmts[fi], .scaling = PP_SCALING_TENSOR, .mma = mmas[mi]};
+            assert_int_equal(pp_gemm_cpu(&v, batch, m, n, k, a, b, c, 2, &err), PP_OK);
+            int emin = pp_format_get(fmts[fi]).emin;
+            float d = (float)(A.g * B.g), al = (float)(1.0 / sqrt((double)k));
+            for (int64_t bi = 0; bi < batch; bi++)
+                for (int64_t i = 0; i < m; i++)
+                    for (int64_t j = 0; j < n; j++) {
+                        for (int64_t l = 0; l < k; l++)
+                            col[l] = B.q[(bi * k + l) * n + j];
+                        float acc = pp_sm90_fp8_dot(A.q + (bi * m + i) * k, 1, col, 1, k, emin, emin,
+                                                    mi == 0 ? 128 : 0);
+                        float t = (float)((double)d * (double)acc);
+                        double want = (double)(float)((double)al * (double)t);
+                        int64_t o = (bi * m + i) * n + j;
+                        if (memcmp(&c[o], &want, sizeof want))
+                            fail_msg("%s %s: c[%lld] = %a, model %a", pp_format_get(fmts[fi]).name,
+                                     pp_gemm_mma_name(mmas[mi]), (long long)o, c[o], want);
+                        differs += c[o] != chain[o];
+                    }
+        }
+        free(A.q), free(A.xs), free(B.q), free(B.xs);
+    }
+    assert_true(differs > 0);  // the knob reaches the arithmetic
+    free(a), free(b);
+}
+
+// Hopper's FP8 MMA with what it does not take: block scales (Blackwell's), FP4, no scaling.
+static void sm90_mma_refused_outside_per_tensor_fp8(void **state)
+{
+    (void)state;
+    double a = 1, b = 1, c = 0;
+    pp_error err = {0};
+    pp_gemm_variant bad[] = {
+        {.format = PP_FMT_E4M3, .scaling = PP_SCALING_MX, .mma = PP_GEMM_MMA_SM90_FP8},
+        {.format = PP_FMT_E2M1, .scaling = PP_SCALING_NVFP4, .mma = PP_GEMM_MMA_SM90_FP8_FAST},
+        {.format = PP_FMT_E2M1, .scaling = PP_SCALING_TENSOR, .mma = PP_GEMM_MMA_SM90_FP8},
+        {.format = PP_FMT_FP16, .mma = PP_GEMM_MMA_SM90_FP8},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(pp_gemm_cpu(&bad[i], 1, 1, 1, 1, &a, &b, &c, 1, &err), PP_ERR_INPUT);
+    pp_gemm_variant ok = {.format = PP_FMT_E5M2, .scaling = PP_SCALING_TENSOR, .mma = PP_GEMM_MMA_SM90_FP8};
+    assert_int_equal(pp_gemm_cpu(&ok, 1, 1, 1, 1, &a, &b, &c, 1, &err), PP_OK);
+}
+
 int main(void)
 {
     pp_test_report_seed();
@@ -309,6 +378,8 @@ int main(void)
         cmocka_unit_test(quantise_dequantise_round_trip),
         cmocka_unit_test(scaled_gemm_matches_plain_bit_for_bit),
         cmocka_unit_test(scaled_variants_refuse_what_makes_no_sense),
+        cmocka_unit_test(sm90_mma_is_the_model_on_the_quantised_operands),
+        cmocka_unit_test(sm90_mma_refused_outside_per_tensor_fp8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

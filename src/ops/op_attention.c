@@ -23,7 +23,7 @@ enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
     K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
-    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN
+    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -62,6 +62,9 @@ static const pp_knob_meaning scaling_ids[] = {
     {"mx", PP_ATTN_FP8_SCALING_MX}, {"nvfp4", PP_ATTN_FP8_SCALING_NVFP4}, {NULL, 0}};
 static const char *const amax_algos[] = {"max", "most_recent", NULL};
 static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_recent", PP_AMAX_MOST_RECENT}, {NULL, 0}};
+static const char *const mmas[] = {"fp32-chain", "sm90-fp8", NULL};
+static const pp_knob_meaning mma_ids[] = {
+    {"fp32-chain", PP_ATTN_FP8_MMA_CHAIN}, {"sm90-fp8", PP_ATTN_FP8_MMA_SM90}, {NULL, 0}};
 static const pp_knob_meaning arch_ids[] = {
     {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
@@ -169,6 +172,10 @@ static const pp_knob_def knobs[] = {
                      "tensor-delayed: the amax the scale is made from: max over the history, or its most recent "
                      "entry (TE's amax_compute_algo)", .meanings = amax_algo_ids},
     [K_MARGIN] = {"margin", NULL, "0", "tensor-delayed: scale = (448 / amax) / 2^margin (TE's margin)", 0, 64},
+    [K_MMA] = {"mma", mmas, "fp32-chain",
+               "fp8 fa3: the accumulation of S = q.k and P.V; fp32-chain: binary32 fma chains; sm90-fp8: Hopper's "
+               "FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), never "
+               "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h)", .meanings = mma_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -303,6 +310,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
                                                                   (pp_amax_algo)id(k, K_AMAX_ALGO)),
                                                   k->v[K_MARGIN])
                                : 0.0;
+    v.mma = (pp_attn_fp8_mma)id(k, K_MMA);
     return v;
 }
 
@@ -335,7 +343,8 @@ static const char knob_rules[] =
     "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
     "max_subtract row, cp_world 1 and passes fwd; scaling other than auto/none needs fp8 fa3, tensor-delayed "
     "needs amax_history_q, _k, _v (and only it takes them, amax_compute_algo and margin), mx and nvfp4 a block_n "
-    "that is a multiple of 32 or 16";
+    "that is a multiple of 32 or 16; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
+    "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -527,7 +536,7 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (fp8 && !strcmp(fp8, "fa3"))
         return "(FlashAttention-3's FP8 forward: its exp2 argument, max offset, e4m3 conversions and order; its "
                "ex2.approx and __logf are correctly rounded exp2 and log here, its FP8 MMAs binary32 fma chains "
-               "(Hopper's FP8 tensor cores keep fewer bits: a real run can be worse))";
+               "unless mma = \"sm90-fp8\" (Hopper's truncating FP8 accumulation as measured on an H200))";
     return "(FlashAttention-2's exp2 argument and order; its ex2.approx and __logf are correctly rounded exp2 and "
            "log here, its MMAs' order inside each k-chunk of 16 a chain, its dq atomicAdd order the key blocks' "
            "order: run --orders measures what they move)";

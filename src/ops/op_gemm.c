@@ -15,7 +15,7 @@
 #include "ops/op.h"
 
 enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
-enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING, K_HIST_A, K_HIST_B, K_AMAX_ALGO, K_MARGIN };
+enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING, K_HIST_A, K_HIST_B, K_AMAX_ALGO, K_MARGIN, K_MMA };
 
 static const pp_param_def params[] = {
     [P_BATCH] = {"batch", PP_PARAM_INT, 1, 1 << 20, 1, 0, "number of independent products"},
@@ -39,6 +39,10 @@ static const pp_knob_meaning scaling_ids[] = {
     {"mx", PP_SCALING_MX}, {"nvfp4", PP_SCALING_NVFP4}, {NULL, 0}};
 static const char *const amax_algos[] = {"max", "most_recent", NULL};
 static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_recent", PP_AMAX_MOST_RECENT}, {NULL, 0}};
+static const char *const mmas[] = {"fp32-chain", "sm90-fp8", "sm90-fp8-fast", NULL};
+static const pp_knob_meaning mma_ids[] = {{"fp32-chain", PP_GEMM_MMA_FP32_CHAIN},
+                                          {"sm90-fp8", PP_GEMM_MMA_SM90_FP8},
+                                          {"sm90-fp8-fast", PP_GEMM_MMA_SM90_FP8_FAST}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "fp16",
                   "storage format of A, B, the rescaled inputs and C; with scaling: the quantised "
@@ -76,6 +80,11 @@ static const pp_knob_def knobs[] = {
                      "entry (TE's amax_compute_algo)", .meanings = amax_algo_ids},
     [K_MARGIN] = {"margin", NULL, "0",
                   "tensor-delayed: scale = (max_finite / amax) / 2^margin (TE's margin)", 0, 64},
+    [K_MMA] = {"mma", mmas, "fp32-chain",
+               "tensor-current/-delayed e4m3, e5m2: the accumulation; fp32-chain: binary32 FMA chain; sm90-fp8: "
+               "Hopper's FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), "
+               "promoted to fp32 every 128 (cuBLASLt); sm90-fp8-fast: never promoted (use_fast_accum) "
+               "(kernels/gemm.h)", .meanings = mma_ids},
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
@@ -171,6 +180,7 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
         .alpha = p->v[P_ALPHA],
         .order_seed = p->order_seed,
         .exact_sites = p->exact_sites,
+        .mma = (pp_gemm_mma)id(k, K_MMA),
     };
     return v;
 }
@@ -201,6 +211,15 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     if (v.scaling == PP_SCALING_DELAYED && (!k->v[K_HIST_A] || !k->v[K_HIST_B])) {
         snprintf(msg, n, "scaling \"tensor-delayed\" needs amax_history_a and amax_history_b (each operand's amax "
                  "at the earlier steps, most recent first, e.g. [3.0, 2.5])");
+        return -1;
+    }
+    if (v.mma != PP_GEMM_MMA_FP32_CHAIN && (v.scaling != PP_SCALING_TENSOR && v.scaling != PP_SCALING_DELAYED)) {
+        snprintf(msg, n, "mma '%s' is Hopper's FP8 MMA: it needs scaling \"tensor-current\" or \"tensor-delayed\" "
+                 "(mx and nvfp4 are Blackwell's block-scaled MMAs, not modelled)", knobs[K_MMA].values[k->v[K_MMA]]);
+        return -1;
+    }
+    if (v.mma != PP_GEMM_MMA_FP32_CHAIN && v.format != PP_FMT_E4M3 && v.format != PP_FMT_E5M2) {
+        snprintf(msg, n, "mma '%s' is Hopper's FP8 MMA: it needs format e4m3 or e5m2", knobs[K_MMA].values[k->v[K_MMA]]);
         return -1;
     }
     if (pp_gemm_variant_formats_ok(&v))
