@@ -309,6 +309,20 @@ static int attn_case_special_inputs(const attn_case_backend *be)
     return fails;
 }
 
+// The FP8 sweeps' inputs and variant: bf16 inputs with head 1 of q scaled 30x (an outlier head),
+// and FA3's FP8 forward in bf16 with the flash kernel; the rest of v zero (the defaults).
+static void fp8_case_setup(bufs *B, pp_attn_variant *v, const pp_attn_dims *dim, uint64_t seed)
+{
+    bufs_init(B, dim, PP_FMT_BF16, 2.0, seed);
+    for (int64_t t = 0; t < B->nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
+        if (dim->h > 1 && (t / dim->d) % dim->h == 1)
+            B->q[t] = pp_round(PP_FMT_BF16, B->q[t] * 30.0, PP_RND_NE, 0);
+    memset(v, 0, sizeof *v);
+    v->format = v->cp_accum = v->cp_grad_accum = PP_FMT_BF16;
+    v->kernel = PP_ATTN_FLASH;
+    v->fp8 = PP_ATTN_FP8_FA3;
+}
+
 // FP8 (fp8 = "fa3", kernels/attention_fp8.h), forward only, under every scaling (auto =
 // tensor-current, none, tensor-delayed with fixed scales, mx, nvfp4): GQA, causal and not, ragged
 // s_q ≠ s_kv (rows with no key), head dims across FA3's FP8 tile rows (d 5, 16, 80: 160 and 128
@@ -332,15 +346,8 @@ static int attn_case_fp8_fa3(const attn_case_backend *be)
             for (int bn = 0; bn < 3; bn++)
                 for (int seed = 0; seed < 2; seed++) {
                     bufs B;
-                    bufs_init(&B, &shapes[i], PP_FMT_BF16, 2.0, pp_test_seed() + 200 + i);
-                    for (int64_t t = 0; t < B.nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
-                        if (shapes[i].h > 1 && (t / shapes[i].d) % shapes[i].h == 1)
-                            B.q[t] = pp_round(PP_FMT_BF16, B.q[t] * 30.0, PP_RND_NE, 0);
                     pp_attn_variant v;
-                    memset(&v, 0, sizeof v);
-                    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-                    v.kernel = PP_ATTN_FLASH;
-                    v.fp8 = PP_ATTN_FP8_FA3;
+                    fp8_case_setup(&B, &v, &shapes[i], pp_test_seed() + 200 + i);
                     v.fp8_scaling = schemes[sc];
                     // delayed: stale scales (q's history below its 30x head: it saturates)
                     v.fp8_delayed_s[0] = 448.0 / 4.0, v.fp8_delayed_s[1] = 448.0 / 3.0, v.fp8_delayed_s[2] = 100.0;
@@ -370,15 +377,8 @@ static int attn_case_fp8_sm90(const attn_case_backend *be)
         for (int bn = 0; bn < 3; bn++)
             for (int seed = 0; seed < 2; seed++) {
                 bufs B;
-                bufs_init(&B, &shapes[i], PP_FMT_BF16, 2.0, pp_test_seed() + 300 + i);
-                for (int64_t t = 0; t < B.nq; t++)  // q [b][s][h][d]: head 1 scaled 30x
-                    if (shapes[i].h > 1 && (t / shapes[i].d) % shapes[i].h == 1)
-                        B.q[t] = pp_round(PP_FMT_BF16, B.q[t] * 30.0, PP_RND_NE, 0);
                 pp_attn_variant v;
-                memset(&v, 0, sizeof v);
-                v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-                v.kernel = PP_ATTN_FLASH;
-                v.fp8 = PP_ATTN_FP8_FA3;
+                fp8_case_setup(&B, &v, &shapes[i], pp_test_seed() + 300 + i);
                 v.mma = PP_ATTN_FP8_MMA_SM90;
                 v.block_n = block_ns[bn];
                 v.order_seed = seed ? 3 : 0;
