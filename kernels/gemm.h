@@ -176,8 +176,15 @@ typedef struct pp_gemm_variant {
 //          other site exact) shows no error, by construction. Not offered elsewhere:
 //          mx's E8M0 scale 2^(floor(log2 amax) − emax) is a power of two chosen from amax, nothing
 //          rounds there (the elements its choice saturates are quant_a/quant_b's rounding; the
-//          clamp to [2^−127, 2^127] is a range limit), and the per-tensor scalings' binary32 s and
-//          X = RN_32(1/s) are not instrumented yet; pp_gemm_cpu refuses the bits there.
+//          clamp to [2^−127, 2^127] is a range limit); pp_gemm_cpu refuses the bits there.
+//          tensor-current and tensor-delayed: the operand's scale s without its RN_32
+//          (max_finite/amax, delayed (max_finite·2^−margin)/amax with the recipe's amax, one
+//          binary64 quotient; pp_gemm_scaled_tensor_s64) and X = 1/s in binary64 instead of
+//          RN_32(1/s): the elements are cast as RN_F,sat(RN_32(V·s)) with that s (the cast's own
+//          roundings stay quant_a's), and d = RN_32(X_a·X_b) unless scale is exact too. X·s is then
+//          1 to within 2^−52 (binary64's rounding of 1/s), not RN_32's 2^−24: the error X·s ≠ 1
+//          puts on every product is what this row measures. The clamp of s to FLT_MAX stays (a
+//          range limit of TE's binary32 scale).
 // With exact_sites = 0 every function below performs exactly the operations written above: the
 // site functions call pp_round as before (tests/test_explain_gemm.c checks it bit for bit).
 

@@ -81,6 +81,35 @@ PP_HD static inline double pp_gemm_scaled_tensor_g(const pp_gemm_variant *v, dou
          : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_global(amax) : 1.0;
 }
 
+// Exact site block_scale_a/b under a per-tensor scaling (kernels/gemm.h "Exact sites"): s
+// without its binary32 roundings, max_finite(F)/amax (tensor-current; amax the operand's) or
+// (max_finite(F)·2^−margin)/amax (tensor-delayed; amax the recipe's), one binary64 quotient;
+// the same special values as pp_tensor_scale and pp_delayed_scale (1 for amax 0, NaN for a
+// non-finite tensor with current scaling, 1 for a delayed amax that is not positive and finite)
+// and the same clamp to FLT_MAX, a range limit of TE's binary32 scale rather than a rounding.
+// The caller takes X = 1/s in binary64 (pp_gemm_scaled_tensor_g64).
+PP_HD static inline double pp_gemm_scaled_tensor_s64(const pp_gemm_variant *v, double amax, int margin)
+{
+    double max_finite = pp_format_get(v->format).max_finite, s;
+    if (v->scaling == PP_SCALING_TENSOR) {
+        if (amax == 0 || isnan(amax))
+            return amax == 0 ? 1.0 : amax;
+        s = max_finite / amax;
+    } else {
+        if (!(amax > 0) || !(amax <= 1.7976931348623157e308))
+            return 1.0;
+        s = ldexp(max_finite, -margin) / amax;
+    }
+    return s > 3.4028234663852886e38 ? 3.4028234663852886e38 : s;
+}
+
+// X = 1/s in binary64 (one rounding, relative 2^−53, where TE's RN_32(1/s) is off by up to 2^−24):
+// the dequantisation factor under exact block_scale_a/b with a per-tensor scaling.
+PP_HD static inline double pp_gemm_scaled_tensor_g64(double s)
+{
+    return 1.0 / s;
+}
+
 // Step 2, the body of (line t, block blk): q (same layout as x) gets the block's quantised
 // elements, xs[t·nblk + blk] its block scale (mx: 2^e; nvfp4: the E4M3 s; per-tensor: 1);
 // g and s are the operand's per-tensor scales above.
@@ -256,8 +285,30 @@ PP_HD static inline void pp_gemm_scaled_block_notes(const pp_gemm_variant *v, co
     }
 }
 
+// Whether every operand of output element (bi, i, j)'s chains is finite: the stored elements
+// of its two lines and their block scales. An infinite accumulator from finite operands was made
+// by the accumulation itself (an fp32 chain step, or a block add p·x_a·x_b past binary32's range:
+// an overflow at site accum, kernels/ranges.h); from an infinite operand it was passed on.
+PP_HD static inline int pp_gemm_scaled_operands_finite(const pp_gemm_scaled_operand *A, const double *qa,
+                                                       const double *xsa, const pp_gemm_scaled_operand *B,
+                                                       const double *qb, const double *xsb, int64_t bi, int64_t i,
+                                                       int64_t j)
+{
+    int64_t ta = bi * A->lines + i, tb = bi * B->lines + j;
+    const double *ra = qa + pp_gemm_scaled_line_base(A, ta), *rb = qb + pp_gemm_scaled_line_base(B, tb);
+    int finite = 1;
+    for (int64_t blk = 0; blk < A->nblk; blk++)
+        finite &= isfinite(xsa[ta * A->nblk + blk]) && isfinite(xsb[tb * B->nblk + blk]);
+    for (int64_t l = 0; l < A->k; l++)
+        finite &= isfinite(ra[l]) && isfinite(rb[l * B->stride]);
+    return finite;
+}
+
 // Step 3's body with its range notes (sites accum, scale, c): the statements of
 // pp_gemm_scaled_element with no exact site, in its two halves, so the notes see acc and d·acc.
+// accum is noted as a chain's end (pp_range_note_chain), as the plain GEMM's is, so an Inf made
+// inside the accumulation counts as an overflow there; scale and c then pass it on (their e is
+// already infinite), so they count none.
 PP_HD static inline double pp_gemm_scaled_element_notes(const pp_gemm_variant *v, double alpha_c, double d,
                                                         const pp_gemm_scaled_operand *A, const double *qa,
                                                         const double *xsa, const pp_gemm_scaled_operand *B,
@@ -267,7 +318,9 @@ PP_HD static inline double pp_gemm_scaled_element_notes(const pp_gemm_variant *v
     float acc = pp_gemm_scaled_accum(v, A, qa, xsa, B, qb, xsb, bi, i, j);
     float da = pp_gemm_scaled_descale(d, acc);
     double c = pp_gemm_epilogue_fp32(PP_FMT_FP32, alpha_c, da);
-    pp_range_note1(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc);
+    if (R)  // the operands' scan only when noting
+        pp_range_note_chain(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc,
+                            pp_gemm_scaled_operands_finite(A, qa, xsa, B, qb, xsb, bi, i, j));
     pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, d * (double)acc, da);
     pp_range_note(R, PP_SITE_GEMM_C, 0, PP_FMT_FP32, alpha_c * (double)da, c);
     return c;

@@ -162,8 +162,11 @@ static inline const pp_site_info *pp_site_get(int id)
         {PP_SITE_GEMM_QUANT_B, "gemm", "quant_b", "B likewise (prescaled with scale pre, or quantised)",
          "format (F)", "cpu/gemm.c: gemm_prescale_task; cpu/gemm_scaled.c: scaled_quantise",
          PP_SITE_AXIS_TENSOR, NULL},
-        // explain makes nvfp4's E4M3 s exact (binary64, gemm.h "Exact sites"); mx's 2^e rounds
-        // nothing (a power of two chosen from the block amax), so explain does not list it there
+        // explain makes nvfp4's E4M3 s exact (binary64, gemm.h "Exact sites"), and, for the
+        // per-tensor scalings, the operand's binary32 scale s = RN_32(max_finite/amax) and its
+        // X = RN_32(1/s) (both kept in binary64, X = 1/s): this site, not a new one, because its
+        // row already means "the operand's scales" (X is what it notes); mx's 2^e rounds nothing
+        // (a power of two chosen from the block amax), so explain does not list it there
         {PP_SITE_GEMM_BLOCK_SCALE_A, "gemm", "block_scale_a",
          "A's scales: tensor-current X, mx 2^e per block of 32, nvfp4 the E4M3 s per block of 16; "
          "`clamped` counts blocks at the scale's limits",

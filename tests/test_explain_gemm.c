@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "cpu/gemm.h"
+#include "gemm_scaled_thread.h"
 #include "pipeline/explain.h"
 #include "pipeline/run.h"
 #include "sites.h"
@@ -143,11 +144,65 @@ static void gemm_scaled_quant_sites_carry_the_quantisation(void **state)
     // one operand exact: only the other's quantisation is left (0.3f·320/448 + 1 ≈ 1.2143)
     double qa = scaled1(BIT(QUANT_A), a, b);
     assert_true(fabs(qa - exact) > 1e-3 && fabs(qa - exact) < fabs(nominal - exact));
-    // the block scales are not instrumented: refused
-    pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_TENSOR, .alpha_given = 1, .alpha = 1.0,
-                         .exact_sites = BIT(BLOCK_SCALE_A)};
-    double c;
-    assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 2, a, b, &c, 1, NULL), PP_ERR_INPUT);
+}
+
+// The per-tensor scales s and X (sites block_scale_a, block_scale_b), e4m3, k = 2, one output:
+// a = (11, 5.5), b = (1, 0.5), the truth 11 + 2.75 = 13.75. s_a = RN_32(448/11) and s_b = 448;
+// both operands quantise to (448, 224) with either s (11·s_a lands within 2^-18 of 448), so the
+// fp32 chain gives 448² + 224² = 250880 exactly, and only X_a = RN_32(1/s_a) and X_b = RN_32(1/448)
+// carry error: neither times its s is 1. C = RN_32(RN_32(X_a·X_b)·250880) = 13.75 + 2^-19. With
+// A's X = 1/(448/11) in binary64, d = RN_32(X_a·X_b) moves and C = 13.75 + 2^-20; B's alone
+// likewise; both: d's RN_32 lands on the binary32 nearest 11/448², and C = 13.75, the truth.
+// tensor-delayed with histories (11) and (1), margin 0, has the same scales and the same answers.
+static double tensor1(pp_scaling sc, pp_site_mask x)
+{
+    const double a[2] = {11.0, 5.5}, b[2] = {1.0, 0.5};
+    pp_gemm_variant v = {.format = PP_FMT_E4M3, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0, .scaling = sc, .exact_sites = x};
+    double c = NAN;
+    if (sc == PP_SCALING_TENSOR) {
+        assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 2, a, b, &c, 1, NULL), PP_OK);
+        return c;
+    }
+    const double ha[1] = {11.0}, hb[1] = {1.0};
+    pp_delayed_recipe r = {.history = {ha, hb}, .len = {1, 1}, .algo = PP_AMAX_MAX, .margin = 0};
+    assert_int_equal(pp_gemm_delayed_cpu(&v, &r, 1.0, 1, 1, 1, 2, a, b, &c, 1, NULL), PP_OK);
+    return c;
+}
+
+static void gemm_tensor_scale_sites_keep_binary64(void **state)
+{
+    (void)state;
+    double sa = (double)(float)(448.0 / 11.0), xa = (double)(float)(1.0 / sa), xb = (double)(float)(1.0 / 448.0);
+    assert_true(xa * sa != 1.0 && xb * 448.0 != 1.0);  // the roundings this site is about
+    assert_true(pp_test_same_bits((double)(float)((double)(float)(xa * xb) * 250880.0), 13.75 + 0x1p-19));
+    static const pp_scaling scs[2] = {PP_SCALING_TENSOR, PP_SCALING_DELAYED};
+    for (int i = 0; i < 2; i++) {
+        assert_true(pp_test_same_bits(tensor1(scs[i], 0), 13.75 + 0x1p-19));
+        assert_true(pp_test_same_bits(tensor1(scs[i], BIT(BLOCK_SCALE_A)), 13.75 + 0x1p-20));
+        assert_true(pp_test_same_bits(tensor1(scs[i], BIT(BLOCK_SCALE_B)), 13.75 + 0x1p-20));
+        assert_true(pp_test_same_bits(tensor1(scs[i], BIT(BLOCK_SCALE_A) | BIT(BLOCK_SCALE_B)), 13.75));
+        // the quantisation site wins over the scale's (q = a, X = 1): exact here, both ways
+        assert_true(pp_test_same_bits(tensor1(scs[i], BIT(QUANT_A) | BIT(BLOCK_SCALE_A)), 13.75 + 0x1p-20));
+    }
+}
+
+// s's special values under the exact site: amax 0 → 1, a non-finite tensor → NaN (current; the
+// delayed recipe's non-finite or zero amax → 1), the clamp at FLT_MAX kept; margin scales 2^−m.
+static void gemm_tensor_scale64_special_values(void **state)
+{
+    (void)state;
+    pp_gemm_variant cur = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_TENSOR};
+    pp_gemm_variant del = {.format = PP_FMT_E5M2, .scaling = PP_SCALING_DELAYED};
+    assert_true(pp_gemm_scaled_tensor_s64(&cur, 0.0, 0) == 1.0);
+    assert_true(isnan(pp_gemm_scaled_tensor_s64(&cur, NAN, 0)));
+    assert_true(pp_gemm_scaled_tensor_s64(&cur, 0x1p-149, 0) == 3.4028234663852886e38);
+    assert_true(pp_test_same_bits(pp_gemm_scaled_tensor_s64(&cur, 3.0, 0), 448.0 / 3.0));
+    assert_true(pp_gemm_scaled_tensor_s64(&del, 0.0, 0) == 1.0);
+    assert_true(pp_gemm_scaled_tensor_s64(&del, INFINITY, 0) == 1.0);
+    assert_true(pp_gemm_scaled_tensor_s64(&del, NAN, 0) == 1.0);
+    assert_true(pp_test_same_bits(pp_gemm_scaled_tensor_s64(&del, 3.0, 2), 14336.0 / 3.0));  // 57344/4/3
+    assert_true(pp_test_same_bits(pp_gemm_scaled_tensor_g64(448.0 / 3.0), 1.0 / (448.0 / 3.0)));
 }
 
 // nvfp4, k = 32 (two blocks of 16), one output. A = [0, 2688, 0…| 56.25, 0…], B = [2688, 0…| 1, 0…]:
@@ -182,7 +237,7 @@ static void gemm_nvfp4_block_scale_sites_keep_binary64(void **state)
     assert_true(pp_test_same_bits(nvfp4_1(BIT(BLOCK_SCALE_A) | BIT(BLOCK_SCALE_B), z, b), 0.0));
     a[17] = NAN;
     assert_true(isnan(nvfp4_1(BIT(BLOCK_SCALE_A), a, b)));
-    // mx rounds nothing in its scale: refused there, as for the per-tensor scalings
+    // mx rounds nothing in its scale: refused there
     pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_MX, .alpha_given = 1, .alpha = 1.0,
                          .exact_sites = BIT(BLOCK_SCALE_B)};
     double c;
@@ -340,6 +395,45 @@ static void explain_gemm_nvfp4_offers_block_scales(void **state)
     pp_case_free(&c);
 }
 
+// tensor-current and tensor-delayed offer their binary32 s and X as block_scale_a/b; with them
+// exact the error moves little if at all (RN_32's 2^-24 against the quantisation's 2^-4).
+static const char fp8_text[] = "[case]\nname = \"fp8\"\nop = \"gemm\"\nseed = 13\n"
+                               "[op]\nm = 8\nn = 8\nk = 64\n"
+                               "[knobs]\nformat = \"e4m3\"\n"
+                               "[variants.current]\nscaling = \"tensor-current\"\n"
+                               "[variants.delayed]\nscaling = \"tensor-delayed\"\namax_history_a = [3.0, 2.5]\n"
+                               "amax_history_b = [3.0]\n";
+
+static void explain_gemm_tensor_scalings_offer_scales(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(fp8_text, &c);
+    pp_run_result r;
+    pp_error err = {0};
+    pp_explain_opts e = {NULL, NULL};
+    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    static const char *const names[2] = {"current", "delayed"};
+    for (int i = 0; i < 2; i++) {
+        const pp_explain_table *t = table_of(&r, names[i]);
+        assert_non_null(t);
+        const pp_explain_site *sa = site_of(t, "block_scale_a"), *sb = site_of(t, "block_scale_b");
+        assert_non_null(sa);
+        assert_non_null(sb);
+        // small next to the quantisation's (often not one output bit here: d = RN_32(X_a·X_b) rounds
+        // the same); gemm_tensor_scale_sites_keep_binary64 shows by hand where they move the result
+        assert_true(fabs(sa->exact.rms - t->nominal.rms) <= 1e-3 * t->nominal.rms);
+        assert_true(fabs(sb->exact.rms - t->nominal.rms) <= 1e-3 * t->nominal.rms);
+        assert_non_null(site_of(t, "quant_a"));
+        assert_true(t->all_exact.max_abs_error < 1e-9 * t->nominal.max_abs_error);
+    }
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+}
+
 // Shares: with every site exact the error is (almost) gone, so the shares and the interaction sum
 // to one; the accumulation of fp16 storage-accumulated products carries most of it.
 static const char storage_text[] = "[case]\nname = \"shares\"\nop = \"gemm\"\nseed = 5\n"
@@ -419,6 +513,9 @@ int main(void)
         cmocka_unit_test(explain_gemm_accumulation_carries_the_inf),
         cmocka_unit_test(explain_gemm_shares_add_up),
         cmocka_unit_test(explain_gemm_nvfp4_offers_block_scales),
+        cmocka_unit_test(gemm_tensor_scale_sites_keep_binary64),
+        cmocka_unit_test(gemm_tensor_scale64_special_values),
+        cmocka_unit_test(explain_gemm_tensor_scalings_offer_scales),
         cmocka_unit_test(explain_gemm_bad_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

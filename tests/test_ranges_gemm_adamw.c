@@ -228,6 +228,43 @@ static void ranges_gemm_block_scale_clamped(void **state)
     assert_int_equal(R.fmt[PP_SITE_GEMM_BLOCK_SCALE_A], PP_FMT_E8M0);
 }
 
+// The scaled GEMM's accumulation overflowing, MX e4m3, k = 32, m = 2, n = 1, α = 1: A's row 0 and B are
+// 2^127 in lane 0 (zeros elsewhere), so both blocks take X = 2^(127−8) = 2^119 and quantise to
+// 256; the block's chain gives p = 2^16, and its add RN_32(p·2^119·2^119) = RN_32(2^254) = +Inf:
+// made inside the accumulation from finite operands, one overflow at accum. The descale (d = 1)
+// and C pass that Inf on: inf 1, overflow 0 there. Row 1 of A (ones; X = 2^−8, q = 256) gives
+// 256·256·2^−8·2^119 = 2^127, finite. A NaN in A's row 1 makes its acc NaN, not an overflow.
+static void ranges_gemm_scaled_accum_overflow(void **state)
+{
+    (void)state;
+    double a[2 * 32] = {0}, b[32] = {0}, c[2];
+    a[0] = 0x1p127, b[0] = 0x1p127;
+    for (int l = 0; l < 32; l++)
+        a[32 + l] = 1.0;
+    pp_gemm_variant v = gv(PP_FMT_E4M3, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, PP_SCALING_MX);
+    v.alpha_given = 1, v.alpha = 1.0;
+    pp_range_cell x[CELLS(1)];
+    pp_ranges R;
+    pp_ranges_init(&R, x, 1);
+    pp_error e = {0};
+    assert_int_equal(pp_gemm_cpu_ranges(&v, 1, 2, 1, 32, a, b, c, 2, &R, &e), PP_OK);
+    assert_true(isinf(c[0]) && c[0] > 0);
+    assert_true(pp_test_same_bits(c[1], 0x1p127));
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].count, 2);
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].inf, 1);
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].overflow, 1);  // made here
+    assert_int_equal(x[PP_SITE_GEMM_SCALE].inf, 1);
+    assert_int_equal(x[PP_SITE_GEMM_SCALE].overflow, 0);  // passed on
+    assert_int_equal(x[PP_SITE_GEMM_C].inf, 1);
+    assert_int_equal(x[PP_SITE_GEMM_C].overflow, 0);
+    a[33] = NAN;  // row 1's block scale is NaN: its acc NaN, nothing counted as an overflow
+    pp_ranges_init(&R, x, 1);
+    assert_int_equal(pp_gemm_cpu_ranges(&v, 1, 2, 1, 32, a, b, c, 1, &R, &e), PP_OK);
+    assert_true(isnan(c[1]));
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].nan, 1);
+    assert_int_equal(x[PP_SITE_GEMM_ACCUM].overflow, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // adamw
 
@@ -330,6 +367,7 @@ int main(void)
         cmocka_unit_test(ranges_gemm_no_bit_and_threads),
         cmocka_unit_test(ranges_gemm_accum_overflow),
         cmocka_unit_test(ranges_gemm_block_scale_clamped),
+        cmocka_unit_test(ranges_gemm_scaled_accum_overflow),
         cmocka_unit_test(ranges_gemm_gpu_decomposition_equal),
         cmocka_unit_test(ranges_adamw_no_bit_and_threads),
         cmocka_unit_test(ranges_adamw_bf16_stall),

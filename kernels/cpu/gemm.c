@@ -174,7 +174,7 @@ int pp_gemm_cpu_ranges(const pp_gemm_variant *v, int64_t batch, int64_t m, int64
         return rc;
     if (threads > PP_MAX_THREADS)
         threads = PP_MAX_THREADS;
-    if (v->scaling != PP_SCALING_NONE && v->scaling != PP_SCALING_NVFP4
+    if (v->scaling == PP_SCALING_MX  // its 2^e rounds nothing (kernels/gemm.h "Exact sites")
         && (pp_site_exact(v->exact_sites, PP_SITE_GEMM_BLOCK_SCALE_A)
             || pp_site_exact(v->exact_sites, PP_SITE_GEMM_BLOCK_SCALE_B)))
         return pp_fail(err, PP_ERR_INPUT, "gemm: exact sites block_scale_a, block_scale_b are not instrumented for "

@@ -25,14 +25,19 @@ static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r
         for (int64_t l = 0; l < o->k; l++)
             amax = pp_amax_step(amax, x[pp_gemm_scaled_line_base(o, t) + l * o->stride]);
     // tensor-delayed ignores this tensor's amax: its scale s comes from the history
-    double s_delayed = v->scaling == PP_SCALING_DELAYED
-                     ? pp_delayed_scale(v->format, pp_delayed_amax(hist, hist_len, r->algo), r->margin)
-                     : 1.0;
+    double amax_delayed = v->scaling == PP_SCALING_DELAYED ? pp_delayed_amax(hist, hist_len, r->algo) : 0.0;
+    double s_delayed = v->scaling == PP_SCALING_DELAYED ? pp_delayed_scale(v->format, amax_delayed, r->margin) : 1.0;
     double s = pp_gemm_scaled_tensor_s(v, amax, s_delayed);
     *g = pp_gemm_scaled_tensor_g(v, amax, s);
+    int per_tensor = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED;
+    if (per_tensor && pp_site_exact(v->exact_sites, o->scale_site)) {  // exact s and X (gemm.h "Exact sites")
+        s = pp_gemm_scaled_tensor_s64(v, v->scaling == PP_SCALING_DELAYED ? amax_delayed : amax,
+                                      v->scaling == PP_SCALING_DELAYED ? r->margin : 0);
+        *g = pp_gemm_scaled_tensor_g64(s);
+    }
     if (pp_site_exact(v->exact_sites, o->site))  // exact quant site: q = x, so no dequantisation
         *g = 1.0;
-    if (R && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED))  // one block: the tensor
+    if (R && per_tensor)  // one block: the tensor
         pp_gemm_scaled_scale_notes(v, R, site + 2, amax, *g, 1.0);
     for (int64_t t = 0; t < nlines; t++)
         for (int64_t blk = 0; blk < o->nblk; blk++) {

@@ -373,7 +373,8 @@ static int axes(const pp_op_params *p, int output, int *pos_dim, int *head_dim)
 
 // The sites explain can make exact (kernels/gemm.h "Exact sites"): the prescale of each operand
 // the variant prescales, the accumulator, the epilogue's factor (post-scaling), the C store;
-// scaled storage: the quantisations, and nvfp4's E4M3 block scales (mx's E8M0 scale rounds nothing).
+// scaled storage: the quantisations, nvfp4's E4M3 block scales and the per-tensor scalings'
+// binary32 s and X (mx's E8M0 scale rounds nothing).
 static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
 {
     pp_gemm_variant v = variant_of(p, k);
@@ -382,7 +383,7 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (v.scaling != PP_SCALING_NONE)  // scaled storage: the quantisations first (kernels/gemm.h)
         return PP_SITE_BIT(PP_SITE_GEMM_QUANT_A) | PP_SITE_BIT(PP_SITE_GEMM_QUANT_B)
              | PP_SITE_BIT(PP_SITE_GEMM_ACCUM) | PP_SITE_BIT(PP_SITE_GEMM_SCALE) | PP_SITE_BIT(PP_SITE_GEMM_C)
-             | (v.scaling == PP_SCALING_NVFP4
+             | (v.scaling != PP_SCALING_MX
                     ? PP_SITE_BIT(PP_SITE_GEMM_BLOCK_SCALE_A) | PP_SITE_BIT(PP_SITE_GEMM_BLOCK_SCALE_B) : 0);
     uint64_t m = PP_SITE_BIT(PP_SITE_GEMM_ACCUM) | PP_SITE_BIT(PP_SITE_GEMM_C);
     if (v.scale == PP_GEMM_SCALE_POST)
