@@ -257,7 +257,8 @@
 //     delayed_scaling.cu): s_T = RN_32(RN_32(448·2^−margin)/amax) with amax from the case's
 //     amax_history_q/_k/_v (max over the window, or most_recent), T8 = RN_e4m3,sat(RN_32(T·s_T)),
 //     X_T = RN_32(1/s_T) as for current scaling: an outlier newer than the history saturates.
-//   mx: OCP MX v1.0 §6.3 (kernels/scaling.h, the same rule as the scaled gemm's mx): e4m3 elements,
+//   mx: OCP MX v1.0 §6.3 (kernels/scaling.h, the same rule as the scaled gemm's mx; knob mx_scale =
+//     "te" takes TransformerEngine's round-up exponent rule instead, v->mx_rule): e4m3 elements,
 //     an E8M0 scale 2^e per block of 32 along each GEMM's reduction: q and k along d (S = Q·Kᵀ),
 //     v along the keys (P·V); P likewise along the keys, from the binary32 p of the block's keys
 //     (pp_attn_fp8_p_block), after FA3's max offset (so p ≤ 2^8). The tensor descales are 1.
@@ -290,9 +291,10 @@
 //     largest element to 448 when its significand exceeds 1.75 (−12.5% at worst), P's row max
 //     included when p lands just under 2^8; TE's MXFP8 recipe rounds the scale up instead
 //     (float_to_e8m0(amax / max_norm), TransformerEngine docs/features/low_precision_training/
-//     mxfp8/mxfp8.rst, "Scaling factors", read in a fork's copy): with the round-up on q, k, v and P
-//     the mx variant's out mismatch goes 82.2% → 78.0%, max |error| 1.40 → 1.16, and against its
-//     quantised inputs 0.50 → 0.052 (the floor's cost is nearly all P's clamped maxima).
+//     mxfp8/mxfp8.rst, "Scaling factors", read in a fork's copy; the exact rule in kernels/scaling.h,
+//     now the knob mx_scale = "te"): with the round-up on q, k, v and P the mx variant's out
+//     mismatch goes 82.2% → 78.0%, max |error| 1.40 → 1.16, and against its quantised inputs
+//     0.50 → 0.052 (the floor's cost is nearly all P's clamped maxima; remeasured with the knob).
 //   nvfp4's g_P from the bound 256 (vs g_P = 1, P's E4M3 block scales alone): out mismatch 94.1%
 //     vs 94.4%, against the quantised inputs 70.0% vs 90.0% (max 0.188 vs 0.161).
 //   Not measured: the block-scaled MMA's order (one chain over the dequantised products instead
@@ -395,6 +397,7 @@ typedef struct pp_attn_variant {
     pp_attn_fp8_scaling fp8_scaling;  // fa3 only: auto (0: tensor-current), none, delayed, mx, nvfp4
     double fp8_delayed_s[3];  // tensor-delayed: TE's scales s of q, k, v from the recipe (pp_delayed_scale)
     pp_attn_fp8_mma mma;    // fp8 = fa3: the fp32 chain (0, the default) or Hopper's FP8 accumulation
+    pp_mx_rule mx_rule;     // scaling mx: the E8M0 exponent rule, OCP's floor (0) or TE's round-up
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

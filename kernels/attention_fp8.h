@@ -129,17 +129,17 @@ PP_HD static inline double pp_attn_fp8_nvfp4_scale(double amax, double g, int ex
 // P of one block of keys [0, n) quantised in place (mx: e4m3 with 2^e, e from the block's amax;
 // nvfp4: e2m1 with the E4M3 scale s over g_P); returns the block scale the MMA applies (2^e or s;
 // g_P is the epilogue's). p holds binary32 values ≥ 0 (or NaN).
-PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, float *p, int64_t n, int scale_exact,
-                                               double *amax_out)
+PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, pp_mx_rule rule, float *p, int64_t n,
+                                               int scale_exact, double *amax_out)
 {
     double amax = 0;
     for (int64_t j = 0; j < n; j++)
         amax = pp_amax_step(amax, (double)p[j]);
     *amax_out = amax;
     if (sch == PP_SCALING_MX) {
-        int e = pp_mx_shared_exp(amax, pp_format_get(PP_FMT_E4M3).emax);
+        int e = pp_mx_rule_exp(rule, amax, PP_FMT_E4M3);
         for (int64_t j = 0; j < n; j++)
-            p[j] = (float)pp_mx_quantise(PP_FMT_E4M3, (double)p[j], e, PP_RND_NE, 0);
+            p[j] = (float)pp_mx_rule_quantise(rule, PP_FMT_E4M3, (double)p[j], e);
         return pp_mx_scale(e);
     }
     double g = pp_attn_fp8_p_global(), s = pp_attn_fp8_nvfp4_scale(amax, g, scale_exact);
@@ -153,14 +153,12 @@ PP_HD static inline double pp_attn_fp8_p_block(pp_scaling sch, float *p, int64_t
 // limits — mx: the shared exponent clamped to E8M0's [−127, 127] or a NaN block; nvfp4: the E4M3
 // scale saturated at 448, or 0 for a non-zero block (g: the global scale); per-tensor: the
 // descale X not a positive normal binary32.
-PP_HD static inline void pp_attn_fp8_scale_note(pp_ranges *R, int site, int64_t head, pp_scaling sch, double bamax,
-                                                double g, double x)
+PP_HD static inline void pp_attn_fp8_scale_note(pp_ranges *R, int site, int64_t head, pp_scaling sch,
+                                                pp_mx_rule rule, double bamax, double g, double x)
 {
     int clamped;
     if (sch == PP_SCALING_MX) {
-        int e = pp_mx_shared_exp(bamax, pp_format_get(PP_FMT_E4M3).emax);
-        int raw = bamax > 0 && !isnan(bamax) ? ilogb(bamax) - pp_format_get(PP_FMT_E4M3).emax : 0;
-        clamped = e == PP_MX_NAN_EXP || (bamax > 0 && raw != e);
+        clamped = pp_mx_rule_clamped(rule, bamax, PP_FMT_E4M3);
         pp_range_note1(R, site, head, PP_FMT_E8M0, x);
     } else if (sch == PP_SCALING_NVFP4) {
         double want = bamax / (6.0 * g);  // the scale before its E4M3 rounding
@@ -237,11 +235,11 @@ static inline double pp_attn_fp8_quantise_tensor(const pp_attn_variant *v, const
             double bamax = 0;
             for (int64_t l = l0; l < l1; l++)
                 bamax = pp_amax_step(bamax, x[base + l * stride]);
-            int e = pp_mx_shared_exp(bamax, pp_format_get(PP_FMT_E4M3).emax);
+            int e = pp_mx_rule_exp(v->mx_rule, bamax, PP_FMT_E4M3);
             double sb = sch == PP_SCALING_MX ? pp_mx_scale(e) : pp_attn_fp8_nvfp4_scale(bamax, g, scale_exact);
             for (int64_t l = l0; l < l1; l++) {
                 int64_t i = base + l * stride;
-                elem[i] = sch == PP_SCALING_MX ? pp_mx_quantise(PP_FMT_E4M3, x[i], e, PP_RND_NE, 0)
+                elem[i] = sch == PP_SCALING_MX ? pp_mx_rule_quantise(v->mx_rule, PP_FMT_E4M3, x[i], e)
                                                : pp_nvfp4_quantise(x[i], sb, g);
                 bs[i] = sb;
             }

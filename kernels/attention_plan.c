@@ -375,6 +375,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         fblk = pp_attn_fp8_block(sch);
         L.fp8 = 1;
         L.fp8_sch = (int)sch;
+        L.fp8_mx_rule = (int)v->mx_rule;
         L.fp8_block = fblk;
         L.fp8_xv = pp_attn_fp8_xv(sch, F->X[2], pp_site_exact(v->exact_sites, PP_SITE_ATTN_P));
         L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, F->X[0], F->X[1]);

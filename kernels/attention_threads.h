@@ -99,6 +99,7 @@ typedef struct pp_attn_launch {
     // fp8 block scalings (attention.h "FP8 scaling schemes"): fp8_sch the pp_scaling, fp8_block
     // its block (0: per-tensor); qs, ksT, vs each element's block scale, laid out as q, kT, v
     int fp8_sch, fp8_block;
+    int fp8_mx_rule;  // pp_mx_rule of scaling mx (P's blocks)
     const float *qs, *ksT, *vs;
     int mma;       // fp8: 1 for Hopper's FP8 accumulation in S and P·V (attention_fp8.h), else 0
     int bbm, bbn;  // flash backward tiles: query rows (dk/dv's blocks), keys (dq's blocks)
@@ -689,14 +690,15 @@ PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_
     for (int64_t j = 0; j < n; j++)
         praw[j] = pch[j];
     double amax = 0, xp = pexact ? 1.0
-                                 : pp_attn_fp8_p_block((pp_scaling)L->fp8_sch, pch, n,
+                                 : pp_attn_fp8_p_block((pp_scaling)L->fp8_sch, (pp_mx_rule)L->fp8_mx_rule, pch, n,
                                                        pp_site_exact(L->exact_sites, PP_SITE_ATTN_BLOCK_SCALE_P), &amax);
     if (L->ranges && !pexact) {
         pp_format_id ef = pp_attn_fp8_elem((pp_scaling)L->fp8_sch);
         double X = L->fp8_sch == PP_SCALING_NVFP4 ? xp * pp_attn_fp8_p_global() : xp;
         for (int64_t j = 0; j < n; j++)
             pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, ef, X != 0 ? (double)praw[j] / X : 0.0, pch[j]);
-        pp_attn_fp8_scale_note(L->ranges, PP_SITE_ATTN_BLOCK_SCALE_P, rh, (pp_scaling)L->fp8_sch, amax,
+        pp_attn_fp8_scale_note(L->ranges, PP_SITE_ATTN_BLOCK_SCALE_P, rh, (pp_scaling)L->fp8_sch,
+                               (pp_mx_rule)L->fp8_mx_rule, amax,
                                L->fp8_sch == PP_SCALING_NVFP4 ? pp_attn_fp8_p_global() : 1.0, xp);
     }
     const float *vs0 = L->vs + pp_attn_koff(L, b, hh, pp_attn_krow(L, G, lo));

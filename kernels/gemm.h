@@ -143,6 +143,7 @@ typedef struct pp_gemm_variant {
     uint64_t order_seed;  // 0: the documented order; else an admissible one (pp_gemm_order_chunk)
     pp_site_mask exact_sites;  // 0: every rounding as above; else these sites exact ("Exact sites")
     pp_gemm_mma mma;      // scaled storage, per-tensor scalings: the accumulation (fp32 chain default)
+    pp_mx_rule mx_rule;   // scaling mx: the E8M0 exponent rule, OCP's floor (0) or TE's round-up (scaling.h)
 } pp_gemm_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h; names in kernels/sites.h). A site made

@@ -122,7 +122,7 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
     double bamax = 0;
     for (int64_t l = l0; l < l1; l++)
         bamax = pp_amax_step(bamax, x[base + l * o->stride]);
-    int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
+    int e = pp_mx_rule_exp(v->mx_rule, bamax, v->format);
     double x_blk = v->scaling == PP_SCALING_MX ? pp_mx_scale(e)
                  : v->scaling == PP_SCALING_NVFP4 ? pp_nvfp4_block_scale(bamax, g) : 1.0;
     if (v->scaling == PP_SCALING_NVFP4 && pp_site_exact(v->exact_sites, o->scale_site))
@@ -138,7 +138,7 @@ PP_HD static inline void pp_gemm_scaled_quantise_block(const pp_gemm_variant *v,
         int64_t i = base + l * o->stride;
         double xv = x[i];
         q[i] = v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED ? pp_tensor_quantise(v->format, xv, s)
-             : v->scaling == PP_SCALING_MX ? pp_mx_quantise(v->format, xv, e, PP_RND_NE, 0)
+             : v->scaling == PP_SCALING_MX ? pp_mx_rule_quantise(v->mx_rule, v->format, xv, e)
              : pp_nvfp4_quantise(xv, x_blk, g);
     }
 }
@@ -241,9 +241,7 @@ PP_HD static inline void pp_gemm_scaled_scale_notes(const pp_gemm_variant *v, pp
 {
     int clamped = 0;
     if (v->scaling == PP_SCALING_MX) {
-        int e = pp_mx_shared_exp(bamax, pp_format_get(v->format).emax);
-        int raw = bamax > 0 && isfinite(bamax) ? ilogb(bamax) - pp_format_get(v->format).emax : 0;
-        clamped = e == PP_MX_NAN_EXP || (bamax > 0 && raw != e);
+        clamped = pp_mx_rule_clamped(v->mx_rule, bamax, v->format);
         pp_range_note1(R, site, 0, PP_FMT_E8M0, s);
     } else if (v->scaling == PP_SCALING_NVFP4) {
         double want = bamax / (6.0 * g);  // the scale before its E4M3 rounding

@@ -21,7 +21,7 @@
 //       One deliberate difference: a NaN or ±Inf in the tensor makes s NaN here (so every
 //       output it reaches is NaN, as with the other schemes), where TE's fmaxf-based amax skips
 //       NaN and an infinite amax gives s = 1.
-//   MX (OCP MX v1.0 §6.3): per block of 32 along the reduction dimension,
+//   MX (OCP MX v1.0 §6.3; TransformerEngine's round-up rule below, pp_mx_rule): per block of 32 along the reduction dimension,
 //       X = 2^(floor(log2(block amax)) − emax_elem), the exponent clamped to E8M0's [−127, 127]
 //       (amax 0: 2^−127); NaN scale (E8M0 0xFF) for a block holding NaN or ±Inf;
 //       P = RN_F,sat(V / X) (V / X exact: a power of two).
@@ -96,6 +96,79 @@ PP_HD static inline int pp_mx_shared_exp(double amax, int emax_elem)
     return e < -127 ? -127 : e > 127 ? 127 : e;
 }
 
+// ---- the MX shared exponent rule (knob mx_scale): OCP's floor or TransformerEngine's round-up
+// ocp: OCP MX v1.0 §6.3, as pp_mx_shared_exp above: X = 2^(floor(log2 amax) − emax_elem). A block
+//      whose amax has a significand above the element format's largest (e4m3: 1.75) saturates its
+//      largest elements (−12.5% at worst for e4m3).
+// te:  TransformerEngine's MXFP8 quantisation (NVIDIA/TransformerEngine @03198ae
+//      transformer_engine/common/util/ptx.cuh, float_to_e8m0 and exp2f_rcp; earlier in
+//      common/utils.cuh, @1ae1d22 lines 937 and 971, as a fork's port cites them), called by the
+//      MXFP8 cast kernels as float_to_e8m0(block_amax * Quantized_Limits<T>::max_norm_rcp) (the
+//      binary32 constant 1/max_norm; block_amax an fmaxf fold of |x|) and the elements cast as
+//      x * exp2f_rcp(byte) in binary32, then to FP8 with satfinite:
+//        val = RN_32(amax · RN_32(1/max_finite)),
+//        X = 2^e, e = ceil(log2 val) clamped to [−127, 127] (Blackwell's cvt.rp.satfinite.ue8m0x2.f32,
+//            and the portable branch's "exponent + 1 unless the significand is 0", which for a
+//            binary32 subnormal val ≤ 2^−127 keeps the E8M0 byte 0 = 2^−127): val 0 (amax 0, or
+//            the product underflows) gives 2^−127, val ≥ 2^127 gives 2^127, NaN the NaN scale;
+//        P = RN_F,sat(RN_32(V · X_rcp)), X_rcp = exp2f_rcp(byte) = 2^−e, except byte 0 (e = −127),
+//            whose X_rcp is 1, not 2^127: such a block (amax ≤ ~448·2^−127) stores its elements
+//            unscaled, so every one rounds to 0 in e4m3/e5m2 (TE's quirk, emulated).
+//      So amax / X ≤ max_finite up to val's own binary32 rounding: nothing saturates but, rarely,
+//      by that last half ulp. The elements' formats other than e4m3/e5m2 (e2m1 here) take the same
+//      rule with their max_finite (TE has no MXFP4 cast to follow: a generalisation).
+//      Non-finite blocks: TE's amax is an fmaxf fold that skips NaN, and float_to_e8m0 maps an
+//      infinite amax to 2^127; precprobe keeps its rule for both (a block holding NaN or ±Inf gets
+//      the NaN scale), as for the per-tensor scalings above: a deliberate difference.
+typedef enum pp_mx_rule {
+    PP_MX_RULE_OCP = 0,  // the default: every existing result unchanged
+    PP_MX_RULE_TE
+} pp_mx_rule;
+
+PP_HD static inline const char *pp_mx_rule_name(pp_mx_rule r)
+{
+    return r == PP_MX_RULE_OCP ? "ocp" : r == PP_MX_RULE_TE ? "te" : "?";
+}
+
+// The exponent a rule wants before E8M0's clamp, for a finite amax > 0: ocp floor(log2 amax) −
+// emax_elem; te ceil(log2 val) with val as above (−150 for a val that underflows to 0, 128 for
+// one that overflows binary32: both outside [−127, 127], so the clamp flags them).
+PP_HD static inline int pp_mx_raw_exp(pp_mx_rule r, double amax, pp_format_id f)
+{
+    if (r == PP_MX_RULE_OCP)
+        return ilogb(amax) - pp_format_get(f).emax;
+    double rcp = pp_round(PP_FMT_FP32, 1.0 / pp_format_get(f).max_finite, PP_RND_NE, 0);
+    double val = pp_round(PP_FMT_FP32, amax * rcp, PP_RND_NE, 0);
+    if (val == 0)
+        return -150;
+    if (!(val <= 3.4028234663852886e38))
+        return 128;
+    int e = ilogb(val);  // floor(log2 val), exact; one more unless val is a power of two
+    return ldexp(1.0, e) == val ? e : e + 1;
+}
+
+// The shared exponent of a block with amax (pp_amax_step's fold from 0) under rule r: the raw
+// exponent clamped to [−127, 127]; −127 for amax 0; PP_MX_NAN_EXP for NaN (a non-finite block).
+// Rule ocp is pp_mx_shared_exp(amax, emax of f).
+PP_HD static inline int pp_mx_rule_exp(pp_mx_rule r, double amax, pp_format_id f)
+{
+    if (isnan(amax))
+        return PP_MX_NAN_EXP;
+    if (amax == 0)
+        return -127;
+    int e = pp_mx_raw_exp(r, amax, f);
+    return e < -127 ? -127 : e > 127 ? 127 : e;
+}
+
+// Whether a block's exponent hit E8M0's limits (range diagnostics): a NaN block, or a non-zero
+// amax whose raw exponent was clamped.
+PP_HD static inline int pp_mx_rule_clamped(pp_mx_rule r, double amax, pp_format_id f)
+{
+    if (isnan(amax))
+        return 1;
+    return amax > 0 && pp_mx_raw_exp(r, amax, f) != pp_mx_rule_exp(r, amax, f);
+}
+
 // X = 2^e as a binary64 (NaN for PP_MX_NAN_EXP).
 PP_HD static inline double pp_mx_scale(int e)
 {
@@ -109,6 +182,17 @@ PP_HD static inline double pp_mx_quantise(pp_format_id f, double v, int e, pp_ro
 {
     double inv = pp_f64_from_bits(pp_pow2_bits_(e == PP_MX_NAN_EXP ? 0 : -e));
     return pp_round(f, v * inv, (pp_rounding)(mode | PP_RND_SAT), rbits);
+}
+
+// P under rule r (round to nearest even, saturating): ocp pp_mx_quantise; te RN_F,sat(RN_32(V·X_rcp))
+// with X_rcp = 2^−e, or 1 for e = −127 (TE's exp2f_rcp of the byte 0, see above). A NaN-scale
+// block as pp_mx_quantise.
+PP_HD static inline double pp_mx_rule_quantise(pp_mx_rule r, pp_format_id f, double v, int e)
+{
+    if (r == PP_MX_RULE_OCP || e == PP_MX_NAN_EXP)
+        return pp_mx_quantise(f, v, e, PP_RND_NE, 0);
+    double rcp = e == -127 ? 1.0 : pp_f64_from_bits(pp_pow2_bits_(-e));
+    return pp_round(f, pp_round(PP_FMT_FP32, v * rcp, PP_RND_NE, 0), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
 }
 
 // Per-tensor current scale s = RN_32(max_finite(f) / amax) (TE's `scale`, which multiplies the

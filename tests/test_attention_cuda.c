@@ -307,7 +307,7 @@ static void cuda_ranges_equal_cpu(void **state)
     }
 }
 
-// FP8 block scalings (mx, nvfp4): the GPU's out, lse and range counters (P's block scales noted in
+// FP8 block scalings (mx with OCP's and TE's exponent rule, nvfp4): the GPU's out, lse and range counters (P's block scales noted in
 // the kernel: block_scale_p, and every attention site) equal the CPU emulation's.
 static void cuda_fp8_ranges_equal_cpu(void **state)
 {
@@ -315,12 +315,13 @@ static void cuda_fp8_ranges_equal_cpu(void **state)
     PP_TEST_REQUIRE_GPU();
     const pp_attn_dims dm = {2, 48, 40, 4, 2, 48, 1};
     int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d, nl = dm.b * dm.h * dm.s_q;
-    const pp_attn_fp8_scaling sch[2] = {PP_ATTN_FP8_SCALING_MX, PP_ATTN_FP8_SCALING_NVFP4};
-    for (int i = 0; i < 2; i++) {
+    const pp_attn_fp8_scaling sch[3] = {PP_ATTN_FP8_SCALING_MX, PP_ATTN_FP8_SCALING_NVFP4, PP_ATTN_FP8_SCALING_MX};
+    const pp_mx_rule rule[3] = {PP_MX_RULE_OCP, PP_MX_RULE_OCP, PP_MX_RULE_TE};
+    for (int i = 0; i < 3; i++) {
         pp_attn_variant v;
         memset(&v, 0, sizeof v);
         v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16, v.kernel = PP_ATTN_FLASH;
-        v.fp8 = PP_ATTN_FP8_FA3, v.fp8_scaling = sch[i];
+        v.fp8 = PP_ATTN_FP8_FA3, v.fp8_scaling = sch[i], v.mx_rule = rule[i];
         double *in = malloc((size_t)(nq + 2 * nk) * 8), *oc = calloc((size_t)(nq + nl), 8),
                *og = calloc((size_t)(nq + nl), 8);
         assert_non_null(in), assert_non_null(oc), assert_non_null(og);

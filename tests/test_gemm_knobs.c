@@ -7,6 +7,7 @@
 
 #include "ops/op.h"
 #include "pipeline/case.h"
+#include "scaling.h"
 
 static const char head[] = "[case]\nname = \"x\"\nop = \"gemm\"\n[op]\nm = 4\nn = 4\nk = 4\n";
 
@@ -115,6 +116,33 @@ static void parse_expect(const char *file, const char *body, int rc, const char 
         fail_msg("%s: rc %d (want %d), message '%s' (want '%s')", file, got, rc, err.msg, want ? want : "");
 }
 
+// mx_scale (kernels/scaling.h): "ocp" by default, "te" read into the variant; te on any scaling
+// but mx is refused when the case is read, with FILE:LINE; a value not in the list likewise.
+static void test_mx_scale_knob(void **state)
+{
+    (void)state;
+    pp_case c;
+    parse_expect("ok.toml", "[knobs]\nformat = \"e4m3\"\nscaling = \"mx\"\n[matrix]\nmx_scale = [\"ocp\", \"te\"]\n",
+                 PP_OK, NULL, &c);
+    const pp_op *gemm = pp_op_find("gemm");
+    int ms = pp_op_knob_index(gemm, "mx_scale");
+    assert_true(ms >= 0);
+    assert_int_equal(c.n_variants, 2);
+    assert_int_equal(pp_knob_id(&gemm->knobs[ms], c.variants[0].knobs.v[ms]), PP_MX_RULE_OCP);
+    assert_int_equal(pp_knob_id(&gemm->knobs[ms], c.variants[1].knobs.v[ms]), PP_MX_RULE_TE);
+    pp_case_free(&c);
+    parse_expect("tensor.toml", "[knobs]\nformat = \"e4m3\"\n[variants.t]\nscaling = \"tensor-current\"\n"
+                 "mx_scale = \"te\"\n", PP_ERR_INPUT,
+                 "tensor.toml:10: variant 't': mx_scale \"te\" is scaling = \"mx\"'s (this variant's scaling is "
+                 "'tensor-current')", &c);
+    pp_case_free(&c);
+    parse_expect("none.toml", "[variants.t]\nmx_scale = \"te\"\n", PP_ERR_INPUT,
+                 "none.toml:8: variant 't': mx_scale \"te\" is scaling = \"mx\"'s", &c);
+    pp_case_free(&c);
+    parse_expect("bad.toml", "[variants.t]\nmx_scale = \"up\"\n", PP_ERR_INPUT, "bad.toml:9:", &c);
+    pp_case_free(&c);
+}
+
 // tensor-delayed's recipe knobs (TE's DelayedScaling): the histories are list knobs, read as TOML
 // arrays of non-negative finite numbers with FILE:LINE errors; tensor-delayed needs both; no
 // other scaling takes any of them; a list knob is not a [matrix] axis; the knob text a report
@@ -184,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_matrix_skips_or_refuses),
         cmocka_unit_test(test_rules_are_listed),
         cmocka_unit_test(test_delayed_recipe_knobs),
+        cmocka_unit_test(test_mx_scale_knob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

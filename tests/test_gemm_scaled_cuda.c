@@ -31,14 +31,17 @@ static void fill(double *x, int64_t n, pp_test_rng *rng, int specials)
 // (so a caller can tell the comparison met some).
 static int64_t scaled_cuda_sweep(int ranges)
 {
-    const struct { pp_scaling s; pp_format_id f; pp_gemm_mma mma; } cfg[] = {
-        {PP_SCALING_TENSOR, PP_FMT_E4M3, 0}, {PP_SCALING_TENSOR, PP_FMT_E5M2, 0}, {PP_SCALING_TENSOR, PP_FMT_E2M1, 0},
-        {PP_SCALING_MX, PP_FMT_E4M3, 0},     {PP_SCALING_MX, PP_FMT_E5M2, 0},     {PP_SCALING_MX, PP_FMT_E2M1, 0},
-        {PP_SCALING_NVFP4, PP_FMT_E2M1, 0},  {PP_SCALING_DELAYED, PP_FMT_E4M3, 0}, {PP_SCALING_DELAYED, PP_FMT_E5M2, 0},
+    const struct { pp_scaling s; pp_format_id f; pp_gemm_mma mma; pp_mx_rule mx; } cfg[] = {
+        {PP_SCALING_TENSOR, PP_FMT_E4M3, 0, 0}, {PP_SCALING_TENSOR, PP_FMT_E5M2, 0, 0}, {PP_SCALING_TENSOR, PP_FMT_E2M1, 0, 0},
+        {PP_SCALING_MX, PP_FMT_E4M3, 0, 0},     {PP_SCALING_MX, PP_FMT_E5M2, 0, 0},     {PP_SCALING_MX, PP_FMT_E2M1, 0, 0},
+        {PP_SCALING_NVFP4, PP_FMT_E2M1, 0, 0},  {PP_SCALING_DELAYED, PP_FMT_E4M3, 0, 0}, {PP_SCALING_DELAYED, PP_FMT_E5M2, 0, 0},
         // Hopper's FP8 accumulation (kernels/sm90_fp8_mma.h): truncations and promotions on the GPU
-        {PP_SCALING_TENSOR, PP_FMT_E4M3, PP_GEMM_MMA_SM90_FP8}, {PP_SCALING_TENSOR, PP_FMT_E5M2, PP_GEMM_MMA_SM90_FP8},
-        {PP_SCALING_TENSOR, PP_FMT_E4M3, PP_GEMM_MMA_SM90_FP8_FAST},
-        {PP_SCALING_DELAYED, PP_FMT_E4M3, PP_GEMM_MMA_SM90_FP8},
+        {PP_SCALING_TENSOR, PP_FMT_E4M3, PP_GEMM_MMA_SM90_FP8, 0}, {PP_SCALING_TENSOR, PP_FMT_E5M2, PP_GEMM_MMA_SM90_FP8, 0},
+        {PP_SCALING_TENSOR, PP_FMT_E4M3, PP_GEMM_MMA_SM90_FP8_FAST, 0},
+        {PP_SCALING_DELAYED, PP_FMT_E4M3, PP_GEMM_MMA_SM90_FP8, 0},
+        // TE's MXFP8 exponent rule (kernels/scaling.h, knob mx_scale = "te")
+        {PP_SCALING_MX, PP_FMT_E4M3, 0, PP_MX_RULE_TE}, {PP_SCALING_MX, PP_FMT_E5M2, 0, PP_MX_RULE_TE},
+        {PP_SCALING_MX, PP_FMT_E2M1, 0, PP_MX_RULE_TE},
     };
     const int64_t shapes[][4] = {{2, 33, 17, 45}, {1, 64, 64, 256}, {3, 5, 7, 1}};
     const double ha[2] = {3.0, 500.0}, hb[1] = {2.0};
@@ -54,7 +57,8 @@ static int64_t scaled_cuda_sweep(int ranges)
             fill(a, batch * m * k, &rng, specials);
             fill(b, batch * k * n, &rng, specials);
             for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
-                pp_gemm_variant v = {.format = cfg[ci].f, .scaling = cfg[ci].s, .mma = cfg[ci].mma};
+                pp_gemm_variant v = {.format = cfg[ci].f, .scaling = cfg[ci].s, .mma = cfg[ci].mma,
+                                     .mx_rule = cfg[ci].mx};
                 pp_gemm_scalars sc = {0, 0, 0};
                 assert_int_equal(pp_gemm_scalars_make(&v, k, &sc), 0);
                 pp_delayed_recipe r = {{ha, hb}, {2, 1}, PP_AMAX_MAX, 0};

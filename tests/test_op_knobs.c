@@ -229,6 +229,7 @@ static const char *const generic_words[] = {
     "cpu", "cuda",           // the devices a run chooses (--device), also adamw's torch_kernels values
     "auto",                  // --device auto; also attention's scaling default (fp8's own scaling)
     "max", "margin",         // gate bounds and statistics ({ max = … }, max_ulp), CSS: gemm's amax_compute_algo, margin
+    "te",                    // te-cp-rank (TE's CP views), a tensor `te`: mx_scale's "te" is the op row's alone
 };
 
 static int generic(const char *w)

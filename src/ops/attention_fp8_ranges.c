@@ -24,7 +24,7 @@ static void tensor_notes(const pp_attn_variant *v, const pp_attn_dims *dm, int t
     double s = sch == PP_SCALING_TENSOR ? pp_tensor_scale(PP_FMT_E4M3, amax)
              : sch == PP_SCALING_DELAYED ? v->fp8_delayed_s[t] : 1.0;
     if (!blk)
-        pp_attn_fp8_scale_note(R, scale[t], 0, sch, 0, 1.0, X);
+        pp_attn_fp8_scale_note(R, scale[t], 0, sch, v->mx_rule, 0, 1.0, X);
     for (int64_t line = 0; line < lines; line++) {
         int64_t base = pp_attn_fp8_line_base(dm, t, line), head = (base / dm->d) % H;
         for (int64_t l0 = 0; l0 < len; l0 += blk ? blk : len) {
@@ -37,7 +37,7 @@ static void tensor_notes(const pp_attn_variant *v, const pp_attn_dims *dm, int t
                 pp_range_note(R, quant[t], head, ef, pre, e[i]);
             }
             if (blk)
-                pp_attn_fp8_scale_note(R, scale[t], head, sch, bamax, X, xb);
+                pp_attn_fp8_scale_note(R, scale[t], head, sch, v->mx_rule, bamax, X, xb);
         }
     }
 }

@@ -23,7 +23,7 @@ enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
     K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
-    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA
+    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -65,6 +65,8 @@ static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_rec
 static const char *const mmas[] = {"fp32-chain", "sm90-fp8", NULL};
 static const pp_knob_meaning mma_ids[] = {
     {"fp32-chain", PP_ATTN_FP8_MMA_CHAIN}, {"sm90-fp8", PP_ATTN_FP8_MMA_SM90}, {NULL, 0}};
+static const char *const mx_scales[] = {"ocp", "te", NULL};
+static const pp_knob_meaning mx_scale_ids[] = {{"ocp", PP_MX_RULE_OCP}, {"te", PP_MX_RULE_TE}, {NULL, 0}};
 static const pp_knob_meaning arch_ids[] = {
     {"sm90", PP_ATTN_ARCH_SM90}, {"sm80", PP_ATTN_ARCH_SM80}, {"sm86", PP_ATTN_ARCH_SM86}, {NULL, 0}};
 
@@ -176,6 +178,11 @@ static const pp_knob_def knobs[] = {
                "fp8 fa3: the accumulation of S = q.k and P.V; fp32-chain: binary32 fma chains; sm90-fp8: Hopper's "
                "FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), never "
                "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h)", .meanings = mma_ids},
+    // mx's E8M0 exponent rule, as the gemm's (kernels/scaling.h); only fp8 fa3 with scaling mx reads it.
+    [K_MX_SCALE] = {"mx_scale", mx_scales, "ocp",
+                    "fp8 fa3 with scaling mx: the block scales' exponent (q, k, v and P); ocp: floor(log2 amax) - 8 "
+                    "(OCP MX v1.0); te: TransformerEngine's MXFP8 cast, amax / 448 rounded up to a power of two "
+                    "(kernels/scaling.h)", .meanings = mx_scale_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -311,6 +318,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
                                                   k->v[K_MARGIN])
                                : 0.0;
     v.mma = (pp_attn_fp8_mma)id(k, K_MMA);
+    v.mx_rule = (pp_mx_rule)id(k, K_MX_SCALE);
     return v;
 }
 
@@ -328,6 +336,11 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
                  "\"tensor-delayed\"'s (with fp8 = \"fa3\")");
         return -1;
     }
+    if (v.mx_rule != PP_MX_RULE_OCP && (v.fp8 == PP_ATTN_FP8_NONE || v.fp8_scaling != PP_ATTN_FP8_SCALING_MX)) {
+        snprintf(msg, n, "mx_scale \"%s\" is scaling = \"mx\"'s (with fp8 = \"fa3\")",
+                 knobs[K_MX_SCALE].values[k->v[K_MX_SCALE]]);
+        return -1;
+    }
     pp_attn_dims dm = dims_of(p);
     dm.b = 0;
     char e[256] = "";
@@ -343,7 +356,7 @@ static const char knob_rules[] =
     "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
     "max_subtract row, cp_world 1 and passes fwd; scaling other than auto/none needs fp8 fa3, tensor-delayed "
     "needs amax_history_q, _k, _v (and only it takes them, amax_compute_algo and margin), mx and nvfp4 a block_n "
-    "that is a multiple of 32 or 16; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
+    "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
     "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,

@@ -15,7 +15,7 @@
 #include "ops/op.h"
 
 enum { P_BATCH, P_M, P_N, P_K, P_ALPHA };
-enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING, K_HIST_A, K_HIST_B, K_AMAX_ALGO, K_MARGIN, K_MMA };
+enum { K_FORMAT, K_ACCUMULATE, K_SCALE, K_ENGINE, K_SCALING, K_HIST_A, K_HIST_B, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE };
 
 static const pp_param_def params[] = {
     [P_BATCH] = {"batch", PP_PARAM_INT, 1, 1 << 20, 1, 0, "number of independent products"},
@@ -43,6 +43,8 @@ static const char *const mmas[] = {"fp32-chain", "sm90-fp8", "sm90-fp8-fast", NU
 static const pp_knob_meaning mma_ids[] = {{"fp32-chain", PP_GEMM_MMA_FP32_CHAIN},
                                           {"sm90-fp8", PP_GEMM_MMA_SM90_FP8},
                                           {"sm90-fp8-fast", PP_GEMM_MMA_SM90_FP8_FAST}, {NULL, 0}};
+static const char *const mx_scales[] = {"ocp", "te", NULL};
+static const pp_knob_meaning mx_scale_ids[] = {{"ocp", PP_MX_RULE_OCP}, {"te", PP_MX_RULE_TE}, {NULL, 0}};
 static const pp_knob_def knobs[] = {
     [K_FORMAT] = {"format", formats, "fp16",
                   "storage format of A, B, the rescaled inputs and C; with scaling: the quantised "
@@ -85,6 +87,11 @@ static const pp_knob_def knobs[] = {
                "Hopper's FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), "
                "promoted to fp32 every 128 (cuBLASLt); sm90-fp8-fast: never promoted (use_fast_accum) "
                "(kernels/gemm.h)", .meanings = mma_ids},
+    // mx's E8M0 exponent rule (kernels/scaling.h cites TE's float_to_e8m0); only mx reads it.
+    [K_MX_SCALE] = {"mx_scale", mx_scales, "ocp",
+                    "scaling mx: the block scale's exponent; ocp: floor(log2 amax) - emax_elem (OCP MX v1.0, the "
+                    "largest elements may saturate); te: TransformerEngine's MXFP8 cast, amax / max_finite rounded "
+                    "up to a power of two (nothing saturates) (kernels/scaling.h)", .meanings = mx_scale_ids},
 };
 static const char *const inputs[] = {"a", "b"};
 static const char *const outputs[] = {"c"};
@@ -181,6 +188,7 @@ static pp_gemm_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
         .order_seed = p->order_seed,
         .exact_sites = p->exact_sites,
         .mma = (pp_gemm_mma)id(k, K_MMA),
+        .mx_rule = (pp_mx_rule)id(k, K_MX_SCALE),
     };
     return v;
 }
@@ -211,6 +219,11 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     if (v.scaling == PP_SCALING_DELAYED && (!k->v[K_HIST_A] || !k->v[K_HIST_B])) {
         snprintf(msg, n, "scaling \"tensor-delayed\" needs amax_history_a and amax_history_b (each operand's amax "
                  "at the earlier steps, most recent first, e.g. [3.0, 2.5])");
+        return -1;
+    }
+    if (v.mx_rule != PP_MX_RULE_OCP && v.scaling != PP_SCALING_MX) {
+        snprintf(msg, n, "mx_scale \"%s\" is scaling = \"mx\"'s (this variant's scaling is '%s')",
+                 knobs[K_MX_SCALE].values[k->v[K_MX_SCALE]], knobs[K_SCALING].values[k->v[K_SCALING]]);
         return -1;
     }
     if (v.mma != PP_GEMM_MMA_FP32_CHAIN && (v.scaling != PP_SCALING_TENSOR && v.scaling != PP_SCALING_DELAYED)) {
@@ -413,7 +426,7 @@ const pp_op pp_op_gemm = {
     .check_knobs = check_knobs,
     .knob_rules = "format fp16/bf16/fp32 with scaling none; e4m3/e5m2 with tensor-current, tensor-delayed or mx; e2m1 "
                   "with tensor-current, mx or nvfp4; tensor-delayed needs amax_history_a and amax_history_b, and only "
-                  "it takes them, amax_compute_algo and margin; a scaling needs accumulate fp32, scale post, engine "
+                  "it takes them, amax_compute_algo and margin; only mx takes mx_scale te; a scaling needs accumulate fp32, scale post, engine "
                   "ours; engine cublas "
                   "with accumulate storage needs format fp16 or fp32; engine cublas runs only on the GPU (--device cuda)",
     .shape = shape,
