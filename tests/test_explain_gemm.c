@@ -285,6 +285,19 @@ static void load(const char *text, pp_case *c)
     assert_int_equal(rc, PP_OK);
 }
 
+// Loads the case TEXT and explains it on the CPU (VARIANT, AGAINST as --variant, --against; NULL:
+// every variant, the reference), failing the test with the error's message if it does not run.
+static void explain_text(const char *text, const char *variant, const char *against, pp_case *c, pp_run_result *r)
+{
+    load(text, c);
+    pp_error err = {0};
+    pp_explain_opts e = {variant, against};
+    int rc = pp_explain_case(c, &cpu_opts, &e, r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+}
+
 static const pp_explain_table *table_of(const pp_run_result *r, const char *variant)
 {
     for (int v = 0; v < r->n_variants; v++)
@@ -372,14 +385,8 @@ static void explain_gemm_nvfp4_offers_block_scales(void **state)
 {
     (void)state;
     pp_case c;
-    load(fp4_text, &c);
     pp_run_result r;
-    pp_error err = {0};
-    pp_explain_opts e = {NULL, NULL};
-    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
-    if (rc)
-        fprintf(stderr, "  %s\n", err.msg);
-    assert_int_equal(rc, PP_OK);
+    explain_text(fp4_text, NULL, NULL, &c, &r);
     const pp_explain_table *t = table_of(&r, "nvfp4"), *m = table_of(&r, "mx");
     assert_non_null(t);
     assert_non_null(m);
@@ -408,14 +415,8 @@ static void explain_gemm_tensor_scalings_offer_scales(void **state)
 {
     (void)state;
     pp_case c;
-    load(fp8_text, &c);
     pp_run_result r;
-    pp_error err = {0};
-    pp_explain_opts e = {NULL, NULL};
-    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
-    if (rc)
-        fprintf(stderr, "  %s\n", err.msg);
-    assert_int_equal(rc, PP_OK);
+    explain_text(fp8_text, NULL, NULL, &c, &r);
     static const char *const names[2] = {"current", "delayed"};
     for (int i = 0; i < 2; i++) {
         const pp_explain_table *t = table_of(&r, names[i]);
