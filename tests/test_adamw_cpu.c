@@ -13,7 +13,8 @@ static const pp_adamw_hyper torch_default = {1e-3, 0.9, 0.999, 1e-8, 0.01};
 // torch's CPU kernel flavour: the golden values and the bound below are torch on the CPU.
 static pp_adamw_variant all_fp32(pp_adamw_update u)
 {
-    pp_adamw_variant v = {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, u, PP_ADAMW_KERNELS_CPU, 0};
+    pp_adamw_variant v = {.param = PP_FMT_FP32, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32,
+                          .compensation = PP_FMT_FP32, .update = u, .kernels = PP_ADAMW_KERNELS_CPU};
     return v;
 }
 
@@ -147,8 +148,9 @@ static void adamw_cpu_kahan_not_worse_than_plain(void **state)
     double err_max[3], err_mean[3];
     pp_format_id comp[3] = {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_FP32};
     for (int k = 0; k < 3; k++) {
-        pp_adamw_variant va = {PP_FMT_BF16, PP_FMT_FP32, PP_FMT_BF16, comp[k], k > 0, 0, PP_ADAMW_ANYPRECISION,
-                                 PP_ADAMW_KERNELS_CUDA, 0};
+        pp_adamw_variant va = {.param = PP_FMT_BF16, .momentum = PP_FMT_FP32, .variance = PP_FMT_BF16,
+                               .compensation = comp[k], .kahan = k > 0, .update = PP_ADAMW_ANYPRECISION,
+                               .kernels = PP_ADAMW_KERNELS_CUDA};
         assert_int_equal(pp_adamw_cpu(&va, &pr, th0, out[0], out[1], out[2], out[3], NULL, 2, NULL), PP_OK);
         err_max[k] = max_abs_err(out[0], ref[0], n);
         err_mean[k] = mean_abs_err(out[0], ref[0], n);
@@ -222,8 +224,10 @@ static void adamw_cpu_threads_invariant(void **state)
             a[k] = calloc((size_t)n, sizeof(double)), b[k] = calloc((size_t)n, sizeof(double));
         for (int64_t i = 0; i < n; i++)
             th0[i] = pp_round(PP_FMT_BF16, pp_rand_normal(pr.seed, 9, (uint64_t)i), PP_RND_NE, 0);
-        pp_adamw_variant va = {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 1, PP_ADAMW_ANYPRECISION,
-                                  PP_ADAMW_KERNELS_CUDA, 0};
+        pp_adamw_variant va = {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16,
+                               .compensation = PP_FMT_BF16, .kahan = 1, .stochastic = 1,
+                               .update = PP_ADAMW_ANYPRECISION,
+                               .kernels = PP_ADAMW_KERNELS_CUDA};
         pp_adamw_trace ta, tb;
         assert_int_equal(pp_adamw_cpu(&va, &pr, th0, a[0], a[1], a[2], a[3], &ta, 1, NULL), PP_OK);
         assert_int_equal(pp_adamw_cpu(&va, &pr, th0, b[0], b[1], b[2], b[3], &tb, 3, NULL), PP_OK);

@@ -56,11 +56,16 @@ static void emulation_equals_synthetic(void **state)
 {
     (void)state;
     const pp_adamw_variant variants[] = {
-        {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CPU, 0},
-        {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CUDA, 0},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
-        {PP_FMT_BF16, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CPU, 0},
-        {PP_FMT_FP16, PP_FMT_FP16, PP_FMT_FP32, PP_FMT_BF16, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CPU, 0},
+        {.param = PP_FMT_FP32, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32, .compensation = PP_FMT_FP32,
+         .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CPU},
+        {.param = PP_FMT_FP32, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32, .compensation = PP_FMT_FP32,
+         .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CUDA},
+        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
+         .kahan = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
+        {.param = PP_FMT_BF16, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32, .compensation = PP_FMT_BF16,
+         .stochastic = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CPU},
+        {.param = PP_FMT_FP16, .momentum = PP_FMT_FP16, .variance = PP_FMT_FP32, .compensation = PP_FMT_BF16,
+         .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CPU},
     };
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
         const pp_adamw_variant *va = &variants[k];
@@ -163,8 +168,8 @@ static void bad_grads_are_refused(void **state)
 {
     (void)state;
     pp_adamw_problem pr = synthetic();
-    pp_adamw_variant va = {PP_FMT_BF16, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_BF16, 0, 0, PP_ADAMW_TORCH,
-                           PP_ADAMW_KERNELS_CPU, 0};
+    pp_adamw_variant va = {.param = PP_FMT_BF16, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32,
+                           .compensation = PP_FMT_BF16, .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CPU};
     double g[T * N], th0[N], th[N], m[N], v[N], c[N];
     synthetic_grads(&pr, PP_FMT_BF16, g);
     theta0_of(PP_FMT_BF16, th0);

@@ -17,7 +17,8 @@
 static pp_adamw_variant variant(pp_format_id P, pp_format_id M, pp_format_id V, pp_adamw_update u,
                                 pp_adamw_kernels k)
 {
-    pp_adamw_variant va = {P, M, V, PP_FMT_BF16, 0, 0, u, k, 0};
+    pp_adamw_variant va = {.param = P, .momentum = M, .variance = V, .compensation = PP_FMT_BF16, .update = u,
+                           .kernels = k};
     return va;
 }
 

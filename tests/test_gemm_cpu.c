@@ -436,7 +436,7 @@ static void gemm_hand_knob_table(void **state)
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        pp_gemm_variant v = {cases[i].f, cases[i].acc, cases[i].sc, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+        pp_gemm_variant v = {.format = cases[i].f, .accum = cases[i].acc, .scale = cases[i].sc};
         double want[2] = {cases[i].c0, cases[i].c1};
         bad += check_gemm("hand_knob_table", &v, 1, 1, 2, 4, A, B, want, 1);
         double emu[2];
@@ -458,7 +458,7 @@ static void gemm_hand_bloom_overflow(void **state)
     for (int i = 0; i < 16; i++)
         A[i] = B[i] = 64.0;
     const double inf = INFINITY, fin = 16384.0;
-    pp_gemm_variant v = {PP_FMT_FP16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_STORAGE, .scale = PP_GEMM_SCALE_POST};
     int bad = check_gemm("bloom: fp16 accumulation, post-scaling overflows", &v, 1, 1, 1, 16, A, B, &inf, 1);
     v.scale = PP_GEMM_SCALE_PRE;
     bad += check_gemm("bloom: fp16 accumulation, pre-scaling stays finite", &v, 1, 1, 1, 16, A, B, &fin, 1);
@@ -478,7 +478,8 @@ static void gemm_hand_order_matters(void **state)
     double fwd[9] = {2048, 1, 1, 1, 1, 1, 1, 1, 1}, rev[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2048}, B[9];
     for (int i = 0; i < 9; i++)
         B[i] = 1.0;
-    pp_gemm_variant v = {PP_FMT_FP16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 1, 1.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_STORAGE, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0};
     const double c_fwd = 2048.0, c_rev = 2056.0;
     int bad = check_gemm("order: 2048 first", &v, 1, 1, 1, 9, fwd, B, &c_fwd, 1);
     bad += check_gemm("order: 2048 last", &v, 1, 1, 1, 9, rev, B, &c_rev, 1);
@@ -494,7 +495,8 @@ static void gemm_hand_fused_fp32(void **state)
 {
     (void)state;
     const double A[2] = {1.0, -(1.0 + 0x1p-23)}, B[2] = {1.0, 1.0 - 0x1p-23}, want = 0x1p-46;
-    pp_gemm_variant v = {PP_FMT_FP32, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1, 1.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP32, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0};
     int bad = check_gemm("fused fp32 step", &v, 1, 1, 1, 2, A, B, &want, 1);
     v.accum = PP_GEMM_ACC_STORAGE;
     bad += check_gemm("fused fp32 storage step", &v, 1, 1, 1, 2, A, B, &want, 1);
@@ -510,12 +512,14 @@ static void gemm_hand_subnormal_ties(void **state)
 {
     (void)state;
     const double A[2] = {0x1p-24, 0x1p-24}, B[2] = {0.5, 0.5}, zero = 0.0, tiny = 0x1p-24;
-    pp_gemm_variant v = {PP_FMT_FP16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 1, 1.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_STORAGE, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0};
     int bad = check_gemm("fp16 subnormal ties", &v, 1, 1, 1, 2, A, B, &zero, 1);
     v.accum = PP_GEMM_ACC_FP32;
     bad += check_gemm("fp16 subnormal, fp32 acc", &v, 1, 1, 1, 2, A, B, &tiny, 1);
     const double A2[2] = {0x1p-60, 1.5}, B2[2] = {1.0, 1.0 + 3.0 * 0x1p-7}, c2 = 1.5390625;
-    pp_gemm_variant w = {PP_FMT_BF16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_POST, 1, 1.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant w = {.format = PP_FMT_BF16, .accum = PP_GEMM_ACC_STORAGE, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 1.0};
     bad += check_gemm("bf16 single rounding", &w, 1, 1, 1, 2, A2, B2, &c2, 1);
     assert_int_equal(bad, 0);
 }
@@ -529,7 +533,8 @@ static void gemm_hand_double_rounding(void **state)
 {
     (void)state;
     const double A[1] = {7.0}, B[1] = {1.0}, one = 1.0;
-    pp_gemm_variant v = {PP_FMT_FP16, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1, 0x1.24b6dcp-3, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 0x1.24b6dcp-3};
     int bad = check_gemm("epilogue rounds to fp32, then to fp16", &v, 1, 1, 1, 1, A, B, &one, 1);
     v.scale = PP_GEMM_SCALE_PRE_A;
     bad += check_gemm("prescale rounds to fp32, then to fp16", &v, 1, 1, 1, 1, A, B, &one, 1);
@@ -548,11 +553,12 @@ static void gemm_special_values(void **state)
     for (int fi = 0; fi < 3; fi++)
         for (int acc = 0; acc < 2; acc++)
             for (int sc = 0; sc < 3; sc++) {
-                pp_gemm_variant v = {FORMATS[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+                pp_gemm_variant v = {.format = FORMATS[fi], .accum = (pp_gemm_accum)acc, .scale = (pp_gemm_scale)sc};
                 bad += check_gemm("inf propagates", &v, 1, 2, 1, 2, A, B, want, 1);
                 bad += check_gemm("inf times zero is nan", &v, 1, 2, 1, 2, A, B2, nan_want, 1);
             }
-    pp_gemm_variant v = {PP_FMT_FP16, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 1, 3.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST,
+                         .alpha_given = 1, .alpha = 3.0};
     const double zeros[2] = {0.0, 0.0};
     bad += check_gemm("k = 0", &v, 1, 2, 1, 0, NULL, NULL, zeros, 1);
     assert_int_equal(bad, 0);
@@ -584,9 +590,9 @@ static void gemm_matches_mpfr_emulation(void **state)
                         profile = 2;  // near 65504: accumulation overflows
                     fill(&r, FORMATS[fi], profile, a, batch * m * k);
                     fill(&r, FORMATS[fi], profile == 2 ? 0 : profile, b, batch * k * n);
-                    pp_gemm_variant v = {FORMATS[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc,
-                                         (int)(t % 2), ldexp(1.0 + pp_test_rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8)),
-                                         PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+                    pp_gemm_variant v = {.format = FORMATS[fi], .accum = (pp_gemm_accum)acc, .scale = (pp_gemm_scale)sc,
+                                         .alpha_given = (int)(t % 2),
+                                         .alpha = ldexp(1.0 + pp_test_rng_unit(&r), -(int)(pp_test_rng_next(&r) % 8))};
                     emu_gemm(&v, batch, m, n, k, a, b, want);
                     bad += check_gemm("matches MPFR emulation", &v, batch, m, n, k, a, b, want, 2);
                 }
@@ -608,7 +614,7 @@ static void gemm_thread_count_invariance(void **state)
             for (int sc = 0; sc < 3; sc++) {
                 fill(&r, FORMATS[fi], (fi + acc + sc) % 4, a, batch * m * k);
                 fill(&r, FORMATS[fi], 0, b, batch * k * n);
-                pp_gemm_variant v = {FORMATS[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+                pp_gemm_variant v = {.format = FORMATS[fi], .accum = (pp_gemm_accum)acc, .scale = (pp_gemm_scale)sc};
                 pp_error err = {0};
                 assert_int_equal(pp_gemm_cpu(&v, batch, m, n, k, a, b, c1, 1, &err), PP_OK);
                 bad += check_gemm("4 threads = 1 thread", &v, batch, m, n, k, a, b, c1, 4);
@@ -640,7 +646,7 @@ static void gemm_order_seed_permutes_mma_chunks(void **state)
         for (uint64_t seed = 0; seed < 6; seed++) {
             fill(&r, PP_FMT_FP16, 1, a, m * k);
             fill(&r, PP_FMT_FP16, 0, b, k * n);
-            pp_gemm_variant v = {PP_FMT_FP16, (pp_gemm_accum)acc, PP_GEMM_SCALE_POST, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+            pp_gemm_variant v = {.format = PP_FMT_FP16, .accum = (pp_gemm_accum)acc, .scale = PP_GEMM_SCALE_POST};
             pp_error err = {0};
             assert_int_equal(pp_gemm_cpu(&v, 1, m, n, k, a, b, c0, 2, &err), PP_OK);
             v.order_seed = seed;
@@ -669,7 +675,7 @@ static void gemm_rejects_bad_input(void **state)
     (void)state;
     double a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 1, 1}, c[4];
     pp_error err = {0};
-    pp_gemm_variant v = {PP_FMT_FP64, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_FP64, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST};
     assert_int_equal(pp_gemm_cpu(&v, 1, 2, 2, 2, a, b, c, 1, &err), PP_ERR_INPUT);
     v.format = PP_FMT_FP16;
     v.alpha_given = 1;

@@ -80,7 +80,8 @@ static void gemm_cuda_equals_cpu_every_knob(void **state)
             for (int acc = 0; acc < 2; acc++)
                 for (int sc = 0; sc < 3; sc++)
                     for (int specials = 0; specials < 2; specials++) {
-                        pp_gemm_variant v = {formats[fi], (pp_gemm_accum)acc, (pp_gemm_scale)sc, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+                        pp_gemm_variant v = {.format = formats[fi], .accum = (pp_gemm_accum)acc,
+                                             .scale = (pp_gemm_scale)sc};
                         double scale = formats[fi] == PP_FMT_FP16 ? 30.0 : 3.0;  // fp16: sums overflow
                         fill(a, B * M * K, v.format, scale, pp_test_seed() + 11 * si + 1, specials);
                         fill(b, B * K * N, v.format, scale, pp_test_seed() + 11 * si + 2, specials);
@@ -112,7 +113,8 @@ static void gemm_cuda_given_alpha_and_bad_variants(void **state)
     double a[6], b[6], cg[4], cc[4];
     fill(a, 6, PP_FMT_BF16, 2.0, 5, 0);
     fill(b, 6, PP_FMT_BF16, 2.0, 6, 0);
-    pp_gemm_variant v = {PP_FMT_BF16, PP_GEMM_ACC_STORAGE, PP_GEMM_SCALE_PRE, 1, 0.3, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    pp_gemm_variant v = {.format = PP_FMT_BF16, .accum = PP_GEMM_ACC_STORAGE, .scale = PP_GEMM_SCALE_PRE,
+                         .alpha_given = 1, .alpha = 0.3};
     char err[400] = "";
     pp_error perr = {0};
     assert_int_equal(pp_gemm_cpu(&v, 1, 2, 2, 3, a, b, cc, 1, &perr), PP_OK);
@@ -120,7 +122,7 @@ static void gemm_cuda_given_alpha_and_bad_variants(void **state)
     compare(cg, cc, 4, "bf16 storage pre alpha=0.3");
     v.alpha = -1.0;  // √α of a negative α: an input error on both backends
     assert_int_equal(pp_gemm_cuda(&v, 1, 2, 2, 3, a, b, cg, err, sizeof err), 2);
-    v = (pp_gemm_variant){PP_FMT_FP16, PP_GEMM_ACC_FP32, PP_GEMM_SCALE_POST, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+    v = (pp_gemm_variant){.format = PP_FMT_FP16, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST};
     a[0] = 1.0 + 0x1p-20;  // not an fp16 value
     assert_int_equal(pp_gemm_cuda(&v, 1, 2, 2, 3, a, b, cg, err, sizeof err), 2);
     assert_non_null(strstr(err, "not a value of fp16"));
@@ -138,7 +140,7 @@ static void gemm_cublas_runs(void **state)
     const pp_format_id formats[] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
     for (int fi = 0; fi < 3; fi++)
         for (int acc = 0; acc < 2; acc++) {
-            pp_gemm_variant v = {formats[fi], (pp_gemm_accum)acc, PP_GEMM_SCALE_POST, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+            pp_gemm_variant v = {.format = formats[fi], .accum = (pp_gemm_accum)acc, .scale = PP_GEMM_SCALE_POST};
             fill(a, B * M * K, v.format, 1.0, 7, 0);
             fill(b, B * K * N, v.format, 1.0, 8, 0);
             char err[400] = "";

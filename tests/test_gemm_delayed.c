@@ -46,7 +46,7 @@ static void delayed_scale_by_hand(void **state)
 static double one_dot(const double *hist_a, int len_a, pp_amax_algo algo, int margin)
 {
     const double a[4] = {1.0, 1.0, 1.0, 100.0}, b[4] = {1.0, 1.0, 1.0, 1.0}, hb[1] = {1.0};
-    pp_delayed_recipe r = {{hist_a, hb}, {len_a, 1}, algo, margin};
+    pp_delayed_recipe r = {.history = {hist_a, hb}, .len = {len_a, 1}, .algo = algo, .margin = margin};
     pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_DELAYED, .alpha_given = 1, .alpha = 1.0};
     assert_true(pp_gemm_variant_formats_ok(&v));
     double c = NAN;
@@ -80,7 +80,7 @@ static void delayed_gemm_stale_history_saturates_the_outlier(void **state)
     double out = 0;
     pp_error err = {0};
     pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = PP_SCALING_DELAYED, .alpha_given = 1, .alpha = 1.0};
-    pp_delayed_recipe empty = {{h, h}, {0, 1}, PP_AMAX_MAX, 0};
+    pp_delayed_recipe empty = {.history = {h, h}, .len = {0, 1}, .algo = PP_AMAX_MAX};
     assert_int_equal(pp_gemm_delayed_cpu(&v, NULL, 1.0, 1, 1, 1, 1, a, b, &out, 1, &err), PP_ERR_INPUT);
     assert_int_equal(pp_gemm_delayed_cpu(&v, &empty, 1.0, 1, 1, 1, 1, a, b, &out, 1, &err), PP_ERR_INPUT);
     assert_int_equal(pp_gemm_cpu(&v, 1, 1, 1, 1, a, b, &out, 1, &err), PP_ERR_INPUT);

@@ -61,7 +61,7 @@ static int64_t scaled_cuda_sweep(int ranges)
                                      .mx_rule = cfg[ci].mx};
                 pp_gemm_scalars sc = {0, 0, 0};
                 assert_int_equal(pp_gemm_scalars_make(&v, k, &sc), 0);
-                pp_delayed_recipe r = {{ha, hb}, {2, 1}, PP_AMAX_MAX, 0};
+                pp_delayed_recipe r = {.history = {ha, hb}, .len = {2, 1}, .algo = PP_AMAX_MAX};
                 const pp_delayed_recipe *rp = v.scaling == PP_SCALING_DELAYED ? &r : NULL;
                 pp_range_cell xc[PP_SITE_COUNT], xg[PP_SITE_COUNT];
                 pp_ranges Rc, Rg;

@@ -133,7 +133,8 @@ static void run_shapes(int specials, int ranges)
             assert_int_equal(pp_gemm_scalars_make(&v, k, &sc), 0);
             pp_error err = {0};
             for (int algo = 0; algo < 2; algo++) {
-                pp_delayed_recipe r = {{hist_a, hist_b}, {3, 2}, algo ? PP_AMAX_MOST_RECENT : PP_AMAX_MAX, algo};
+                pp_delayed_recipe r = {.history = {hist_a, hist_b}, .len = {3, 2},
+                                       .algo = algo ? PP_AMAX_MOST_RECENT : PP_AMAX_MAX, .margin = algo};
                 pp_range_cell cw[PP_SITE_COUNT], cg[PP_SITE_COUNT];
                 pp_ranges Rw, Rg;
                 pp_ranges_init(&Rw, cw, 1), pp_ranges_init(&Rg, cg, 1);

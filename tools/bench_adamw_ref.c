@@ -147,10 +147,14 @@ int main(int argc, char **argv)
                (long long)n, T, threads, tt.fp32, tt.fused, tt.bf16);
     const char *names[] = {"fp32 torch", "bf16 plain", "bf16 kahan(bf16)", "bf16 stochastic"};
     pp_adamw_variant vs[] = {
-        {PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, PP_FMT_FP32, 0, 0, PP_ADAMW_TORCH, PP_ADAMW_KERNELS_CUDA, 0},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
-        {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 0, 1, PP_ADAMW_ANYPRECISION, PP_ADAMW_KERNELS_CUDA, 0},
+        {.param = PP_FMT_FP32, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32, .compensation = PP_FMT_FP32,
+         .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CUDA},
+        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
+         .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
+        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
+         .kahan = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
+        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
+         .stochastic = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
     };
     // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
     // the like-for-like line; the input one reads a recorded [T, n] gradient tensor (the

@@ -154,8 +154,9 @@ static void bench_adamw(int threads)
     int T = 1000;
     pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
                            PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
-    pp_adamw_variant v = {PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, PP_FMT_BF16, 1, 0, PP_ADAMW_ANYPRECISION,
-                         PP_ADAMW_KERNELS_CUDA, 0};
+    pp_adamw_variant v = {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16,
+                          .compensation = PP_FMT_BF16, .kahan = 1, .update = PP_ADAMW_ANYPRECISION,
+                          .kernels = PP_ADAMW_KERNELS_CUDA};
     double *th0 = alloc(n), *o[4];
     for (int i = 0; i < 4; i++)
         o[i] = alloc(n);

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
         uint64_t st = 7;
         fill(vs[i].f, a, na, &st);
         fill(vs[i].f, b, nb, &st);
-        pp_gemm_variant v = {vs[i].f, vs[i].acc, vs[i].sc, 0, 0.0, PP_SCALING_NONE, 0, 0, PP_GEMM_MMA_FP32_CHAIN, PP_MX_RULE_OCP};
+        pp_gemm_variant v = {.format = vs[i].f, .accum = vs[i].acc, .scale = vs[i].sc};
         double best = 1e30;
         for (int r = 0; r < 3; r++) {
             pp_error err = {0};

@@ -122,10 +122,11 @@ static int id(const pp_op_knobs *k, int knob)
 
 static pp_adamw_variant variant(const pp_op_knobs *k)
 {
-    pp_adamw_variant v = {(pp_format_id)id(k, K_PARAM), (pp_format_id)id(k, K_MOMENTUM),
-                          (pp_format_id)id(k, K_VARIANCE), (pp_format_id)id(k, K_COMP), id(k, K_KAHAN),
-                          id(k, K_ROUNDING), (pp_adamw_update)id(k, K_UPDATE),
-                          (pp_adamw_kernels)id(k, K_TORCH_KERNELS), 0};
+    pp_adamw_variant v = {.param = (pp_format_id)id(k, K_PARAM), .momentum = (pp_format_id)id(k, K_MOMENTUM),
+                          .variance = (pp_format_id)id(k, K_VARIANCE), .compensation = (pp_format_id)id(k, K_COMP),
+                          .kahan = id(k, K_KAHAN), .stochastic = id(k, K_ROUNDING),
+                          .update = (pp_adamw_update)id(k, K_UPDATE),
+                          .kernels = (pp_adamw_kernels)id(k, K_TORCH_KERNELS)};
     return v;
 }
 

@@ -171,8 +171,10 @@ static void describe(const pp_op_params *p, char *buf, size_t n)
 // Variant k's delayed recipe (its histories point into k), for tensor-delayed.
 static pp_delayed_recipe recipe_of(const pp_op_knobs *k)
 {
-    pp_delayed_recipe r = {{k->list[K_HIST_A], k->list[K_HIST_B]}, {k->v[K_HIST_A], k->v[K_HIST_B]},
-                           (pp_amax_algo)id(k, K_AMAX_ALGO), k->v[K_MARGIN]};
+    pp_delayed_recipe r = {.history = {k->list[K_HIST_A], k->list[K_HIST_B]},
+                           .len = {k->v[K_HIST_A], k->v[K_HIST_B]},
+                           .algo = (pp_amax_algo)id(k, K_AMAX_ALGO),
+                           .margin = k->v[K_MARGIN]};
     return r;
 }
 
