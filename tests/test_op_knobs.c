@@ -363,6 +363,45 @@ static void test_no_generic_file_names_a_knob(void **state)
     assert_int_equal(hits, 0);
 }
 
+// gemm and attention share TE's delayed-scaling knobs (ops/delayed_knobs.h): the same values,
+// defaults, ranges and help texts, the history's text differing only in the tensor it names.
+static void test_delayed_knobs_say_the_same(void **state)
+{
+    (void)state;
+    const pp_op *ops[2] = {pp_op_find("gemm"), pp_op_find("attention")};
+    const char *const shared[] = {"amax_compute_algo", "margin"};
+    for (int s = 0; s < 2; s++) {
+        const pp_knob_def *a = &ops[0]->knobs[pp_op_knob_index(ops[0], shared[s])];
+        const pp_knob_def *b = &ops[1]->knobs[pp_op_knob_index(ops[1], shared[s])];
+        assert_string_equal(a->doc, b->doc);
+        assert_string_equal(a->def, b->def);
+        assert_true(a->values == b->values && a->meanings == b->meanings);
+        assert_true(a->int_min == b->int_min && a->int_max == b->int_max && a->list_max == b->list_max);
+    }
+    const char *const hist[5][2] = {{"gemm", "a"}, {"gemm", "b"}, {"attention", "q"}, {"attention", "k"},
+                                    {"attention", "v"}};
+    char first[512] = "";
+    for (int h = 0; h < 5; h++) {
+        const pp_op *op = pp_op_find(hist[h][0]);
+        char name[32], own[16], doc[512];
+        snprintf(name, sizeof name, "amax_history_%s", hist[h][1]);
+        int k = pp_op_knob_index(op, name);
+        assert_true(k >= 0);
+        const pp_knob_def *d = &op->knobs[k];
+        assert_string_equal(d->def, "[]");
+        assert_int_equal(d->list_max, PP_KNOB_LIST_MAX);
+        // the text with its own tensor's name taken out: the same for all five
+        snprintf(own, sizeof own, " %s's ", hist[h][1]);
+        const char *at = strstr(d->doc, own);
+        assert_non_null(at);
+        snprintf(doc, sizeof doc, "%.*s %s", (int)(at - d->doc), d->doc, at + strlen(own));
+        if (h == 0)
+            snprintf(first, sizeof first, "%s", doc);
+        else
+            assert_string_equal(doc, first);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_knob_check_names_file_line),
         cmocka_unit_test(test_view_world_from_the_row),
         cmocka_unit_test(test_no_generic_file_names_a_knob),
+        cmocka_unit_test(test_delayed_knobs_say_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

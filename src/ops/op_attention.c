@@ -15,6 +15,7 @@
 #endif
 #include "ops/attention_fp8_ranges.h"
 #include "ops/attention_ref_quantised.h"
+#include "ops/delayed_knobs.h"
 #include "ops/engine_knob.h"
 #include "ops/op.h"
 #include "scaling.h"
@@ -60,8 +61,6 @@ static const pp_knob_meaning scaling_ids[] = {
     {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
     {"tensor-current", PP_ATTN_FP8_SCALING_TENSOR}, {"tensor-delayed", PP_ATTN_FP8_SCALING_DELAYED},
     {"mx", PP_ATTN_FP8_SCALING_MX}, {"nvfp4", PP_ATTN_FP8_SCALING_NVFP4}, {NULL, 0}};
-static const char *const amax_algos[] = {"max", "most_recent", NULL};
-static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_recent", PP_AMAX_MOST_RECENT}, {NULL, 0}};
 static const char *const mmas[] = {"fp32-chain", "sm90-fp8", NULL};
 static const pp_knob_meaning mma_ids[] = {
     {"fp32-chain", PP_ATTN_FP8_MMA_CHAIN}, {"sm90-fp8", PP_ATTN_FP8_MMA_SM90}, {NULL, 0}};
@@ -163,17 +162,12 @@ static const pp_knob_def knobs[] = {
                    "(q, k along d; v and P along the keys); nvfp4: e2m1 with e4m3 scales per 16 and fp32 global "
                    "scales; every value but auto and none needs fp8 fa3",
                    .meanings = scaling_ids},
-    [K_HIST_Q] = {"amax_history_q", NULL, "[]",
-                  "tensor-delayed: q's amax at the earlier steps, most recent first (TE's amax_history), e.g. "
-                  "[3.0, 2.5]", .list_max = PP_KNOB_LIST_MAX},
-    [K_HIST_K] = {"amax_history_k", NULL, "[]", "tensor-delayed: k's amax history, as amax_history_q",
-                  .list_max = PP_KNOB_LIST_MAX},
-    [K_HIST_V] = {"amax_history_v", NULL, "[]", "tensor-delayed: v's amax history, as amax_history_q",
-                  .list_max = PP_KNOB_LIST_MAX},
-    [K_AMAX_ALGO] = {"amax_compute_algo", amax_algos, "max",
-                     "tensor-delayed: the amax the scale is made from: max over the history, or its most recent "
-                     "entry (TE's amax_compute_algo)", .meanings = amax_algo_ids},
-    [K_MARGIN] = {"margin", NULL, "0", "tensor-delayed: scale = (448 / amax) / 2^margin (TE's margin)", 0, 64},
+    // the delayed recipe's knobs (ops/delayed_knobs.h), as the gemm's
+    [K_HIST_Q] = PP_DELAYED_HISTORY_KNOB("amax_history_q", "q"),
+    [K_HIST_K] = PP_DELAYED_HISTORY_KNOB("amax_history_k", "k"),
+    [K_HIST_V] = PP_DELAYED_HISTORY_KNOB("amax_history_v", "v"),
+    [K_AMAX_ALGO] = PP_DELAYED_AMAX_ALGO_KNOB,
+    [K_MARGIN] = PP_DELAYED_MARGIN_KNOB,
     [K_MMA] = {"mma", mmas, "fp32-chain",
                "fp8 fa3: the accumulation of S = q.k and P.V; fp32-chain: binary32 fma chains; sm90-fp8: Hopper's "
                "FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), never "

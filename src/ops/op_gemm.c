@@ -10,6 +10,7 @@
 #include "cuda/gemm_scaled_cuda.h"
 #endif
 #include "gemm_ref.h"
+#include "ops/delayed_knobs.h"
 #include "ops/engine_knob.h"
 #include "ops/gemm_ref_quantised.h"
 #include "ops/op.h"
@@ -37,8 +38,6 @@ static const char *const scalings[] = {"none", "tensor-current", "tensor-delayed
 static const pp_knob_meaning scaling_ids[] = {
     {"none", PP_SCALING_NONE}, {"tensor-current", PP_SCALING_TENSOR}, {"tensor-delayed", PP_SCALING_DELAYED},
     {"mx", PP_SCALING_MX}, {"nvfp4", PP_SCALING_NVFP4}, {NULL, 0}};
-static const char *const amax_algos[] = {"max", "most_recent", NULL};
-static const pp_knob_meaning amax_algo_ids[] = {{"max", PP_AMAX_MAX}, {"most_recent", PP_AMAX_MOST_RECENT}, {NULL, 0}};
 static const char *const mmas[] = {"fp32-chain", "sm90-fp8", "sm90-fp8-fast", NULL};
 static const pp_knob_meaning mma_ids[] = {{"fp32-chain", PP_GEMM_MMA_FP32_CHAIN},
                                           {"sm90-fp8", PP_GEMM_MMA_SM90_FP8},
@@ -69,19 +68,13 @@ static const pp_knob_def knobs[] = {
                    "v1.0 e8m0 scales per 32 along k; nvfp4: e2m1, e4m3 scales per 16 along k and an "
                    "fp32 global scale (kernels/scaling.h)",
                    .meanings = scaling_ids},
-    // TE's DelayedScaling recipe (kernels/scaling.h cites its source): the history is what TE's
-    // amax_history buffer holds when this step quantises, most recent first; its length is TE's
-    // amax_history_len. Only tensor-delayed reads them (check_knobs refuses them elsewhere).
-    [K_HIST_A] = {"amax_history_a", NULL, "[]",
-                  "tensor-delayed: A's amax at the earlier steps, most recent first (TE's amax_history; its "
-                  "length is amax_history_len), e.g. [3.0, 2.5]", .list_max = PP_KNOB_LIST_MAX},
-    [K_HIST_B] = {"amax_history_b", NULL, "[]", "tensor-delayed: B's amax history, as amax_history_a",
-                  .list_max = PP_KNOB_LIST_MAX},
-    [K_AMAX_ALGO] = {"amax_compute_algo", amax_algos, "max",
-                     "tensor-delayed: the amax the scale is made from: max over the history, or its most recent "
-                     "entry (TE's amax_compute_algo)", .meanings = amax_algo_ids},
-    [K_MARGIN] = {"margin", NULL, "0",
-                  "tensor-delayed: scale = (max_finite / amax) / 2^margin (TE's margin)", 0, 64},
+    // TE's DelayedScaling recipe (kernels/scaling.h cites its source; the knobs are
+    // ops/delayed_knobs.h's, as attention's): the history is what TE's amax_history buffer holds
+    // when this step quantises, most recent first.
+    [K_HIST_A] = PP_DELAYED_HISTORY_KNOB("amax_history_a", "a"),
+    [K_HIST_B] = PP_DELAYED_HISTORY_KNOB("amax_history_b", "b"),
+    [K_AMAX_ALGO] = PP_DELAYED_AMAX_ALGO_KNOB,
+    [K_MARGIN] = PP_DELAYED_MARGIN_KNOB,
     [K_MMA] = {"mma", mmas, "fp32-chain",
                "tensor-current/-delayed e4m3, e5m2: the accumulation; fp32-chain: binary32 FMA chain; sm90-fp8: "
                "Hopper's FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), "
