@@ -230,39 +230,20 @@ PP_HD static inline float pp_adamw_src_grad64(const pp_adamw_variant *va, const 
     return pp_adamw_store_at(va, PP_SITE_ADAMW_G, va->param, d->h * (float)(theta - (double)d->opt));
 }
 
-// term(t, i) of a binary64 θ (pp_adamw_quad_loss_term's arithmetic).
-PP_HD static inline double pp_adamw_quad_loss_term64(const pp_adamw_elem_data *d, double theta)
-{
-    double x = theta - d->opt;
-    return 0.5 * d->h * x * x;
-}
-
-// pp_adamw_elem_thread on the binary64 state: the same loss and snapshot contract.
+// pp_adamw_elem_thread on the binary64 state: the same loss and snapshot contract (the same
+// bookkeeping, adamw_thread.h's pp_adamw_thread_out; term(t, i) of the binary64 θ).
 PP_HD static inline void pp_adamw_elem_thread64(const pp_adamw_variant *va, const pp_adamw_problem *pr,
                                                 const pp_adamw_scalars *sc, int64_t i, int t0, int t1,
                                                 pp_adamw_elem64 *e, pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
     pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i);
-    int first = t0 > 1 ? t0 : 1;
-    int snap = 0;
-    while (so.snap && snap < so.count && so.step[snap] < first)
-        snap++;
-    if (t0 == 0 && lo.p) {
-        double x = pp_adamw_quad_loss_term64(&d, e->theta);
-        lo.p[0] = lo.add ? lo.p[0] + x : x;
-    }
-    for (int t = first; t <= t1; t++) {
+    pp_adamw_thread_out out = {.lo = lo, .so = so};
+    for (int t = pp_adamw_thread_begin(&out, &d, t0, e->theta); t <= t1; t++) {
         uint32_t rb[2] = {0, 0};
         if (va->stochastic)
             pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
         pp_adamw_elem_step64(va, &sc[t], e, pp_adamw_src_grad64(va, pr, t, i, &d, e->theta), rb);
-        if (lo.p) {
-            double *q = lo.p + (int64_t)(t - t0) * lo.stride;
-            double x = pp_adamw_quad_loss_term64(&d, e->theta);
-            *q = lo.add ? *q + x : x;
-        }
-        if (so.snap && snap < so.count && so.step[snap] == t)
-            so.snap[(int64_t)snap++ * so.n + i] = e->theta;
+        pp_adamw_thread_after(&out, &d, t, i, e->theta);
     }
 }
 

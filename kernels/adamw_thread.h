@@ -62,9 +62,10 @@ PP_HD static inline pp_adamw_elem_data pp_adamw_elem_data_make(const pp_adamw_pr
 }
 
 // term(t, i) = ½·h·(θ − θ*)² in binary64 (each operation rounded once: no FMA, by the build).
-PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, float theta)
+// θ is binary64 so the binary64-state body (adamw_exact.h) shares it; a binary32 θ converts exactly.
+PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, double theta)
 {
-    double x = (double)theta - d->opt;
+    double x = theta - d->opt;
     return 0.5 * d->h * x * x;
 }
 
@@ -147,6 +148,51 @@ typedef struct pp_adamw_snap_out {
     int64_t n;
 } pp_adamw_snap_out;
 
+// A thread's loss terms and snapshots over loss indices t0..t1: the bookkeeping the binary32-state
+// body below and the binary64-state one (adamw_exact.h) share, θ passed as binary64 (a binary32
+// θ converts exactly, so both store the same values).
+typedef struct pp_adamw_thread_out {
+    pp_adamw_loss_out lo;
+    pp_adamw_snap_out so;
+    int t0;
+    int snap;  // the next snapshot index to take
+} pp_adamw_thread_out;
+
+// term(t, i) of θ into the loss output (nothing when no loss is wanted).
+PP_HD static inline void pp_adamw_thread_loss(pp_adamw_thread_out *o, const pp_adamw_elem_data *d, int t,
+                                              double theta)
+{
+    if (!o->lo.p)
+        return;
+    double *q = o->lo.p + (int64_t)(t - o->t0) * o->lo.stride;
+    double x = pp_adamw_quad_loss_term(d, theta);
+    *q = o->lo.add ? *q + x : x;
+}
+
+// The start of a run from loss index t0 with θ the state's: term(0, i) when t0 = 0, the first
+// snapshot at or after the first step; returns the first step, max(t0, 1).
+PP_HD static inline int pp_adamw_thread_begin(pp_adamw_thread_out *o, const pp_adamw_elem_data *d, int t0,
+                                              double theta)
+{
+    int first = t0 > 1 ? t0 : 1;
+    o->t0 = t0;
+    o->snap = 0;
+    while (o->so.snap && o->snap < o->so.count && o->so.step[o->snap] < first)
+        o->snap++;
+    if (t0 == 0)
+        pp_adamw_thread_loss(o, d, 0, theta);
+    return first;
+}
+
+// After step t left θ: term(t, i) and, when t is a snapshot step, θ's snapshot.
+PP_HD static inline void pp_adamw_thread_after(pp_adamw_thread_out *o, const pp_adamw_elem_data *d, int t,
+                                               int64_t i, double theta)
+{
+    pp_adamw_thread_loss(o, d, t, theta);
+    if (o->so.snap && o->snap < o->so.count && o->so.step[o->snap] == t)
+        o->so.snap[(int64_t)o->snap++ * o->so.n + i] = theta;
+}
+
 // The body of element i over loss indices t0..t1 (0 ≤ t0 ≤ t1 ≤ T): term(t0, i) when t0 = 0,
 // then steps max(t0, 1)..t1, each followed by its term and, at a snapshot step, θ's snapshot.
 // @param [in]     sc    the per-step scalars, indexed by step t (sc[0] unused)
@@ -159,14 +205,8 @@ PP_HD static inline void pp_adamw_elem_thread_r(const pp_adamw_variant *va, cons
                                                 pp_ranges *R, int64_t cell)
 {
     pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i);
-    int first = t0 > 1 ? t0 : 1;
-    int snap = 0;
-    while (so.snap && snap < so.count && so.step[snap] < first)
-        snap++;
-    if (t0 == 0 && lo.p) {
-        double x = pp_adamw_quad_loss_term(&d, e->theta);
-        lo.p[0] = lo.add ? lo.p[0] + x : x;
-    }
+    pp_adamw_thread_out out = {.lo = lo, .so = so};
+    int first = pp_adamw_thread_begin(&out, &d, t0, e->theta);
     for (int t = first; t <= t1; t++) {
         pp_adamw_elem before = *e;
         pp_adamw_src_step(va, pr, &sc[t], t, i, &d, e);
@@ -176,13 +216,7 @@ PP_HD static inline void pp_adamw_elem_thread_r(const pp_adamw_variant *va, cons
                 pp_adamw_sr_bits(pr->seed, (uint64_t)i, (uint32_t)t, rb);
             pp_adamw_step_notes(R, cell, va, &sc[t], &before, e, pp_adamw_src_grad(va, pr, t, i, &d, before.theta), rb);
         }
-        if (lo.p) {
-            double *q = lo.p + (int64_t)(t - t0) * lo.stride;
-            double x = pp_adamw_quad_loss_term(&d, e->theta);
-            *q = lo.add ? *q + x : x;
-        }
-        if (so.snap && snap < so.count && so.step[snap] == t)
-            so.snap[(int64_t)snap++ * so.n + i] = e->theta;
+        pp_adamw_thread_after(&out, &d, t, i, e->theta);
     }
 }
 
