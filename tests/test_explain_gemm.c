@@ -402,14 +402,21 @@ static void explain_gemm_nvfp4_offers_block_scales(void **state)
     pp_case_free(&c);
 }
 
-// tensor-current and tensor-delayed offer their binary32 s and X as block_scale_a/b; with them
-// exact the error moves little if at all (RN_32's 2^-24 against the quantisation's 2^-4).
+// tensor-current and tensor-delayed offer their binary32 s and X as block_scale_a/b, and explain
+// moves the error by them as the hand-computed case says. a ≡ 3, b ≡ 1 (std 0), k = 8, α = 1, the
+// truth 24 everywhere: s_a = RN_32(448/3) (3·s_a within 2^-17 of 448) and s_b = 448 quantise both
+// operands to 448, the fp32 chain 8·448² = 1605632 is exact, and C = RN_32(RN_32(X_a·X_b)·1605632)
+// = 24 + 2^-19 with X = RN_32(1/s). B's X exact (1/448 in binary64): C = 24, the error gone; A's X
+// exact (1/(448/3) in binary64, X_b still rounded): C = 24 + 2^-19 again. A site's "alone" run
+// has every other site exact, its quantisation too (q = a, X = 1), so its scale's run is the
+// every-site-exact one. tensor-delayed with histories [3, 2.5] (max 3) and [1] makes the same s.
 static const char fp8_text[] = "[case]\nname = \"fp8\"\nop = \"gemm\"\nseed = 13\n"
-                               "[op]\nm = 8\nn = 8\nk = 64\n"
+                               "[op]\nm = 2\nn = 3\nk = 8\nalpha = 1.0\n"
+                               "[inputs.a]\nmean = 3.0\nstd = 0.0\n[inputs.b]\nmean = 1.0\nstd = 0.0\n"
                                "[knobs]\nformat = \"e4m3\"\n"
                                "[variants.current]\nscaling = \"tensor-current\"\n"
                                "[variants.delayed]\nscaling = \"tensor-delayed\"\namax_history_a = [3.0, 2.5]\n"
-                               "amax_history_b = [3.0]\n";
+                               "amax_history_b = [1.0]\n";
 
 static void explain_gemm_tensor_scalings_offer_scales(void **state)
 {
@@ -418,18 +425,21 @@ static void explain_gemm_tensor_scalings_offer_scales(void **state)
     pp_run_result r;
     explain_text(fp8_text, NULL, NULL, &c, &r);
     static const char *const names[2] = {"current", "delayed"};
+    static const char *const sites[7] = {"quant_a", "quant_b", "block_scale_a", "block_scale_b", "accum", "scale",
+                                         "c"};
     for (int i = 0; i < 2; i++) {
         const pp_explain_table *t = table_of(&r, names[i]);
         assert_non_null(t);
+        assert_int_equal(t->n_sites, 7);  // the scaled GEMM's sites, each once
+        for (int s = 0; s < 7; s++)
+            assert_non_null(site_of(t, sites[s]));
         const pp_explain_site *sa = site_of(t, "block_scale_a"), *sb = site_of(t, "block_scale_b");
-        assert_non_null(sa);
-        assert_non_null(sb);
-        // small next to the quantisation's (often not one output bit here: d = RN_32(X_a·X_b) rounds
-        // the same); gemm_tensor_scale_sites_keep_binary64 shows by hand where they move the result
-        assert_true(fabs(sa->exact.rms - t->nominal.rms) <= 1e-3 * t->nominal.rms);
-        assert_true(fabs(sb->exact.rms - t->nominal.rms) <= 1e-3 * t->nominal.rms);
-        assert_non_null(site_of(t, "quant_a"));
-        assert_true(t->all_exact.max_abs_error < 1e-9 * t->nominal.max_abs_error);
+        assert_true(t->nominal.max_abs_error == 0x1p-19 && t->nominal.rms == 0x1p-19);
+        assert_true(sb->exact.max_abs_error == 0.0 && sb->exact.rms == 0.0);   // B's X: the whole error
+        assert_memory_equal(&sa->exact, &t->nominal, sizeof sa->exact);        // A's: none of it
+        assert_true(t->all_exact.max_abs_error == 0.0);
+        assert_memory_equal(&sa->alone, &t->all_exact, sizeof sa->alone);      // the quantisation's X = 1
+        assert_memory_equal(&sb->alone, &t->all_exact, sizeof sb->alone);
     }
     pp_run_result_free(&r);
     pp_case_free(&c);
