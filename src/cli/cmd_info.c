@@ -48,7 +48,7 @@ int pp_cmd_list(int argc, char **argv)
                    op->knobs[k].name, values, op->knobs[k].def, "",
                    op->knobs[k].doc);
         }
-        printf("  knob combinations: %s\n", op->knob_rules ? op->knob_rules : "every one runs");
+        printf("  knob combinations: %s\n", op->knob_rules);
         // each tensor with its axis letters, the alphabet of a case's layout = "..."
         printf("  inputs:");
         for (int t = 0; t < op->n_inputs; t++)

@@ -168,7 +168,8 @@ struct pp_op {
     // Knob combinations a variant cannot run (NULL: every one can), checked when the case is read
     // for each variant the operation computes; writes one line to msg and returns -1 on failure.
     int (*check_knobs)(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n);
-    // The combinations check_knobs allows, in words, for `precprobe list` (NULL: every one).
+    // The combinations check_knobs allows, in words, for `precprobe list`; required (an op whose
+    // every combination runs says so; tests/test_op_knobs.c checks every row has one).
     const char *knob_rules;
     // Shape of input i (is_output 0) or output i (is_output 1).
     void (*shape)(const pp_op_params *p, int is_output, int i, int *ndim, int64_t *shape);
