@@ -72,7 +72,10 @@
 
 // Rounding sites (kernels/sites.h): quant_a, quant_b (A, B as the GEMM reads them: prescaled
 // or quantised), block_scale_a, block_scale_b (the scales of scaled storage), accum (each chain's
-// final accumulator), scale (RN_32(α_c·acc), fp32 accumulation), c (the C store).
+// final accumulator), scale (RN_32(α_c·acc), fp32 accumulation; scaled storage: the descale
+// d = RN_32(g_a·g_b) and RN_32(d·acc), noted against g_a·g_b·acc, so a d that overflowed — X_a·X_b
+// above FLT_MAX, amaxes whose product passes about 6.8e43 in e4m3 — counts there, once per output
+// element it reaches), c (the C store).
 
 typedef enum pp_gemm_accum {
     PP_GEMM_ACC_FP32 = 0,  // binary32 accumulator, one rounding per step (an FMA pipeline)

@@ -207,6 +207,16 @@ PP_HD static inline double pp_gemm_scaled_accum64(const pp_gemm_variant *v, cons
     PP_GEMM_SCALED_CHAINS(double, pp_gemm_scaled_step64, pp_gemm_scaled_block_add64);
 }
 
+// Step 3's descale factor d from dg = g_a·g_b (tensor-current/-delayed: TE's scale_inv_a·scale_inv_b;
+// nvfp4: the global scales' product; mx: 1): d = RN_32(dg), dg itself with site scale exact
+// (kernels/gemm.h "Exact sites"). Its rounding is site scale's: d overflows to +Inf when
+// X_a·X_b > FLT_MAX (amaxes whose product is above about 6.8e43 for e4m3), so the scale notes
+// (pp_gemm_scaled_element_notes) take dg·acc as the value before the site's rounding.
+PP_HD static inline double pp_gemm_scaled_d(const pp_gemm_variant *v, double dg)
+{
+    return pp_site_round(v->exact_sites, PP_SITE_GEMM_SCALE, PP_FMT_FP32, dg);
+}
+
 PP_HD static inline float pp_gemm_scaled_descale(double d, float acc)
 {
     return (float)pp_round(PP_FMT_FP32, d * (double)acc, PP_RND_NE, 0);
@@ -306,9 +316,11 @@ PP_HD static inline int pp_gemm_scaled_operands_finite(const pp_gemm_scaled_oper
 // pp_gemm_scaled_element with no exact site, in its two halves, so the notes see acc and d·acc.
 // accum is noted as a chain's end (pp_range_note_chain), as the plain GEMM's is, so an Inf made
 // inside the accumulation counts as an overflow there; scale and c then pass it on (their e is
-// already infinite), so they count none.
+// already infinite), so they count none. Site scale rounds twice, d = RN_32(dg) (pp_gemm_scaled_d)
+// and RN_32(d·acc): its note takes e = dg·acc in binary64 (finite for every binary32 dg and acc),
+// so a d that overflowed (or flushed to zero) counts at scale, per output element it reaches.
 PP_HD static inline double pp_gemm_scaled_element_notes(const pp_gemm_variant *v, double alpha_c, double d,
-                                                        const pp_gemm_scaled_operand *A, const double *qa,
+                                                        double dg, const pp_gemm_scaled_operand *A, const double *qa,
                                                         const double *xsa, const pp_gemm_scaled_operand *B,
                                                         const double *qb, const double *xsb, int64_t bi, int64_t i,
                                                         int64_t j, pp_ranges *R)
@@ -319,7 +331,7 @@ PP_HD static inline double pp_gemm_scaled_element_notes(const pp_gemm_variant *v
     if (R)  // the operands' scan only when noting
         pp_range_note_chain(R, PP_SITE_GEMM_ACCUM, 0, PP_FMT_FP32, acc,
                             pp_gemm_scaled_operands_finite(A, qa, xsa, B, qb, xsb, bi, i, j));
-    pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, d * (double)acc, da);
+    pp_range_note(R, PP_SITE_GEMM_SCALE, 0, PP_FMT_FP32, dg * (double)acc, da);
     pp_range_note(R, PP_SITE_GEMM_C, 0, PP_FMT_FP32, alpha_c * (double)da, c);
     return c;
 }

@@ -178,7 +178,8 @@ static inline const pp_site_info *pp_site_get(int id)
          "accumulate (fp32, or F with accumulate storage)",
          "gemm_thread.h: pp_gemm_row_run; cpu/gemm_scaled.c: scaled_task", PP_SITE_AXIS_TENSOR, NULL},
         {PP_SITE_GEMM_SCALE, "gemm", "scale",
-         "the post-scaled accumulator RN_32(α_c·acc) before the store (fp32 accumulation; scaled: RN_32(d·acc))",
+         "the post-scaled accumulator RN_32(α_c·acc) before the store (fp32 accumulation; scaled: RN_32(d·acc), "
+         "d = RN_32(g_a·g_b) included: its overflow counts here)",
          "fp32", "gemm.h: pp_gemm_epilogue_fp32; cpu/gemm_scaled.c: scaled_task", PP_SITE_AXIS_TENSOR, NULL},
         {PP_SITE_GEMM_C, "gemm", "c", "C as stored", "format (F; fp32 with scaling)",
          "gemm_thread.h: pp_gemm_row_run; cpu/gemm_scaled.c: scaled_task", PP_SITE_AXIS_TENSOR, NULL},

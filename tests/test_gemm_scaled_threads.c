@@ -62,10 +62,10 @@ static void loop_device(const pp_gemm_variant *v, const pp_delayed_recipe *r, do
             pp_gemm_scaled_block_notes(v, &op[o], x[o], q[o], xs[o], g[o], s[o], u / op[o].nblk, u % op[o].nblk, R);
         }
     }
-    double d = pp_round(PP_FMT_FP32, g[0] * g[1], PP_RND_NE, 0);
+    double d = pp_gemm_scaled_d(v, g[0] * g[1]);
     // (4) one thread per output element, in reverse order
     for (int64_t t = batch * m * n - 1; t >= 0; t--)
-        c[t] = R ? pp_gemm_scaled_element_notes(v, alpha_c, d, &op[0], q[0], xs[0], &op[1], q[1], xs[1],
+        c[t] = R ? pp_gemm_scaled_element_notes(v, alpha_c, d, g[0] * g[1], &op[0], q[0], xs[0], &op[1], q[1], xs[1],
                                                 t / (m * n), (t / n) % m, t % n, R)
                  : pp_gemm_scaled_element(v, alpha_c, d, &op[0], q[0], xs[0], &op[1], q[1], xs[1], t / (m * n),
                                           (t / n) % m, t % n);
@@ -208,11 +208,56 @@ static void amax_key_is_the_fold(void **state)
     assert_true(pp_amax_of_key(0) == 0.0);
 }
 
+// The descale d = RN_32(X_a·X_b) overflowing (site scale), e4m3 tensor-current, m = n = 1, k = 3,
+// α = 1: a = (448·2^64, 2^55, 0), b = (0, 2^55, 448·2^64). Both amaxes are 448·2^64, so s = 2^-64
+// and X = 2^64 exactly, and d = RN_32(2^128) = +Inf (above FLT_MAX = 2^128 − 2^104). The operands
+// quantise exactly to (448, 2^-9, 0) and (0, 2^-9, 448) (2^-9: e4m3's least subnormal), the fp32
+// chain gives acc = 2^-18, and C = RN_32(Inf·2^-18) = +Inf against the truth 2^110 (a binary32
+// value). Nothing before d overflowed, so the Inf is made at scale: e = (X_a·X_b)·acc = 2^110 finite,
+// one overflow there; c passes it on. tensor-delayed with both histories [448·2^64] makes the same
+// scales. The loop device (the GPU's decomposition) counts the same.
+static void scaled_descale_overflow_counts_at_scale(void **state)
+{
+    (void)state;
+    const double big = 448.0 * 0x1p64;
+    const double a[3] = {big, 0x1p55, 0.0}, b[3] = {0.0, 0x1p55, big}, hist[1] = {big};
+    const pp_scaling scalings[2] = {PP_SCALING_TENSOR, PP_SCALING_DELAYED};
+    for (int i = 0; i < 2; i++) {
+        pp_gemm_variant v = {.format = PP_FMT_E4M3, .scaling = scalings[i], .alpha_given = 1, .alpha = 1.0};
+        pp_delayed_recipe r = {.history = {hist, hist}, .len = {1, 1}, .algo = PP_AMAX_MAX};
+        pp_range_cell cw[PP_SITE_COUNT], cg[PP_SITE_COUNT];
+        pp_ranges Rw, Rg;
+        pp_ranges_init(&Rw, cw, 1), pp_ranges_init(&Rg, cg, 1);
+        double c = 0.0, cl = 0.0;
+        pp_error err = {0};
+        if (i == 0)
+            assert_int_equal(pp_gemm_scaled_cpu(&v, 1.0, 1, 1, 1, 3, a, b, &c, 1, &Rw, &err), PP_OK);
+        else
+            assert_int_equal(pp_gemm_delayed_cpu_ranges(&v, &r, 1.0, 1, 1, 1, 3, a, b, &c, 1, &Rw, &err), PP_OK);
+        assert_true(isinf(c) && c > 0);
+        assert_true(cw[PP_SITE_GEMM_BLOCK_SCALE_A].amax == 0x1p64 && cw[PP_SITE_GEMM_BLOCK_SCALE_B].amax == 0x1p64);
+        assert_int_equal(cw[PP_SITE_GEMM_ACCUM].overflow + cw[PP_SITE_GEMM_ACCUM].inf, 0);
+        assert_true(cw[PP_SITE_GEMM_ACCUM].amax == 0x1p-18);
+        assert_int_equal(cw[PP_SITE_GEMM_SCALE].count, 1);
+        assert_int_equal(cw[PP_SITE_GEMM_SCALE].inf, 1);
+        assert_int_equal(cw[PP_SITE_GEMM_SCALE].overflow, 1);  // made here: d's rounding
+        assert_int_equal(cw[PP_SITE_GEMM_C].inf, 1);
+        assert_int_equal(cw[PP_SITE_GEMM_C].overflow, 0);      // passed on
+        for (int s = PP_SITE_GEMM_FIRST; s < PP_SITE_GEMM_END; s++)
+            if (s != PP_SITE_GEMM_SCALE)
+                assert_int_equal(cw[s].overflow, 0);
+        loop_device(&v, &r, 1.0, 1, 1, 1, 3, a, b, &cl, &Rg);
+        assert_true(pp_test_same_bits(cl, c));
+        assert_int_equal(pp_test_ranges_differ(&Rg, &Rw, PP_SITE_GEMM_FIRST, PP_SITE_GEMM_END, "descale overflow"), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(amax_key_is_the_fold),
         cmocka_unit_test(scaled_threads_ranges_equal_emulation),
+        cmocka_unit_test(scaled_descale_overflow_counts_at_scale),
         cmocka_unit_test(scaled_threads_equal_emulation),
         cmocka_unit_test(scaled_threads_equal_emulation_with_specials),
     };

@@ -48,7 +48,7 @@ static void scaled_quantise(const pp_gemm_variant *v, const pp_delayed_recipe *r
 
 typedef struct scaled_job {
     const pp_gemm_variant *v;
-    double alpha_c, d;
+    double alpha_c, d, dg;  // dg = g_a·g_b, d = pp_gemm_scaled_d(dg)
     int64_t m, n, tasks_per_batch;
     pp_gemm_scaled_operand A, B;
     const double *qa, *xsa, *qb, *xsb;
@@ -73,7 +73,7 @@ static void scaled_task(void *ctx, int64_t t)
                 continue;
             }
             pp_ranges *R = &g->wr[t % g->workers];  // task t runs on worker t mod workers (parallel.h)
-            *c = pp_gemm_scaled_element_notes(g->v, g->alpha_c, g->d, &g->A, g->qa, g->xsa, &g->B, g->qb, g->xsb,
+            *c = pp_gemm_scaled_element_notes(g->v, g->alpha_c, g->d, g->dg, &g->A, g->qa, g->xsa, &g->B, g->qb, g->xsb,
                                               bi, i, j, R);
         }
 }
@@ -128,9 +128,10 @@ static int scaled_run(const pp_gemm_variant *v, const pp_delayed_recipe *r, doub
     // tensor-current and delayed: d = RN_32(scale_inv_a·scale_inv_b);
     // nvfp4: RN_32(g_a·g_b); mx: 1 (g_a = g_b = 1)
     // (exact site scale: d = g_a·g_b in binary64, kernels/gemm.h "Exact sites")
-    double d = pp_site_round(v->exact_sites, PP_SITE_GEMM_SCALE, PP_FMT_FP32, q.ga * q.gb);
-    scaled_job g = {v, alpha_c, d, m, n, (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, q.A, q.B,
-                    q.qa, q.xsa, q.qb, q.xsb, c, NULL, 1};
+    double dg = q.ga * q.gb;
+    scaled_job g = {.v = v, .alpha_c = alpha_c, .d = pp_gemm_scaled_d(v, dg), .dg = dg, .m = m, .n = n,
+                    .tasks_per_batch = (m + SCALED_ROWS_PER_TASK - 1) / SCALED_ROWS_PER_TASK, .A = q.A, .B = q.B,
+                    .qa = q.qa, .xsa = q.xsa, .qb = q.qb, .xsb = q.xsb, .c = c, .wr = NULL, .workers = 1};
     int64_t ntasks = batch * g.tasks_per_batch;
     int64_t w = threads < ntasks ? threads : ntasks;
     g.workers = w < 1 ? 1 : w > PP_MAX_THREADS ? PP_MAX_THREADS : (int)w;  // parallel.h's worker count

@@ -38,7 +38,7 @@ __global__ void pp_gemm_scaled_quantise_kernel1(pp_gemm_variant v, pp_gemm_scale
 
 // Step 4: thread t computes C[bi, i, j], t = (bi·m + i)·n + j; with R, through the body that
 // notes (the same statements).
-__global__ void pp_gemm_scaled_kernel1(pp_gemm_variant v, double alpha_c, double d, pp_gemm_scaled_operand A,
+__global__ void pp_gemm_scaled_kernel1(pp_gemm_variant v, double alpha_c, double d, double dg, pp_gemm_scaled_operand A,
                                        const double *qa, const double *xsa, pp_gemm_scaled_operand B,
                                        const double *qb, const double *xsb, double *c, int64_t total, pp_ranges *R)
 {
@@ -47,7 +47,7 @@ __global__ void pp_gemm_scaled_kernel1(pp_gemm_variant v, double alpha_c, double
         return;
     int64_t m = A.lines, n = B.lines;
     int64_t j = t % n, i = (t / n) % m, bi = t / (m * n);
-    c[t] = R ? pp_gemm_scaled_element_notes(&v, alpha_c, d, &A, qa, xsa, &B, qb, xsb, bi, i, j, R)
+    c[t] = R ? pp_gemm_scaled_element_notes(&v, alpha_c, d, dg, &A, qa, xsa, &B, qb, xsb, bi, i, j, R)
              : pp_gemm_scaled_element(&v, alpha_c, d, &A, qa, xsa, &B, qb, xsb, bi, i, j);
 }
 
@@ -127,7 +127,7 @@ extern "C" int pp_gemm_scaled_cuda_ranges(const pp_gemm_variant *v, const pp_del
         if (R && (v->scaling == PP_SCALING_TENSOR || v->scaling == PP_SCALING_DELAYED))  // one block: the tensor
             pp_gemm_scaled_scale_notes(v, R, (o ? B.site : A.site) + 2, amax[o], g[o], 1.0);  // on the host, into R
     }
-    d = pp_round(PP_FMT_FP32, g[0] * g[1], PP_RND_NE, 0);
+    d = pp_gemm_scaled_d(v, g[0] * g[1]);  // the CPU emulation's d (exact sites: the op row runs them on the CPU)
     // (3) quantise, (4) the product
     if (ua)
         pp_gemm_scaled_quantise_kernel1<<<scaled_blocks(ua), PP_SCALED_BLOCK>>>(*v, A, da, qa, xsa, g[0], s[0], ua,
@@ -137,8 +137,8 @@ extern "C" int pp_gemm_scaled_cuda_ranges(const pp_gemm_variant *v, const pp_del
                                                                                    dR);
     PP_CUDA_CHECK(cudaGetLastError());
     if (nc) {
-        pp_gemm_scaled_kernel1<<<scaled_blocks(nc), PP_SCALED_BLOCK>>>(*v, alpha_c, d, A, qa, xsa, B, qb, xsb, dc, nc,
-                                                                        dR);
+        pp_gemm_scaled_kernel1<<<scaled_blocks(nc), PP_SCALED_BLOCK>>>(*v, alpha_c, d, g[0] * g[1], A, qa, xsa, B, qb,
+                                                                        xsb, dc, nc, dR);
         PP_CUDA_CHECK(cudaGetLastError());
         PP_CUDA_CHECK(cudaMemcpy(c, dc, (size_t)nc * sizeof(double), cudaMemcpyDeviceToHost));
     }
