@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_adamw_variants.h"
 #include "cpu/adamw.h"
 
 static double clock_s(clockid_t id)
@@ -27,30 +28,20 @@ int main(int argc, char **argv)
     double *th0 = malloc((size_t)n * sizeof *th0), *o[4];
     for (int k = 0; k < 4; k++)
         o[k] = malloc((size_t)n * sizeof(double));
-    const char *names[] = {"fp32 torch", "bf16 plain", "bf16 kahan(bf16)", "bf16 stochastic"};
-    pp_adamw_variant vs[] = {
-        {.param = PP_FMT_FP32, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32, .compensation = PP_FMT_FP32,
-         .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CUDA},
-        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
-         .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
-        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
-         .kahan = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
-        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
-         .stochastic = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
-    };
     const pp_adamw_grad_kind kinds[] = {PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_GRAD_QUADRATIC};
     for (int s = 0; s < 2; s++)
         for (int k = 0; k < 4; k++) {
+            const pp_bench_adamw_variant *bv = &pp_bench_adamw_variants[k];
             pp_adamw_problem pr = {kinds[s], n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
                                    PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
-            pp_format_id P = vs[k].param;
+            pp_format_id P = bv->v.param;
             for (int64_t i = 0; i < n; i++)
                 th0[i] = pp_round(P, pp_rand_normal(7, 0, (uint64_t)i), PP_RND_NE, 0);
             double wall[2], cpu[2];
             for (int p = 0; p < 2; p++) {
                 pp_adamw_path path = p ? PP_ADAMW_PATH_VECTOR : PP_ADAMW_PATH_SCALAR;
                 double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-                if (pp_adamw_cpu_path(&vs[k], &pr, th0, o[0], o[1], o[2], o[3], NULL, threads, path, NULL))
+                if (pp_adamw_cpu_path(&bv->v, &pr, th0, o[0], o[1], o[2], o[3], NULL, threads, path, NULL))
                     return 1;
                 wall[p] = clock_s(CLOCK_MONOTONIC) - w0;
                 cpu[p] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -59,7 +50,7 @@ int main(int argc, char **argv)
             printf("adamw cpu emulation %-16s %-9s n = %lld, T = %d, %d threads: scalar %.3f s wall %.3f s cpu "
                    "(%.1f ns/elem-step), vector %.3f s wall %.3f s cpu (%.1f ns/elem-step): vector %.1fx faster "
                    "(cpu time %.1fx)\n",
-                   names[k], s ? "quadratic" : "synthetic", (long long)n, T, threads, wall[0], cpu[0],
+                   bv->name, s ? "quadratic" : "synthetic", (long long)n, T, threads, wall[0], cpu[0],
                    wall[0] / es * 1e9, wall[1], cpu[1], wall[1] / es * 1e9, wall[0] / wall[1], cpu[0] / cpu[1]);
         }
     free(th0);

@@ -21,6 +21,7 @@
 #include "adamw_ref.h"
 #include "adamw_ref_dd.h"
 #include "adamw_ref_dd_lanes.h"
+#include "bench_adamw_variants.h"
 #include "cpu/adamw.h"
 
 static double clock_s(clockid_t id)
@@ -145,17 +146,6 @@ int main(int argc, char **argv)
         printf("adamw torch.optim.AdamW cpu, same run, n = %lld, T = %d, %d threads: fp32 foreach %.3f s, fp32 fused "
                "%.3f s, bf16 %.3f s (cpu; < 0: absent)\n",
                (long long)n, T, threads, tt.fp32, tt.fused, tt.bf16);
-    const char *names[] = {"fp32 torch", "bf16 plain", "bf16 kahan(bf16)", "bf16 stochastic"};
-    pp_adamw_variant vs[] = {
-        {.param = PP_FMT_FP32, .momentum = PP_FMT_FP32, .variance = PP_FMT_FP32, .compensation = PP_FMT_FP32,
-         .update = PP_ADAMW_TORCH, .kernels = PP_ADAMW_KERNELS_CUDA},
-        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
-         .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
-        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
-         .kahan = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
-        {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16, .compensation = PP_FMT_BF16,
-         .stochastic = 1, .update = PP_ADAMW_ANYPRECISION, .kernels = PP_ADAMW_KERNELS_CUDA},
-    };
     // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
     // the like-for-like line; the input one reads a recorded [T, n] gradient tensor (the
     // synthetic source's own gradients, so only the source's cost differs), as a torch
@@ -166,9 +156,10 @@ int main(int argc, char **argv)
     pp_format_id grads_fmt = PP_FMT_COUNT;
     for (int kk = 0; kk < 12; kk++) {
         int k = kk % 4, src = kk / 4;
+        const pp_bench_adamw_variant *bv = &pp_bench_adamw_variants[k];
         pp_adamw_problem pe = pr;
         pe.kind = src == 0 ? PP_ADAMW_GRAD_QUADRATIC : src == 1 ? PP_ADAMW_GRAD_INPUT : PP_ADAMW_GRAD_SYNTHETIC;
-        if (src == 1 && grads_fmt != vs[k].param) {  // T·n values of P, made once per format
+        if (src == 1 && grads_fmt != bv->v.param) {  // T·n values of P, made once per format
             free(grads);
             grads = malloc((size_t)n * (size_t)T * sizeof *grads);
             if (!grads) {
@@ -177,19 +168,19 @@ int main(int argc, char **argv)
             }
             for (int t = 1; t <= T; t++)
                 for (int64_t i = 0; i < n; i++)
-                    grads[(int64_t)(t - 1) * n + i] = pp_adamw_synth_grad(&pr, vs[k].param, t, i);
-            grads_fmt = vs[k].param;
+                    grads[(int64_t)(t - 1) * n + i] = pp_adamw_synth_grad(&pr, bv->v.param, t, i);
+            grads_fmt = bv->v.param;
         }
         pe.grads = src == 1 ? grads : NULL;
         w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-        if (pp_adamw_cpu(&vs[k], &pe, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
+        if (pp_adamw_cpu(&bv->v, &pe, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
             return 1;
         double w = clock_s(CLOCK_MONOTONIC) - w0, c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
         pp_adamw_trace_free(&tr);
         double anchor = k == 0 ? (tt.fused > 0 ? tt.fused : tt.fp32) : tt.bf16;
         printf("adamw cpu emulation %-17s %-9s n = %lld, T = %d, %d threads: %.3f s wall, %.3f s cpu (%.1f ns "
                "per element-step)",
-               names[k], src_names[src], (long long)n, T, threads, w, c, c / es * 1e9);
+               bv->name, src_names[src], (long long)n, T, threads, w, c, c / es * 1e9);
         if (anchor > 0)
             printf(": %.2fx torch's %s cpu time (target <= %s)\n", c / anchor,
                    k == 0 ? (tt.fused > 0 ? "fused fp32" : "fp32") : "bf16", k == 0 ? "2x fused" : "3x");
