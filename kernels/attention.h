@@ -280,13 +280,13 @@
 //   Two-pass (te_softmax = "two-pass"): m = max_j x_j; l = Σ_j exp(x_j ⊖ m) (left to right);
 //     p_j = exp(x_j ⊖ m) ⊘ l (P normalised before its scale; amax_s ≤ 1 is then max P of the
 //     softmax, as the forward test's s_amax); no final division; τ ignored.
-//   te_pv = "block" (default, the reference): per tile and column t = the fp32 chain of
+//   te_pv = "per-tile" (default, the reference): per tile and column t = the fp32 chain of
 //     P8_j·v8_jc from +0, o_c = o_c ⊕ RN_32(RN_32(t ⊗ X_v) ⊗ X_s'), X_s' = X_s·2^τ;
 //     "chain": o_c = fma(P8_j, v8_jc, o_c) through every tile (an MMA accumulator, rescaled by
 //     corr), then o_c ⊗ RN_32(X_v ⊗ X_s') once before the division.
-//   te_exp = "exp" (default, the reference's torch.exp): exp = pp_expf; "exp2": σ ⊗ RN_32(log2 e)
+//   te_exp = "base-e" (default, the reference's torch.exp): exp = pp_expf; "base-2": σ ⊗ RN_32(log2 e)
 //     folded into the scores and exp2 (pp_attn_exp2f) throughout, τ in log2 units, lse =
-//     m ⊗ RN_32(ln 2) ⊕ log l. lse = m ⊕ log l (exp); −Inf for a row that sees no key (out 0).
+//     m ⊗ RN_32(ln 2) ⊕ log l. lse = m ⊕ log l (base-e); −Inf for a row that sees no key (out 0).
 //   amax_s = max over the run of p (before scale_s, as the softmax made it); amax_o = max |o| over
 //     the run (binary32, before the store); scale_o = RN_32(448/amax_o) (current, as the reference;
 //     from amax_history_o when given: TE's delayed recipe); out = X_o·RN_e4m3,sat(o ⊗
@@ -300,7 +300,7 @@
 //   inputs 62.9%, max 0.148 (e4m3's O store dominates: FA3's bf16 out 44.5%, 0.047); lse 0.0%.)
 //   te_softmax two-pass (P normalised before its scale): out 81.1%, max 1.33; against the
 //     quantised inputs 65.0%, max 0.236; 38.5% of out elements differ from online, by ≤ 0.305.
-//   te_exp exp2: out bit-identical (the ulp_32 changes of p and l vanish in P's and O's e4m3
+//   te_exp base-2: out bit-identical (the ulp_32 changes of p and l vanish in P's and O's e4m3
 //     roundings), lse differs by ≤ 7.6e-6 (against the quantised inputs' lse 5.3e-6 vs 3.7e-6).
 //   te_pv chain: out bit-identical, with one key tile (s = 128) and with block_n 32 (4 tiles); it
 //     moves O by ulps of binary32 (tests/test_attention_te_fp8.c) that O's e4m3 store hides.

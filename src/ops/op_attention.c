@@ -63,10 +63,10 @@ static const pp_knob_meaning fp8_ids[] = {
 static const char *const te_softmaxes[] = {"online", "two-pass", NULL};
 static const pp_knob_meaning te_softmax_ids[] = {
     {"online", PP_ATTN_TE_ONLINE}, {"two-pass", PP_ATTN_TE_TWO_PASS}, {NULL, 0}};
-static const char *const te_exps[] = {"exp", "exp2", NULL};
-static const pp_knob_meaning te_exp_ids[] = {{"exp", PP_ATTN_TE_EXP}, {"exp2", PP_ATTN_TE_EXP2}, {NULL, 0}};
-static const char *const te_pvs[] = {"block", "chain", NULL};
-static const pp_knob_meaning te_pv_ids[] = {{"block", PP_ATTN_TE_PV_BLOCK}, {"chain", PP_ATTN_TE_PV_CHAIN}, {NULL, 0}};
+static const char *const te_exps[] = {"base-e", "base-2", NULL};
+static const pp_knob_meaning te_exp_ids[] = {{"base-e", PP_ATTN_TE_EXP}, {"base-2", PP_ATTN_TE_EXP2}, {NULL, 0}};
+static const char *const te_pvs[] = {"per-tile", "chain", NULL};
+static const pp_knob_meaning te_pv_ids[] = {{"per-tile", PP_ATTN_TE_PV_BLOCK}, {"chain", PP_ATTN_TE_PV_CHAIN}, {NULL, 0}};
 static const char *const scalings[] = {"auto", "none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
 static const pp_knob_meaning scaling_ids[] = {
     {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
@@ -204,10 +204,11 @@ static const pp_knob_def knobs[] = {
                       "fp8 te: online (running max over key tiles, P unnormalised when scaled into e4m3, out divided "
                       "by the row sum at the end) or two-pass (max and sum first, P normalised before its scale)",
                       .meanings = te_softmax_ids},
-    [K_TE_EXP] = {"te_exp", te_exps, "exp", "fp8 te: the softmax's exponential, e^x or 2^x of log2e-scaled scores",
+    [K_TE_EXP] = {"te_exp", te_exps, "base-e",
+                  "fp8 te: the softmax's exponential, e^x (base-e) or 2^x of log2e-scaled scores (base-2)",
                   .meanings = te_exp_ids},
-    [K_TE_PV] = {"te_pv", te_pvs, "block",
-                 "fp8 te: P8.V8 per key tile from zero, descaled and added to the running out (block), or one fp32 "
+    [K_TE_PV] = {"te_pv", te_pvs, "per-tile",
+                 "fp8 te: P8.V8 per key tile from zero, descaled and added to the running out (per-tile), or one fp32 "
                  "accumulator through every tile, descaled once (chain)", .meanings = te_pv_ids},
     [K_TE_RESCALE] = {"te_rescale_threshold", NULL, "0",
                       "fp8 te online: the running max moves only when a tile's max exceeds it by more than this "
