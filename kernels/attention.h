@@ -367,7 +367,7 @@
 //   exp2 scale σ', and X_v (nvfp4: RN_32(g_P·g_v)) in the epilogue's (1 ⊘ l) ⊗ X_v; mx has none.
 //   Sources for the rest: none. No open attention kernel with MX or NVFP4 operands was found:
 //   FlashAttention-3's hopper/ FP8 path is per-tensor (flash_api.cpp's q/k/v_descale);
-//   TransformerEngine's FP8 attention goes through cuDNN (closed, see "Not modelled" above) and its
+//   TransformerEngine's FP8 attention goes through cuDNN (per-tensor: "FP8 (fp8 = te)" above) and its
 //   MXFP8BlockScaling recipe quantises GEMM operands; SageAttention3 (thu-ml/SageAttention,
 //   sageattention3_blackwell) is the nearest, an inference kernel for sm120 whose code was not read.
 //   Key tiles: block_n must be a multiple of the block (checked), so blocks never straddle tiles.

@@ -359,7 +359,7 @@ static inline const char *pp_attn_fp8_error(const pp_attn_variant *v, int backwa
     if (v->fp8 == PP_ATTN_FP8_NONE)
         return v->fp8_scaling == PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling == PP_ATTN_FP8_SCALING_NONE
                    ? (const char *)0
-                   : "attention: a scaling (tensor-current, tensor-delayed, mx, nvfp4) needs fp8 = \"fa3\" (it scales "
+                   : "attention: a scaling (tensor-current, tensor-delayed, mx, nvfp4) needs fp8 = \"fa3\" or \"te\" (it scales "
                      "the FP8 forward's quantisation; without fp8, q, k, v stay in the storage format)";
     if (v->fp8 == PP_ATTN_FP8_TE)
         return pp_attn_te_error(v, backward);

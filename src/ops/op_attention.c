@@ -176,7 +176,7 @@ static const pp_knob_def knobs[] = {
                    "cast as they are; tensor-current: per-tensor scale from this tensor's amax (FA3's descales); "
                    "tensor-delayed: from amax_history_q/_k/_v (TE's DelayedScaling); mx: e4m3 with e8m0 scales per 32 "
                    "(q, k along d; v and P along the keys); nvfp4: e2m1 with e4m3 scales per 16 and fp32 global "
-                   "scales; every value but auto and none needs fp8 fa3",
+                   "scales; every value but auto and none needs fp8 fa3 (fp8 te: per-tensor values only)",
                    .meanings = scaling_ids},
     [K_HIST_Q] = {"amax_history_q", NULL, "[]",
                   "tensor-delayed: q's amax at the earlier steps, most recent first (TE's amax_history), e.g. "
