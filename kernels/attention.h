@@ -246,9 +246,10 @@
 //   descale_v; the graph also takes descale_s, scale_s (P's) and scale_o, writes O in FP8 and
 //   returns amax_s and amax_o (what TE's recipe folds into the next step's amax histories).
 //   cudnn-frontend's reference (NVIDIA/cudnn-frontend @07b111f, test/python/sdpa/fp8_ref.py,
-//   compute_ref; lines counted in the stored copy: the score scale 154, the online max 155-162,
-//   the correction 164-170, P 172-175, P's scale and cast 177-179, P·V 185, the division 210,
-//   stats 211, O's amax and FP8 store 214-218) says where each scalar is applied:
+//   compute_ref, about lines 154-218 of the stored copy, counted by hand: the score scale ≈154,
+//   the online max ≈155-162, the correction ≈164-170, P ≈172-175, P's scale and cast ≈177-179,
+//   P·V ≈185, the division ≈210, stats ≈211, O's amax and FP8 store ≈214-218) says where each
+//   scalar is applied:
 //     S = (Q8·K8ᵀ) · (descale_q·descale_k·attn_scale)  (one Python-float scalar times the fp32 dot)
 //     online softmax over key blocks: m_new = max(m, block max) (past a rescale threshold, 0 by
 //     default, in log2 units), O and l times exp(m − m_new), p = exp(S − m_new), l += Σ_block p;

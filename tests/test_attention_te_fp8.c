@@ -184,8 +184,8 @@ static void empty_and_nan_rows(void **state)
     float q2[2] = {1, 0}, k2[4] = {0, 0, -1, 0}, v2[4] = {NAN, 1, 1, 1}, x[2], o2[2];
     pp_attn_te_row(&c, q2, k2, v2, 2, 2, 2, x, o2, &lse, &am);
     assert_true(isnan(o2[0]) && o2[1] == 1.375f / (1.0f + 0.36787945f));
-    const float kn[] = {NAN, 0};
-    row(&c, 1.0f, kn, v8 + 1, 2, o, &lse, &am);
+    const float kn[] = {NAN, 0}, vn[] = {1, 1};
+    row(&c, 1.0f, kn, vn, 2, o, &lse, &am);
     assert_true(isnan(o[0]) && isnan(lse));
 }
 

@@ -457,7 +457,11 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
     if (v.fp8 == PP_ATTN_FP8_TE) {  // kernels/attention.h "FP8 (fp8 = te)": its own row kernel
         int trc = pp_attn_te_fp8_cuda(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data, out[O_LSE].data,
                                       NULL, msg, sizeof msg);
-        return trc ? pp_fail(err, trc, "attention on cuda: %s", msg) : PP_OK;
+        if (trc)
+            return pp_fail(err, trc, "attention on cuda: %s", msg);
+        if (pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
+            return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
+        return PP_OK;
     }
     int rc = pp_attention_cuda_ranges(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
                                       out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
