@@ -235,13 +235,99 @@
 // Not emulated: exp2f and __logf as for FA2 (correctly rounded here); under the default fp32 chain
 //   the MMAs' internal order (FP8 wgmma has k-chunks of 32; the order band walks chunks of 16) and
 //   Hopper's truncating accumulation (mma = "sm90-fp8" models it); e5m2 P or V (FA3 takes e4m3).
-// Not modelled: TransformerEngine's FP8 DPA (cuDNN's sdpa_fp8 graph: TE's
-//   common/fused_attn/fused_attn_fp8.cu @fecb10b, fused_attn_fp8_fwd_impl_v1, passes descale_q/k/v,
-//   descale_s, scale_s, scale_o and gets O in FP8 with amax_s, amax_o; where inside the graph each
-//   scale is applied, the exp form and the order are cuDNN's, closed source: not established; its
-//   backward likewise, fused_attn_fp8_bwd_impl_v1's sdpa_fp8_backward node with descale_o,
-//   descale_dO, descale_s, descale_dP, scale_s, scale_dP, scale_dQ/dK/dV and their amaxes: which
-//   products are quantised where is inside cuDNN, so no TE variant is offered, forward or backward).
+// TransformerEngine's FP8 DPA: see "FP8 (fp8 = te)" below.
+//
+// ---- FP8 (fp8 = te): TransformerEngine's FP8 dot-product attention forward (cuDNN's sdpa_fp8
+// graph as TE builds it; element steps kernels/attention_te_fp8.h, the CPU loop
+// kernels/cpu/attention_te_fp8.c; knobs: flash, bf16, post, row, cp_world 1, forward only) ----
+// What is open, and followed here:
+//   TE (NVIDIA/TransformerEngine @fecb10b, common/fused_attn/fused_attn_fp8.cu,
+//   fused_attn_fp8_fwd_impl_v1): Q, K, V enter in FP8 (e4m3) with binary32 descale_q, descale_k,
+//   descale_v; the graph also takes descale_s, scale_s (P's) and scale_o, writes O in FP8 and
+//   returns amax_s and amax_o (what TE's recipe folds into the next step's amax histories).
+//   cudnn-frontend's reference (NVIDIA/cudnn-frontend @07b111f, test/python/sdpa/fp8_ref.py,
+//   compute_ref, about lines 154-218 of the stored copy, counted by hand: the score scale ≈154,
+//   the online max ≈155-162, the correction ≈164-170, P ≈172-175, P's scale and cast ≈177-179,
+//   P·V ≈185, the division ≈210, stats ≈211, O's amax and FP8 store ≈214-218) says where each
+//   scalar is applied:
+//     S = (Q8·K8ᵀ) · (descale_q·descale_k·attn_scale)  (one Python-float scalar times the fp32 dot)
+//     online softmax over key blocks: m_new = max(m, block max) (past a rescale threshold, 0 by
+//     default, in log2 units), O and l times exp(m − m_new), p = exp(S − m_new), l += Σ_block p;
+//     P8 = e4m3(p · scale_s · 2^−threshold)  (p unnormalised: ≤ 1, ≤ 2^threshold lazily)
+//     O += (P8·V8) · descale_v · descale_s · 2^threshold  (per block, after the correction)
+//     O = O / max(l, 1);  stats (lse) = m + log l;  amax_o = max |O|;  O8 = e4m3(O · scale_o).
+//   The same project's forward test of sdpa_fp8 (test_sdpa_fwd_fp8, a test file whose path the
+//   search index did not give) makes scale_s = 448/amax_s and descale_s = amax_s/448 from the
+//   amax of the exact softmax's P, and scale_o from amax_o: per-tensor scaling of P and O.
+//   TE's recipe: every FP8 tensor's scale from its amax history (DelayedScaling, kernels/scaling.h
+//   cites it), S's and O's included: scale_s from amax_history_s, scale_o from amax_history_o.
+// The model (pp_attn_te_row, per query row; every op binary32 as written, ⊗ one rounding):
+//   q, k, v quantised on the host as fp8 = fa3's (knob scaling: auto = tensor-current, none,
+//     tensor-delayed with amax_history_q/_k/_v; mx and nvfp4 refused: TE's per-tensor graph);
+//     X_q, X_k, X_v their descales.
+//   σ = RN_32(X_q·X_k·α) (the binary64 product of the three binary32 values, rounded once: the
+//     reference's Python float), α = RN_32(1/√d) (cuDNN's attn_scale is a float); x_j = acc_j ⊗ σ,
+//     acc_j the fp32 fma chain of q8·k8_j over d from +0 (exact products).
+//   scale_s = RN_32(RN_32(448·2^−margin)/amax_s) from amax_history_s (TE's recipe: max or most
+//     recent, margin), else 448 (the bound P ≤ 1: amax 1); X_s = RN_32(1/scale_s).
+//   P8_j = RN_e4m3,sat(p_j ⊗ scale_s'), scale_s' = scale_s·2^−τ (τ = te_rescale_threshold,
+//     exact); saturating as cvt.rn.satfinite (the reference's torch cast would give NaN above
+//     448: only a stale amax_history_s gets there).
+//   Online (te_softmax = "online", default; key tiles of block_n, default 128): per tile
+//     m_b = max x_j; m_new = m_b if m = −Inf or m_b ⊖ m > τ·ln 2 (binary64 compare), else m;
+//     if m ⊖ m_new < −τ·ln 2: corr = exp(m ⊖ m_new), o_c = o_c ⊗ corr, l = l ⊗ corr;
+//     p_j = exp(x_j ⊖ m_new); ts = Σ_tile p_j (left to right from +0); P·V (te_pv below);
+//     l = l ⊕ ts; after the last tile o_c = o_c ⊘ max(l, 1).
+//   Two-pass (te_softmax = "two-pass"): m = max_j x_j; l = Σ_j exp(x_j ⊖ m) (left to right);
+//     p_j = exp(x_j ⊖ m) ⊘ l (P normalised before its scale; amax_s ≤ 1 is then max P of the
+//     softmax, as the forward test's s_amax); no final division; τ ignored.
+//   te_pv = "per-tile" (default, the reference): per tile and column t = the fp32 chain of
+//     P8_j·v8_jc from +0, o_c = o_c ⊕ RN_32(RN_32(t ⊗ X_v) ⊗ X_s'), X_s' = X_s·2^τ;
+//     "chain": o_c = fma(P8_j, v8_jc, o_c) through every tile (an MMA accumulator, rescaled by
+//     corr), then o_c ⊗ RN_32(X_v ⊗ X_s') once before the division.
+//   te_exp = "base-e" (default, the reference's torch.exp): exp = pp_expf; "base-2": σ ⊗ RN_32(log2 e)
+//     folded into the scores and exp2 (pp_attn_exp2f) throughout, τ in log2 units, lse =
+//     m ⊗ RN_32(ln 2) ⊕ log l. lse = m ⊕ log l (base-e); −Inf for a row that sees no key (out 0).
+//   amax_s = max over the run of p (before scale_s, as the softmax made it); amax_o = max |o| over
+//     the run (binary32, before the store); scale_o = RN_32(448/amax_o) (current, as the reference;
+//     from amax_history_o when given: TE's delayed recipe); out = X_o·RN_e4m3,sat(o ⊗
+//     scale_o), X_o = RN_32(1/scale_o): the value O8 stands for (exact in binary64), so out is
+//     compared as the FP8 tensor TE hands on. amax_s and amax_o are returned by
+//     pp_attn_te_fp8_cpu (tested), not op outputs.
+// Unknown (cuDNN's kernel is closed), each a knob with the reference's choice as default,
+//   measured on fp8-attention (out against the exact attention of the bf16 inputs; mismatch =
+//   outside bf16's assert_close tolerance; the default fp8-te: see the case's baseline):
+//   (fp8-te: 80.6% mismatched, max |error| 1.33; against the exact attention of its quantised
+//   inputs 62.9%, max 0.148 (e4m3's O store dominates: FA3's bf16 out 44.5%, 0.047); lse 0.0%.)
+//   te_softmax two-pass (P normalised before its scale): out 81.1%, max 1.33; against the
+//     quantised inputs 65.0%, max 0.236; 38.5% of out elements differ from online, by ≤ 0.305.
+//   te_exp base-2: out bit-identical (the ulp_32 changes of p and l vanish in P's and O's e4m3
+//     roundings), lse differs by ≤ 7.6e-6 (against the quantised inputs' lse 5.3e-6 vs 3.7e-6).
+//   te_pv chain: out bit-identical, with one key tile (s = 128) and with block_n 32 (4 tiles); it
+//     moves O by ulps of binary32 (tests/test_attention_te_fp8.c) that O's e4m3 store hides.
+//   te_rescale_threshold 8: P scaled by 448/2^8 so small p fall into e4m3's subnormals: 0.8% of out
+//     elements differ (one tile), 14.2% at block_n 32 (max 0.297; against the quantised inputs
+//     63.4%, max 0.211).
+//   block_n (cuDNN's tile is not known; 128 here): 64: 4.1% of out differ from 128 (max 0.148),
+//     32: 11.2% (P quantised against a running max, then rescaled in binary32).
+//   Scales, not unknowns, for comparison: a stale amax_history_s = [0.5] (scale_s 896: every
+//     p ≥ 0.5 saturates at 448) 98.4% mismatched, max 2.11; amax_history_o = [4.0] (scale_o 112
+//     instead of the current 448/amax_o) 82.0%, max 1.28, against the quantised inputs 76.5%.
+// Not modelled: the MMAs' internal order and Hopper's truncating FP8 accumulation (mma stays
+//   fa3's: refused for te), the GPU's ex2.approx/__logf (correctly rounded here), e5m2 outputs,
+//   padding masks, dropout, bias; the order band does not perturb fp8 = te.
+// Devices: the host steps (quantisation, scalars, O's amax, scale and store) are written once,
+//   kernels/attention_te_run.c; the rows run on the CPU's thread pool (kernels/cpu/
+//   attention_te_fp8.c) or one GPU thread per row (kernels/cuda/attention_te_kernels.cu,
+//   hardware-untested; the decomposition checked by a CPU loop device in
+//   tests/test_attention_te_fp8.c), both through pp_attn_te_row_at.
+// Backward: refused when the case is read (passes = "fwd" only). The reference's backward
+//   (fp8_ref.py compute_ref_backward @07b111f) does make the quantisation points clear: P =
+//   exp(S − lse) recomputed, P8 = e4m3(P·scale_s), dV = (P8ᵀ·dO8)·descale_s·descale_dO; dP =
+//   (dO8·V8ᵀ)·descale_dO·descale_v; D = rowsum(O8·dO8)·descale_o·descale_dO; dS = P·(dP − D)·
+//   attn_scale; dS8 = e4m3(dS·scale_dP) (scale_dP from dP's amax, a pass of its own); dQ =
+//   (dS8·K8)·descale_k·descale_dP, dK = (dS8ᵀ·Q8)·descale_q·descale_dP; dQ, dK, dV stored in FP8
+//   with scales from their amaxes. Not implemented here.
 //
 // ---- FP8 scaling schemes (the knob scaling with fp8 = fa3; kernels/attention_fp8.h) ----
 // What follows a source and what is precprobe's own model, scheme by scheme. Every scheme keeps
@@ -282,7 +368,7 @@
 //   exp2 scale σ', and X_v (nvfp4: RN_32(g_P·g_v)) in the epilogue's (1 ⊘ l) ⊗ X_v; mx has none.
 //   Sources for the rest: none. No open attention kernel with MX or NVFP4 operands was found:
 //   FlashAttention-3's hopper/ FP8 path is per-tensor (flash_api.cpp's q/k/v_descale);
-//   TransformerEngine's FP8 attention goes through cuDNN (closed, see "Not modelled" above) and its
+//   TransformerEngine's FP8 attention goes through cuDNN (per-tensor: "FP8 (fp8 = te)" above) and its
 //   MXFP8BlockScaling recipe quantises GEMM operands; SageAttention3 (thu-ml/SageAttention,
 //   sageattention3_blackwell) is the nearest, an inference kernel for sm120 whose code was not read.
 //   Key tiles: block_n must be a multiple of the block (checked), so blocks never straddle tiles.
@@ -358,7 +444,19 @@ typedef enum { PP_ATTN_ARCH_SM90 = 0, PP_ATTN_ARCH_SM80, PP_ATTN_ARCH_SM86 } pp_
 typedef enum { PP_ATTN_CP_TE_MAIN = 0, PP_ATTN_CP_TE_2024, PP_ATTN_CP_PR_821 } pp_attn_cp_flavour;
 // FP8 attention (see "FP8 (fp8 = fa3)" above; kernels/attention_fp8.h): none (the default, today's
 // arithmetic), or FlashAttention-3's FP8 forward.
-typedef enum { PP_ATTN_FP8_NONE = 0, PP_ATTN_FP8_FA3 } pp_attn_fp8;
+// or TransformerEngine's FP8 DPA forward (see "FP8 (fp8 = te)"; kernels/attention_te_fp8.h).
+typedef enum { PP_ATTN_FP8_NONE = 0, PP_ATTN_FP8_FA3, PP_ATTN_FP8_TE } pp_attn_fp8;
+// fp8 = te's unknowns inside cuDNN's closed kernel (see "FP8 (fp8 = te)"), each a knob:
+// the softmax: online (running max, unnormalised P, O divided by the row sum at the end: the
+// default, cudnn-frontend's reference) or two-pass (max and sum first, P normalised before its scale);
+typedef enum { PP_ATTN_TE_ONLINE = 0, PP_ATTN_TE_TWO_PASS } pp_attn_te_softmax;
+// the exponential's base: e (the reference's torch.exp, default) or 2 (scores pre-multiplied by log2 e);
+typedef enum { PP_ATTN_TE_EXP = 0, PP_ATTN_TE_EXP2 } pp_attn_te_exp;
+// P8·V8: per key tile from +0, descaled and added to the running O (the reference, default), or
+// one fp32 chain through the running O (an MMA accumulator), descaled once after the last key.
+typedef enum { PP_ATTN_TE_PV_BLOCK = 0, PP_ATTN_TE_PV_CHAIN } pp_attn_te_pv;
+// fp8 = te's key tile when block_n is 0: cuDNN's tile is not known; 128 keys (precprobe's choice).
+#define PP_ATTN_TE_BLOCK_N 128
 // How fp8 = fa3 scales q, k, v (and P) before its e4m3 (nvfp4: e2m1) MMAs (see "FP8 scaling
 // schemes" above; kernels/attention_fp8.h). auto (0, the default): tensor-current, FA3's per-tensor
 // descales as before the knob existed; none: cast as they are (descales 1).
@@ -398,6 +496,13 @@ typedef struct pp_attn_variant {
     double fp8_delayed_s[3];  // tensor-delayed: TE's scales s of q, k, v from the recipe (pp_delayed_scale)
     pp_attn_fp8_mma mma;    // fp8 = fa3: the fp32 chain (0, the default) or Hopper's FP8 accumulation
     pp_mx_rule mx_rule;     // scaling mx: the E8M0 exponent rule, OCP's floor (0) or TE's round-up
+    // fp8 = te (see "FP8 (fp8 = te)"); zero is the documented default of each
+    pp_attn_te_softmax te_softmax;
+    pp_attn_te_exp te_exp;
+    pp_attn_te_pv te_pv;
+    int te_rescale;      // online: the lazy-rescale threshold, log2 units (0: rescale at every new max)
+    double te_scale_s;   // P's scale (TE's recipe from amax_history_s; 448 from the bound P ≤ 1)
+    double te_scale_o;   // O's scale from amax_history_o; 0: current, from this run's amax_o
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

@@ -315,14 +315,54 @@ PP_HD static inline int pp_attn_fp8_block_n(const pp_attn_variant *v, int64_t d)
     return d <= 64 ? 160 : d <= 96 ? 128 : d <= 128 ? 224 : d <= 192 ? 160 : 128;
 }
 
+// Why fp8 = "te" cannot run v (kernels/attention.h "FP8 (fp8 = te)"), or NULL. Host only.
+static inline const char *pp_attn_te_error(const pp_attn_variant *v, int backward)
+{
+    if (backward)
+        return "attention: fp8 = \"te\" is forward only here (cuDNN's FP8 backward is not modelled; its "
+               "quantisation points are in kernels/attention.h \"FP8 (fp8 = te)\"): use passes = \"fwd\"";
+    if (v->kernel != PP_ATTN_FLASH)
+        return "attention: fp8 = \"te\" needs kernel = \"flash\" (cuDNN's FP8 attention is one fused kernel)";
+    if (v->format != PP_FMT_BF16)
+        return "attention: fp8 = \"te\" needs format = \"bf16\" (q, k, v are bf16 before TE quantises them)";
+    if (v->cp_world > 1)
+        return "attention: fp8 = \"te\" needs cp_world = 1 (FP8 context parallelism is not modelled)";
+    if (v->scale != PP_ATTN_SCALE_POST || v->max_subtract != PP_ATTN_MAX_ROW)
+        return "attention: fp8 = \"te\" needs scale = \"post\" and max_subtract = \"row\" (cuDNN's attn_scale and "
+               "safe softmax)";
+    if (v->fp8_scaling == PP_ATTN_FP8_SCALING_MX || v->fp8_scaling == PP_ATTN_FP8_SCALING_NVFP4)
+        return "attention: fp8 = \"te\" takes per-tensor scaling only (auto, none, tensor-current, tensor-delayed): "
+               "TE's FP8 DPA graph has one descale per tensor";
+    if (v->fp8_scaling < PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling > PP_ATTN_FP8_SCALING_NVFP4)
+        return "attention: unknown scaling value";
+    if (v->mma != PP_ATTN_FP8_MMA_CHAIN)
+        return "attention: mma = \"sm90-fp8\" is fp8 = \"fa3\"'s (cuDNN's accumulation is not measured)";
+    if ((unsigned)v->te_softmax > PP_ATTN_TE_TWO_PASS || (unsigned)v->te_exp > PP_ATTN_TE_EXP2 ||
+        (unsigned)v->te_pv > PP_ATTN_TE_PV_CHAIN || v->te_rescale < 0 || v->te_rescale > 16)
+        return "attention: unknown te_softmax, te_exp, te_pv or te_rescale_threshold value";
+    if (v->te_rescale > 0 && v->te_softmax == PP_ATTN_TE_TWO_PASS)
+        return "attention: te_rescale_threshold is the online softmax's (te_softmax = \"online\")";
+    if (!(v->te_scale_s >= 0) || !(v->te_scale_o >= 0) || v->te_scale_s > 3.4028234663852886e38 ||
+        v->te_scale_o > 3.4028234663852886e38)
+        return "attention: fp8 = \"te\": amax_history_s and amax_history_o must give finite positive scales";
+    if (pp_attn_fp8_scheme(v) == PP_SCALING_DELAYED)
+        for (int i = 0; i < 3; i++)
+            if (!(v->fp8_delayed_s[i] > 0) || !(v->fp8_delayed_s[i] <= 3.4028234663852886e38))
+                return "attention: scaling = \"tensor-delayed\" needs amax_history_q, amax_history_k and "
+                       "amax_history_v (each tensor's amax at the earlier steps, most recent first)";
+    return (const char *)0;
+}
+
 // Why v's fp8 setting cannot run (a one-line message naming the knob), or NULL. Host only.
 static inline const char *pp_attn_fp8_error(const pp_attn_variant *v, int backward)
 {
     if (v->fp8 == PP_ATTN_FP8_NONE)
         return v->fp8_scaling == PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling == PP_ATTN_FP8_SCALING_NONE
                    ? (const char *)0
-                   : "attention: a scaling (tensor-current, tensor-delayed, mx, nvfp4) needs fp8 = \"fa3\" (it scales "
+                   : "attention: a scaling (tensor-current, tensor-delayed, mx, nvfp4) needs fp8 = \"fa3\" or \"te\" (it scales "
                      "the FP8 forward's quantisation; without fp8, q, k, v stay in the storage format)";
+    if (v->fp8 == PP_ATTN_FP8_TE)
+        return pp_attn_te_error(v, backward);
     if (v->fp8 != PP_ATTN_FP8_FA3)
         return "attention: unknown fp8 value";
     if (v->fp8_scaling < PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling > PP_ATTN_FP8_SCALING_NVFP4)

@@ -40,7 +40,7 @@ static void cast_values_equal_pp_round_through_a_file(void **state)
     for (int f = 0; f < PP_FMT_COUNT; f++)
         for (int m = 0; m < 3; m++)
             for (int sat = 0; sat < 2; sat++) {
-                pp_cast_opts o = {(pp_format_id)f, (pp_rounding)m, sat, 42};
+                pp_cast_opts o = {.to = (pp_format_id)f, .mode = (pp_rounding)m, .saturate = sat, .seed = 42};
                 pp_tensor out;
                 assert_int_equal(pp_cast_tensor(&loaded, &o, &out, &err), PP_OK);
                 assert_int_equal(out.format, f);
@@ -76,7 +76,7 @@ static void cast_codes_round_trip_npy(void **state)
     pp_test_tmp_path(state, "codes.npy", path);
     for (int f = 0; f < PP_FMT_COUNT; f++) {
         pp_format F = pp_format_get((pp_format_id)f);
-        pp_cast_opts o = {(pp_format_id)f, PP_RND_NE, 0, 0};
+        pp_cast_opts o = {.to = (pp_format_id)f, .mode = PP_RND_NE, .saturate = 0, .seed = 0};
         pp_tensor out;
         assert_int_equal(pp_cast_tensor(&in, &o, &out, &err), PP_OK);
         uint8_t codes[2 * 3 * 41];
@@ -145,7 +145,7 @@ static void cast_mx_follows_the_spec(void **state)
     const pp_format_id fs[5] = {PP_FMT_E4M3, PP_FMT_E5M2, PP_FMT_E2M1, PP_FMT_E2M3, PP_FMT_E3M2};
     for (int k = 0; k < 5; k++) {
         pp_format F = pp_format_get(fs[k]);
-        pp_cast_opts o = {fs[k], PP_RND_NE, 0, 0};
+        pp_cast_opts o = {.to = fs[k], .mode = PP_RND_NE, .saturate = 0, .seed = 0};
         assert_int_equal(pp_cast_mx(&in, &o, 32, &P, &X, &err), PP_OK);
         assert_int_equal(X.ndim, 2);
         assert_int_equal(X.shape[1], 3);
@@ -177,7 +177,7 @@ static void cast_mx_follows_the_spec(void **state)
         pp_tensor_free(&P);
         pp_tensor_free(&X);
     }
-    pp_cast_opts bad = {PP_FMT_FP16, PP_RND_NE, 0, 0};
+    pp_cast_opts bad = {.to = PP_FMT_FP16, .mode = PP_RND_NE, .saturate = 0, .seed = 0};
     assert_int_equal(pp_cast_mx(&in, &bad, 32, &P, &X, &err), PP_ERR_INPUT);
     pp_tensor_free(&in);
 }
@@ -195,7 +195,7 @@ static void cast_tensor_current_hand_cases(void **state)
     const double v[6] = {896.0, 1.0, -0.0, 0.0, 5e-4, -3.0};
     for (int i = 0; i < 6; i++)
         in.data[i] = v[i];
-    pp_cast_opts o = {PP_FMT_E4M3, PP_RND_NE, 0, 0};
+    pp_cast_opts o = {.to = PP_FMT_E4M3, .mode = PP_RND_NE, .saturate = 0, .seed = 0};
     assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_OK);
     assert_true(g == 2.0 && S.data == NULL);
     const double want[6] = {448.0, 0.5, -0.0, 0.0, 0.0, -1.5};
@@ -213,12 +213,52 @@ static void cast_tensor_current_hand_cases(void **state)
     assert_true(isnan(g));
     pp_tensor_free(&P);
     // formats and modes the schemes do not take
-    pp_cast_opts fp4 = {PP_FMT_E2M1, PP_RND_NE, 0, 0}, tz = {PP_FMT_E4M3, PP_RND_TZ, 0, 0};
-    pp_cast_opts fp6 = {PP_FMT_E2M3, PP_RND_NE, 0, 0};
+    pp_cast_opts fp4 = {.to = PP_FMT_E2M1, .mode = PP_RND_NE}, tz = {.to = PP_FMT_E4M3, .mode = PP_RND_TZ};
+    pp_cast_opts fp6 = {.to = PP_FMT_E2M3, .mode = PP_RND_NE, .saturate = 0, .seed = 0};
     assert_int_equal(pp_cast_scaled(&in, &fp6, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_ERR_INPUT);
     assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_NVFP4, &P, &S, &g, &err), PP_ERR_INPUT);
     assert_int_equal(pp_cast_scaled(&in, &tz, PP_SCALING_TENSOR, &P, &S, &g, &err), PP_ERR_INPUT);
     assert_int_equal(pp_cast_scaled(&in, &fp4, PP_SCALING_MX, &P, &S, &g, &err), PP_ERR_INPUT);
+    pp_tensor_free(&in);
+}
+
+// MX's two exponent rules (--mx-scale), e4m3, one short block [480, 3.375, 3·2^−11]:
+// ocp: floor(log2 480) − 8 = 0, X = 1: 480 saturates to 448, 3.375 a tie → 3.5 (even), 3·2^−11
+// is 0.75 of e4m3's smallest subnormal 2^−9 → 2^−9. te: RN_32(480·RN_32(1/448)) = 1.0714 rounds
+// up to 2, X = 2: 240 (nothing saturates), 1.6875 a tie → 1.75, 3·2^−12 → 0. TransformerEngine's
+// rule rounds to nearest-even only.
+static void cast_mx_scale_rules(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {3};
+    pp_tensor in, P, S;
+    pp_error err = {0};
+    assert_int_equal(pp_tensor_alloc(&in, 1, shape, PP_FMT_FP32, &err), PP_OK);
+    in.data[0] = 480.0, in.data[1] = 3.375, in.data[2] = 3.0 * 0x1p-11;
+    pp_cast_opts ocp = {.to = PP_FMT_E4M3, .mode = PP_RND_NE};
+    pp_cast_opts te = {.to = PP_FMT_E4M3, .mode = PP_RND_NE, .mx_rule = PP_MX_RULE_TE};
+    assert_int_equal(pp_cast_mx(&in, &ocp, 32, &P, &S, &err), PP_OK);
+    assert_true(S.data[0] == 1.0 && P.data[0] == 448.0 && P.data[1] == 3.5 && P.data[2] == 0x1p-9);
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    assert_int_equal(pp_cast_mx(&in, &te, 32, &P, &S, &err), PP_OK);
+    assert_true(S.data[0] == 2.0 && P.data[0] == 240.0 && P.data[1] == 1.75 && P.data[2] == 0.0);
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    // a zero block: 2^−127 under either rule; NaN: the NaN scale
+    in.data[0] = in.data[1] = in.data[2] = 0.0;
+    assert_int_equal(pp_cast_mx(&in, &te, 32, &P, &S, &err), PP_OK);
+    assert_true(S.data[0] == 0x1p-127 && P.data[0] == 0.0);
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    in.data[1] = NAN;
+    assert_int_equal(pp_cast_mx(&in, &te, 32, &P, &S, &err), PP_OK);
+    assert_true(isnan(S.data[0]));
+    pp_tensor_free(&P);
+    pp_tensor_free(&S);
+    te.mode = PP_RND_TZ;
+    assert_int_equal(pp_cast_mx(&in, &te, 32, &P, &S, &err), PP_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "nearest-even"));
     pp_tensor_free(&in);
 }
 
@@ -242,7 +282,7 @@ static void cast_nvfp4_hand_cases(void **state)
     for (int i = 0; i < 5; i++)
         in.data[16 + i] = b1[i];
     in.data[49] = 2688.0 / 4096.0;
-    pp_cast_opts o = {PP_FMT_E2M1, PP_RND_NE, 0, 0};
+    pp_cast_opts o = {.to = PP_FMT_E2M1, .mode = PP_RND_NE, .saturate = 0, .seed = 0};
     assert_int_equal(pp_cast_scaled(&in, &o, PP_SCALING_NVFP4, &P, &S, &g, &err), PP_OK);
     assert_true(g == 1.0);
     assert_int_equal(S.ndim, 2);
@@ -274,7 +314,7 @@ static void cast_nvfp4_equals_the_scaling_header(void **state)
     for (int64_t i = 0; i < 12; i++)  // the specials, but finite: a NaN makes every scale NaN
         if (!isfinite(in.data[i]))
             in.data[i] = 0.5;
-    assert_int_equal(pp_cast_scaled(&in, &(pp_cast_opts){PP_FMT_E2M1, PP_RND_NE, 0, 0}, PP_SCALING_NVFP4, &P, &S,
+    assert_int_equal(pp_cast_scaled(&in, &(pp_cast_opts){.to = PP_FMT_E2M1, .mode = PP_RND_NE}, PP_SCALING_NVFP4, &P, &S,
                                     &g, &err), PP_OK);
     double amax = 0;
     for (int64_t i = 0; i < in.numel; i++)
@@ -317,6 +357,7 @@ int main(void)
         cmocka_unit_test(cast_mx_follows_the_spec),
         cmocka_unit_test(cast_tensor_current_hand_cases),
         cmocka_unit_test(cast_nvfp4_hand_cases),
+        cmocka_unit_test(cast_mx_scale_rules),
         cmocka_unit_test(cast_nvfp4_equals_the_scaling_header),
         cmocka_unit_test(cast_pack_fp4_nibble_order),
     };

@@ -230,6 +230,7 @@ static const char *const generic_words[] = {
     "auto",                  // --device auto; also attention's scaling default (fp8's own scaling)
     "max", "margin",         // gate bounds and statistics ({ max = … }, max_ulp), CSS: gemm's amax_compute_algo, margin
     "te",                    // te-cp-rank (TE's CP views), a tensor `te`: mx_scale's "te" is the op row's alone
+    "ocp",                   // `precprobe cast --mx-scale ocp | te`: the same exponent rules, on a file
 };
 
 static int generic(const char *w)

@@ -2,6 +2,7 @@
 // the GPU's sequence of launches and per-thread bodies) run on the CPU device
 // (cpu/attention_device.c). The order of every operation is the plan's; nothing is restated here.
 #include "attention.h"
+#include "attention_te_fp8.h"
 
 #include "attention_check.h"
 #include "attention_device.h"
@@ -13,6 +14,11 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
 {
     int force_cp = opts && opts->force_cp;
     char msg[sizeof err->msg] = "";
+    if (v->fp8 == PP_ATTN_FP8_TE) {  // not the launch plan's: its own row loop (cpu/attention_te_fp8.c)
+        if (pp_attn_check(v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, msg, sizeof msg))
+            return pp_fail(err, PP_ERR_INPUT, "%s", msg);
+        return pp_attn_te_fp8_cpu(v, dm, q, k, vv, out, lse, threads, NULL, err);
+    }
     if (v->engine != PP_ATTN_ENGINE_OURS) {  // src/pipeline/run.c's --cross-check skips on this message
         int cp = force_cp || v->cp_world > 1;
         if (pp_attn_check(v, dm, backward, cp, q, k, vv, dout, out, lse, dq, dk, dv, msg, sizeof msg))

@@ -45,6 +45,10 @@ static void cast_usage(FILE *f)
         "                         dimension with an e4m3 scale, an fp32 global scale\n"
         "                         amax / (6*448). OUT gets the dequantised values (scales x\n"
         "                         element, rounded once to float32) or, --packed, the codes\n"
+        "  --mx-scale R           mx: the e8m0 exponent rule; ocp (default): floor(log2(amax))\n"
+        "                         - emax of FORMAT (a block's largest element may saturate);\n"
+        "                         te: TransformerEngine's, amax / max_finite rounded up to a\n"
+        "                         power of two (nothing saturates; --rounding ne only)\n"
         "  --scales S.npy         mx, nvfp4: the block scales' codes (e8m0, e4m3), uint8, one\n"
         "                         per block (required with --packed)\n"
         "  --global-scale G.npy   tensor-current, nvfp4: the per-tensor fp32 scale as a 0-d\n"
@@ -188,16 +192,16 @@ static int cast_scaled(const pp_tensor *in, const pp_cast_opts *o, pp_scaling sc
 int pp_cmd_cast(int argc, char **argv)
 {
     const char *in_spec = NULL, *to_s = NULL, *out = NULL, *mode_s = NULL, *seed_s = NULL;
-    const char *scaling_s = NULL, *scales_path = NULL, *global_path = NULL;
+    const char *scaling_s = NULL, *scales_path = NULL, *global_path = NULL, *mx_scale_s = NULL;
     int saturate = 0, packed = 0, n_pos = 0;
     const pp_cli_opt opts_def[] = {
         {"--to", &to_s, NULL},          {"-o", &out, NULL},
         {"--rounding", &mode_s, NULL},  {"--seed", &seed_s, NULL},
         {"--saturate", NULL, &saturate}, {"--packed", NULL, &packed},
         {"--scaling", &scaling_s, NULL}, {"--scales", &scales_path, NULL},
-        {"--global-scale", &global_path, NULL},
+        {"--global-scale", &global_path, NULL}, {"--mx-scale", &mx_scale_s, NULL},
     };
-    int prc = pp_cli_parse("cast", argc, argv, opts_def, 9, &in_spec, 1, &n_pos);
+    int prc = pp_cli_parse("cast", argc, argv, opts_def, 10, &in_spec, 1, &n_pos);
     if (prc == 1) {
         cast_usage(stdout);
         return 0;
@@ -208,7 +212,7 @@ int pp_cmd_cast(int argc, char **argv)
         fprintf(stderr, "precprobe cast: need IN, --to FORMAT and -o OUT (see precprobe cast --help)\n");
         return 2;
     }
-    pp_cast_opts o = {PP_FMT_FP32, PP_RND_NE, saturate, 0};
+    pp_cast_opts o = {.to = PP_FMT_FP32, .mode = PP_RND_NE, .saturate = saturate, .seed = 0};
     if (pp_format_from_name(to_s, &o.to)) {
         fprintf(stderr, "precprobe cast: --to: unknown format '%s' (fp64 fp32 tf32 fp16 bf16 e4m3 e5m2 e8m0 e2m1 e2m3 e3m2)\n", to_s);
         return 2;
@@ -248,6 +252,19 @@ int pp_cmd_cast(int argc, char **argv)
         scheme = all[k];
     }
     int mx = scheme == PP_SCALING_MX, blocks = mx || scheme == PP_SCALING_NVFP4;
+    if (mx_scale_s) {
+        const pp_mx_rule rules[2] = {PP_MX_RULE_OCP, PP_MX_RULE_TE};
+        int k = 0;
+        while (k < 2 && strcmp(mx_scale_s, pp_mx_rule_name(rules[k])))
+            k++;
+        if (k == 2 || !mx) {
+            fprintf(stderr, k == 2 ? "precprobe cast: --mx-scale: unknown rule '%s' (ocp te)\n"
+                                   : "precprobe cast: --mx-scale %s goes with --scaling mx\n",
+                    mx_scale_s);
+            return 2;
+        }
+        o.mx_rule = rules[k];
+    }
     int per_tensor = scheme == PP_SCALING_TENSOR || scheme == PP_SCALING_NVFP4;
     if (scales_path && (!blocks || !ends_with(scales_path, ".npy"))) {
         fprintf(stderr, "precprobe cast: --scales S.npy goes with --scaling mx or nvfp4\n");

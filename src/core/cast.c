@@ -38,13 +38,19 @@ int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err)
     return PP_OK;
 }
 
-// The block's shared exponent (kernels/scaling.h), PP_MX_NAN_EXP when it holds NaN or ±Inf.
-static int mx_shared_exp(const double *v, int64_t n, int emax_elem)
+// The amax of n values (pp_amax_step: NaN when they hold NaN or ±Inf).
+static double block_amax(const double *v, int64_t n)
 {
     double amax = 0;
     for (int64_t i = 0; i < n; i++)
         amax = pp_amax_step(amax, v[i]);
-    return pp_mx_shared_exp(amax, emax_elem);
+    return amax;
+}
+
+// The block's shared exponent (kernels/scaling.h), PP_MX_NAN_EXP when it holds NaN or ±Inf.
+static int mx_shared_exp(const double *v, int64_t n, int emax_elem)
+{
+    return pp_mx_shared_exp(block_amax(v, n), emax_elem);
 }
 
 int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor *elems,
@@ -58,6 +64,11 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
                        pp_format_get(f).name);
     if (block < 1 || (unsigned)o->mode > (unsigned)PP_RND_SR)
         return pp_fail(err, PP_ERR_INPUT, "MX scaling: bad block size or rounding mode");
+    if (o->mx_rule != PP_MX_RULE_OCP && o->mx_rule != PP_MX_RULE_TE)
+        return pp_fail(err, PP_ERR_INPUT, "MX scaling: unknown exponent rule");
+    if (o->mx_rule == PP_MX_RULE_TE && o->mode != PP_RND_NE)
+        return pp_fail(err, PP_ERR_INPUT, "MX scaling with the te exponent rule rounds to nearest-even only "
+                       "(--rounding ne), as TransformerEngine's cast");
     int64_t cols = in->ndim ? in->shape[in->ndim - 1] : 1, rows = cols ? in->numel / cols : 0;
     int64_t nb = (cols + block - 1) / block, sshape[PP_MAX_DIMS];
     for (int d = 0; d < in->ndim; d++)
@@ -75,11 +86,13 @@ int pp_cast_mx(const pp_tensor *in, const pp_cast_opts *o, int block, pp_tensor 
     for (int64_t r = 0; r < rows; r++)
         for (int64_t b = 0; b < nb; b++) {
             int64_t first = r * cols + b * block, n = cols - b * block < block ? cols - b * block : block;
-            int e = mx_shared_exp(in->data + first, n, emax_elem);
+            int e = o->mx_rule == PP_MX_RULE_TE ? pp_mx_rule_exp(PP_MX_RULE_TE, block_amax(in->data + first, n), f)
+                                                 : mx_shared_exp(in->data + first, n, emax_elem);
             scales->data[r * nb + b] = pp_mx_scale(e);
             for (int64_t i = first; i < first + n; i++) {
                 uint32_t rb = o->mode == PP_RND_SR ? pp_cast_rbits(o->seed, i) : 0;
-                elems->data[i] = pp_mx_quantise(f, in->data[i], e, o->mode, rb);
+                elems->data[i] = o->mx_rule == PP_MX_RULE_TE ? pp_mx_rule_quantise(PP_MX_RULE_TE, f, in->data[i], e)
+                                                             : pp_mx_quantise(f, in->data[i], e, o->mode, rb);
             }
         }
     return PP_OK;

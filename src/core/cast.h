@@ -17,6 +17,8 @@ typedef struct pp_cast_opts {
     uint64_t seed;       // PP_RND_SR only: element i's bits are the first word of Philox draw 0
                          // of (seed, tensor 0, i), so a cast is reproducible and independent of
                          // the element order
+    pp_mx_rule mx_rule;  // MX block scaling: OCP's exponent (PP_MX_RULE_OCP, 0, the default) or
+                         // TransformerEngine's round-up rule (kernels/scaling.h pp_mx_rule)
 } pp_cast_opts;
 
 // The 32 random bits element i gets under PP_RND_SR.
@@ -39,6 +41,9 @@ int pp_cast_codes(const pp_tensor *t, uint8_t *codes, pp_error *err);
 // gives 2^−127); each element becomes P = round(V / X) in o->to (V / X is exact), saturated to
 // ±max_finite as the spec's conversion clamps, in o->mode (o->saturate is ignored). A block
 // holding NaN or ±Inf gets the NaN scale (0xFF) and its elements round(V) (X·P is then NaN).
+// o->mx_rule PP_MX_RULE_TE: TransformerEngine's exponent instead, ceil(log2(RN_32(amax ·
+// RN_32(1/max_finite)))) (pp_mx_rule_exp: the block's largest element never saturates) and its
+// P = RN_F,sat(RN_32(V·2^−e)) (pp_mx_rule_quantise); nearest-even only.
 // @param [out] elems   in's shape, format o->to: the P values
 // @param [out] scales  in's shape with the last extent ceil(extent/block), format E8M0: the X
 //                      values (NaN for the NaN scale); a 0-d tensor is one block of one.

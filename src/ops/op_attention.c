@@ -10,8 +10,10 @@
 #include "attention_fp8.h"
 #include "attention_ref.h"
 #include "cpu/attention.h"
+#include "cpu/attention_te_fp8.h"
 #ifdef PP_HAVE_CUDA
 #include "cuda/attention_cuda.h"
+#include "cuda/attention_te_cuda.h"
 #endif
 #include "ops/attention_fp8_ranges.h"
 #include "ops/attention_ref_quantised.h"
@@ -24,7 +26,8 @@ enum { P_B, P_S, P_S_KV, P_H, P_H_KV, P_D, P_MASK, P_PASSES, P_SIGMA };
 enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
     K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
-    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE
+    K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE, K_TE_SOFTMAX, K_TE_EXP, K_TE_PV,
+    K_TE_RESCALE, K_HIST_S, K_HIST_O
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -54,8 +57,17 @@ static const char *const max_subtracts[] = {"row", "pb-relax", "none", NULL};
 static const char *const cp_accums[] = {"flavour", "storage", "fp32", NULL};
 static const char *const cp_flavours[] = {"te-main", "te-2024", "pr-821", NULL};
 static const char *const archs[] = {"sm90", "sm80", "sm86", NULL};
-static const char *const fp8s[] = {"none", "fa3", NULL};
-static const pp_knob_meaning fp8_ids[] = {{"none", PP_ATTN_FP8_NONE}, {"fa3", PP_ATTN_FP8_FA3}, {NULL, 0}};
+static const char *const fp8s[] = {"none", "fa3", "te", NULL};
+static const pp_knob_meaning fp8_ids[] = {
+    {"none", PP_ATTN_FP8_NONE}, {"fa3", PP_ATTN_FP8_FA3}, {"te", PP_ATTN_FP8_TE}, {NULL, 0}};
+// fp8 = te's unknowns (kernels/attention.h "FP8 (fp8 = te)")
+static const char *const te_softmaxes[] = {"online", "two-pass", NULL};
+static const pp_knob_meaning te_softmax_ids[] = {
+    {"online", PP_ATTN_TE_ONLINE}, {"two-pass", PP_ATTN_TE_TWO_PASS}, {NULL, 0}};
+static const char *const te_exps[] = {"base-e", "base-2", NULL};
+static const pp_knob_meaning te_exp_ids[] = {{"base-e", PP_ATTN_TE_EXP}, {"base-2", PP_ATTN_TE_EXP2}, {NULL, 0}};
+static const char *const te_pvs[] = {"per-tile", "chain", NULL};
+static const pp_knob_meaning te_pv_ids[] = {{"per-tile", PP_ATTN_TE_PV_BLOCK}, {"chain", PP_ATTN_TE_PV_CHAIN}, {NULL, 0}};
 static const char *const scalings[] = {"auto", "none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
 static const pp_knob_meaning scaling_ids[] = {
     {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
@@ -151,7 +163,10 @@ static const pp_knob_def knobs[] = {
                "none: q, k, v in the storage format; fa3: FlashAttention-3's FP8 forward (q, k, v quantised to "
                "e4m3 with per-tensor current scales, their descales in the softmax's exp2 scale, P converted to "
                "e4m3 with FA3's max offset 8 before P.V, v's descale in the epilogue, out in bf16; kernel flash, "
-               "format bf16, scale post, max_subtract row, cp_world 1, passes fwd: FA3's FP8 has no backward)",
+               "format bf16, scale post, max_subtract row, cp_world 1, passes fwd: FA3's FP8 has no backward); "
+               "te: TransformerEngine's FP8 DPA forward (cuDNN's sdpa_fp8 graph as cudnn-frontend's reference "
+               "applies its scales: S times descale_q.descale_k.attn_scale, P times scale_s into e4m3, P8.V8 times "
+               "descale_s.descale_v, out stored in e4m3 with scale_o; the same knob limits)",
                .meanings = fp8_ids},
     // fp8's scaling (kernels/attention.h "FP8 scaling schemes"); after fp8, so earlier knobs keep
     // their indices. The delayed recipe as the gemm's (kernels/scaling.h cites TE's DelayedScaling).
@@ -160,7 +175,7 @@ static const pp_knob_def knobs[] = {
                    "cast as they are; tensor-current: per-tensor scale from this tensor's amax (FA3's descales); "
                    "tensor-delayed: from amax_history_q/_k/_v (TE's DelayedScaling); mx: e4m3 with e8m0 scales per 32 "
                    "(q, k along d; v and P along the keys); nvfp4: e2m1 with e4m3 scales per 16 and fp32 global "
-                   "scales; every value but auto and none needs fp8 fa3",
+                   "scales; every value but auto and none needs fp8 fa3 (fp8 te: per-tensor values only)",
                    .meanings = scaling_ids},
     // the delayed recipe's knobs (ops/delayed_knobs.h), as the gemm's
     [K_HIST_Q] = PP_DELAYED_HISTORY_KNOB("amax_history_q", "q"),
@@ -177,6 +192,28 @@ static const pp_knob_def knobs[] = {
                     "fp8 fa3 with scaling mx: the block scales' exponent (q, k, v and P); ocp: floor(log2 amax) - 8 "
                     "(OCP MX v1.0); te: TransformerEngine's MXFP8 cast, amax / 448 rounded up to a power of two "
                     "(kernels/scaling.h)", .meanings = mx_scale_ids},
+    // fp8 = te's unknowns inside cuDNN (kernels/attention.h "FP8 (fp8 = te)"); each default is
+    // cudnn-frontend's reference; only fp8 te reads them.
+    [K_TE_SOFTMAX] = {"te_softmax", te_softmaxes, "online",
+                      "fp8 te: online (running max over key tiles, P unnormalised when scaled into e4m3, out divided "
+                      "by the row sum at the end) or two-pass (max and sum first, P normalised before its scale)",
+                      .meanings = te_softmax_ids},
+    [K_TE_EXP] = {"te_exp", te_exps, "base-e",
+                  "fp8 te: the softmax's exponential, e^x (base-e) or 2^x of log2e-scaled scores (base-2)",
+                  .meanings = te_exp_ids},
+    [K_TE_PV] = {"te_pv", te_pvs, "per-tile",
+                 "fp8 te: P8.V8 per key tile from zero, descaled and added to the running out (per-tile), or one fp32 "
+                 "accumulator through every tile, descaled once (chain)", .meanings = te_pv_ids},
+    [K_TE_RESCALE] = {"te_rescale_threshold", NULL, "0",
+                      "fp8 te online: the running max moves only when a tile's max exceeds it by more than this "
+                      "(log2 units); P may then exceed 1 and is scaled by scale_s / 2^threshold",
+                      0, 16},
+    [K_HIST_S] = {"amax_history_s", NULL, "[]",
+                  "fp8 te: P's amax at earlier steps, most recent first: scale_s from TE's delayed recipe (margin, "
+                  "amax_compute_algo); empty: 448, the bound P <= 1", .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_O] = {"amax_history_o", NULL, "[]",
+                  "fp8 te: out's amax at earlier steps: scale_o from TE's delayed recipe; empty: current scaling "
+                  "from this run's amax_o", .list_max = PP_KNOB_LIST_MAX},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -313,6 +350,18 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
                                : 0.0;
     v.mma = (pp_attn_fp8_mma)id(k, K_MMA);
     v.mx_rule = (pp_mx_rule)id(k, K_MX_SCALE);
+    v.te_softmax = (pp_attn_te_softmax)id(k, K_TE_SOFTMAX);
+    v.te_exp = (pp_attn_te_exp)id(k, K_TE_EXP);
+    v.te_pv = (pp_attn_te_pv)id(k, K_TE_PV);
+    v.te_rescale = k->v[K_TE_RESCALE];
+    // TE's recipe for P and O from their amax histories (0: the bound for P, current for O)
+    pp_amax_algo algo = (pp_amax_algo)id(k, K_AMAX_ALGO);
+    v.te_scale_s = k->v[K_HIST_S] > 0 ? pp_delayed_scale(PP_FMT_E4M3, pp_delayed_amax(k->list[K_HIST_S], k->v[K_HIST_S],
+                                                                                       algo), k->v[K_MARGIN])
+                                      : 0.0;
+    v.te_scale_o = k->v[K_HIST_O] > 0 ? pp_delayed_scale(PP_FMT_E4M3, pp_delayed_amax(k->list[K_HIST_O], k->v[K_HIST_O],
+                                                                                       algo), k->v[K_MARGIN])
+                                      : 0.0;
     return v;
 }
 
@@ -323,11 +372,20 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
 static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, size_t n)
 {
     pp_attn_variant v = variant_of(p, k);
-    int recipe_set = k->v[K_HIST_Q] || k->v[K_HIST_K] || k->v[K_HIST_V] || id(k, K_AMAX_ALGO) != PP_AMAX_MAX ||
-                     k->v[K_MARGIN];
-    if (recipe_set && (v.fp8 == PP_ATTN_FP8_NONE || v.fp8_scaling != PP_ATTN_FP8_SCALING_DELAYED)) {
+    int te = v.fp8 == PP_ATTN_FP8_TE, delayed = v.fp8 != PP_ATTN_FP8_NONE && v.fp8_scaling == PP_ATTN_FP8_SCALING_DELAYED;
+    int qkv_hist = k->v[K_HIST_Q] || k->v[K_HIST_K] || k->v[K_HIST_V], so_hist = k->v[K_HIST_S] || k->v[K_HIST_O];
+    int recipe_set = id(k, K_AMAX_ALGO) != PP_AMAX_MAX || k->v[K_MARGIN];
+    if ((qkv_hist && !delayed) || (recipe_set && !delayed && !(te && so_hist))) {
         snprintf(msg, n, "amax_history_q, amax_history_k, amax_history_v, amax_compute_algo and margin are scaling = "
-                 "\"tensor-delayed\"'s (with fp8 = \"fa3\")");
+                 "\"tensor-delayed\"'s (with fp8 = \"fa3\" or \"te\"; amax_compute_algo and margin also fp8 = "
+                 "\"te\"'s amax_history_s, amax_history_o)");
+        return -1;
+    }
+    int te_set = so_hist || id(k, K_TE_SOFTMAX) != PP_ATTN_TE_ONLINE || id(k, K_TE_EXP) != PP_ATTN_TE_EXP ||
+                 id(k, K_TE_PV) != PP_ATTN_TE_PV_BLOCK || k->v[K_TE_RESCALE];
+    if (te_set && !te) {
+        snprintf(msg, n, "te_softmax, te_exp, te_pv, te_rescale_threshold, amax_history_s and amax_history_o are "
+                 "fp8 = \"te\"'s");
         return -1;
     }
     if (v.mx_rule != PP_MX_RULE_OCP && (v.fp8 == PP_ATTN_FP8_NONE || v.fp8_scaling != PP_ATTN_FP8_SCALING_MX)) {
@@ -351,7 +409,9 @@ static const char knob_rules[] =
     "max_subtract row, cp_world 1 and passes fwd; scaling other than auto/none needs fp8 fa3, tensor-delayed "
     "needs amax_history_q, _k, _v (and only it takes them, amax_compute_algo and margin), mx and nvfp4 a block_n "
     "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
-    "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32";
+    "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32; fp8 te has fp8 fa3's limits, takes "
+    "per-tensor scaling only, and alone takes te_softmax, te_exp, te_pv, te_rescale_threshold "
+    "(online only), amax_history_s and amax_history_o";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -360,9 +420,12 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     pp_attn_cpu_opts o = {.ranges = p->ranges};
-    int rc = pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
-                                   out[O_LSE].data, bwd ? out[O_DQ].data : NULL, bwd ? out[O_DK].data : NULL,
-                                   bwd ? out[O_DV].data : NULL, threads, &o, err);
+    int rc = v.fp8 == PP_ATTN_FP8_TE  // kernels/attention.h "FP8 (fp8 = te)": its own row loop
+                 ? pp_attn_te_fp8_cpu(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data, out[O_LSE].data,
+                                      threads, NULL, err)
+                 : pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
+                                         out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
+                                         bwd ? out[O_DK].data : NULL, bwd ? out[O_DV].data : NULL, threads, &o, err);
     if (!rc && pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
         return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
     return rc;
@@ -385,6 +448,15 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     char msg[400] = "";
+    if (v.fp8 == PP_ATTN_FP8_TE) {  // kernels/attention.h "FP8 (fp8 = te)": its own row kernel
+        int trc = pp_attn_te_fp8_cuda(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data, out[O_LSE].data,
+                                      NULL, msg, sizeof msg);
+        if (trc)
+            return pp_fail(err, trc, "attention on cuda: %s", msg);
+        if (pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
+            return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
+        return PP_OK;
+    }
     int rc = pp_attention_cuda_ranges(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
                                       out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
                                       bwd ? out[O_DK].data : NULL, bwd ? out[O_DV].data : NULL, p->ranges, msg,
@@ -473,7 +545,7 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
 // compared with the exact attention of those e4m3 values (out and lse; it has no backward).
 static int second_reference(const pp_op_params *p, const pp_op_knobs *k)
 {
-    return variant_of(p, k).fp8 == PP_ATTN_FP8_FA3 ? PP_REF2_QUANTISED : PP_REF2_NONE;
+    return variant_of(p, k).fp8 != PP_ATTN_FP8_NONE ? PP_REF2_QUANTISED : PP_REF2_NONE;
 }
 
 static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
@@ -540,6 +612,10 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (e || (kern && strcmp(kern, "flash")))
         return e;
     const char *fp8 = pp_knob_setting_value(knobs_set, n, "fp8");
+    if (fp8 && !strcmp(fp8, "te"))
+        return "(TransformerEngine's FP8 DPA forward: where cudnn-frontend's reference applies each scale; the "
+               "closed kernel's softmax form, exponential and P.V accumulation are the knobs te_softmax, te_exp, "
+               "te_pv, te_rescale_threshold; exp and log correctly rounded here)";
     if (fp8 && !strcmp(fp8, "fa3"))
         return "(FlashAttention-3's FP8 forward: its exp2 argument, max offset, e4m3 conversions and order; its "
                "ex2.approx and __logf are correctly rounded exp2 and log here, its FP8 MMAs binary32 fma chains "
@@ -570,6 +646,8 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
+    if (v.fp8 == PP_ATTN_FP8_TE)  // its row loop has no exact sites (kernels/attention.h "FP8 (fp8 = te)")
+        return 0;
     if (v.fp8 != PP_ATTN_FP8_NONE) {
         // FA3's FP8 forward (attention.h "FP8 scaling schemes"): the quantisations of q, k, v
         // (elements kept), P (kept in binary32), the out store, and where a block scale rounds
