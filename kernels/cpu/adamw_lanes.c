@@ -8,6 +8,7 @@
 //   gcc ... -fopt-info-vec-optimized -c kernels/cpu/adamw_lanes.c
 #include "adamw_lanes.h"
 #include "../random_lanes.h"
+#include "../round_lanes.h"
 
 #define L PP_ADAMW_LANES
 
@@ -25,13 +26,17 @@
 // flight instead of one: rows are n apart).
 #define GB 16
 
-// gb[s][l] = pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l].
+// gb[s][l] = (float)pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l]: the
+// binary64 values first, then their rounding to P side by side (kernels/round_lanes.h; the
+// scalar pp_round's branches kept this loop scalar: a fifth of the synthetic lines' time).
 LANES_INLINE void lanes_synth_round(const pp_adamw_problem *pr, pp_format_id P, int ns, const double *sig,
                                     const double *z, float (*gb)[L])
 {
+    double y[GB * L];
     for (int s = 0; s < ns; s++)
         for (int l = 0; l < L; l++)
-            gb[s][l] = (float)pp_adamw_synth_grad_z(pr, P, sig[l], z[s * L + l]);
+            y[s * L + l] = pp_adamw_synth_grad_unrounded(pr, sig[l], z[s * L + l]);
+    pp_round_ne_f32_lanes(P, ns * L, y, &gb[0][0]);
 }
 
 // The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
