@@ -153,11 +153,18 @@ PP_HD static inline double pp_adamw_synth_signal(const pp_adamw_problem *pr, int
     return pp_rand_normal(pr->seed, PP_ADAMW_TID_SIGNAL, (uint64_t)i);
 }
 
+// scale·(s + z/snr) in binary64, before the rounding to P (the lanes round many at once,
+// kernels/round_lanes.h).
+PP_HD static inline double pp_adamw_synth_grad_unrounded(const pp_adamw_problem *pr, double s, double z)
+{
+    return pr->grad_scale * (s + z / pr->snr);
+}
+
 // g = RN_P(scale·(s + z/snr)) from the signal s and the noise z already drawn (the lanes,
 // kernels/random_lanes.h, draw z side by side).
 PP_HD static inline double pp_adamw_synth_grad_z(const pp_adamw_problem *pr, pp_format_id P, double s, double z)
 {
-    return pp_round(P, pr->grad_scale * (s + z / pr->snr), PP_RND_NE, 0);
+    return pp_round(P, pp_adamw_synth_grad_unrounded(pr, s, z), PP_RND_NE, 0);
 }
 
 // g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)) given s_i = pp_adamw_synth_signal(pr, i).

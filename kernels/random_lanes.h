@@ -1,9 +1,10 @@
-// random_lanes.h — standard normals of many elements side by side (CPU): pp_rand_normal's first
-// polar attempt (draw 0) for every lane in one branch-free loop (Philox, the polar test and the
-// deterministic log of a normal s: GCC vectorises it where the caller's flags allow, as in
-// kernels/cpu/adamw_lanes.c), then each rejected lane (probability 1 − π/4 ≈ 21%) continues with
-// the scalar pp_rand_normal_from at draw 1. The same operations per element as pp_rand_normal,
-// so the same bits (tests/test_random_lanes.c).
+// random_lanes.h — standard normals of many elements side by side (CPU): pp_rand_normal_lanes,
+// pp_rand_normal's first polar attempt (draw 0) for every lane in one branch-free loop (Philox,
+// the polar test and the deterministic log of a normal s: GCC vectorises it where the caller's
+// flags allow, as in kernels/cpu/adamw_lanes.c), each rejected lane (probability 1 − π/4 ≈ 21%)
+// continued by the scalar pp_rand_normal_from at draw 1; and pp_rand_normal_batch, the rejected
+// attempts retried side by side and the log computed once per entry. The same operations per
+// element as pp_rand_normal, so the same bits (tests/test_random_lanes.c).
 #ifndef PP_RANDOM_LANES_H
 #define PP_RANDOM_LANES_H
 
@@ -42,54 +43,88 @@ PP_RAND_LANES_INLINE void pp_rand_normal_lanes(uint64_t seed, uint32_t tensor_id
         z[l] = acc[l] ? zz[l] : pp_rand_normal_from(seed, tensor_id, (uint64_t)(i0 + l), 1);
 }
 
-// One polar attempt (pp_polar_try on draw d) for each of n entries side by side, entry k being
-// element idx[k] of tensor tid[k]: acc[k] whether it was accepted, z[k] its value if so (a
-// rejected entry's z is computed and meaningless). Branch-free, as the first loop above.
-PP_RAND_LANES_INLINE void pp_polar_try_lanes(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d,
-                                             int n, double *z, int *acc)
-{
-    for (int k = 0; k < n; k++) {
-        pp_philox4x32_ctr w = pp_philox_element(seed, tid[k], idx[k], d);
-        double u = pp_u11_oo(pp_philox_bits64(w, 0));
-        double v = pp_u11_oo(pp_philox_bits64(w, 1));
-        double s = u * u + v * v;
-        acc[k] = s < 1.0;
-        uint64_t b;
-        memcpy(&b, &s, sizeof b);
-        z[k] = u * sqrt(-2.0 * pp_det_log_normal(b, 0) / s);
-    }
-}
+// Philox of n counters side by side: for k < n, word j of pp_philox4x32_10((c0[k], c1[k], c2[k],
+// d), key) into w[j][k] (kernels/cpu/philox_lanes.h writes one per x86-64 level).
+typedef void (*pp_philox_words_fn)(pp_philox4x32_key key, const uint32_t *c0, const uint32_t *c1,
+                                   const uint32_t *c2, uint32_t d, int n, uint32_t *const w[4]);
 
 #define PP_RAND_BATCH_MAX 256
 #define PP_RAND_BATCH_DRAWS 64  // draws tried side by side; later ones (never, in practice) scalar
 
+// The cheap half of a polar attempt (pp_polar_try on draw d) for each of n entries side by side,
+// entry k being element idx[k] of tensor tid[k]: Philox (by words, or inline where words is
+// NULL), u, v and s = u² + v² (u[k], s[k]) and acc[k] = s < 1. Branch-free.
+PP_RAND_LANES_INLINE void pp_polar_us_lanes(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d,
+                                            int n, pp_philox_words_fn words, double *u, double *s, int *acc)
+{
+    if (words) {
+        uint32_t c0[PP_RAND_BATCH_MAX], c1[PP_RAND_BATCH_MAX], w0[PP_RAND_BATCH_MAX], w1[PP_RAND_BATCH_MAX],
+            w2[PP_RAND_BATCH_MAX], w3[PP_RAND_BATCH_MAX];
+        uint32_t *const w[4] = {w0, w1, w2, w3};
+        for (int k = 0; k < n; k++)  // pp_philox_element's counter
+            c0[k] = (uint32_t)idx[k], c1[k] = (uint32_t)(idx[k] >> 32);
+        pp_philox4x32_key key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+#if defined(__GNUC__) && !defined(__clang__)
+        // GCC cannot see that the loops above filled the first n entries the call reads
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+        words(key, c0, c1, tid, d, n, w);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+        for (int k = 0; k < n; k++) {
+            double uk = pp_u11_oo((uint64_t)w0[k] | ((uint64_t)w1[k] << 32));  // pp_philox_bits64
+            double vk = pp_u11_oo((uint64_t)w2[k] | ((uint64_t)w3[k] << 32));
+            double sk = uk * uk + vk * vk;
+            u[k] = uk, s[k] = sk, acc[k] = sk < 1.0;
+        }
+        return;
+    }
+    for (int k = 0; k < n; k++) {
+        pp_philox4x32_ctr w = pp_philox_element(seed, tid[k], idx[k], d);
+        double uk = pp_u11_oo(pp_philox_bits64(w, 0));
+        double vk = pp_u11_oo(pp_philox_bits64(w, 1));
+        double sk = uk * uk + vk * vk;
+        u[k] = uk, s[k] = sk, acc[k] = sk < 1.0;
+    }
+}
+
+// The costly half, once per entry: z[k] = RN(u · RN(sqrt(RN(−2·pp_det_log(s) / s)))) of an
+// accepted attempt's u[k], s[k] (2^−106 ≤ s < 1, a positive normal: pp_det_log(s) =
+// pp_det_log_normal(bits of s, 0)). Branch-free.
+PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double *s, double *z)
+{
+    for (int k = 0; k < n; k++) {
+        uint64_t b;
+        memcpy(&b, &s[k], sizeof b);
+        z[k] = u[k] * sqrt(-2.0 * pp_det_log_normal(b, 0) / s[k]);
+    }
+}
+
 // z[k] = pp_rand_normal(seed, tid[k], idx[k]) for k < n ≤ PP_RAND_BATCH_MAX (n a multiple of 16
-// runs fastest). Draw 0 of every
-// entry side by side; then the rejected entries gathered into a compact list and their draw 1
-// tried side by side, and so on: with p = 1 − π/4 rejected per draw the vector work is about
-// 1/(1 − p) ≈ 1.27 attempts per entry, where continuing each rejected entry alone (as
-// pp_rand_normal_lanes does) costs a scalar draw, several times a vector lane's. The same
-// attempts in the same order per entry as pp_rand_normal, so the same bits
-// (tests/test_random_lanes.c).
+// runs fastest), Philox by words (NULL: inline). The cheap half of draw 0 of every entry side by
+// side; then the rejected entries gathered into a compact list and the cheap half of their
+// draw 1 tried side by side, and so on (with p = 1 − π/4 rejected per draw, about
+// 1/(1 − p) ≈ 1.27 attempts per entry); then the costly half (the log, a division, a square
+// root) once per entry, on the accepted attempt's u and s, with no lane wasted on a rejected
+// attempt. The same attempts in the same order per entry as pp_rand_normal, and the accepted
+// one's operations, so the same bits (tests/test_random_lanes.c).
 PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *tid, const uint64_t *idx, int n,
-                                               double *z)
+                                               pp_philox_words_fn words, double *z)
 {
     int acc[PP_RAND_BATCH_MAX], pend[PP_RAND_BATCH_MAX];
     uint32_t pt[PP_RAND_BATCH_MAX];
     uint64_t pi[PP_RAND_BATCH_MAX];
-    double pz[PP_RAND_BATCH_MAX];
-    pp_polar_try_lanes(seed, tid, idx, 0, n, z, acc);
+    double u[PP_RAND_BATCH_MAX], s[PP_RAND_BATCH_MAX], pu[PP_RAND_BATCH_MAX], ps[PP_RAND_BATCH_MAX];
+    pp_polar_us_lanes(seed, tid, idx, 0, n, words, u, s, acc);
     int np = 0;
     for (int k = 0; k < n; k++) {  // branch-free: a rejection is random, a branch on it mispredicts
         pend[np] = k;
         np += !acc[k];
     }
-    for (uint32_t d = 1; np > 0; d++) {
-        if (d == PP_RAND_BATCH_DRAWS) {
-            for (int j = 0; j < np; j++)
-                z[pend[j]] = pp_rand_normal_from(seed, tid[pend[j]], idx[pend[j]], d);
-            return;
-        }
+    uint32_t d = 1;
+    for (; np > 0 && d < PP_RAND_BATCH_DRAWS; d++) {
         // padded to a multiple of 16 with copies of the last entry (their results unused), so
         // the attempts run as whole vectors with no scalar remainder loop
         int nv = (np + 15) & ~15;
@@ -97,16 +132,22 @@ PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *ti
             int k = pend[j < np ? j : np - 1];
             pt[j] = tid[k], pi[j] = idx[k];
         }
-        pp_polar_try_lanes(seed, pt, pi, d, nv, pz, acc);
+        pp_polar_us_lanes(seed, pt, pi, d, nv, words, pu, ps, acc);
         int still = 0;
         for (int j = 0; j < np; j++) {
             int k = pend[j];
-            z[k] = acc[j] ? pz[j] : z[k];
+            u[k] = acc[j] ? pu[j] : u[k];
+            s[k] = acc[j] ? ps[j] : s[k];
             pend[still] = k;
             still += !acc[j];
         }
         np = still;
     }
+    for (int j = 0; j < np; j++)  // still rejected (never, in practice): a valid s for the lanes
+        u[pend[j]] = 0.0, s[pend[j]] = 0.5;
+    pp_polar_z_lanes(n, u, s, z);
+    for (int j = 0; j < np; j++)
+        z[pend[j]] = pp_rand_normal_from(seed, tid[pend[j]], idx[pend[j]], d);
 }
 
 #endif

@@ -4,7 +4,8 @@
 // losses, for every knob combination of adamw_cases.h on both element-parallel sources with two
 // lane groups and an odd tail (n = 2·16 + 5), a group alone (n = 16), and adamw_cases.h's sweep
 // (n = 2100: three loss blocks, the last ragged; linear regression runs the scalar loop on both);
-// the synthetic source over 37 steps (gradients drawn 16 steps at a time: two batches and a part);
+// the synthetic source over 37 steps (gradients drawn 16 steps at a time: two batches and a part)
+// and at gradient scales that underflow and overflow the formats;
 // and the vector path's code at every x86-64 level (AVX-512, AVX2, baseline) named, not dispatched.
 // Run: make build/rel/tests/test_adamw_lanes
 #include "adamw_cases.h"
@@ -54,6 +55,15 @@ static int every_knob(adamw_backend_fn fn, const char *name)
         pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_LANES + 3, 37, 0, vi);
         fails += adamw_case_run(fn, name, vi, &s, 0, 0);
     }
+    // gradients at the edges of the formats (the lanes' rounding, kernels/round_lanes.h, redoes
+    // those lanes one by one): scale 1e-41 gives zeros and binary32/bf16 subnormals, 1e38 gives
+    // ±Inf in some lanes of a batch and finite values in others
+    for (int vi = 0; vi < ADAMW_N_VARIANTS; vi++)
+        for (int e = 0; e < 2; e++) {
+            pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_LANES + 3, 5, 0, vi);
+            s.grad_scale = e ? 1e38 : 1e-41;
+            fails += adamw_case_run(fn, name, vi, &s, 0, 0);
+        }
     fails += adamw_case_all(fn, name, 0);
     return fails;
 }

@@ -11,6 +11,7 @@
 #include "../adamw.h"
 #include "../adamw_problem.h"
 #include "../adamw_thread.h"
+#include "../random_lanes.h"
 #include "isa.h"
 
 // Lanes per group: 16 binary32 lanes fill one AVX-512 register (two AVX2 ones).
@@ -27,9 +28,10 @@ void pp_adamw_lanes_run(pp_isa isa, const pp_adamw_variant *va, const pp_adamw_p
                         int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
                         pp_adamw_snap_out so);
 
-// The entry with the CPU's dispatch (target_clones; internal: call pp_adamw_lanes_run).
+// The entry with the CPU's dispatch (target_clones; internal: call pp_adamw_lanes_run), words
+// the synthetic source's Philox (cpu/philox_lanes.h).
 void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                               int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c,
-                              pp_adamw_loss_out lo, pp_adamw_snap_out so);
+                              pp_adamw_loss_out lo, pp_adamw_snap_out so, pp_philox_words_fn words);
 
 #endif
