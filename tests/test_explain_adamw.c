@@ -3,7 +3,8 @@
 // (vector and scalar paths alike); a state site (θ, m, v, comp) made exact keeps its state in
 // binary64 (kernels/adamw_exact.h, hand-computed), an intermediate one its binary32 value;
 // the known answer: bf16 plain AdamW's θ store carries the stall, and making it exact matches
-// Kahan's recovery to within Kahan's own error.
+// Kahan's recovery to within Kahan's own error. A given gradient (synthetic) is the reference's
+// own input: the g bit leaves it the value of P (hand-computed m), and explain offers no g site.
 #include "test_util.h"
 
 #include <math.h>
