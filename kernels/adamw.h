@@ -219,8 +219,15 @@ typedef struct pp_adamw_variant {
 //   v      the variance's stores R_V
 //   comp   the compensation's stores R_C
 // (2) Intermediate sites — g, denom, update: values used within the step, never state:
-//   g      the gradient's store R_P (quadratic, linreg: the binary32 value; synthetic: its binary64
-//          draw rounded to binary32, RN_32 instead of R_P — g enters binary32 ops)
+//   g      the gradient's store R_P where the emulation computes the gradient (quadratic, linreg:
+//          the binary32 value — g enters binary32 ops — while the reference takes the exact
+//          gradient of its own θ). Not a site of a given gradient (synthetic, input): the reference
+//          steps on the same values of P (adamw_problem.h; reference/adamw_ref.c reads
+//          pp_adamw_given_grad with P), so their rounding to P is the input's quantisation, as an
+//          fp8 GEMM's inputs are, not the optimizer's arithmetic. op_adamw's explain_sites does not
+//          offer g there, and the bit changes nothing (adamw_thread.h pp_adamw_src_grad): made
+//          "exact" as the binary32 draw it moved m away from the reference, which never saw that
+//          value (every site exact then left the gradient's quantisation as error).
 //   denom  the three stores of step 4 (binary32 kept: d enters binary32 ops)
 //   update the addcdiv: x' = x + (−step_size)·(m/d) in binary64 (both flavours; no RN_32 of m/d
 //          nor of the sum), then the store it feeds rounds once from binary64 (or, with that

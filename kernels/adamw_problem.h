@@ -18,7 +18,8 @@
 // synthetic: g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)), s_i and z_{t,i} standard normals
 //   (pp_rand_normal with tensor ids PP_ADAMW_TID_SIGNAL and PP_ADAMW_TID_NOISE + t), the sum in
 //   binary64 then one rounding to P. Independent of θ: the reference sees the same g_{t,i}.
-//   No loss is defined.
+//   No loss is defined. (So that rounding is input quantisation, not a rounding site of the
+//   optimizer: explain does not offer g here; adamw.h "Exact sites".)
 // quadratic: L(θ) = ½ Σ_i h_i (θ_i − θ*_i)², h_i = RN32(0.1 + 0.9·U_i), θ*_i = RN32(N_i), both
 //   stored in fp32. Emulated gradient: g_i = R_P(RN32(h_i·RN32(θ_i − θ*_i))); exact gradient
 //   h_i(θ_i − θ*_i).

@@ -72,12 +72,14 @@ PP_HD static inline double pp_adamw_quad_loss_term(const pp_adamw_elem_data *d, 
 // Step t of element i: its gradient (synthetic, or quadratic from the current θ), its
 // stochastic-rounding bits, and the element update of kernels/adamw.h with step t's scalars sc.
 // The gradient of element i at step t given its current θ (synthetic, input or quadratic).
+// A given gradient (synthetic, input) is the value of P the reference steps on too, so the g site
+// does not apply to it: its rounding to P is the input's quantisation, not the optimizer's
+// arithmetic (adamw.h "Exact sites"); the vector lanes (cpu/adamw_lanes.c) read the same values.
 PP_HD static inline float pp_adamw_src_grad(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int64_t i,
                                             const pp_adamw_elem_data *d, float theta)
 {
-    int exact = pp_site_exact(va->exact_sites, PP_SITE_ADAMW_G);  // adamw.h "Exact sites"
-    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC || pr->kind == PP_ADAMW_GRAD_INPUT)  // input: given values, no rounding
-        return (float)pp_adamw_given_grad(pr, exact ? PP_FMT_FP32 : va->param, t, i, d->sig);
+    if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC || pr->kind == PP_ADAMW_GRAD_INPUT)
+        return (float)pp_adamw_given_grad(pr, va->param, t, i, d->sig);
     return pp_adamw_store_at(va, PP_SITE_ADAMW_G, va->param, d->h * (theta - d->opt));
 }
 

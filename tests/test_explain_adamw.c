@@ -3,7 +3,8 @@
 // (vector and scalar paths alike); a state site (θ, m, v, comp) made exact keeps its state in
 // binary64 (kernels/adamw_exact.h, hand-computed), an intermediate one its binary32 value;
 // the known answer: bf16 plain AdamW's θ store carries the stall, and making it exact matches
-// Kahan's recovery to within Kahan's own error.
+// Kahan's recovery to within Kahan's own error. A given gradient (synthetic) is the reference's
+// own input: the g bit leaves it the value of P (hand-computed m), and explain offers no g site.
 #include "test_util.h"
 
 #include <math.h>
@@ -251,6 +252,48 @@ static void adamw_foreign_sites_change_nothing(void **state)
     }
 }
 
+// A given gradient (synthetic here; input alike) is the value of P the reference steps on
+// (reference/adamw_ref.c: pp_adamw_given_grad with P), so the g bit must leave it so: bf16 P, one
+// step, m exact: m₁ = RN32(1 − β1)·RN_bf16(draw) exactly in binary64 — not RN32(1 − β1)·RN32(draw),
+// the binary32 draw the reference never sees (what g exact fed m before, moving it away from the
+// reference). And g alone changes nothing on either CPU path: it is no site of this source.
+static void adamw_given_gradient_g_bit_is_the_references(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    pp_adamw_variant va = {.param = PP_FMT_BF16, .momentum = PP_FMT_BF16, .variance = PP_FMT_BF16,
+                           .compensation = PP_FMT_BF16};
+    pp_adamw_problem pr = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, N, 1, 0, 0);
+    assert_true(pr.hyper.beta1 == 0.9);
+    double th0[N], a[4][N], b[4][N];
+    for (int i = 0; i < N; i++)
+        th0[i] = pp_round(PP_FMT_BF16, 0.5 + 0.01 * i, PP_RND_NE, 0);
+    double w = (double)(float)(1.0 - 0.9);  // the scalars' one_minus_beta1
+    for (int path = 0; path < 2; path++) {
+        pp_adamw_path pa = path ? PP_ADAMW_PATH_SCALAR : PP_ADAMW_PATH_VECTOR;
+        va.exact_sites = PP_SITE_BIT(PP_SITE_ADAMW_G) | PP_SITE_BIT(PP_SITE_ADAMW_M);
+        assert_int_equal(pp_adamw_cpu_path(&va, &pr, th0, a[0], a[1], a[2], a[3], NULL, 1, pa, NULL), PP_OK);
+        int off = 0;
+        for (int i = 0; i < N; i++) {
+            double g16 = pp_adamw_synth_grad(&pr, PP_FMT_BF16, 1, i), g32 = pp_adamw_synth_grad(&pr, PP_FMT_FP32, 1, i);
+            assert_true(a[1][i] == w * g16);
+            off += w * g32 != w * g16;  // the binary32 draw's m: the value that moved away
+        }
+        assert_true(off > N / 2);
+        // g alone, and g with m: the runs without the g bit, bit for bit
+        va.exact_sites = PP_SITE_BIT(PP_SITE_ADAMW_M);
+        assert_int_equal(pp_adamw_cpu_path(&va, &pr, th0, b[0], b[1], b[2], b[3], NULL, 1, pa, NULL), PP_OK);
+        for (int t = 0; t < 3; t++)
+            assert_memory_equal(a[t], b[t], sizeof a[t]);
+        va.exact_sites = PP_SITE_BIT(PP_SITE_ADAMW_G);
+        assert_int_equal(pp_adamw_cpu_path(&va, &pr, th0, a[0], a[1], a[2], a[3], NULL, 1, pa, NULL), PP_OK);
+        va.exact_sites = 0;
+        assert_int_equal(pp_adamw_cpu_path(&va, &pr, th0, b[0], b[1], b[2], b[3], NULL, 1, pa, NULL), PP_OK);
+        for (int t = 0; t < 3; t++)
+            assert_memory_equal(a[t], b[t], sizeof a[t]);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The known answer
 
@@ -318,6 +361,50 @@ static void explain_adamw_theta_store_carries_the_stall(void **state)
     pp_case_free(&c);
 }
 
+// Synthetic gradients, smaller: the reference steps on the same bf16 gradients, so explain
+// offers no g site, and with every site exact m and v are the reference's but for the binary32
+// scalars (β1, β2 as RN32): their greatest error falls by over 1000×. With g "exact" as the
+// binary32 draw, every site exact left the gradient's bf16 quantisation in m (a tenth of its
+// nominal greatest error).
+static const char synth_text[] =
+    "[case]\nname = \"adamw-synth-explain\"\nop = \"adamw\"\nseed = 11\n"
+    "[op]\nn = 256\nsteps = 100\nlr = 1e-4\ngradients = \"synthetic\"\ngrad_scale = 1e-3\nsnr = 1.0\n"
+    "[inputs]\ndistribution = \"normal\"\nstd = 1.0\n"
+    "[knobs]\nparam_format = \"bf16\"\nmomentum_format = \"bf16\"\nvariance_format = \"bf16\"\n"
+    "[variants.bf16-plain]\n";
+
+static void explain_adamw_given_gradient_is_no_site(void **state)
+{
+    (void)state;
+    pp_case c;
+    pp_error err = {0};
+    assert_int_equal(pp_case_parse(synth_text, strlen(synth_text), "synth.toml", &c, &err), PP_OK);
+    pp_run_result r;
+    pp_explain_opts e = {"bf16-plain", NULL};
+    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    const pp_variant_result *vr = NULL;
+    for (int v = 0; v < r.n_variants; v++)
+        if (!strcmp(r.variants[v].name, "bf16-plain"))
+            vr = &r.variants[v];
+    assert_non_null(vr);
+    assert_int_equal(vr->n_explain, 3);  // theta, m, v
+    for (int x = 0; x < vr->n_explain; x++) {
+        const pp_explain_table *t = &vr->explain[x];
+        assert_int_equal(t->n_sites, 5);  // theta, m, v, denom, update
+        for (int s = 0; s < t->n_sites; s++)
+            assert_string_not_equal(t->sites[s].name, "g");
+        if (!strcmp(t->tensor, "m") || !strcmp(t->tensor, "v")) {
+            assert_true(t->nominal.max_abs_error > 0.0);
+            assert_true(t->all_exact.max_abs_error < 1e-3 * t->nominal.max_abs_error);
+        }
+    }
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+}
+
 int main(void)
 {
     pp_test_report_seed();
@@ -329,6 +416,8 @@ int main(void)
         cmocka_unit_test(adamw_fp32_theta_exact_differs_from_binary32),
         cmocka_unit_test(adamw_foreign_sites_change_nothing),
         cmocka_unit_test(explain_adamw_theta_store_carries_the_stall),
+        cmocka_unit_test(adamw_given_gradient_g_bit_is_the_references),
+        cmocka_unit_test(explain_adamw_given_gradient_is_no_site),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -386,15 +386,19 @@ static const pp_op_series_hooks hooks = {run_cpu_traced, reference_traced, serie
                                          PP_CUDA_FN(run_cuda_traced)};
 
 // The sites explain can make exact (kernels/adamw.h "Exact sites"): every store, the Kahan
-// compensation's only with kahan.
+// compensation's only with kahan, the gradient's only where the emulation computes it (quadratic,
+// linear regression): a given gradient (synthetic, input) is the value of P the reference steps on
+// too, its rounding the input's quantisation and no rounding of the optimizer.
 static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
 {
-    (void)p;
     uint64_t m = 0;
     for (int s = PP_SITE_ADAMW_FIRST; s < PP_SITE_ADAMW_END; s++)
         m |= PP_SITE_BIT(s);
     if (!variant(k).kahan)
         m &= ~PP_SITE_BIT(PP_SITE_ADAMW_COMP);
+    pp_adamw_grad_kind g = (pp_adamw_grad_kind)(int)prm(p, P_GRADIENTS);
+    if (g == PP_ADAMW_GRAD_SYNTHETIC || g == PP_ADAMW_GRAD_INPUT)
+        m &= ~PP_SITE_BIT(PP_SITE_ADAMW_G);
     return m;
 }
 
