@@ -10,7 +10,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/h5attr.h"
@@ -368,6 +371,32 @@ static void ref_cache_concurrent_writers_leave_one_valid_entry(void **state)
     assert_int_equal(stray_files(f->dir), 0);
 }
 
+// Until process pid is sleeping (state S in /proc/pid/stat), for at most about 60 s; returns at
+// once where /proc cannot be read. Ordering for the test below, not timing: nothing is asserted
+// about how long it takes.
+static void wait_until_sleeping(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 60000; i++) {
+        FILE *s = fopen(path, "r");
+        if (!s)
+            return;
+        char line[512];
+        char *got = fgets(line, sizeof line, s);
+        fclose(s);
+        if (!got)
+            return;
+        const char *close_paren = strrchr(line, ')');  // the command name may hold spaces
+        if (!close_paren || close_paren[1] != ' ')
+            return;
+        if (close_paren[2] == 'S')
+            return;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 // While one process holds an entry's lock, another's pp_ref_cache_lock waits (waited = 1) and gets
 // the lock only after the first stored the entry and unlocked: it then finds the entry, so the
 // reference is computed once. Ordering, not timing: the child cannot lock before the parent's
@@ -402,7 +431,10 @@ static void ref_cache_lock_makes_the_second_process_wait(void **state)
     char c;
     assert_int_equal(read(ready[0], &c, 1), 1);
     close(ready[0]);
-    // the child is at (or about to reach) the lock: it cannot pass it before this unlock
+    // the child is at (or about to reach) the lock: it cannot pass it before this unlock. Wait
+    // until it sleeps in the lock's retry loop (the only call after its write that can sleep), so
+    // that it must have seen the lock held (cwaited = 1) whatever the machine's load.
+    wait_until_sleeping(pid);
     assert_int_equal(load(f, hex, why, sizeof why), 0);
     store(f, hex);
     pp_ref_cache_unlock(fd);
