@@ -133,11 +133,15 @@ static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, c
     float *h = malloc((size_t)(count ? count : 1) * sizeof *h);
     if (!h)
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
-    for (int64_t i = 0; i < count; i++) {  // the slice's rows in x's own order [n][len][uh][d]
-        int64_t e = i % L->d, hu = (i / L->d) % uh, s = (i / (L->d * uh)) % len, u = i / (L->d * uh * len);
-        double xi = x[plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d + e)];
-        h[i] = (float)xi;
-    }
+    // the slice's rows in x's own order [n][len][uh][d], a row of d at a time (element e of the
+    // row at x[plan_host_at(L, u0, len, H, d, 0, ((u·uh + hu)·len + s)·d + e)], e contiguous)
+    for (int64_t u = 0, i = 0; u < n; u++)
+        for (int64_t s = 0; s < len; s++)
+            for (int64_t hu = 0; hu < uh; hu++, i += L->d) {
+                const double *xr = x + plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d);
+                for (int64_t e = 0; e < L->d; e++)
+                    h[i + e] = (float)xr[e];
+            }
     int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
     if (rc)
@@ -164,8 +168,11 @@ static int plan_output(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, 
     if (!h)
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
     int rc = P->dev->download(P->dev->ctx, h, src, (size_t)count * sizeof *h);
-    for (int64_t i = 0; !rc && i < count; i++)
-        x[plan_host_at(L, u0, len, H, d, head_major, i)] = (double)h[i];
+    for (int64_t i = 0; !rc && i < count; i += d) {  // a row of d at a time: e contiguous in x too
+        double *xr = x + plan_host_at(L, u0, len, H, d, head_major, i);
+        for (int64_t e = 0; e < d; e++)
+            xr[e] = (double)h[i + e];
+    }
     free(h);
     return rc;
 }

@@ -80,6 +80,10 @@ typedef void (*pp_attn_axpy_fn)(float a, const float *x, float *y, int64_t n);
 // nt lane steps in order, y_l = fma(a_t, x_t[l], y_l) for t = 0 … nt − 1 (each lane's chain in t
 // order), as a host device supplies it: y may stay in registers between the steps.
 typedef void (*pp_attn_axpy_n_fn)(const float *a, const float *const *x, int nt, float *y, int64_t n);
+// The flash softmax's exponentials of a run of key lanes, as a host device supplies them (vector
+// binary64 arithmetic): p_i = pp_attn_exp2f(fmaf(s_i, a, b)) for i < n, the same IEEE operations
+// in the same order per lane, so the same bits.
+typedef void (*pp_attn_exp2_fn)(const float *s, float a, float b, float *p, int64_t n);
 
 typedef struct pp_attn_launch {
     int op;
@@ -133,10 +137,12 @@ typedef struct pp_attn_launch {
     float gscale;
     // How a host device runs the threads (see Lanes; the plan and the GPU leave them 0): up to
     // `lanes` threads of a run together, the lane step `axpy` (NULL: the plain fmaf loop), and
-    // `axpy_n` for several steps on one accumulator (NULL: axpy once per step).
+    // `axpy_n` for several steps on one accumulator (NULL: axpy once per step), and `exp2_fma`
+    // for the flash softmax's exponentials of a run of keys.
     int lanes;
     pp_attn_axpy_fn axpy;
     pp_attn_axpy_n_fn axpy_n;
+    pp_attn_exp2_fn exp2_fma;  // NULL: pp_attn_exp2f one key at a time
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -345,6 +351,22 @@ PP_HD static inline void pp_attn_step_push(const pp_attn_launch *L, pp_attn_step
     T->x[T->n++] = x;
     if (T->n == PP_ATTN_STEP_BUF)
         pp_attn_step_flush(L, T, y, n);
+}
+
+// p_i = pp_attn_exp2f(fmaf(s_i, a, b)) for i < n through the host device's vector exponentials
+// (exp2_fma: the same bits); returns 0, having done nothing, where there are none (the GPU, the
+// portable CPU path): the caller then computes each p_i itself.
+PP_HD static inline int pp_attn_exp2_lanes(const pp_attn_launch *L, const float *s, float a, float b, float *p,
+                                           int64_t n)
+{
+#ifndef __CUDA_ARCH__
+    if (L->exp2_fma) {
+        L->exp2_fma(s, a, b, p, n);
+        return 1;
+    }
+#endif
+    (void)L, (void)s, (void)a, (void)b, (void)p, (void)n;
+    return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -747,7 +769,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     int64_t grow = pp_attn_order_row(L, b, hh, s);
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    float sv[PP_ATTN_MAX_LANES], pch[PP_GEMM_MMA_CHUNK > PP_MX_BLOCK ? PP_GEMM_MMA_CHUNK : PP_MX_BLOCK];
+    float sv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
+    float pch[PP_GEMM_MMA_CHUNK > PP_MX_BLOCK ? PP_GEMM_MMA_CHUNK : PP_MX_BLOCK];
     const float *qsr = L->fp8_block ? L->qs + pp_attn_qoff(L, b, hh, s) : qr;  // q's block scales
     // P·V's step: one MMA k-chunk, or one block of keys (fp8 block scalings: P and v in blocks)
     int64_t pstep = L->fp8_block > PP_GEMM_MMA_CHUNK ? L->fp8_block : PP_GEMM_MMA_CHUNK;
@@ -786,9 +809,12 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                                        L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
                     sj = sv;
                 }
+                // pp_attn_flash_p's exponentials, in vector lanes where the device has them
+                int vexp = !(xin || xmax) && pp_attn_exp2_lanes(L, sj, L->sc.sl2, -ms, pe, w);
                 for (int64_t i = 0; i < w; i++) {
                     float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
                                                 xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
+                                                : vexp      ? pe[i]
                                                             : pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
@@ -863,16 +889,19 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         int64_t grow = pp_attn_order_row(L, b, hh, s);
         float D = pp_attn_dot32(go, out, d);
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, pp_attn_range_head(L, b, hh), PP_FMT_FP32, D);
-        float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES];
+        float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
+        int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
             w = pp_attn_key_lanes(L, j, je + 1 - j);
             pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
             pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
+            // pp_attn_bwd_p's exponentials, in vector lanes where the device has them
+            int vexp = !xin && pp_attn_exp2_lanes(L, sv, L->sc.sl2, -(lse * 1.44269502f), pe, w);
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
-                                            pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN)
-                                                ? pp_attn_bwd_p64(&L->sc, sv[i], lse)
-                                                : pp_attn_bwd_p(&L->sc, sv[i], lse));
+                                            xin    ? pp_attn_bwd_p64(&L->sc, sv[i], lse)
+                                            : vexp ? pe[i]
+                                                   : pp_attn_bwd_p(&L->sc, sv[i], lse));
                 P[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                 dS[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f),
                                           pp_attn_bwd_ds(p, dpv[i], D));

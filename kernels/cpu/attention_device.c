@@ -113,6 +113,142 @@ __attribute__((target("avx512f"))) static void attn_axpy_n_avx512(const float *a
 }
 #endif
 
+// ---------------------------------------------------------------------------------------------
+// The flash softmax's exponentials p_i = pp_attn_exp2f(fmaf(s_i, a, b)) in vector lanes: the
+// fmaf as one vector FMA (one rounding per lane), then pp_attn_exp2f's binary64 statements lane
+// by lane — clamp to [−160, 150], n by the 1.5·2^52 trick, r = (x − n)·ln 2, the degree-13 Taylor
+// polynomial by Horner (a multiply and an add, no FMA: -ffp-contract=off), times 2^n, one
+// conversion to binary32 — and NaN lanes by the scalar statements; so each lane's bits are the
+// scalar call's.
+// Its constants are written as pp_math.h's pp_exp_taylor13 writes them.
+
+// One p by the scalar statements, compiled for the baseline target like the thread bodies' own
+// calls: the vector paths hand it their NaN lanes, whose payload an FMA picks by operand order.
+__attribute__((noinline)) static float attn_exp2_one(float s, float a, float b)
+{
+    return pp_attn_exp2f(fmaf(s, a, b));
+}
+
+#ifdef ATTN_HAVE_AVX2
+#define ATTN_EXP2_SHIFT 6755399441055744.0  // 1.5·2^52
+#define ATTN_EXP2_LN2 0.69314718055994530942
+
+// 2^x for 8 binary32 values (no NaN handling: the caller's), AVX-512.
+__attribute__((target("avx512f"))) static __m256 attn_exp2_8_avx512(__m256 x)
+{
+    __m512d xd = _mm512_cvtps_pd(x);
+    xd = _mm512_min_pd(_mm512_max_pd(xd, _mm512_set1_pd(-160.0)), _mm512_set1_pd(150.0));
+    __m512d sh = _mm512_set1_pd(ATTN_EXP2_SHIFT);
+    __m512d n = _mm512_sub_pd(_mm512_add_pd(xd, sh), sh);
+    __m512d r = _mm512_mul_pd(_mm512_sub_pd(xd, n), _mm512_set1_pd(ATTN_EXP2_LN2));
+#define ATTN_H512(c) p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(c))
+    __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
+    ATTN_H512(1.0 / 479001600.0);
+    ATTN_H512(1.0 / 39916800.0);
+    ATTN_H512(1.0 / 3628800.0);
+    ATTN_H512(1.0 / 362880.0);
+    ATTN_H512(1.0 / 40320.0);
+    ATTN_H512(1.0 / 5040.0);
+    ATTN_H512(1.0 / 720.0);
+    ATTN_H512(1.0 / 120.0);
+    ATTN_H512(1.0 / 24.0);
+    ATTN_H512(1.0 / 6.0);
+    ATTN_H512(0.5);
+    ATTN_H512(1.0);
+    ATTN_H512(1.0);
+#undef ATTN_H512
+    __m512i e = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(n));  // n integral: exact
+    __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
+    return _mm512_cvtpd_ps(_mm512_mul_pd(p, scale));
+}
+
+__attribute__((target("avx512f"))) static void attn_exp2_avx512(const float *s, float a, float b, float *p, int64_t n)
+{
+    __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b);
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 m = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, s + c), va, vb);  // fmaf(s, a, b)
+        __m256 lo = attn_exp2_8_avx512(_mm512_castps512_ps256(x));
+        __m256 hi = attn_exp2_8_avx512(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+        __m512 y = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                                       _mm256_castps_pd(hi), 1));
+        _mm512_mask_storeu_ps(p + c, m, y);
+        __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) & m;
+        for (int i = 0; nan; i++, nan >>= 1)  // NaN (rare): the scalar statements
+            if (nan & 1)
+                p[c + i] = attn_exp2_one(s[c + i], a, b);
+    }
+}
+
+// 2^x for 4 binary32 values, AVX2.
+__attribute__((target("avx2,fma"))) static __m128 attn_exp2_4_avx2(__m128 x)
+{
+    __m256d xd = _mm256_cvtps_pd(x);
+    xd = _mm256_min_pd(_mm256_max_pd(xd, _mm256_set1_pd(-160.0)), _mm256_set1_pd(150.0));
+    __m256d sh = _mm256_set1_pd(ATTN_EXP2_SHIFT);
+    __m256d n = _mm256_sub_pd(_mm256_add_pd(xd, sh), sh);
+    __m256d r = _mm256_mul_pd(_mm256_sub_pd(xd, n), _mm256_set1_pd(ATTN_EXP2_LN2));
+#define ATTN_H256(c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
+    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
+    ATTN_H256(1.0 / 479001600.0);
+    ATTN_H256(1.0 / 39916800.0);
+    ATTN_H256(1.0 / 3628800.0);
+    ATTN_H256(1.0 / 362880.0);
+    ATTN_H256(1.0 / 40320.0);
+    ATTN_H256(1.0 / 5040.0);
+    ATTN_H256(1.0 / 720.0);
+    ATTN_H256(1.0 / 120.0);
+    ATTN_H256(1.0 / 24.0);
+    ATTN_H256(1.0 / 6.0);
+    ATTN_H256(0.5);
+    ATTN_H256(1.0);
+    ATTN_H256(1.0);
+#undef ATTN_H256
+    __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));  // n integral: exact
+    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
+    return _mm256_cvtpd_ps(_mm256_mul_pd(p, scale));
+}
+
+__attribute__((target("avx2,fma"))) static void attn_exp2_avx2(const float *s, float a, float b, float *p, int64_t n)
+{
+    __m128 va = _mm_set1_ps(a), vb = _mm_set1_ps(b);
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        __m128 x = _mm_fmadd_ps(_mm_loadu_ps(s + c), va, vb);  // fmaf(s, a, b)
+        _mm_storeu_ps(p + c, attn_exp2_4_avx2(x));
+        int nan = _mm_movemask_ps(_mm_cmpunord_ps(x, x));
+        for (int i = 0; nan; i++, nan >>= 1)  // NaN (rare): the scalar statements
+            if (nan & 1)
+                p[c + i] = attn_exp2_one(s[c + i], a, b);
+    }
+    for (; c < n; c++)
+        p[c] = attn_exp2_one(s[c], a, b);
+}
+#endif
+
+static pp_attn_exp2_fn attn_pick_exp2(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_exp2_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_exp2_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // pp_attn_exp2f one key at a time
+}
+
+void pp_attn_cpu_exp2(pp_isa isa, const float *s, float a, float b, float *p, int64_t n)
+{
+    pp_attn_exp2_fn f = attn_pick_exp2(0, pp_isa_resolve(isa));
+    if (f) {
+        f(s, a, b, p, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        p[i] = attn_exp2_one(s[i], a, b);
+}
+
 // The lane steps of level isa (resolved: one this CPU runs); NULL for the plain fmaf loop.
 static pp_attn_axpy_fn attn_pick_axpy(int portable, pp_isa isa)
 {
@@ -195,6 +331,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     pp_isa isa = pp_isa_resolve(c->isa);
     J.L.axpy = attn_pick_axpy(c->portable, isa);
     J.L.axpy_n = attn_pick_axpy_n(c->portable, isa);
+    J.L.exp2_fma = attn_pick_exp2(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

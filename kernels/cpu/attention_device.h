@@ -27,4 +27,9 @@ typedef struct pp_attn_cpu_ctx {
 // dev runs on ctx (which must outlive it). No GEMM: engine cublas is the GPU's.
 void pp_attn_cpu_device(pp_attn_cpu_ctx *ctx, pp_attn_device *dev);
 
+// p_i = pp_attn_exp2f(fmaf(s_i, a, b)) for i < n by the device's vector exponentials of level isa
+// (at most the widest this CPU runs; the scalar loop below AVX2): the same bits as the scalar
+// calls, for tests/test_attention_exp2_lanes.c to check.
+void pp_attn_cpu_exp2(pp_isa isa, const float *s, float a, float b, float *p, int64_t n);
+
 #endif
