@@ -14,7 +14,7 @@
 
 #define PP_NAME_MAX 96
 _Static_assert(PP_EXPLAIN_NAME_MAX == PP_NAME_MAX, "explain tables name things as results do");
-#define PP_MAX_KNOBS 32  // attention has 23 (fp8, its scalings and mma)
+#define PP_MAX_KNOBS 48  // attention has 30 (fp8 = fa3 and te, their scalings, mma and te's unknowns)
 
 // One knob setting of a variant, as text ("accumulate" = "fp32").
 typedef struct pp_knob_setting {
