@@ -813,6 +813,23 @@ PP_HD static inline float pp_attn_order_row_sum(uint64_t seed, int64_t row, cons
     return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
 }
 
+// The same tree over binary64 partials (explain's row_sum exact: FA3 fp8's binary64 row sums).
+PP_HD static inline double pp_attn_order_row_sum64(uint64_t seed, int64_t row, const double *l4)
+{
+    if (seed == 0)
+        return (l4[0] + l4[2]) + (l4[1] + l4[3]);
+    uint32_t u = pp_attn_order_bits(seed, PP_ATTN_ORDER_ROW_SUM, row, 0).v[0] % 24u;
+    int idx[4] = {0, 1, 2, 3};
+    for (int i = 0; i < 3; i++) {  // the permutation pp_attn_order_row_sum draws
+        int j = i + (int)(u % (uint32_t)(4 - i));
+        u /= (uint32_t)(4 - i);
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
+}
+
 // Flash (FA2 softmax.h:76-88): the row max m of the raw scores times σ·log2 e, one binary32
 // multiply; 0 for m = −Inf (nothing visible yet), as FA2's Check_inf.
 PP_HD static inline float pp_attn_flash_max_scaled(const pp_attn_scalars *sc, float m)
@@ -893,16 +910,30 @@ PP_HD static inline float pp_attn_flash_corr64(const pp_attn_scalars *sc, float 
     return m_old == -INFINITY ? 0.0f : pp_attn_exp2_64(((double)m_old - (double)m_new) * sc->sl2);
 }
 
-// Flash lse = m·α_32 + log l in binary64, rounded once for the binary32 buffer (l > 0).
+// Flash lse = m·α_32 + log l in binary64 (l > 0): kept in binary64 when the lse's store is
+// exact too (the binary64 shadows below), else rounded once for the binary32 buffer.
+PP_HD static inline double pp_attn_flash_lse_d(const pp_attn_scalars *sc, float m, float l)
+{
+    return fma((double)m, (double)sc->alpha32, log((double)l));
+}
 PP_HD static inline float pp_attn_flash_lse64(const pp_attn_scalars *sc, float m, float l)
 {
-    return (float)fma((double)m, (double)sc->alpha32, log((double)l));
+    return (float)pp_attn_flash_lse_d(sc, m, l);
 }
 
-// Flash backward's P with the argument s·sl2 − lse·log2e_32 in binary64.
-PP_HD static inline float pp_attn_bwd_p64(const pp_attn_scalars *sc, float s, float lse)
+// Flash backward's P with the argument s·sl2 − lse·log2e_32 in binary64 (lse: the forward's
+// binary64 lse where its store was exact, else its binary32 value).
+PP_HD static inline float pp_attn_bwd_p64(const pp_attn_scalars *sc, float s, double lse)
 {
-    return pp_attn_exp2_64((double)s * sc->sl2 - (double)lse * (double)1.44269502f);
+    return pp_attn_exp2_64((double)s * sc->sl2 - lse * (double)1.44269502f);
+}
+
+// Flash backward's P reading a binary64 lse with the argument still binary32: RN_32(lse·log2e_32)
+// from the binary64 product (for a binary32 lse that is the binary32 multiply), then the FFMA as
+// pp_attn_bwd_p.
+PP_HD static inline float pp_attn_bwd_p_l64(const pp_attn_scalars *sc, float s, double lse)
+{
+    return pp_attn_exp2f(fmaf(s, sc->sl2, -(float)(lse * (double)1.44269502f)));
 }
 
 // Unfused e = exp(x − m) with x − m in binary64 (naive: e still stored in F).
@@ -912,12 +943,16 @@ PP_HD static inline float pp_attn_softmax_exp64(pp_format_id f, pp_attn_softmax 
     return sm == PP_ATTN_SOFTMAX_NAIVE ? pp_attn_store(f, e) : e;
 }
 
-// Unfused lse = (m + log sum) + shift in binary64, rounded once; −Inf for sum = 0.
-PP_HD static inline float pp_attn_lse64(float m, float sum, float shift)
+// Unfused lse = (m + log sum) + shift in binary64 (kept, or rounded once); −Inf for sum = 0.
+PP_HD static inline double pp_attn_lse_d(float m, float sum, float shift)
 {
     if (sum == 0.0f)
         return -INFINITY;
-    return (float)(((double)m + log((double)sum)) + (double)shift);
+    return ((double)m + log((double)sum)) + (double)shift;
+}
+PP_HD static inline float pp_attn_lse64(float m, float sum, float shift)
+{
+    return (float)pp_attn_lse_d(m, sum, shift);
 }
 
 PP_HD static inline float pp_attn_bwd_ds(float p, float dp, float D)
@@ -984,12 +1019,17 @@ PP_HD static inline float pp_attn_cp_lse_merge(pp_attn_cp_flavour fl, float lse,
 // (softmax_lse_per_step[0].to(torch.double)) and the same formula runs in binary64 (torch's type
 // promotion of the fp32 step lse). exp/log are the C library's (the GPU's on the GPU): binary64
 // within an ulp, which reaches the fp32 lse or a bf16/fp16 out only at a rounding boundary.
-PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
+PP_HD static inline double pp_attn_cp_lse_merge64_d(double lse, double li)
 {
-    double li = (double)lse_i, mx = lse > li ? lse : li, mn = lse > li ? li : lse;
+    double mx = lse > li ? lse : li, mn = lse > li ? li : lse;
     if (mx == -INFINITY)
         return mx;
     return mx + log(1.0 + exp(mn - mx));
+}
+// (lse_i: the step's lse, binary32; _d: a binary64 one, explain's lse site exact)
+PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
+{
+    return pp_attn_cp_lse_merge64_d(lse, (double)lse_i);
 }
 
 // CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum.
@@ -1021,6 +1061,42 @@ PP_HD static inline float pp_attn_cp_out_step_x(pp_format_id c, float acc, float
         return acc;
     float t = out_i * pp_attn_exp_64((double)lse_i - lse64);
     return pp_attn_store(c, acc + t);
+}
+
+// ---- The CP merges reading binary64 values (explain's binary64 shadows, "Exact sites"): each
+// op computes in binary64 from its operands and rounds its result as the kernel does (RN_32 of
+// the binary64 value, then the store): for binary32 operands that is the kernel's binary32 op bit
+// for bit (a sum, difference or product of two binary32 values is exact in binary64, or rounded
+// once, so RN_32 of it is the binary32 op's result).
+// The fp32 lse merge with binary64 operands (lse_i kept by the lse site); the result rounded.
+PP_HD static inline float pp_attn_cp_lse_merge_r(pp_attn_cp_flavour fl, float lse, double lse_i)
+{
+    double mx = lse > lse_i ? (double)lse : lse_i, mn = lse > lse_i ? lse_i : (double)lse;
+    if (mx == -INFINITY)
+        return (float)mx;
+    float e = pp_expf((float)(mn - mx));
+    return (float)(mx + (double)(fl == PP_ATTN_CP_TE_MAIN ? pp_attn_log1pf(e) : pp_logf(1.0f + e)));
+}
+
+// One out merge step with binary64 operands: t = RN_32(out_i · e), e = exp(RN_32(lse_i − lse))
+// (lse64_exact: the running lse kept by cp_lse_merge, e = RN_32(exp_64(lse_i − lse)) as
+// pp_attn_cp_out_step_x); then acc + t kept in binary64 (acc_exact: site cp_out_merge) or
+// RN_C(RN_32(acc + t)). te2nd: te-2024's second-half step (pp_attn_cp_out_step64: t and the add
+// in binary64, then RN_C, or kept).
+PP_HD static inline double pp_attn_cp_out_step_d(pp_format_id c, double acc, double out_i, double lse_i, double lse,
+                                                 int lse64_exact, int te2nd, int acc_exact)
+{
+    if (lse_i == -INFINITY)
+        return acc;
+    double t;
+    if (te2nd)
+        t = out_i * exp(lse_i - lse);
+    else
+        t = (double)(float)(out_i * (double)(lse64_exact ? pp_attn_exp_64(lse_i - lse)
+                                                         : pp_expf((float)(lse_i - lse))));
+    if (acc_exact)
+        return acc + t;
+    return te2nd ? pp_round(c, acc + t, PP_RND_NE, 0) : (double)pp_attn_store(c, (float)(acc + t));
 }
 
 // CP: a gradient accumulator step acc = RN_C(acc + g), C = cp_grad_accum.
