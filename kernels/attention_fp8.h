@@ -314,15 +314,15 @@ static inline double pp_attn_fp8_sig64(pp_site_mask x, float sl2, double xq, dou
     return (double)pp_attn_fp8_sl2(sl2, xq, xk);
 }
 
-// ms = fma(m, σ', −8): binary64 (row_max exact), RN_32 of the binary64 fma (σ' binary64), or
-// fmaf; 0 for m = −Inf.
+// ms = fma(m, σ', −8): binary64 (row_max exact), RN_32 of the binary64 fma (σ' a binary64 value
+// finer than binary32), or fmaf (the kernel's); 0 for m = −Inf.
 PP_HD static inline double pp_attn_fp8_ms_x(pp_site_mask x, double sig, float m)
 {
     if (m == -INFINITY)
         return 0.0;
     if (pp_site_exact(x, PP_SITE_ATTN_ROW_MAX))
         return fma((double)m, sig, -(double)PP_ATTN_FP8_MAX_OFFSET);
-    if (pp_site_exact(x, PP_SITE_ATTN_SOFTMAX_SCALE))
+    if ((double)(float)sig != sig)
         return (double)(float)fma((double)m, sig, -(double)PP_ATTN_FP8_MAX_OFFSET);
     return (double)fmaf(m, (float)sig, -PP_ATTN_FP8_MAX_OFFSET);
 }

@@ -999,7 +999,8 @@ PP_HD static inline int pp_attn_chain_storage(const pp_attn_launch *L)
     return L->kernel == PP_ATTN_UNFUSED && L->accum == PP_ATTN_ACC_STORAGE;
 }
 
-// site: the chain's (dq, dk or dv; attention.h "Exact sites": exact, its stores keep binary32)
+// site: the chain's (dq, dk or dv; attention.h "Exact sites": exact, its binary32 stores keep the
+// opmath value; the binary64 value goes to the shadow, pp_attn_chain_end64)
 PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, int site, float alpha, int post_round, float acc)
 {
     pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
