@@ -422,6 +422,8 @@
 //   cp_lse_merge, cp_out_merge   the CP merges' running lse and out accumulator (cp_accum)
 //   out           the final store;   d, dp, ds   the backward's D, dP, dS
 //   dq, dk, dv    the block partials dq', dk', dv (per q head);   cp_dq_acc, cp_dkv_acc  (cp_grad_accum)
+//   softmax_scale, row_inv, out_scale   FA3 fp8's σ', the epilogue's 1/l and its scale (1/l)·X_v
+//   (What `explain` keeps for each, in binary64 where the binary32 value is not exact: "Exact sites".)
 //
 // ---------------------------------------------------------------------------------------------
 // The variant
@@ -507,25 +509,50 @@ typedef struct pp_attn_variant {
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:
 // (1) Stores into a reduced format F (or cp_accum, cp_grad_accum) of a binary32 value: made exact,
-// the store keeps the binary32 value (pp_attn_site_fmt: the site's format becomes fp32, whose
-// store is the identity). The buffers between the kernel's steps are binary32, so such a site is
-// exact up to the binary32 opmath value the kernel computed (≤ ½ ulp_32 from its binary64 value,
-// 2^16 times finer than a bf16 store): binary64 is not kept there, and saying so is the contract.
-//   scores       the unfused kernel's stored S = RN_F(RN_c(α_c·acc)) (flash's are fp32, never stored)
-//   scaled_scores the unfused PB-Relax / layer-scaling stores (softmax storage, naive)
-//   row_sum      the naive softmax's RN_F per step of the row sum
-//   p            every RN_F of P (unfused softmax, flash forward's P for P·V, backward's recomputed P)
-//   dp           the unfused dP store (fp32 accumulation; storage accumulation rounds per step)
-//   d            the naive softmax backward's D stores
-//   ds           dS's stores (flash; the unfused softmax backward's)
-//   dq, dk, dv   the backward chains' end stores (RN_F of the accumulator, and of α times it); CP:
-//                also a step's group-summed dk, dv partial store before the accumulator
-//   out          the final out store (plain: the block's RN_F; CP: after the merge)
-//   out_partial  CP only: each ring step's partial output store
-//   cp_out_merge the out merge accumulator's RN_C (cp_accum), both flavours
-//   cp_dq_acc, cp_dkv_acc  the CP gradient accumulators' RN_C (cp_grad_accum)
+// the store does not round (pp_attn_site_fmt: the site's format becomes fp32, the identity on
+// the binary32 opmath value). Where the exact value is not that binary32 value, or where it is
+// carried to a later step, it is kept in binary64 in a shadow of the binary32 buffer
+// (attention_threads.h, the launch's *64 pointers; kernels/attention_plan.c allocates one only
+// when an explain run makes its site exact, and downloads the output from it), as AdamW's state
+// (kernels/adamw_exact.h). The value kept per store:
+//   out          flash: o_c·inv (FA3 fp8: o_c·s), the exact binary64 product of the epilogue's two
+//                binary32 factors (pp_attn_fp8_flash_out64), not RN_F(RN_32(·)); unfused: the P·V
+//                chain's value (binary32 already: nothing more to keep); CP: the merged
+//                accumulator (binary64 under cp_out_merge). Read as binary64 by the flash
+//                backward's D = dO·O and by the comparison (the out output).
+//   out_partial  CP: each ring step's o·inv as out above, read as binary64 by the out merge
+//   lse          m·α_32 + log l (flash), (m + log sum) + shift (unfused), FA3 fp8's lse (kind 2
+//                below): binary64, kept for the lse output and read as binary64 by the flash
+//                backward's P (the argument's RN_32(lse·log2e_32), or in binary64 with softmax_in
+//                exact) and, CP, by the lse merge (each step's) and the out merge's correction
+//   cp_lse_merge the running merged lse, binary64 (pp_attn_cp_lse_merge64, every flavour;
+//                te-2024 already is), read by the out merge's correction exp(lse_i − lse) (its
+//                argument in binary64, the factor rounded once to binary32) and kept to the lse
+//                output and the CP backward's P (te-2024 rounds it to fp32 after the ring: exact,
+//                it does not)
+//   cp_out_merge the out merge's accumulator kept in binary64 (acc + t; t = RN_32(out_i·e) stays
+//                the kernel's binary32 product); out is then RN_F(acc) once, or acc (out exact)
+//   dq, dk, dv   the backward chains' end values α·acc (or acc; exact binary64 products) for the
+//                block partials dq', dk', dv; their GQA group sum in binary64 (one q head: the
+//                partial itself), and the store RN_F(Σ) after it — a plain run's dk, dv and a CP
+//                step's partial before the accumulator — is the site's store too; plain: the
+//                prescale's backward (RN_F(RN_32(s·x)), or a copy for s = 1) gives the output
+//   cp_dq_acc, cp_dkv_acc  the CP gradient accumulators in binary64 (acc + g), and their final
+//                RN_F(acc) is the site's too: the accumulator reaches the output
+//   scores, scaled_scores, p, dp, d, ds, row_sum (naive)  the binary32 opmath value (the store's
+//                input is binary32; nothing finer exists to keep): the unfused kernel's stored S,
+//                its PB-Relax / layer-scaling stores, every RN_F of P, the unfused dP store, the
+//                naive softmax backward's D stores, dS's stores, the naive row sum's RN_F per step
+// An op that reads a binary64 shadow but whose own result still rounds (not a site, or its site
+// not exact) computes in binary64 from its operands and rounds as the kernel does: RN_32 of the
+// binary64 value, then the store (pp_attn_cp_lse_merge_r, pp_attn_cp_out_step_d; for binary32
+// operands that is the kernel's binary32 op bit for bit: a sum, difference, product or quotient of
+// binary32 values rounded to binary64 first is still correctly rounded to binary32, 53 ≥ 2·24 + 2);
+// a chain's FMA reading one (D = dO·O on the binary64 out) is RN_32 of the binary64 fma, a double
+// rounding (an ulp_32 off fmaf's one rounding where the binary64 value lies next to a binary32
+// midpoint; the kernel has no such op).
 // (2) Scalar binary32 steps of the softmax and its lse, made exact by computing them in binary64
-// (the constants σ·log2 e, α_32, log2 e stay the kernel's binary32 values: they are not sites):
+// (the constants σ·log2 e, α_32, log2 e, ln 2 stay the kernel's binary32 values: they are not sites):
 //   softmax_in   the exponent's argument: flash fwd s·sl2 − ms, flash bwd s·sl2 − lse·log2e_32,
 //                the tile correction (m_old − m_new)·sl2, unfused x − m (naive: no RN_F of it);
 //                exp of the binary64 argument is the C library's binary64 exp/exp2, rounded once to
@@ -536,14 +563,24 @@ typedef struct pp_attn_variant {
 //                double rounding: an ulp_32 off one rounding when the binary64 value lies next to
 //                a binary32 midpoint)
 //   lse          the block's lse, m·α_32 + log l (flash) or (m + log sum) + shift (unfused), in
-//                binary64; stored once into the binary32 lse buffer (the op's lse output and every
-//                reader of it — the backward, the CP merges — are binary32: binary64 stops there)
-//   cp_lse_merge the running merged lse kept in binary64 (pp_attn_cp_lse_merge64, every flavour;
-//                te-2024 already is) and read as binary64 by the out merge's correction
-//                exp(lse_i − lse) (argument in binary64, factor rounded once to binary32); the
-//                lse output is its binary32 rounding
+//                binary64, kept in binary64 as (1) says
+//   cp_lse_merge as (1) says
+// FA3 fp8 (fp8 = fa3; attention_fp8.h, PP_ATTN_FP8_SOFTMAX_SITES, pp_attn_fp8_*_x): its softmax
+// scalars, each in binary64 when exact (σ' binary64 flows into every step that multiplies by it):
+//   softmax_scale σ' = sl2·X_q·X_k in binary64 (the kernel: RN_32(sl2·RN_32(X_q·X_k))); offered
+//                where the descales round it (not with scaling none or mx: X = 1)
+//   row_max      the max offset ms = m·σ' − 8 in binary64 (the kernel: fmaf(m, σ', −8))
+//   softmax_in   the exp2 argument s·σ' − ms and the correction's (m_old − m_new)·σ', binary64;
+//                2^x of it in binary64, rounded once to binary32 (P's own site follows)
+//   row_sum      the 4 partial row sums l_q ⊕ p and their reduce, binary64 (the rescale l_q·corr too)
+//   row_inv      the epilogue's 1/l in binary64 (the kernel: 1 ⊘ l)
+//   out_scale    s = (1/l)·X_v in binary64 (the kernel: RN_32 of it)
+//   lse          m·σ'·ln2_32 + log(l·2^−8) in binary64 (the kernel: fma(m, RN_32(σ'·ln2_32), log(l ⊗ 2^−8)))
+// With binary64 inputs but its own site rounding, each step is RN_32 of the binary64 value (fmaf
+// where every operand is binary32: the kernel's op).
 // Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
-// not stores; exact would be the reference's own dot) and the non-naive fp32 row sum.
+// not stores; exact would be the reference's own dot) and the non-naive fp32 row sum (but FA3
+// fp8's, above); FA2's epilogue 1/l (exact out keeps o·inv with the kernel's binary32 inv).
 // With exact_sites = 0 every step is the one above, bit for bit.
 
 // 2^x and e^x of a binary64 argument rounded once to binary32 (exact sites, kind 2): the C
@@ -918,6 +955,23 @@ PP_HD static inline float pp_attn_order_row_sum(uint64_t seed, int64_t row, cons
     return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
 }
 
+// The same tree over binary64 partials (explain's row_sum exact: FA3 fp8's binary64 row sums).
+PP_HD static inline double pp_attn_order_row_sum64(uint64_t seed, int64_t row, const double *l4)
+{
+    if (seed == 0)
+        return (l4[0] + l4[2]) + (l4[1] + l4[3]);
+    uint32_t u = pp_attn_order_bits(seed, PP_ATTN_ORDER_ROW_SUM, row, 0).v[0] % 24u;
+    int idx[4] = {0, 1, 2, 3};
+    for (int i = 0; i < 3; i++) {  // the permutation pp_attn_order_row_sum draws
+        int j = i + (int)(u % (uint32_t)(4 - i));
+        u /= (uint32_t)(4 - i);
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
+}
+
 // Flash (FA2 softmax.h:76-88): the row max m of the raw scores times σ·log2 e, one binary32
 // multiply; 0 for m = −Inf (nothing visible yet), as FA2's Check_inf.
 PP_HD static inline float pp_attn_flash_max_scaled(const pp_attn_scalars *sc, float m)
@@ -998,16 +1052,30 @@ PP_HD static inline float pp_attn_flash_corr64(const pp_attn_scalars *sc, float 
     return m_old == -INFINITY ? 0.0f : pp_attn_exp2_64(((double)m_old - (double)m_new) * sc->sl2);
 }
 
-// Flash lse = m·α_32 + log l in binary64, rounded once for the binary32 buffer (l > 0).
+// Flash lse = m·α_32 + log l in binary64 (l > 0): kept in binary64 when the lse's store is
+// exact too (the binary64 shadows below), else rounded once for the binary32 buffer.
+PP_HD static inline double pp_attn_flash_lse_d(const pp_attn_scalars *sc, float m, float l)
+{
+    return fma((double)m, (double)sc->alpha32, log((double)l));
+}
 PP_HD static inline float pp_attn_flash_lse64(const pp_attn_scalars *sc, float m, float l)
 {
-    return (float)fma((double)m, (double)sc->alpha32, log((double)l));
+    return (float)pp_attn_flash_lse_d(sc, m, l);
 }
 
-// Flash backward's P with the argument s·sl2 − lse·log2e_32 in binary64.
-PP_HD static inline float pp_attn_bwd_p64(const pp_attn_scalars *sc, float s, float lse)
+// Flash backward's P with the argument s·sl2 − lse·log2e_32 in binary64 (lse: the forward's
+// binary64 lse where its store was exact, else its binary32 value).
+PP_HD static inline float pp_attn_bwd_p64(const pp_attn_scalars *sc, float s, double lse)
 {
-    return pp_attn_exp2_64((double)s * sc->sl2 - (double)lse * (double)1.44269502f);
+    return pp_attn_exp2_64((double)s * sc->sl2 - lse * (double)1.44269502f);
+}
+
+// Flash backward's P reading a binary64 lse with the argument still binary32: RN_32(lse·log2e_32)
+// from the binary64 product (for a binary32 lse that is the binary32 multiply), then the FFMA as
+// pp_attn_bwd_p.
+PP_HD static inline float pp_attn_bwd_p_l64(const pp_attn_scalars *sc, float s, double lse)
+{
+    return pp_attn_exp2f(fmaf(s, sc->sl2, -(float)(lse * (double)1.44269502f)));
 }
 
 // Unfused e = exp(x − m) with x − m in binary64 (naive: e still stored in F).
@@ -1017,12 +1085,16 @@ PP_HD static inline float pp_attn_softmax_exp64(pp_format_id f, pp_attn_softmax 
     return sm == PP_ATTN_SOFTMAX_NAIVE ? pp_attn_store(f, e) : e;
 }
 
-// Unfused lse = (m + log sum) + shift in binary64, rounded once; −Inf for sum = 0.
-PP_HD static inline float pp_attn_lse64(float m, float sum, float shift)
+// Unfused lse = (m + log sum) + shift in binary64 (kept, or rounded once); −Inf for sum = 0.
+PP_HD static inline double pp_attn_lse_d(float m, float sum, float shift)
 {
     if (sum == 0.0f)
         return -INFINITY;
-    return (float)(((double)m + log((double)sum)) + (double)shift);
+    return ((double)m + log((double)sum)) + (double)shift;
+}
+PP_HD static inline float pp_attn_lse64(float m, float sum, float shift)
+{
+    return (float)pp_attn_lse_d(m, sum, shift);
 }
 
 PP_HD static inline float pp_attn_bwd_ds(float p, float dp, float D)
@@ -1089,12 +1161,17 @@ PP_HD static inline float pp_attn_cp_lse_merge(pp_attn_cp_flavour fl, float lse,
 // (softmax_lse_per_step[0].to(torch.double)) and the same formula runs in binary64 (torch's type
 // promotion of the fp32 step lse). exp/log are the C library's (the GPU's on the GPU): binary64
 // within an ulp, which reaches the fp32 lse or a bf16/fp16 out only at a rounding boundary.
-PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
+PP_HD static inline double pp_attn_cp_lse_merge64_d(double lse, double li)
 {
-    double li = (double)lse_i, mx = lse > li ? lse : li, mn = lse > li ? li : lse;
+    double mx = lse > li ? lse : li, mn = lse > li ? li : lse;
     if (mx == -INFINITY)
         return mx;
     return mx + log(1.0 + exp(mn - mx));
+}
+// (lse_i: the step's lse, binary32; _d: a binary64 one, explain's lse site exact)
+PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
+{
+    return pp_attn_cp_lse_merge64_d(lse, (double)lse_i);
 }
 
 // CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum.
@@ -1126,6 +1203,42 @@ PP_HD static inline float pp_attn_cp_out_step_x(pp_format_id c, float acc, float
         return acc;
     float t = out_i * pp_attn_exp_64((double)lse_i - lse64);
     return pp_attn_store(c, acc + t);
+}
+
+// ---- The CP merges reading binary64 values (explain's binary64 shadows, "Exact sites"): each
+// op computes in binary64 from its operands and rounds its result as the kernel does (RN_32 of
+// the binary64 value, then the store): for binary32 operands that is the kernel's binary32 op bit
+// for bit (a sum, difference or product of two binary32 values is exact in binary64, or rounded
+// once, so RN_32 of it is the binary32 op's result).
+// The fp32 lse merge with binary64 operands (lse_i kept by the lse site); the result rounded.
+PP_HD static inline float pp_attn_cp_lse_merge_r(pp_attn_cp_flavour fl, float lse, double lse_i)
+{
+    double mx = lse > lse_i ? (double)lse : lse_i, mn = lse > lse_i ? lse_i : (double)lse;
+    if (mx == -INFINITY)
+        return (float)mx;
+    float e = pp_expf((float)(mn - mx));
+    return (float)(mx + (double)(fl == PP_ATTN_CP_TE_MAIN ? pp_attn_log1pf(e) : pp_logf(1.0f + e)));
+}
+
+// One out merge step with binary64 operands: t = RN_32(out_i · e), e = exp(RN_32(lse_i − lse))
+// (lse64_exact: the running lse kept by cp_lse_merge, e = RN_32(exp_64(lse_i − lse)) as
+// pp_attn_cp_out_step_x); then acc + t kept in binary64 (acc_exact: site cp_out_merge) or
+// RN_C(RN_32(acc + t)). te2nd: te-2024's second-half step (pp_attn_cp_out_step64: t and the add
+// in binary64, then RN_C, or kept).
+PP_HD static inline double pp_attn_cp_out_step_d(pp_format_id c, double acc, double out_i, double lse_i, double lse,
+                                                 int lse64_exact, int te2nd, int acc_exact)
+{
+    if (lse_i == -INFINITY)
+        return acc;
+    double t;
+    if (te2nd)
+        t = out_i * exp(lse_i - lse);
+    else
+        t = (double)(float)(out_i * (double)(lse64_exact ? pp_attn_exp_64(lse_i - lse)
+                                                         : pp_expf((float)(lse_i - lse))));
+    if (acc_exact)
+        return acc + t;
+    return te2nd ? pp_round(c, acc + t, PP_RND_NE, 0) : (double)pp_attn_store(c, (float)(acc + t));
 }
 
 // CP: a gradient accumulator step acc = RN_C(acc + g), C = cp_grad_accum.

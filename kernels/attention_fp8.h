@@ -293,6 +293,110 @@ PP_HD static inline void pp_attn_fp8_finish(pp_format_id f, const pp_attn_scalar
     *lse = fmaf(m, sc->sl2 * 0.693147182f, pp_attn_order_log(order_seed, row, ls, pp_logf(ls)));
 }
 
+// ---- FA3's softmax scalars with explain's exact sites (kernels/attention.h "Exact sites", FP8):
+// row_max (ms), softmax_scale (σ'), softmax_in (the exp2 argument and the correction's), row_sum
+// (the 4 partials and their reduce), row_inv (1/l), out_scale (s), lse, each kept in binary64
+// when exact. An op whose operand is binary64 but whose own site still rounds computes in binary64
+// and rounds once to binary32 (RN_32 of the binary64 fma: a double rounding, an ulp_32 off fmaf's
+// one rounding where the binary64 value lies next to a binary32 midpoint); with binary32 operands
+// each is the kernel's op. Only the CPU emulation runs these (the CUDA launchers refuse exact sites).
+#define PP_ATTN_FP8_SOFTMAX_SITES                                                                          \
+    (PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX) | PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_SCALE) |                          \
+     PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) | \
+     PP_SITE_BIT(PP_SITE_ATTN_OUT_SCALE) | PP_SITE_BIT(PP_SITE_ATTN_LSE))
+
+// σ' with site softmax_scale exact: sl2·X_q·X_k in binary64 (sl2, X_q, X_k binary32: one
+// rounding, the product's 72 bits to 53), else the kernel's binary32 σ' (pp_attn_fp8_sl2). Host.
+static inline double pp_attn_fp8_sig64(pp_site_mask x, float sl2, double xq, double xk)
+{
+    if (pp_site_exact(x, PP_SITE_ATTN_SOFTMAX_SCALE))
+        return (double)sl2 * (double)(float)xq * (double)(float)xk;
+    return (double)pp_attn_fp8_sl2(sl2, xq, xk);
+}
+
+// ms = fma(m, σ', −8): binary64 (row_max exact), RN_32 of the binary64 fma (σ' a binary64 value
+// finer than binary32), or fmaf (the kernel's); 0 for m = −Inf.
+PP_HD static inline double pp_attn_fp8_ms_x(pp_site_mask x, double sig, float m)
+{
+    if (m == -INFINITY)
+        return 0.0;
+    if (pp_site_exact(x, PP_SITE_ATTN_ROW_MAX))
+        return fma((double)m, sig, -(double)PP_ATTN_FP8_MAX_OFFSET);
+    if ((double)(float)sig != sig)
+        return (double)(float)fma((double)m, sig, -(double)PP_ATTN_FP8_MAX_OFFSET);
+    return (double)fmaf(m, (float)sig, -PP_ATTN_FP8_MAX_OFFSET);
+}
+
+// p = exp2(fma(s, σ', −ms)): the argument and 2^x in binary64 (softmax_in exact; 2^x rounded once
+// to binary32, p's own site follows), else the argument rounded to binary32 (fmaf when σ' and ms
+// are binary32) and the kernel's exp2.
+PP_HD static inline float pp_attn_fp8_p_x(pp_site_mask x, double sig, float s, double ms)
+{
+    double a = fma((double)s, sig, -ms);
+    if (pp_site_exact(x, PP_SITE_ATTN_SOFTMAX_IN))
+        return pp_attn_exp2_64(a);
+    if ((double)(float)sig == sig && (double)(float)ms == ms)
+        return pp_attn_exp2f(fmaf(s, (float)sig, -(float)ms));
+    return pp_attn_exp2f((float)a);
+}
+
+// The correction exp2((m_old − m_new)·σ'): binary64 argument (softmax_in exact), else RN_32 of
+// (m_old ⊖ m_new)·σ' (the binary32 multiply when σ' is binary32); 0 when m_old = −Inf.
+PP_HD static inline float pp_attn_fp8_corr_x(pp_site_mask x, double sig, float m_old, float m_new)
+{
+    if (m_old == -INFINITY)
+        return 0.0f;
+    if (pp_site_exact(x, PP_SITE_ATTN_SOFTMAX_IN))
+        return pp_attn_exp2_64(((double)m_old - (double)m_new) * sig);
+    return pp_attn_exp2f((float)((double)(m_old - m_new) * sig));
+}
+
+// FA3's epilogue (pp_attn_fp8_finish) with the exact sites: l from the binary32 partials l4, or
+// (row_sum exact) from their binary64 shadows l4d, in the order band's tree either way; inv = 1/l, s = inv·X_v, out = RN_F(o·s) (o64: the out store exact, o·s kept in
+// binary64, o then RN_32 of it); lse = fma(m, σ'·ln2_32, log(l·2^−8)) (ln2_32 = RN_32(ln 2), the
+// kernel's constant; lse exact: binary64, into *lse64 when the lse store keeps it, else rounded
+// once). Zeros and lse −Inf for a row that saw no key or whose sum is 0.
+PP_HD static inline void pp_attn_fp8_finish_x(pp_site_mask x, pp_format_id f, double sig, float xv, int seen, float m,
+                                              const float *l4, const double *l4d, float *o, int64_t d, float *lse,
+                                              double *o64, double *lse64, uint64_t order_seed, int64_t row)
+{
+    int xsum = pp_site_exact(x, PP_SITE_ATTN_ROW_SUM);
+    double l = xsum ? pp_attn_order_row_sum64(order_seed, row, l4d) : (double)pp_attn_order_row_sum(order_seed, row, l4);
+    if (!seen || l == 0.0) {
+        for (int64_t c = 0; c < d; c++) {
+            o[c] = 0.0f;
+            if (o64)
+                o64[c] = 0.0;
+        }
+        *lse = -INFINITY;
+        if (lse64)
+            *lse64 = -INFINITY;
+        return;
+    }
+    double inv = pp_site_exact(x, PP_SITE_ATTN_ROW_INV) ? 1.0 / l : (double)(float)(1.0 / l);
+    double sc = pp_site_exact(x, PP_SITE_ATTN_OUT_SCALE) ? inv * (double)xv : (double)(float)(inv * (double)xv);
+    for (int64_t c = 0; c < d; c++) {
+        if (o64) {
+            o64[c] = (double)o[c] * sc;
+            o[c] = (float)o64[c];
+        } else {
+            o[c] = pp_attn_store(f, (float)((double)o[c] * sc));
+        }
+    }
+    const float ln2 = 0.693147182f;
+    if (pp_site_exact(x, PP_SITE_ATTN_LSE)) {
+        double v = fma((double)m, sig * (double)ln2, log(l / 256.0));
+        *lse = (float)v;
+        if (lse64)
+            *lse64 = v;
+        return;
+    }
+    float ls = (float)(l / 256.0);
+    *lse = fmaf(m, (float)(sig * (double)ln2), pp_attn_order_log(order_seed, row, ls, pp_logf(ls)));
+    if (lse64)
+        *lse64 = *lse;
+}
+
 // The flash epilogue of either arithmetic (fp8 0: pp_attn_flash_finish, FA2's).
 PP_HD static inline void pp_attn_fp8_flash_finish(int fp8, float xv, pp_format_id f, const pp_attn_scalars *sc,
                                                   int seen, float m, const float *l4, float *o, int64_t d, float *lse,
@@ -302,6 +406,18 @@ PP_HD static inline void pp_attn_fp8_flash_finish(int fp8, float xv, pp_format_i
         pp_attn_fp8_finish(f, sc, xv, seen, m, l4, o, d, lse, order_seed, row);
     else
         pp_attn_flash_finish(f, sc, seen, m, l4, o, d, lse, order_seed, row);
+}
+
+// The out store of either epilogue kept in binary64 (explain's site out or out_partial exact;
+// attention.h "Exact sites"): o64_c = o_c·inv (FA2: inv = 1 ⊘ l) or o_c·s (FA3: s = (1 ⊘ l) ⊗ X_v),
+// the exact binary64 product of the two binary32 factors, in place of RN_F(RN_32(·)); zeros for a
+// row that saw no key or whose sum is 0. l: the epilogue's row sum (pp_attn_order_row_sum).
+PP_HD static inline void pp_attn_fp8_flash_out64(int fp8, float xv, int seen, float l, const float *o, int64_t d,
+                                                 double *o64)
+{
+    float s = !seen || l == 0.0f ? 0.0f : fp8 ? (1.0f / l) * xv : 1.0f / l;
+    for (int64_t c = 0; c < d; c++)
+        o64[c] = (double)o[c] * (double)s;
 }
 
 // FA3's FP8 forward tiles on sm90 (hopper/tile_size.h @07602ad:53-72, tile_size_fwd_sm90 with

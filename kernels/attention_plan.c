@@ -40,7 +40,11 @@ static int plan_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...
 // Device buffers: every one the plan allocates is listed, so one loop frees them.
 
 enum { B_STAGE, B_Q, B_K, B_V, B_KT, B_VT, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MROW, B_MBLK, B_DQB, B_DKH, B_DVH, B_DQ, B_DK,
-       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_LSE64, B_QS, B_KS, B_KST, B_VS, B_COUNT };
+       B_DV, B_OALL, B_LALL, B_ADQ, B_ADK, B_ADV, B_LSE64, B_QS, B_KS, B_KST, B_VS,
+       // explain's binary64 shadows (attention_threads.h; doubles, as float pairs), of B_OUT, B_LSE
+       // (plain), B_OALL, B_LALL, B_DQB, B_DKH, B_DVH, B_ADQ, B_ADK, B_ADV, B_DQ, B_DK, B_DV
+       B_OUT64, B_LSEX64, B_OALL64, B_LALL64, B_DQB64, B_DKH64, B_DVH64, B_ADQ64, B_ADK64, B_ADV64, B_DQ64, B_DK64,
+       B_DV64, B_COUNT };
 
 typedef struct plan {
     const pp_attn_device *dev;
@@ -177,6 +181,31 @@ static int plan_output(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, 
     return rc;
 }
 
+// The same for a binary64 shadow src (explain's exact store sites).
+static int plan_output64(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const double *src, int64_t len,
+                         int64_t H, int64_t d, int head_major, double *x)
+{
+    int64_t count = n * (H / L->h_kv) * len * d;
+    if (!count)
+        return PLAN_OK;
+    double *h = malloc((size_t)count * sizeof *h);
+    if (!h)
+        return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
+    int rc = P->dev->download(P->dev->ctx, h, src, (size_t)count * sizeof *h);
+    for (int64_t i = 0; !rc && i < count; i++)
+        x[plan_host_at(L, u0, len, H, d, head_major, i)] = h[i];
+    free(h);
+    return rc;
+}
+
+// The output x from the binary64 shadow s64 when the plan keeps one, else from the binary32 s.
+static int plan_output_x(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const float *s, const double *s64,
+                         int64_t len, int64_t H, int64_t d, int head_major, double *x)
+{
+    return s64 ? plan_output64(P, L, u0, n, s64, len, H, d, head_major, x)
+               : plan_output(P, L, u0, n, s, len, H, d, head_major, x);
+}
+
 // The forward of the blocks of L's geometry (step), into L->O and L->Lse.
 static int plan_fwd_block(plan *P, pp_attn_launch *L)
 {
@@ -277,10 +306,12 @@ static int plan_ring(plan *P, pp_attn_launch *S, int backward)
 {
     int64_t nq = S->b * S->h * S->sq * S->d, nrow = S->b * S->h * S->sq, nkv = S->b * S->skv * S->d;
     float *O = S->O, *Lse = S->Lse;
+    double *O64 = S->O64, *Lse64 = S->Lse64;  // explain's shadows of the partials (NULL: none)
     int rc = PLAN_OK;
     for (int i = 0; !rc && i < S->W; i++) {
         S->step = i, S->ring_bwd = 0;
         S->O = O + i * nq, S->Lse = Lse + i * nrow;
+        S->O64 = O64 ? O64 + i * nq : NULL, S->Lse64 = Lse64 ? Lse64 + i * nrow : NULL;
         rc = plan_fwd_block(P, S);
         if (!rc)
             rc = plan_launch(P, S, PP_AT_CP_LSE, nrow);
@@ -289,14 +320,18 @@ static int plan_ring(plan *P, pp_attn_launch *S, int backward)
         rc = plan_launch(P, S, PP_AT_CP_OUT, nq);
     if (rc || !backward)
         return rc;
-    float *acc[] = {S->acc_dq, S->acc_dk, S->acc_dv};
-    int64_t cnt[] = {nq, nkv, nkv};
-    for (int i = 0; !rc && i < 3; i++) {
+    float *acc[] = {S->acc_dq, S->acc_dk, S->acc_dv, (float *)(void *)S->acc_dq64, (float *)(void *)S->acc_dk64,
+                    (float *)(void *)S->acc_dv64};
+    int64_t cnt[] = {nq, nkv, nkv, 2 * nq, 2 * nkv, 2 * nkv};  // the shadows: doubles (+0: zero bits)
+    for (int i = 0; !rc && i < 6; i++) {
+        if (!acc[i])
+            continue;
         pp_attn_launch Z = *S;
         Z.dst = acc[i];
         rc = plan_launch(P, &Z, PP_AT_FILL0, cnt[i]);
     }
     S->Lse = NULL;
+    S->Lse64 = NULL;
     for (int i = 0; !rc && i < S->W; i++) {
         S->step = i, S->ring_bwd = 1;
         rc = plan_bwd_block(P, S);
@@ -385,6 +420,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         L.fp8_mx_rule = (int)v->mx_rule;
         L.fp8_block = fblk;
         L.fp8_xv = pp_attn_fp8_xv(sch, F->X[2], pp_site_exact(v->exact_sites, PP_SITE_ATTN_P));
+        L.fp8_sig = pp_attn_fp8_sig64(v->exact_sites, L.sc.sl2, F->X[0], F->X[1]);  // explain: softmax_scale
         L.sc.sl2 = pp_attn_fp8_sl2(L.sc.sl2, F->X[0], F->X[1]);
         L.bn = pp_attn_fp8_block_n(v, dm->d);
         L.mma = v->mma == PP_ATTN_FP8_MMA_SM90;
@@ -431,6 +467,26 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
                        ? 2 * grp * sq : 0;  // doubles, as float pairs (te-2024's lse, or cp_lse_merge exact)
     cnt[B_QS] = fblk ? uq : 0;  // fp8 block scalings: each element's block scale, as q, k, kT, v
     cnt[B_KS] = cnt[B_KST] = cnt[B_VS] = fblk ? ukv : 0;
+    // explain's binary64 shadows (attention.h "Exact sites"), only for the exact store sites: two
+    // floats a double
+    pp_site_mask xs = v->exact_sites;
+    int xo = pp_site_exact(xs, PP_SITE_ATTN_OUT), xl = pp_site_exact(xs, PP_SITE_ATTN_LSE);
+    int xdq = backward && pp_site_exact(xs, PP_SITE_ATTN_DQ), xdk = backward && pp_site_exact(xs, PP_SITE_ATTN_DK);
+    int xdv = backward && pp_site_exact(xs, PP_SITE_ATTN_DV);
+    int xadq = cp && backward && pp_site_exact(xs, PP_SITE_ATTN_CP_DQ_ACC);
+    int xadkv = cp && backward && pp_site_exact(xs, PP_SITE_ATTN_CP_DKV_ACC);
+    cnt[B_OUT64] = xo ? 2 * uq : 0;
+    cnt[B_LSEX64] = !cp && xl ? 2 * grp * sq : 0;
+    cnt[B_OALL64] = cp && pp_site_exact(xs, PP_SITE_ATTN_OUT_PARTIAL) ? 2 * W * uq : 0;
+    cnt[B_LALL64] = cp && xl ? 2 * W * grp * sq : 0;
+    cnt[B_DQB64] = xdq ? 2 * uq : 0;
+    cnt[B_DKH64] = xdk ? 2 * kvh : 0;
+    cnt[B_DVH64] = xdv ? 2 * kvh : 0;
+    cnt[B_ADQ64] = xadq ? 2 * uq : 0;
+    cnt[B_ADK64] = cnt[B_ADV64] = xadkv ? 2 * ukv : 0;
+    cnt[B_DQ64] = (cp ? xadq : xdq) ? 2 * uq : 0;  // CP: the accumulator kept to the output
+    cnt[B_DK64] = (cp ? xadkv : xdk) ? 2 * ukv : 0;
+    cnt[B_DV64] = (cp ? xadkv : xdv) ? 2 * ukv : 0;
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];
@@ -455,6 +511,16 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.run_lse64 = (double *)(void *)B[B_LSE64];  // the device's allocations are 8-byte aligned
     L.O = cp ? B[B_OALL] : B[B_OUT], L.Lse = cp ? B[B_LALL] : B[B_LSE];
     L.qs = B[B_QS], L.ksT = B[B_KST], L.vs = B[B_VS];
+    double *X[B_COUNT];  // the shadows as doubles (NULL where not allocated)
+    for (int i = 0; i < B_COUNT; i++)
+        X[i] = cnt[i] > 0 ? (double *)(void *)B[i] : NULL;
+    L.O64 = cp ? X[B_OALL64] : X[B_OUT64], L.Lse64 = cp ? X[B_LALL64] : X[B_LSEX64];
+    L.out_f64 = X[B_OUT64];
+    L.lse_f64 = cp ? (pp_site_exact(xs, PP_SITE_ATTN_CP_LSE_MERGE) ? L.run_lse64 : NULL) : X[B_LSEX64];
+    L.Oall64 = X[B_OALL64], L.Lall64 = X[B_LALL64], L.out64 = cp ? X[B_OUT64] : NULL;
+    L.dqb64 = X[B_DQB64], L.dkh64 = X[B_DKH64], L.dvh64 = X[B_DVH64];
+    L.acc_dq64 = X[B_ADQ64], L.acc_dk64 = X[B_ADK64], L.acc_dv64 = X[B_ADV64];
+    L.dq64 = X[B_DQ64], L.dk64 = X[B_DK64], L.dv64 = X[B_DV64];
     if (F)  // the kernel reads the quantised elements
         q = F->e[0], k = F->e[1], vv = F->e[2];
     for (int64_t u = 0; !rc && u < units; u += per) {
@@ -488,16 +554,17 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
         }
         if (!rc)
             rc = cp ? plan_ring(P, &S, backward) : plan_plain(P, &S, backward);
+        // the outputs, from the binary64 shadows where their sites are exact
         if (!rc)
-            rc = plan_output(P, &L, u, n, B[B_OUT], sq, h, d, 0, out);
+            rc = plan_output_x(P, &L, u, n, B[B_OUT], X[B_OUT64], sq, h, d, 0, out);
         if (!rc)
-            rc = plan_output(P, &L, u, n, B[B_LSE], sq, h, 1, 1, lse);
+            rc = plan_output_x(P, &L, u, n, B[B_LSE], L.lse_f64, sq, h, 1, 1, lse);
         if (!rc && backward)
-            rc = plan_output(P, &L, u, n, B[B_DQ], sq, h, d, 0, dq);
+            rc = plan_output_x(P, &L, u, n, B[B_DQ], X[B_DQ64], sq, h, d, 0, dq);
         if (!rc && backward)
-            rc = plan_output(P, &L, u, n, B[B_DK], skv, hkv, d, 0, dk);
+            rc = plan_output_x(P, &L, u, n, B[B_DK], X[B_DK64], skv, hkv, d, 0, dk);
         if (!rc && backward)
-            rc = plan_output(P, &L, u, n, B[B_DV], skv, hkv, d, 0, dv);
+            rc = plan_output_x(P, &L, u, n, B[B_DV], X[B_DV64], skv, hkv, d, 0, dv);
     }
     return rc;
 }

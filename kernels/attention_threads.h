@@ -100,6 +100,7 @@ typedef struct pp_attn_launch {
     int bn;        // flash forward key tile
     int fp8;       // pp_attn_fp8: 0, or FA3's FP8 forward (attention_fp8.h); fp8_xv its v descale
     float fp8_xv;
+    double fp8_sig;  // fp8: σ' (sc.sl2), in binary64 when explain's softmax_scale is exact
     // fp8 block scalings (attention.h "FP8 scaling schemes"): fp8_sch the pp_scaling, fp8_block
     // its block (0: per-tensor); qs, ksT, vs each element's block scale, laid out as q, kT, v
     int fp8_sch, fp8_block;
@@ -128,6 +129,17 @@ typedef struct pp_attn_launch {
     const float *Oall, *Lall;    // all steps' partials [W][b][h][s][d], [W][b][h][s]
     float *run_lse, *acc_dq, *acc_dk, *acc_dv;
     double *run_lse64;           // cp_flavour te-2024: the binary64 running lse [b][h][s]
+    // explain's binary64 shadows (attention.h "Exact sites", kind 1): a store site made exact keeps
+    // its value here, laid out as the binary32 buffer it shadows, which then holds RN_32 of it;
+    // NULL unless the site is exact (the CPU emulation only: the CUDA launchers refuse exact sites)
+    double *O64, *Lse64;         // forward block out and lse (sites out or out_partial, lse)
+    const double *out_f64, *lse_f64;  // backward: the forward's final out (site out), lse (plain:
+                                      // site lse; CP: cp_lse_merge's run_lse64)
+    const double *Oall64, *Lall64;    // CP: all steps' partials (out_partial, lse)
+    double *out64;               // CP: the merged out (site out)
+    double *dqb64, *dkh64, *dvh64;    // backward partials (sites dq, dk, dv)
+    double *acc_dq64, *acc_dk64, *acc_dv64;  // CP accumulators (cp_dq_acc, cp_dkv_acc)
+    double *dq64, *dk64, *dv64;  // finals (plain: sites dq, dk, dv; CP: cp_dq_acc, cp_dkv_acc)
     // finals
     float *out, *dq, *dk, *dv;
     // PP_AT_GATHER / PP_AT_FILL0
@@ -421,6 +433,17 @@ PP_HD static inline float pp_attn_dot32(const float *a, const float *x, int64_t 
     return acc;
 }
 
+// The same chain with a binary64 second operand (explain: the forward's out kept in binary64):
+// each step RN_32 of the binary64 fma (a double rounding: for a binary32 x an ulp_32 off fmaf's
+// one rounding where the binary64 value lies next to a binary32 midpoint).
+PP_HD static inline float pp_attn_dot32_x64(const float *a, const double *x, int64_t d)
+{
+    float acc = 0.0f;
+    for (int64_t c = 0; c < d; c++)
+        acc = (float)fma((double)a[c], x[c], (double)acc);
+    return acc;
+}
+
 PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, const float *x, int64_t d,
                                                uint64_t seed, int gemm)
 {
@@ -636,7 +659,14 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     }
     float shift = pb ? (M * L->sc.A) * L->sc.L : 0.0f;
     if (lse) {
-        *lse = pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) ? pp_attn_lse64(m, sum, shift) : pp_attn_lse(m, sum, shift);
+        if (L->Lse64) {  // the lse's store exact: kept in binary64
+            double lx = pp_attn_lse_d(m, sum, shift);
+            L->Lse64[lse - L->Lse] = lx;
+            *lse = (float)lx;
+        } else {
+            *lse = pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) ? pp_attn_lse64(m, sum, shift)
+                                                                   : pp_attn_lse(m, sum, shift);
+        }
         pp_range_note1(R, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse);
     }
 }
@@ -669,6 +699,8 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
             }
             for (int64_t l = 0; l < m; l++)
                 o[e + l] = (float)dacc[l];
+            for (int64_t l = 0; L->O64 && l < m; l++)  // a value of F already: binary64 adds nothing
+                L->O64[o - L->O + e + l] = dacc[l];
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note_chain(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
                                     pp_attn_range_head(L, b, hh), L->f, dacc[l], L->finite_in);
@@ -680,6 +712,8 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
             pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
         for (int64_t l = 0; l < m; l++)
             o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
+        for (int64_t l = 0; L->O64 && l < m; l++)  // exact: the binary32 opmath value is the value
+            L->O64[o - L->O + e + l] = acc[l];
         for (int64_t l = 0; L->ranges && l < m; l++)
             pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
                           pp_attn_range_head(L, b, hh), L->f, acc[l], o[e + l]);
@@ -755,6 +789,30 @@ PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const float
         pp_attn_fp8_dots(L, qr, qs, kT, ksT, w, sv);
 }
 
+// The flash epilogue (FA2's or FA3's, pp_attn_fp8_flash_finish) of row o, lse, with explain's
+// FA2 lse site (attention.h "Exact sites": m·α_32 + log l in binary64) and the binary64 shadows
+// of the out and lse stores (o·inv, or fp8's o·s, kept before finish rounds o).
+PP_HD static inline void pp_attn_flash_finish_x(const pp_attn_launch *L, int seen, float m, const float *l4, float *o,
+                                               float *lse, int64_t grow)
+{
+    int64_t d = L->d;
+    if (L->O64)
+        pp_attn_fp8_flash_out64(L->fp8, L->fp8_xv, seen, pp_attn_order_row_sum(L->order_seed, grow, l4), o, d,
+                                L->O64 + (o - L->O));
+    pp_attn_fp8_flash_finish(L->fp8, L->fp8_xv, pp_attn_out_fmt(L), &L->sc, seen, m, l4, o, d, lse, L->order_seed,
+                             grow);
+    if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) && *lse != -INFINITY) {  // the same l as finish's
+        double lx = pp_attn_flash_lse_d(&L->sc, m, pp_attn_order_row_sum(L->order_seed, grow, l4));
+        *lse = (float)lx;
+        if (L->Lse64)
+            L->Lse64[lse - L->Lse] = lx;
+    } else if (L->Lse64) {
+        L->Lse64[lse - L->Lse] = *lse;
+    }
+    for (int64_t c = 0; L->O64 && c < d; c++)
+        o[c] = (float)L->O64[o - L->O + c];
+}
+
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -779,6 +837,10 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     const float *vgrp[PP_SM90_FP8_GROUP];    // and their rows of V
     int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
     int xmax = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_MAX);
+    // fp8 with a softmax scalar exact (attention_fp8.h, PP_ATTN_FP8_SOFTMAX_SITES): its own steps,
+    // the row sums' binary64 shadows in l4d
+    int x8 = L->fp8 && (L->exact_sites & PP_ATTN_FP8_SOFTMAX_SITES) != 0;
+    double l4d[4] = {0.0, 0.0, 0.0, 0.0};
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
     // tiles past row x's last visible key are exact no-ops (every score masked), so the row
@@ -795,10 +857,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     mn = sv[i];
         }
         int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
-        float corr = none ? 1.0f : xin ? pp_attn_flash_corr64(&L->sc, m, mn) : pp_attn_flash_corr(&L->sc, m, mn);
-        float ms = pp_attn_fp8_max_scaled(L->fp8, &L->sc, mn);  // fp8: explain offers no site (op_attention.c)
-        double msd = xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;  // attention.h "Exact sites"
+        float corr = none ? 1.0f
+                   : x8   ? pp_attn_fp8_corr_x(L->exact_sites, L->fp8_sig, m, mn)
+                   : xin  ? pp_attn_flash_corr64(&L->sc, m, mn)
+                          : pp_attn_flash_corr(&L->sc, m, mn);
+        float ms = pp_attn_fp8_max_scaled(L->fp8, &L->sc, mn);
+        double msd = x8 ? pp_attn_fp8_ms_x(L->exact_sites, L->fp8_sig, mn)  // attention.h "Exact sites"
+                   : xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;
         pp_attn_flash_rescale(o, d, l4, corr);
+        for (int q = 0; x8 && q < 4; q++)
+            l4d[q] *= corr;
         for (int64_t cb = j0 - j0 % pstep; cb < j1; cb += pstep) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + pstep < j1 ? cb + pstep : j1;
             for (int64_t j = lo; j < hi; j += w) {
@@ -810,14 +878,16 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     sj = sv;
                 }
                 // pp_attn_flash_p's exponentials, in vector lanes where the device has them
-                int vexp = !(xin || xmax) && pp_attn_exp2_lanes(L, sj, L->sc.sl2, -ms, pe, w);
+                int vexp = !(x8 || xin || xmax) && pp_attn_exp2_lanes(L, sj, L->sc.sl2, -ms, pe, w);
                 for (int64_t i = 0; i < w; i++) {
                     float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
-                                                xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
-                                                : vexp      ? pe[i]
-                                                            : pp_attn_flash_p(&L->sc, sj[i], ms));
+                                                x8 ? pp_attn_fp8_p_x(L->exact_sites, L->fp8_sig, sj[i], msd)
+                                                : xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
+                                                : vexp        ? pe[i]
+                                                              : pp_attn_flash_p(&L->sc, sj[i], ms));
                     int64_t q = ((j + i) & 7) >> 1;
                     l4[q] = l4[q] + p;
+                    l4d[q] += p;
                     // P as P·V reads it (fp8: e4m3; block scalings: the block's, below)
                     pch[j + i - cb] = L->fp8_block ? p
                                     : pp_attn_fp8_p(L->fp8, pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
@@ -850,10 +920,12 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         m = mn;
     }
     float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow, l4) : 0.0f;  // finish's l
-    pp_attn_fp8_flash_finish(L->fp8, L->fp8_xv, pp_attn_out_fmt(L), &L->sc, je >= 0, m, l4, o, d, lse, L->order_seed,
-                             grow);
-    if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) && *lse != -INFINITY)  // the same l as finish's
-        *lse = pp_attn_flash_lse64(&L->sc, m, pp_attn_order_row_sum(L->order_seed, grow, l4));
+    if (x8)  // fp8's epilogue with its exact sites (out's and lse's binary64 shadows included)
+        pp_attn_fp8_finish_x(L->exact_sites, pp_attn_out_fmt(L), L->fp8_sig, L->fp8_xv, je >= 0, m, l4, l4d, o, d, lse,
+                             L->O64 ? L->O64 + (o - L->O) : NULL, L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL,
+                             L->order_seed, grow);
+    else
+        pp_attn_flash_finish_x(L, je >= 0, m, l4, o, lse, grow);
     if (L->ranges && je >= 0) {
         int64_t rh = pp_attn_range_head(L, b, hh);
         pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m);
@@ -887,7 +959,8 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         const float *qr = L->q + qo, *go = L->go + qo, *out = L->out_f + qo;
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
         int64_t grow = pp_attn_order_row(L, b, hh, s);
-        float D = pp_attn_dot32(go, out, d);
+        float D = L->out_f64 ? pp_attn_dot32_x64(go, L->out_f64 + qo, d) : pp_attn_dot32(go, out, d);
+        double lse64 = L->lse_f64 ? L->lse_f64[(b * L->h + hh) * L->sq + s] : (double)lse;
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, pp_attn_range_head(L, b, hh), PP_FMT_FP32, D);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
         int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
@@ -896,12 +969,14 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
             pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
             // pp_attn_bwd_p's exponentials, in vector lanes where the device has them
-            int vexp = !xin && pp_attn_exp2_lanes(L, sv, L->sc.sl2, -(lse * 1.44269502f), pe, w);
+            int vexp = !xin && !L->lse_f64 &&
+                       pp_attn_exp2_lanes(L, sv, L->sc.sl2, -(lse * 1.44269502f), pe, w);
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
-                                            xin    ? pp_attn_bwd_p64(&L->sc, sv[i], lse)
-                                            : vexp ? pe[i]
-                                                   : pp_attn_bwd_p(&L->sc, sv[i], lse));
+                                            xin           ? pp_attn_bwd_p64(&L->sc, sv[i], lse64)
+                                            : L->lse_f64 ? pp_attn_bwd_p_l64(&L->sc, sv[i], lse64)
+                                            : vexp       ? pe[i]
+                                                         : pp_attn_bwd_p(&L->sc, sv[i], lse));
                 P[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                 dS[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f),
                                           pp_attn_bwd_ds(p, dpv[i], D));
@@ -954,7 +1029,8 @@ PP_HD static inline int pp_attn_chain_storage(const pp_attn_launch *L)
     return L->kernel == PP_ATTN_UNFUSED && L->accum == PP_ATTN_ACC_STORAGE;
 }
 
-// site: the chain's (dq, dk or dv; attention.h "Exact sites": exact, its stores keep binary32)
+// site: the chain's (dq, dk or dv; attention.h "Exact sites": exact, its binary32 stores keep the
+// opmath value; the binary64 value goes to the shadow, pp_attn_chain_end64)
 PP_HD static inline float pp_attn_chain_end32(const pp_attn_launch *L, int site, float alpha, int post_round, float acc)
 {
     pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
@@ -966,6 +1042,14 @@ PP_HD static inline float pp_attn_chain_end_storage(const pp_attn_launch *L, int
 {
     pp_format_id f = pp_attn_site_fmt(L->exact_sites, site, L->f);
     return alpha != 1.0f ? pp_attn_mul_store(f, alpha, (float)acc) : (float)acc;
+}
+
+// The chain's end with its site exact, kept in binary64: α·acc (an exact product of two binary32
+// values, or of a binary32 α and a storage chain's value of F), or acc where the kernel stores
+// acc and multiplies nothing (alpha 1 with post_round).
+PP_HD static inline double pp_attn_chain_end64(float alpha, int post_round, double acc)
+{
+    return alpha != 1.0f || !post_round ? (double)alpha * acc : acc;
 }
 
 // The backward's GEMM alpha (baddbmm's backward multiplies by it): α32 for post, else 1.
@@ -989,6 +1073,8 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
     if (je < 0) {
         for (int64_t e = e0; e < e0 + n; e++)
             y[e] = 0.0f;
+        for (int64_t e = e0; L->dqb64 && e < e0 + n; e++)
+            L->dqb64[y - L->dqb + e] = 0.0;
         return;
     }
     float alpha = pp_attn_bwd_alpha(L), acc[PP_ATTN_MAX_LANES];
@@ -1009,6 +1095,8 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             }
             for (int64_t l = 0; l < m; l++)
                 y[e + l] = pp_attn_chain_end_storage(L, PP_SITE_ATTN_DQ, alpha, dacc[l]);
+            for (int64_t l = 0; L->dqb64 && l < m; l++)
+                L->dqb64[y - L->dqb + e + l] = pp_attn_chain_end64(alpha, 0, dacc[l]);
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
             continue;
@@ -1037,6 +1125,8 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
         }
         for (int64_t l = 0; l < m; l++)
             y[e + l] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, post_round, acc[l]);
+        for (int64_t l = 0; L->dqb64 && l < m; l++)
+            L->dqb64[y - L->dqb + e + l] = pp_attn_chain_end64(alpha, post_round, acc[l]);
         for (int64_t l = 0; L->ranges && l < m; l++)
             pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
     }
@@ -1114,6 +1204,11 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
                                     : pp_attn_chain_end32(L, PP_SITE_ATTN_DV, 1.0f, 1, av[g][l]);
                 L->dkh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DK, alpha, dk[g][l])
                                     : pp_attn_chain_end32(L, PP_SITE_ATTN_DK, alpha, post_round, ak[g][l]);
+                if (L->dvh64)
+                    L->dvh64[o] = storage ? dv[g][l] : (double)av[g][l];
+                if (L->dkh64)
+                    L->dkh64[o] = storage ? pp_attn_chain_end64(alpha, 0, dk[g][l])
+                                          : pp_attn_chain_end64(alpha, post_round, ak[g][l]);
                 if (L->ranges) {
                     pp_range_note1(L->ranges, PP_SITE_ATTN_DV, pp_attn_range_head(L, b, hh), L->f, L->dvh[o]);
                     pp_range_note1(L->ranges, PP_SITE_ATTN_DK, pp_attn_range_head(L, b, hh), L->f, L->dkh[o]);
@@ -1154,6 +1249,11 @@ PP_HD static inline void pp_attn_t_plain_dq(const pp_attn_launch *L, int64_t t)
 {
     float x = L->dqb[t];
     L->dq[t] = L->sc.s_q == 1.0f ? x : pp_attn_mul_store(L->f, L->sc.s_q, x);
+    if (L->dqb64) {  // dq exact: the partial's binary64 value, through the prescale's backward
+        double x64 = L->dqb64[t];
+        L->dq64[t] = L->sc.s_q == 1.0f ? x64 : (double)pp_attn_store(L->f, (float)((double)L->sc.s_q * x64));
+        L->dq[t] = (float)L->dq64[t];
+    }
 }
 
 // Sum over the group's q heads (in order, from +0) of the per-head dk', dv at block key y.
@@ -1170,6 +1270,22 @@ PP_HD static inline void pp_attn_group_sum(const pp_attn_launch *L, int64_t b, i
     *dv = sv;
 }
 
+// The same sum in binary64 over the binary64 partials of an exact site (dk: dkh64, dv: dvh64;
+// NULL: that tensor is not exact, its sum is not asked for): with a site exact its GQA sum keeps
+// binary64 too (one q head per group: the partial itself, as the binary32 sum from +0 is).
+PP_HD static inline void pp_attn_group_sum64(const pp_attn_launch *L, int64_t b, int64_t g, int r, int64_t y,
+                                             int64_t e, double *dk, double *dv)
+{
+    double sk = 0.0, sv = 0.0;
+    for (int64_t hh = g * L->grp; hh < (g + 1) * L->grp; hh++) {
+        int64_t i = (((b * L->h + hh) * L->R + r) * L->BK + y) * L->d + e;
+        sk += L->dkh64 ? L->dkh64[i] : 0.0;
+        sv += L->dvh64 ? L->dvh64[i] : 0.0;
+    }
+    *dk = sk;
+    *dv = sv;
+}
+
 // Plain, threads [t0, t0 + n) of one kv row: dk = RN_F(s_k ⊗ RN_F(Σ dk')), dv = RN_F(Σ dv), t
 // over [b][h_kv][s_kv][d].
 PP_HD static inline void pp_attn_r_plain_dkv(const pp_attn_launch *L, int64_t t0, int64_t n)
@@ -1181,6 +1297,21 @@ PP_HD static inline void pp_attn_r_plain_dkv(const pp_attn_launch *L, int64_t t0
         pp_attn_group_sum(L, b, g, 0, j, e, &sk, &sv);
         L->dk[t0 - e0 + e] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, sk));
         L->dv[t0 - e0 + e] = pp_attn_store(L->f, sv);
+        if (!L->dkh64 && !L->dvh64)
+            continue;
+        // dk or dv exact: the store RN_F(Σ) after the group sum is the site's store too (as the
+        // CP ring's step partial is), kept in binary64; the prescale's backward as the kernel's
+        double k64, v64;
+        int64_t i = t0 - e0 + e;
+        pp_attn_group_sum64(L, b, g, 0, j, e, &k64, &v64);
+        if (L->dkh64) {
+            L->dk64[i] = L->sc.s_k == 1.0f ? k64 : (double)pp_attn_store(L->f, (float)((double)L->sc.s_k * k64));
+            L->dk[i] = (float)L->dk64[i];
+        }
+        if (L->dvh64) {
+            L->dv64[i] = v64;
+            L->dv[i] = (float)v64;
+        }
     }
 }
 
@@ -1190,11 +1321,15 @@ PP_HD static inline void pp_attn_t_cp_lse(const pp_attn_launch *L, int64_t t)
     if (!pp_attn_cp_touched(L, t % L->sq))
         return;
     float li = L->Lse[t];
+    double li64 = L->Lse64 ? L->Lse64[t] : (double)li;  // site lse exact: the step's binary64 lse
     if (L->cp_flavour == PP_ATTN_CP_TE_2024 || pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE)) {
-        // binary64 (te-2024's, or site cp_lse_merge exact), rounded to fp32 for the output
-        double x = L->step == 0 ? (double)li : pp_attn_cp_lse_merge64(L->run_lse64[t], li);
+        // binary64 (te-2024's, or site cp_lse_merge exact), rounded to fp32 for the output (kept
+        // in binary64 for it when cp_lse_merge is exact: run_lse64 is read in its place)
+        double x = L->step == 0 ? li64 : pp_attn_cp_lse_merge64_d(L->run_lse64[t], li64);
         L->run_lse64[t] = x;
         L->run_lse[t] = (float)x;
+    } else if (L->Lse64) {
+        L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge_r(L->cp_flavour, L->run_lse[t], li64);
     } else {
         L->run_lse[t] = L->step == 0 ? li : pp_attn_cp_lse_merge(L->cp_flavour, L->run_lse[t], li);
     }
@@ -1210,6 +1345,47 @@ PP_HD static inline int pp_attn_cp_rank_of(const pp_attn_launch *L, int64_t s)
     return (int)(ch < L->W ? ch : 2 * L->W - 1 - ch);
 }
 
+// Whether the out merge reads or keeps a binary64 shadow (explain: out_partial, lse, cp_out_merge
+// or out exact; cp_lse_merge alone keeps the binary32 path, pp_attn_cp_out_step_x).
+PP_HD static inline int pp_attn_cp_out_x64(const pp_attn_launch *L)
+{
+    return L->Oall64 || L->Lall64 || L->out64 || pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_OUT_MERGE);
+}
+
+// The out merge of m elements from t of row `row` (global row s) with binary64 operands and
+// accumulator (pp_attn_cp_out_step_d): the partials (out_partial), the step lse (lse), the
+// running lse (cp_lse_merge) in binary64 where their sites are exact; the accumulator kept in
+// binary64 under cp_out_merge, else RN_C each step; out kept (site out) or RN_F(acc), one rounding.
+PP_HD static inline void pp_attn_r_cp_out64(const pp_attn_launch *L, int64_t t, int64_t m, int64_t row, int64_t s,
+                                            int64_t rh)
+{
+    int64_t rows = L->b * L->h * L->sq;
+    pp_attn_launch Li = *L;
+    int x64 = pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE);
+    int xacc = pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_OUT_MERGE);
+    double lse = x64 ? L->run_lse64[row] : (double)L->run_lse[row];
+    for (int64_t l = 0; l < m; l++) {
+        double acc = 0.0;
+        for (int i = 0; i < L->W; i++) {
+            Li.step = i;
+            if (!pp_attn_cp_touched(&Li, s))
+                continue;
+            int64_t oi = i * rows * L->d + t + l, li = i * rows + row;
+            int te2nd = L->cp_flavour == PP_ATTN_CP_TE_2024 &&
+                        pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2;
+            acc = pp_attn_cp_out_step_d(L->cp_accum, acc, L->Oall64 ? L->Oall64[oi] : (double)L->Oall[oi],
+                                        L->Lall64 ? L->Lall64[li] : (double)L->Lall[li],
+                                        te2nd ? L->run_lse64[row] : lse, x64, te2nd, xacc);
+            if (L->ranges)
+                pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc);
+        }
+        double o = L->out64 ? acc : pp_round(L->f, acc, PP_RND_NE, 0);
+        if (L->out64)
+            L->out64[t + l] = o;
+        L->out[t + l] = (float)o;
+    }
+}
+
 // CP forward, after the ring, threads [t0, t0 + n) of one row: out = RN_F(acc), acc the
 // step-ordered merge of the partials (each element its own chain over the steps).
 PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, int64_t n)
@@ -1222,6 +1398,10 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
     int x64 = pp_site_exact(L->exact_sites, PP_SITE_ATTN_CP_LSE_MERGE);  // attention.h "Exact sites"
     for (int64_t t = t0, m; t < t0 + n; t += m) {
         m = pp_attn_lanes(L, t0 + n - t);
+        if (pp_attn_cp_out_x64(L)) {
+            pp_attn_r_cp_out64(L, t, m, row, s, rh);
+            continue;
+        }
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
         for (int i = 0; i < L->W; i++) {
@@ -1258,6 +1438,16 @@ PP_HD static inline void pp_attn_r_cp_dq(const pp_attn_launch *L, int64_t t0, in
         return;
     int64_t row = t0 / L->d, rh = pp_attn_range_head(L, row / (L->sq * L->h), (row / L->sq) % L->h);
     for (int64_t t = t0; t < t0 + n; t++) {
+        if (L->dqb64 || L->acc_dq64) {  // explain's binary64 shadows (attention.h "Exact sites")
+            double g = L->dqb64 ? L->dqb64[t] : (double)L->dqb[t];
+            if (L->acc_dq64) {
+                L->acc_dq64[t] += g;
+                L->acc_dq[t] = (float)L->acc_dq64[t];
+            } else {
+                L->acc_dq[t] = pp_attn_store(L->cp_grad_accum, (float)((double)L->acc_dq[t] + g));
+            }
+            continue;
+        }
         double e = (double)L->acc_dq[t] + L->dqb[t];  // what the step rounds (to binary64)
         L->acc_dq[t] = pp_attn_cp_grad_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DQ_ACC, L->cp_grad_accum),
                                             L->acc_dq[t], L->dqb[t]);
@@ -1281,6 +1471,23 @@ PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, i
     for (int64_t e = e0; e < e0 + n; e++) {
         float sk, sv;
         pp_attn_group_sum(L, b, g, r, y, e, &sk, &sv);
+        if (L->dkh64 || L->dvh64 || L->acc_dk64) {  // explain's binary64 shadows ("Exact sites")
+            double k64, v64;
+            pp_attn_group_sum64(L, b, g, r, y, e, &k64, &v64);
+            // the step's partial: kept (dk, dv exact) or RN_F of the binary32 sum
+            double pk = L->dkh64 ? k64 : (double)pp_attn_store(L->f, sk);
+            double pv = L->dvh64 ? v64 : (double)pp_attn_store(L->f, sv);
+            if (L->acc_dk64) {
+                L->acc_dk64[gx + e] += pk;
+                L->acc_dv64[gx + e] += pv;
+                L->acc_dk[gx + e] = (float)L->acc_dk64[gx + e];
+                L->acc_dv[gx + e] = (float)L->acc_dv64[gx + e];
+            } else {
+                L->acc_dk[gx + e] = pp_attn_store(L->cp_grad_accum, (float)((double)L->acc_dk[gx + e] + pk));
+                L->acc_dv[gx + e] = pp_attn_store(L->cp_grad_accum, (float)((double)L->acc_dv[gx + e] + pv));
+            }
+            continue;
+        }
         pp_format_id ga = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_CP_DKV_ACC, L->cp_grad_accum);
         pp_format_id fk = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DK, L->f);  // the step's partial
         pp_format_id fv = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DV, L->f);
@@ -1293,13 +1500,33 @@ PP_HD static inline void pp_attn_r_cp_dkv(const pp_attn_launch *L, int64_t t0, i
     }
 }
 
+// The final store RN_F(acc) belongs to the accumulator's site: with cp_dq_acc (cp_dkv_acc) exact
+// the binary64 accumulator reaches the output (dq64, dk64, dv64), through the prescale's backward
+// as the kernel's (pp_attn_t_plain_dq).
+PP_HD static inline double pp_attn_cp_final64(pp_format_id f, float s, double acc)
+{
+    return s == 1.0f ? acc : (double)pp_attn_store(f, (float)((double)s * acc));
+}
+
 PP_HD static inline void pp_attn_t_cp_final_dq(const pp_attn_launch *L, int64_t t)
 {
+    if (L->acc_dq64) {
+        L->dq64[t] = pp_attn_cp_final64(L->f, L->sc.s_q, L->acc_dq64[t]);
+        L->dq[t] = (float)L->dq64[t];
+        return;
+    }
     L->dq[t] = pp_attn_mul_store(L->f, L->sc.s_q, pp_attn_store(L->f, L->acc_dq[t]));
 }
 
 PP_HD static inline void pp_attn_t_cp_final_dkv(const pp_attn_launch *L, int64_t t)
 {
+    if (L->acc_dk64) {
+        L->dk64[t] = pp_attn_cp_final64(L->f, L->sc.s_k, L->acc_dk64[t]);
+        L->dv64[t] = L->acc_dv64[t];
+        L->dk[t] = (float)L->dk64[t];
+        L->dv[t] = (float)L->dv64[t];
+        return;
+    }
     L->dk[t] = pp_attn_mul_store(L->f, L->sc.s_k, pp_attn_store(L->f, L->acc_dk[t]));
     L->dv[t] = pp_attn_store(L->f, L->acc_dv[t]);
 }

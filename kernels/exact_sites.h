@@ -7,7 +7,9 @@
 // rounding, held in binary64. What "before the rounding" is, per site, is written beside each
 // site in the op's header (kernels/gemm.h, adamw.h, attention.h "Exact sites"). AdamW's state
 // sites (θ, m, v, comp) carry their state in binary64 from step to step (kernels/adamw_exact.h);
-// attention's stores keep the binary32 value the kernel computed (its buffers are binary32).
+// attention's stores whose exact value is finer than binary32 (out, lse, dq/dk/dv, the CP partials,
+// merges and accumulators) keep it in binary64 shadow buffers that its readers read
+// (kernels/attention.h "Exact sites"), the others the binary32 value the kernel computed.
 //
 // Why a mask through the existing kernels and not a second model: with mask 0 every site below
 // calls pp_round exactly as the kernel did before, so the explain path with nothing exact is the

@@ -57,6 +57,10 @@ typedef enum pp_site {
     PP_SITE_ATTN_BLOCK_SCALE_K,// k's
     PP_SITE_ATTN_BLOCK_SCALE_V,// v's (blocks along the keys)
     PP_SITE_ATTN_BLOCK_SCALE_P,// P's block scales (mx, nvfp4; blocks along the keys)
+    // ---- FA3 fp8's softmax scalars (kernels/attention.h "FP8 (fp8 = fa3)"; appended)
+    PP_SITE_ATTN_SOFTMAX_SCALE,// σ' = RN_32(sl2·RN_32(X_q·X_k)), the exp2 scale with the descales
+    PP_SITE_ATTN_ROW_INV,      // the epilogue's 1/l
+    PP_SITE_ATTN_OUT_SCALE,    // the epilogue's scale s = (1/l)·X_v
     PP_SITE_COUNT
 } pp_site;
 
@@ -67,7 +71,7 @@ typedef enum pp_site {
 #define PP_SITE_ADAMW_FIRST PP_SITE_ADAMW_G
 #define PP_SITE_ADAMW_END (PP_SITE_ADAMW_COMP + 1)
 #define PP_SITE_ATTN_FP8_FIRST PP_SITE_ATTN_QUANT_Q
-#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_BLOCK_SCALE_P + 1)
+#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_OUT_SCALE + 1)
 
 // What the per-head index of a site counts: attention's q heads, its kv heads (dk, dv
 // accumulators), a GEMM's tensor (one cell), AdamW's parameter blocks.
@@ -220,6 +224,16 @@ static inline const pp_site_info *pp_site_get(int id)
          "P's block scales (mx: 2^e per 32 keys; nvfp4: the E4M3 s per 16 keys over g_P); `clamped` counts blocks "
          "at the scale's limits", "scaling (e8m0; e4m3)", "attention_threads.h: pp_attn_fp8_block_pv",
          PP_SITE_AXIS_HEAD, NULL},
+        // FA3 fp8's scalars (explain only: no range notes); the other softmax scalars of its loop
+        // (the max offset, the exp2 argument and correction, the row sums, the lse) are row_max,
+        // softmax_in, row_sum and lse (kernels/attention.h "Exact sites")
+        {PP_SITE_ATTN_SOFTMAX_SCALE, "attention", "softmax_scale",
+         "FA3 fp8's exp2 scale with the descales folded in: σ' = RN_32(sl2·RN_32(X_q·X_k))", "fp32",
+         "attention_plan.c: plan_body (pp_attn_fp8_sl2)", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_ROW_INV, "attention", "row_inv", "FA3 fp8's epilogue 1/l of the row sum", "fp32",
+         "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_OUT_SCALE, "attention", "out_scale", "FA3 fp8's epilogue scale s = (1/l)·X_v", "fp32",
+         "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
     };
     return id >= 0 && id < PP_SITE_COUNT ? &table[id] : (const pp_site_info *)0;
 }

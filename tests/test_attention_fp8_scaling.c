@@ -349,7 +349,8 @@ static void exact_nvfp4_block_scale(void **state)
 }
 
 // What explain offers on fp8 attention: quant_q/k/v, p and out on every scheme, the block scales
-// on nvfp4 only (mx's are powers of two), no softmax scalar (FA3's max offset has no exact form).
+// on nvfp4 only (mx's are powers of two), FA3's softmax scalars on every scheme (attention.h
+// "Exact sites", FP8) but σ' on nvfp4 only (mx's descales are 1: σ' = sl2 rounds nothing).
 static void explain_offers_fp8_sites(void **state)
 {
     (void)state;
@@ -367,8 +368,11 @@ static void explain_offers_fp8_sites(void **state)
         assert_true(pp_site_exact(mx, every[i]) && pp_site_exact(nv, every[i]));
     for (int s = PP_SITE_ATTN_BLOCK_SCALE_Q; s <= PP_SITE_ATTN_BLOCK_SCALE_P; s++)
         assert_true(!pp_site_exact(mx, s) && pp_site_exact(nv, s));
-    assert_false(pp_site_exact(mx, PP_SITE_ATTN_SOFTMAX_IN) || pp_site_exact(mx, PP_SITE_ATTN_LSE) ||
-                 pp_site_exact(mx, PP_SITE_ATTN_ROW_MAX));
+    const int scalars[] = {PP_SITE_ATTN_SOFTMAX_IN, PP_SITE_ATTN_LSE, PP_SITE_ATTN_ROW_MAX, PP_SITE_ATTN_ROW_SUM,
+                           PP_SITE_ATTN_ROW_INV, PP_SITE_ATTN_OUT_SCALE};
+    for (int i = 0; i < 6; i++)
+        assert_true(pp_site_exact(mx, scalars[i]) && pp_site_exact(nv, scalars[i]));
+    assert_true(!pp_site_exact(mx, PP_SITE_ATTN_SOFTMAX_SCALE) && pp_site_exact(nv, PP_SITE_ATTN_SOFTMAX_SCALE));
     pp_case_free(&c);
 }
 

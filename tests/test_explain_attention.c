@@ -2,7 +2,7 @@
 // lists for attention is offered by some variant, and the binary32 scalar sites made exact in
 // binary64 (kernels/attention.h "Exact sites", kind 2: softmax_in, row_max, lse, cp_lse_merge)
 // reach the kernels: each changes the outputs it feeds, and changes nothing else; a store site
-// made exact keeps the binary32 opmath value (the header's stated limit), so on fp32 it is a no-op.
+// made exact keeps its binary64 value (tests/test_explain_attention_x64.c checks those values).
 #include "test_util.h"
 
 #include <math.h>
@@ -136,15 +136,15 @@ static void explain_attention_binary64_sites(void **state)
     // fp32 variant shows it); the unfused lse is an output only (the backward recomputes P)
     check_site(&c, "unfused-fp32", PP_SITE_ATTN_SOFTMAX_IN, OUT | LSE, 0);
     check_site(&c, "unfused", PP_SITE_ATTN_LSE, LSE, OUT | DQ | DK | DV);
-    // a store site (kind 1) made exact keeps the binary32 opmath value, not a binary64 one: on the
-    // fp32 format its store was the identity already, so nothing moves (the documented limit)
+    // the unfused out store on fp32 rounds nothing (its fp32 chain's value is binary32): the
+    // binary64 it keeps is that value, so nothing moves; p's likewise (P = RN_32(e/sum) either way)
     check_site(&c, "unfused-fp32", PP_SITE_ATTN_OUT, 0, OUT | LSE | DQ | DK | DV);
     check_site(&c, "unfused-fp32", PP_SITE_ATTN_P, 0, OUT | LSE | DQ | DK | DV);
     // CP pr-821: the fp32 lse merge made binary64 moves the merged lse
     check_site(&c, "cp-pr", PP_SITE_ATTN_CP_LSE_MERGE, LSE, 0);
-    // CP te-2024 merges in binary64 already (the lse output is its binary32 rounding either way):
-    // only the out merge's corrections that read the fp32 rounding of the running lse move
-    check_site(&c, "cp-te", PP_SITE_ATTN_CP_LSE_MERGE, OUT, LSE);
+    // CP te-2024 merges in binary64 already; exact, the merged lse is kept in binary64 to the
+    // output (no binary32 rounding after the ring) and the corrections read it
+    check_site(&c, "cp-te", PP_SITE_ATTN_CP_LSE_MERGE, OUT | LSE, 0);
     pp_case_free(&c);
 }
 

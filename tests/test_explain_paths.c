@@ -42,6 +42,15 @@ static const char attn_text[] =
     "[variants.cp-te]\nkernel = \"flash\"\ncp_world = 2\ncp_flavour = \"te-2024\"\n"
     "[variants.cp-pr]\nkernel = \"flash\"\ncp_world = 4\ncp_flavour = \"pr-821\"\n";
 
+// FA3 fp8 (forward only): per-tensor scaling (softmax_scale offered) and mx (X = 1: not offered,
+// so making it exact must change nothing)
+static const char attn_fp8_text[] =
+    "[case]\nname = \"p-attn-fp8\"\nop = \"attention\"\nseed = 7\n"
+    "[op]\nb = 1\ns = 64\nh = 2\nd = 32\nmask = \"causal\"\npasses = \"fwd\"\n"
+    "[knobs]\nformat = \"bf16\"\nkernel = \"flash\"\nfp8 = \"fa3\"\n"
+    "[variants.fp8]\n"
+    "[variants.fp8-mx]\nscaling = \"mx\"\nblock_n = 64\n";
+
 static const pp_run_opts cpu_keep = {.device = "cpu", .threads = 2, .save_tensors = 1};
 static const pp_run_opts cpu_opts = {.device = "cpu", .threads = 2};
 
@@ -136,6 +145,12 @@ static void explain_paths_attention(void **state)
     check_case(attn_text);
 }
 
+static void explain_paths_attention_fp8(void **state)
+{
+    (void)state;
+    check_case(attn_fp8_text);
+}
+
 // report.h5 round trip: every field of every table, NaN shares included; the text of the read
 // report is the written one's.
 static int same(double a, double b)
@@ -214,6 +229,7 @@ int main(void)
         cmocka_unit_test(explain_paths_gemm),
         cmocka_unit_test(explain_paths_adamw),
         cmocka_unit_test(explain_paths_attention),
+        cmocka_unit_test(explain_paths_attention_fp8),
         cmocka_unit_test(explain_report_h5_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

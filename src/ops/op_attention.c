@@ -652,10 +652,17 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
         // FA3's FP8 forward (attention.h "FP8 scaling schemes"): the quantisations of q, k, v
         // (elements kept), P (kept in binary32), the out store, and where a block scale rounds
         // (nvfp4's E4M3 scales; mx's are powers of two, the per-tensor descales not offered);
-        // FA3's softmax scalars (its max offset) have no exact forms
+        // FA3's softmax scalars in binary64 (attention.h "Exact sites", FP8): the max offset
+        // (row_max), the exp2 argument and correction (softmax_in), the row sums, 1/l (row_inv),
+        // the epilogue scale (out_scale), the lse, and σ' where the descales make it round
+        // (σ' = sl2·X_q·X_k; X = 1 without scaling and with mx: nothing rounds)
+        pp_scaling sch = pp_attn_fp8_scheme(&v);
         uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_QUANT_Q) | PP_SITE_BIT(PP_SITE_ATTN_QUANT_K) |
-                     PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
-        if (pp_attn_fp8_scheme(&v) == PP_SCALING_NVFP4)
+                     PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT) |
+                     PP_ATTN_FP8_SOFTMAX_SITES;
+        if (sch == PP_SCALING_NONE || sch == PP_SCALING_MX)
+            m &= ~PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_SCALE);
+        if (sch == PP_SCALING_NVFP4)
             m |= PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_Q) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_K) |
                  PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_V) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_P);
         return m;
