@@ -937,21 +937,30 @@ PP_HD static inline void pp_attn_order_blocks(uint64_t seed, int64_t row, int64_
     *a = x;
 }
 
-// FA2's quad all-reduce of the 4 partial row sums: (l0 + l2) + (l1 + l3) at seed 0, else the same
-// tree over a seeded permutation of the partials (see "Order band").
-PP_HD static inline float pp_attn_order_row_sum(uint64_t seed, int64_t row, const float *l4)
+// The order band's permutation of the four row-sum partials of row `row` (seed ≠ 0): u picks one
+// of the 24 in the factorial number system.
+PP_HD static inline void pp_attn_order_row_sum_perm(uint64_t seed, int64_t row, int idx[4])
 {
-    if (seed == 0)
-        return (l4[0] + l4[2]) + (l4[1] + l4[3]);
     uint32_t u = pp_attn_order_bits(seed, PP_ATTN_ORDER_ROW_SUM, row, 0).v[0] % 24u;
-    int idx[4] = {0, 1, 2, 3};
-    for (int i = 0; i < 3; i++) {  // the factorial number system: u picks one of the 24 permutations
+    for (int i = 0; i < 4; i++)
+        idx[i] = i;
+    for (int i = 0; i < 3; i++) {
         int j = i + (int)(u % (uint32_t)(4 - i));
         u /= (uint32_t)(4 - i);
         int t = idx[i];
         idx[i] = idx[j];
         idx[j] = t;
     }
+}
+
+// FA2's quad all-reduce of the 4 partial row sums: (l0 + l2) + (l1 + l3) at seed 0, else the same
+// tree over a seeded permutation of the partials (see "Order band").
+PP_HD static inline float pp_attn_order_row_sum(uint64_t seed, int64_t row, const float *l4)
+{
+    if (seed == 0)
+        return (l4[0] + l4[2]) + (l4[1] + l4[3]);
+    int idx[4];
+    pp_attn_order_row_sum_perm(seed, row, idx);
     return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
 }
 
@@ -960,15 +969,8 @@ PP_HD static inline double pp_attn_order_row_sum64(uint64_t seed, int64_t row, c
 {
     if (seed == 0)
         return (l4[0] + l4[2]) + (l4[1] + l4[3]);
-    uint32_t u = pp_attn_order_bits(seed, PP_ATTN_ORDER_ROW_SUM, row, 0).v[0] % 24u;
-    int idx[4] = {0, 1, 2, 3};
-    for (int i = 0; i < 3; i++) {  // the permutation pp_attn_order_row_sum draws
-        int j = i + (int)(u % (uint32_t)(4 - i));
-        u /= (uint32_t)(4 - i);
-        int t = idx[i];
-        idx[i] = idx[j];
-        idx[j] = t;
-    }
+    int idx[4];
+    pp_attn_order_row_sum_perm(seed, row, idx);
     return (l4[idx[0]] + l4[idx[1]]) + (l4[idx[2]] + l4[idx[3]]);
 }
 

@@ -317,6 +317,23 @@ static const pp_comparison *run_cmp(const pp_run_result *r, const char *variant,
     return NULL;
 }
 
+// explain of c's variant bf16-plain on the CPU into r (freed by the caller); its result
+static const pp_variant_result *explain_bf16_plain(const pp_case *c, pp_run_result *r)
+{
+    pp_error err = {0};
+    pp_explain_opts e = {.variant = "bf16-plain"};
+    int rc = pp_explain_case(c, &cpu_opts, &e, r, &err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err.msg);
+    assert_int_equal(rc, PP_OK);
+    const pp_variant_result *vr = NULL;
+    for (int v = 0; v < r->n_variants; v++)
+        if (!strcmp(r->variants[v].name, "bf16-plain"))
+            vr = &r->variants[v];
+    assert_non_null(vr);
+    return vr;
+}
+
 static void explain_adamw_theta_store_carries_the_stall(void **state)
 {
     (void)state;
@@ -325,16 +342,7 @@ static void explain_adamw_theta_store_carries_the_stall(void **state)
     assert_int_equal(pp_case_parse(adamw_text, strlen(adamw_text), "adamw.toml", &c, &err), PP_OK);
     pp_run_result run, r;
     assert_int_equal(pp_run_case(&c, &cpu_opts, &run, &err), PP_OK);
-    pp_explain_opts e = {"bf16-plain", NULL};
-    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
-    if (rc)
-        fprintf(stderr, "  %s\n", err.msg);
-    assert_int_equal(rc, PP_OK);
-    const pp_variant_result *vr = NULL;
-    for (int v = 0; v < r.n_variants; v++)
-        if (!strcmp(r.variants[v].name, "bf16-plain"))
-            vr = &r.variants[v];
-    assert_non_null(vr);
+    const pp_variant_result *vr = explain_bf16_plain(&c, &r);
     assert_int_equal(vr->n_explain, 3);  // theta, m, v
     const pp_explain_table *t = &vr->explain[0];
     assert_string_equal(t->tensor, "theta");
@@ -380,16 +388,7 @@ static void explain_adamw_given_gradient_is_no_site(void **state)
     pp_error err = {0};
     assert_int_equal(pp_case_parse(synth_text, strlen(synth_text), "synth.toml", &c, &err), PP_OK);
     pp_run_result r;
-    pp_explain_opts e = {"bf16-plain", NULL};
-    int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
-    if (rc)
-        fprintf(stderr, "  %s\n", err.msg);
-    assert_int_equal(rc, PP_OK);
-    const pp_variant_result *vr = NULL;
-    for (int v = 0; v < r.n_variants; v++)
-        if (!strcmp(r.variants[v].name, "bf16-plain"))
-            vr = &r.variants[v];
-    assert_non_null(vr);
+    const pp_variant_result *vr = explain_bf16_plain(&c, &r);
     assert_int_equal(vr->n_explain, 3);  // theta, m, v
     for (int x = 0; x < vr->n_explain; x++) {
         const pp_explain_table *t = &vr->explain[x];
