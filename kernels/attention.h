@@ -579,8 +579,13 @@ typedef struct pp_attn_variant {
 // With binary64 inputs but its own site rounding, each step is RN_32 of the binary64 value (fmaf
 // where every operand is binary32: the kernel's op).
 // Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
-// not stores; exact would be the reference's own dot) and the non-naive fp32 row sum (but FA3
-// fp8's, above); FA2's epilogue 1/l (exact out keeps o·inv with the kernel's binary32 inv).
+// not stores; exact would be the reference's own dot); the unfused kernel's non-naive fp32 row
+// sum (flash's and FA3 fp8's are offered).
+// FA2 flash (attention_threads.h pp_attn_flash_finish_sum_x):
+//   row_sum      the 4 partial row sums in binary64 (their rescale l_q·corr too), reduced in the
+//                kernel's tree, in binary64; the epilogue's inv and lse read that l
+//   row_inv      the epilogue's 1/l in binary64 (the kernel: 1 ⊘ l); out_c = RN_F(RN_32(o_c·inv)),
+//                or the binary64 o_c·inv with out exact
 // With exact_sites = 0 every step is the one above, bit for bit.
 
 // 2^x and e^x of a binary64 argument rounded once to binary32 (exact sites, kind 2): the C

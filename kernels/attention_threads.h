@@ -792,6 +792,50 @@ PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const float
 // The flash epilogue (FA2's or FA3's, pp_attn_fp8_flash_finish) of row o, lse, with explain's
 // FA2 lse site (attention.h "Exact sites": m·α_32 + log l in binary64) and the binary64 shadows
 // of the out and lse stores (o·inv, or fp8's o·s, kept before finish rounds o).
+// FA2's epilogue with explain's row_sum or row_inv exact (attention.h "Exact sites"): l the
+// binary64 sum of the partials l4d (row_sum) or the kernel's binary32 l; inv = 1/l in binary64
+// (row_inv) or RN_32 of it (the kernel's 1 ⊘ l: RN_32 of the binary64 quotient is the same, a
+// division's double rounding being innocuous at 53 ≥ 2·24 + 2 bits); out_c = RN_F(RN_32(o_c·inv)),
+// its binary64 shadow o_c·inv (o64: the out site exact); lse from the same l, m·α_32 + log l in
+// binary64 when its site is exact (kept in lse64), else the kernel's fmaf on RN_32(l).
+PP_HD static inline void pp_attn_flash_finish_sum_x(const pp_attn_launch *L, int seen, float m, const float *l4,
+                                                   const double *l4d, float *o, float *lse, int64_t grow)
+{
+    int64_t d = L->d;
+    double *o64 = L->O64 ? L->O64 + (o - L->O) : NULL, *lse64 = L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL;
+    double l = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_SUM) ? pp_attn_order_row_sum64(L->order_seed, grow, l4d)
+                                                                   : (double)pp_attn_order_row_sum(L->order_seed, grow, l4);
+    if (!seen || l == 0.0) {
+        for (int64_t c = 0; c < d; c++) {
+            o[c] = 0.0f;
+            if (o64)
+                o64[c] = 0.0;
+        }
+        *lse = -INFINITY;
+        if (lse64)
+            *lse64 = -INFINITY;
+        return;
+    }
+    double inv = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_INV) ? 1.0 / l : (double)(float)(1.0 / l);
+    for (int64_t c = 0; c < d; c++) {
+        double x = (double)o[c] * inv;
+        if (o64)
+            o64[c] = x;
+        o[c] = o64 ? (float)x : pp_attn_store(pp_attn_out_fmt(L), (float)x);
+    }
+    if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE)) {
+        double lx = fma((double)m, (double)L->sc.alpha32, log(l));
+        *lse = (float)lx;
+        if (lse64)
+            *lse64 = lx;
+        return;
+    }
+    float l32 = (float)l;
+    *lse = fmaf(m, L->sc.alpha32, pp_attn_order_log(L->order_seed, grow, l32, pp_logf(l32)));
+    if (lse64)
+        *lse64 = *lse;
+}
+
 PP_HD static inline void pp_attn_flash_finish_x(const pp_attn_launch *L, int seen, float m, const float *l4, float *o,
                                                float *lse, int64_t grow)
 {
@@ -840,6 +884,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     // fp8 with a softmax scalar exact (attention_fp8.h, PP_ATTN_FP8_SOFTMAX_SITES): its own steps,
     // the row sums' binary64 shadows in l4d
     int x8 = L->fp8 && (L->exact_sites & PP_ATTN_FP8_SOFTMAX_SITES) != 0;
+    // FA2 with row_sum or row_inv exact: the same binary64 shadows, its own epilogue
+    int x2 = !L->fp8 && (L->exact_sites & (PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV))) != 0;
     double l4d[4] = {0.0, 0.0, 0.0, 0.0};
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
@@ -865,7 +911,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         double msd = x8 ? pp_attn_fp8_ms_x(L->exact_sites, L->fp8_sig, mn)  // attention.h "Exact sites"
                    : xmax ? pp_attn_flash_max_scaled64(&L->sc, mn) : (double)ms;
         pp_attn_flash_rescale(o, d, l4, corr);
-        for (int q = 0; x8 && q < 4; q++)
+        for (int q = 0; (x8 || x2) && q < 4; q++)
             l4d[q] *= corr;
         for (int64_t cb = j0 - j0 % pstep; cb < j1; cb += pstep) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + pstep < j1 ? cb + pstep : j1;
@@ -924,6 +970,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         pp_attn_fp8_finish_x(L->exact_sites, pp_attn_out_fmt(L), L->fp8_sig, L->fp8_xv, je >= 0, m, l4, l4d, o, d, lse,
                              L->O64 ? L->O64 + (o - L->O) : NULL, L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL,
                              L->order_seed, grow);
+    else if (x2)
+        pp_attn_flash_finish_sum_x(L, je >= 0, m, l4, l4d, o, lse, grow);
     else
         pp_attn_flash_finish_x(L, je >= 0, m, l4, o, lse, grow);
     if (L->ranges && je >= 0) {

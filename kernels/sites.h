@@ -230,8 +230,8 @@ static inline const pp_site_info *pp_site_get(int id)
         {PP_SITE_ATTN_SOFTMAX_SCALE, "attention", "softmax_scale",
          "FA3 fp8's exp2 scale with the descales folded in: σ' = RN_32(sl2·RN_32(X_q·X_k))", "fp32",
          "attention_plan.c: plan_body (pp_attn_fp8_sl2)", PP_SITE_AXIS_HEAD, NULL},
-        {PP_SITE_ATTN_ROW_INV, "attention", "row_inv", "FA3 fp8's epilogue 1/l of the row sum", "fp32",
-         "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_ROW_INV, "attention", "row_inv", "the flash epilogue's 1/l of the row sum", "fp32",
+         "attention.h: pp_attn_flash_finish; attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_OUT_SCALE, "attention", "out_scale", "FA3 fp8's epilogue scale s = (1/l)·X_v", "fp32",
          "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
     };

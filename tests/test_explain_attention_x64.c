@@ -198,6 +198,70 @@ static void x64_cp_merge_reads_partials(void **state)
     arun_free(&R);
 }
 
+// FA2's row_inv, on the row above: out and row_inv exact keep o·(1/l) = 5·(1/3) in binary64, the
+// binary64 5/3 (1 ulp_64 at most off); out exact alone keeps 5·RN_32(1/3). The lse does not read
+// 1/l: row_inv alone leaves it, and out (RN_32(5·(1/3)) = RN_32(5/3)) moves to the nearest
+// binary32 of 5/3.
+static void x64_flash_row_inv_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 3, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    arun R;
+    arun_init(&R, dm);
+    R.v[0] = 1, R.v[1] = 2, R.v[2] = 2;
+    pp_attn_variant v = flash_variant(PP_FMT_FP32);
+    arun_go(&R, v, 0, 0);
+    double nom_lse = R.lse[0];
+    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV), 0);
+    assert_true(R.out[0] == 5.0 * (1.0 / 3.0));
+    assert_true(fabs(R.out[0] - 5.0 / 3.0) <= 0x1p-52);
+    assert_true(R.lse[0] == nom_lse);
+    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_ROW_INV), 0);
+    assert_true(R.out[0] == (double)(float)(5.0 / 3.0));
+    assert_true(R.out[0] != 0x1.aaaaacp0);  // the nominal out (x64_flash_out_and_lse_by_hand)
+    arun_free(&R);
+}
+
+// FA2's row_sum, worked out: one query row q = 1 (d = 1, σ = 1: the scores are the keys, exact),
+// 1000 keys in [−2, 2) with the largest, 2, last (the first tile the kernel walks, so every later
+// tile's correction is exp2(0) = 1 and the partials are never rescaled). With softmax_in exact,
+// p_j = RN_32(2^((k_j − 2)·sl2)) in [2^−6, 1]: multiples of 2^−30 below 2^10, so their binary64
+// sum l64 is exact in any order. With row_sum and lse exact the lse is exactly fma(2, α_32 = 1,
+// log l64) = 2 + log l64 (binary64); without row_sum the binary32 quad sums round, and the lse
+// is 2 + log of that rounded l, further from it.
+static void x64_flash_row_sum_by_hand(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = N, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    arun R;
+    arun_init(&R, dm);
+    pp_test_rng r = {7};
+    R.q[0] = 1.0;
+    for (int j = 0; j < N - 1; j++)
+        R.k[j] = (double)(float)(pp_test_rng_unit(&r) * 4.0 - 2.0);
+    R.k[N - 1] = 2.0;
+    for (int j = 0; j < N; j++)
+        R.v[j] = 1.0;
+    pp_attn_variant v = flash_variant(PP_FMT_FP32);
+    pp_attn_scalars sc = {.alpha32 = 1.0f, .sl2 = (float)1.4426950408889634};
+    double msd = (double)pp_attn_flash_max_scaled(&sc, 2.0f), l64 = 0.0;
+    for (int j = 0; j < N; j++) {
+        float p = pp_attn_flash_p64(&sc, (float)R.k[j], msd, 1);
+        assert_true(p >= 0x1p-6f && p <= 1.0f);
+        l64 += p;
+    }
+    double want = 2.0 + log(l64);
+    pp_site_mask base = PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_LSE);
+    arun_go(&R, v, base, 0);
+    double lse_rounded_sum = R.lse[0];
+    arun_go(&R, v, base | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
+    assert_true(R.lse[0] == want);
+    assert_true(lse_rounded_sum != want);
+    assert_true(fabs(R.lse[0] - want) < fabs(lse_rounded_sum - want));
+    arun_free(&R);
+}
+
 // ---------------------------------------------------------------------------------------------
 // FA3 fp8's softmax scalars
 
@@ -280,6 +344,8 @@ int main(void)
         cmocka_unit_test(x64_flash_out_and_lse_by_hand),
         cmocka_unit_test(x64_backward_reads_and_grads),
         cmocka_unit_test(x64_cp_merge_reads_partials),
+        cmocka_unit_test(x64_flash_row_inv_by_hand),
+        cmocka_unit_test(x64_flash_row_sum_by_hand),
         cmocka_unit_test(x64_fp8_softmax_scalars_by_hand),
         cmocka_unit_test(x64_fp8_sites_reach_the_kernel),
     };

@@ -686,8 +686,8 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     // the softmax's binary32 scalar steps, made exact in binary64 (attention.h "Exact sites", kind 2):
     // every kernel has an exponent argument and an lse; the row max rounds only on flash (m·sl2)
     m |= PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_LSE);
-    if (!unf)
-        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX);
+    if (!unf)  // flash: also the 4 partial row sums and the epilogue's 1/l (FA2's, attention.h "Exact sites")
+        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX) | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV);
     if (cp)
         m |= PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_CP_OUT_MERGE) |
              PP_SITE_BIT(PP_SITE_ATTN_CP_LSE_MERGE);
