@@ -615,7 +615,8 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (fp8 && !strcmp(fp8, "te"))
         return "(TransformerEngine's FP8 DPA forward: where cudnn-frontend's reference applies each scale; the "
                "closed kernel's softmax form, exponential and P.V accumulation are the knobs te_softmax, te_exp, "
-               "te_pv, te_rescale_threshold; exp and log correctly rounded here)";
+               "te_pv, te_rescale_threshold; exp and log correctly rounded here, its dot products, P.V chains and row "
+               "sums in key order: run --orders measures what other orders move)";
     if (fp8 && !strcmp(fp8, "fa3"))
         return "(FlashAttention-3's FP8 forward: its exp2 argument, max offset, e4m3 conversions and order; its "
                "ex2.approx and __logf are correctly rounded exp2 and log here, its FP8 MMAs binary32 fma chains "
