@@ -598,6 +598,11 @@ typedef struct pp_attn_variant {
 //   lse          m·σ'·ln2_32 + log(l·2^−8) in binary64 (the kernel: fma(m, RN_32(σ'·ln2_32), log(l ⊗ 2^−8)))
 // With binary64 inputs but its own site rounding, each step is RN_32 of the binary64 value (fmaf
 // where every operand is binary32: the kernel's op).
+// TransformerEngine's fp8 (fp8 = te; attention_te_fp8.h): no exact site yet. Its row loop has no
+// binary64 shadows, so explain refuses a named te variant ("offers no exact sites") and, explaining
+// every variant, notes each te variant it leaves out (op_attention.c explain_none); the sites it
+// should offer: p's e4m3 quantisation, out's store, σ = RN_32(X_q·X_k·α), the softmax scalars
+// (the exponent's argument and correction, the row sums, the final division) and the lse.
 // Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
 // not stores; exact would be the reference's own dot) and the non-naive fp32 row sum (but FA3
 // fp8's, above); FA2's epilogue 1/l (exact out keeps o·inv with the kernel's binary32 inv).

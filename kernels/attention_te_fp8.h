@@ -64,7 +64,7 @@ PP_HD static inline float pp_attn_te_expf(const pp_attn_te_cfg *c, float x)
     return c->base == PP_ATTN_TE_EXP2 ? pp_attn_exp2f(x) : pp_expf(x);
 }
 
-// p or the correction as the row's key `key` sees it: pp_attn_te_expf moved by the order band's
+// p as the row's key `key` sees it: pp_attn_te_expf moved by the order band's
 // exp draw (pp_attn_order_exp, stream FWD_P: ±2 ulps, nothing at seed 0).
 PP_HD static inline float pp_attn_te_exp_at(const pp_attn_te_cfg *c, int64_t row, int64_t key, float x)
 {
