@@ -313,9 +313,29 @@
 //   Scales, not unknowns, for comparison: a stale amax_history_s = [0.5] (scale_s 896: every
 //     p ≥ 0.5 saturates at 448) 98.4% mismatched, max 2.11; amax_history_o = [4.0] (scale_o 112
 //     instead of the current 448/amax_o) 82.0%, max 1.28, against the quantised inputs 76.5%.
-// Not modelled: the MMAs' internal order and Hopper's truncating FP8 accumulation (mma stays
-//   fa3's: refused for te), the GPU's ex2.approx/__logf (correctly rounded here), e5m2 outputs,
-//   padding masks, dropout, bias; the order band does not perturb fp8 = te.
+// Not modelled: Hopper's truncating FP8 accumulation (mma stays fa3's: refused for te), the
+//   GPU's ex2.approx/__logf (correctly rounded here; the order band moves them by ulps), e5m2
+//   outputs, padding masks, dropout, bias; the MMAs' internal order nominally (a chain: the order
+//   band below samples others).
+// Order band (`run --orders`; see "Order band" below for the mechanism, the same seeds and streams):
+//   cuDNN's accumulation orders are not known, so the band walks them as FA2's: S's fp32 chain over
+//   d (GEMM PP_ATTN_MMA_S) and each P8·V8 chain over a tile's keys (PP_ATTN_MMA_PV; per-tile t or
+//   the chain form's running o) go through the chunks of 16 in increasing order, each chunk in its
+//   seeded order; the row sums (two-pass: l over all keys; online: each tile's ts, then l ⊕ ts as
+//   before) walk the same chunks under their own draw, PP_ATTN_MMA_TE_L; each p = exp(…) (stream
+//   FWD_P, keyed by the run's row r and key j, so two-pass's l and P see the same p) moves ±2 ulps
+//   and log l as FA2's __logf (pp_attn_order_log). The online correction exp(m ⊖ m_new) is not
+//   moved (as FA2's). Seed 0: the plain chains above, bit for bit (the baselines hold).
+//   Bounds: each chain is a reordering of the same exact terms (e4m3 products are exact in
+//   binary32), within γ_{n−1}·Σ|terms| of the exact sum (tests/test_attention_te_order.c, with a
+//   hand row where the order moves S from 2^16 to above it).
+//   Measured (fp8-attention, `run --orders 8`, all sources together; 9 runs): fp8-te's lse against
+//   the quantised inputs rms 6.73e-7 – 7.39e-7, max_ulp 1.6 – 128, max |error| 3.748e-6 in every
+//   run; its out figures (mismatch 62.90%, max |error| 0.1476, rms 0.01055) the same in all 9 to
+//   the digits printed: S is mostly exact (e4m3 products, 64 terms), and p moved by ulps rarely
+//   crosses a rounding boundary of P's or O's e4m3. fp8-te-stale-s: out's max |error| 2.07812 –
+//   2.07813. So te's out conclusions on this case are robust to order; its lse ones are not
+//   where two variants' lse are within 1e-6.
 // Devices: the host steps (quantisation, scalars, O's amax, scale and store) are written once,
 //   kernels/attention_te_run.c; the rows run on the CPU's thread pool (kernels/cpu/
 //   attention_te_fp8.c) or one GPU thread per row (kernels/cuda/attention_te_kernels.cu,
@@ -578,6 +598,11 @@ typedef struct pp_attn_variant {
 //   lse          m·σ'·ln2_32 + log(l·2^−8) in binary64 (the kernel: fma(m, RN_32(σ'·ln2_32), log(l ⊗ 2^−8)))
 // With binary64 inputs but its own site rounding, each step is RN_32 of the binary64 value (fmaf
 // where every operand is binary32: the kernel's op).
+// TransformerEngine's fp8 (fp8 = te; attention_te_fp8.h): no exact site yet. Its row loop has no
+// binary64 shadows, so explain refuses a named te variant ("offers no exact sites") and, explaining
+// every variant, notes each te variant it leaves out (op_attention.c explain_none); the sites it
+// should offer: p's e4m3 quantisation, out's store, σ = RN_32(X_q·X_k·α), the softmax scalars
+// (the exponent's argument and correction, the row sums, the final division) and the lse.
 // Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
 // not stores; exact would be the reference's own dot); the unfused kernel's non-naive fp32 row
 // sum (flash's and FA3 fp8's are offered).
@@ -870,6 +895,9 @@ enum { PP_ATTN_ORDER_FWD_P = 1, PP_ATTN_ORDER_BWD_P = 2, PP_ATTN_ORDER_ROW_SUM =
 // order for both: FA2 runs them with one TiledMmadKV, and the emulation in one loop).
 enum { PP_ATTN_MMA_S = 1, PP_ATTN_MMA_S_BWD = 2, PP_ATTN_MMA_DP = 3, PP_ATTN_MMA_PV = 4, PP_ATTN_MMA_DQ = 5,
        PP_ATTN_MMA_DKV = 6 };
+// fp8 = te's row sums (kernels/attention_te_fp8.h; attention.h "FP8 (fp8 = te)", order band): not
+// an MMA, but cuDNN's order of them is not known either, so they walk the same chunks of 16.
+enum { PP_ATTN_MMA_TE_L = 7 };
 
 // The permutation of chunk `chunk` (indices 16·chunk … 16·chunk + 15 of the GEMM's reduction) of
 // GEMM `gemm`: index 16·chunk + (a·r + c) mod 16 at step r; the gemm op's draw (kernels/gemm.h

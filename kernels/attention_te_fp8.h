@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "attention_threads.h"
 #include "format.h"
 #include "pp_hd.h"
 #include "pp_math.h"
@@ -29,6 +30,7 @@ typedef struct pp_attn_te_cfg {
     float xs;        // descale_s ⊗ 2^threshold (exact)
     float xv;        // descale_v
     float xsv;       // chain: RN_32(xv ⊗ xs), applied once after the last key
+    uint64_t order_seed;  // the order band (attention.h "FP8 (fp8 = te)", order band): 0 nominal
 } pp_attn_te_cfg;
 
 // The run's scalars from v and the descales X_q, X_k, X_v of the quantised q, k, v (binary32
@@ -52,6 +54,7 @@ PP_HD static inline pp_attn_te_cfg pp_attn_te_cfg_make(const pp_attn_variant *v,
     c.xs = (float)ldexp(pp_tensor_scale_inv(ss), sh);
     c.xv = (float)xv;
     c.xsv = c.xv * c.xs;
+    c.order_seed = v->order_seed;
     return c;
 }
 
@@ -59,6 +62,13 @@ PP_HD static inline pp_attn_te_cfg pp_attn_te_cfg_make(const pp_attn_variant *v,
 PP_HD static inline float pp_attn_te_expf(const pp_attn_te_cfg *c, float x)
 {
     return c->base == PP_ATTN_TE_EXP2 ? pp_attn_exp2f(x) : pp_expf(x);
+}
+
+// p as the row's key `key` sees it: pp_attn_te_expf moved by the order band's
+// exp draw (pp_attn_order_exp, stream FWD_P: ±2 ulps, nothing at seed 0).
+PP_HD static inline float pp_attn_te_exp_at(const pp_attn_te_cfg *c, int64_t row, int64_t key, float x)
+{
+    return pp_attn_order_exp(c->order_seed, PP_ATTN_ORDER_FWD_P, row, key, pp_attn_te_expf(c, x));
 }
 
 // P's e4m3 code value: RN_e4m3,sat(p ⊗ scale_s) (saturating: cvt.rn.satfinite, as TE's casts).
@@ -73,34 +83,48 @@ PP_HD static inline float pp_attn_te_max(float m, float x)
     return (x > m || x != x) ? x : m;
 }
 
+// S_j = the fp32 chain of q8·k8 over d from +0 (e4m3 products are exact), in the order band's
+// MMA k-chunk walk of GEMM PP_ATTN_MMA_S (0, 1, …, d − 1 at seed 0).
+PP_HD static inline float pp_attn_te_dot(const pp_attn_te_cfg *c, const float *q8, const float *k8, int64_t d)
+{
+    float acc = 0.0f;
+    pp_attn_mma_walk w;
+    int64_t e;
+    for (pp_attn_mma_begin(&w, c->order_seed, PP_ATTN_MMA_S, 0, d); pp_attn_mma_next(&w, &e);)
+        acc = fmaf(q8[e], k8[e], acc);
+    return acc;
+}
+
 // O += P8·V8 over keys [j0, j1) whose e4m3 P codes are in p8[j] (pv knob): block: per column the
 // fp32 chain of the tile from +0, then o ⊕ RN_32(RN_32(t ⊗ X_v) ⊗ X_s) (cudnn-frontend's reference);
 // chain: the running fp32 accumulator itself (o = fma(p8, v8, o)), its descales after the last key.
+// Each chain over the tile's keys in the order band's MMA k-chunk walk of GEMM PP_ATTN_MMA_PV
+// (key order at seed 0; one draw for every column, as one instruction shape would).
 PP_HD static inline void pp_attn_te_pv_tile(const pp_attn_te_cfg *c, const float *p8, const float *v, int64_t vstride,
                                             int64_t j0, int64_t j1, int64_t d, float *o)
 {
+    pp_attn_mma_walk w;
+    int64_t j;
     for (int64_t e = 0; e < d; e++) {
-        if (c->pv == PP_ATTN_TE_PV_CHAIN) {
-            float a = o[e];
-            for (int64_t j = j0; j < j1; j++)
-                a = fmaf(p8[j], v[j * vstride + e], a);
-            o[e] = a;
-        } else {
-            float t = 0.0f;
-            for (int64_t j = j0; j < j1; j++)
-                t = fmaf(p8[j], v[j * vstride + e], t);
-            o[e] = o[e] + (t * c->xv) * c->xs;
-        }
+        float a = c->pv == PP_ATTN_TE_PV_CHAIN ? o[e] : 0.0f;
+        for (pp_attn_mma_begin(&w, c->order_seed, PP_ATTN_MMA_PV, j0, j1); pp_attn_mma_next(&w, &j);)
+            a = fmaf(p8[j], v[j * vstride + e], a);
+        o[e] = c->pv == PP_ATTN_TE_PV_CHAIN ? a : o[e] + (a * c->xv) * c->xs;
     }
 }
 
 // One query row over its n visible keys: q8 [d]; key j's e4m3 row at k8 + j·kstride, v8 likewise.
-// x: n binary32 scratch. Writes o [d] (the row's binary32 O before the FP8 store), *lse (natural
+// row: the row's number in the run (lse's order), which the order band's exp and log draws key on.
+// x: n binary32 scratch. The row sums (two-pass: over all keys; online: each tile's) are fp32
+// chains in the order band's walk of PP_ATTN_MMA_TE_L (key order at seed 0), each p computed where
+// the walk reaches its key (p does not depend on the order; only the sums do). Writes o [d] (the row's binary32 O before the FP8 store), *lse (natural
 // log; −Inf for n = 0) and *amax_s (max of P before its scale, as the softmax made it).
-PP_HD static inline void pp_attn_te_row(const pp_attn_te_cfg *c, const float *q8, const float *k8, const float *v8,
-                                        int64_t kstride, int64_t n, int64_t d, float *x, float *o, float *lse,
-                                        float *amax_s)
+PP_HD static inline void pp_attn_te_row(const pp_attn_te_cfg *c, int64_t row, const float *q8, const float *k8,
+                                        const float *v8, int64_t kstride, int64_t n, int64_t d, float *x, float *o,
+                                        float *lse, float *amax_s)
 {
+    pp_attn_mma_walk w;
+    int64_t j;
     *amax_s = 0.0f;
     for (int64_t e = 0; e < d; e++)
         o[e] = 0.0f;
@@ -108,23 +132,19 @@ PP_HD static inline void pp_attn_te_row(const pp_attn_te_cfg *c, const float *q8
         *lse = -INFINITY;
         return;
     }
-    for (int64_t j = 0; j < n; j++) {  // S = Q8·K8ᵀ, an fp32 chain over d (e4m3 products are exact)
-        float acc = 0.0f;
-        for (int64_t e = 0; e < d; e++)
-            acc = fmaf(q8[e], k8[j * kstride + e], acc);
-        x[j] = acc * c->sigma;
-    }
+    for (j = 0; j < n; j++)  // S = Q8·K8ᵀ
+        x[j] = pp_attn_te_dot(c, q8, k8 + j * kstride, d) * c->sigma;
     float m = -INFINITY, l = 0.0f, am = 0.0f;
     int64_t bn = c->block_n;
     if (c->softmax == PP_ATTN_TE_TWO_PASS) {
-        for (int64_t j = 0; j < n; j++)
+        for (j = 0; j < n; j++)
             m = pp_attn_te_max(m, x[j]);
-        for (int64_t j = 0; j < n; j++)
-            l = l + pp_attn_te_expf(c, x[j] - m);
+        for (pp_attn_mma_begin(&w, c->order_seed, PP_ATTN_MMA_TE_L, 0, n); pp_attn_mma_next(&w, &j);)
+            l = l + pp_attn_te_exp_at(c, row, j, x[j] - m);
         for (int64_t j0 = 0; j0 < n; j0 += bn) {
             int64_t j1 = j0 + bn < n ? j0 + bn : n;
-            for (int64_t j = j0; j < j1; j++) {
-                float p = pp_attn_te_expf(c, x[j] - m) / l;
+            for (j = j0; j < j1; j++) {
+                float p = pp_attn_te_exp_at(c, row, j, x[j] - m) / l;
                 am = pp_attn_te_max(am, p);
                 x[j] = pp_attn_te_p8(c, p);
             }
@@ -134,19 +154,19 @@ PP_HD static inline void pp_attn_te_row(const pp_attn_te_cfg *c, const float *q8
         for (int64_t j0 = 0; j0 < n; j0 += bn) {
             int64_t j1 = j0 + bn < n ? j0 + bn : n;
             float mb = -INFINITY;
-            for (int64_t j = j0; j < j1; j++)
+            for (j = j0; j < j1; j++)
                 mb = pp_attn_te_max(mb, x[j]);
             // the running max moves only past the threshold (0: any larger max), as the reference
             float mn = (m == -INFINITY || mb != mb || (double)(mb - m) > c->thr) ? mb : m;
             if (m != -INFINITY && (double)(m - mn) < -c->thr) {
-                float corr = pp_attn_te_expf(c, m - mn);
+                float corr = pp_attn_te_expf(c, m - mn);  // not moved, as FA2's correction
                 for (int64_t e = 0; e < d; e++)
                     o[e] = o[e] * corr;
                 l = l * corr;
             }
             float ts = 0.0f;
-            for (int64_t j = j0; j < j1; j++) {
-                float p = pp_attn_te_expf(c, x[j] - mn);
+            for (pp_attn_mma_begin(&w, c->order_seed, PP_ATTN_MMA_TE_L, j0, j1); pp_attn_mma_next(&w, &j);) {
+                float p = pp_attn_te_exp_at(c, row, j, x[j] - mn);
                 ts = ts + p;
                 am = pp_attn_te_max(am, p);
                 x[j] = pp_attn_te_p8(c, p);
@@ -162,7 +182,7 @@ PP_HD static inline void pp_attn_te_row(const pp_attn_te_cfg *c, const float *q8
         o[e] = div == 1.0f ? t : t / div;
     }
     float lnm = c->base == PP_ATTN_TE_EXP2 ? m * 0.693147182f : m;
-    *lse = lnm + pp_logf(l);
+    *lse = lnm + pp_attn_order_log(c->order_seed, row, l, pp_logf(l));
     *amax_s = am;
 }
 
@@ -180,7 +200,7 @@ PP_HD static inline void pp_attn_te_row_at(const pp_attn_te_cfg *c, const pp_att
         n = last < 0 ? 0 : last + 1 < dm->s_kv ? last + 1 : dm->s_kv;
     }
     int64_t row = (bi * dm->s_q + i) * dm->h + hh, kv = (bi * dm->s_kv * dm->h_kv + g) * dm->d;
-    pp_attn_te_row(c, q8 + row * dm->d, k8 + kv, v8 + kv, dm->h_kv * dm->d, n, dm->d, x, o + row * dm->d, &lse[r],
+    pp_attn_te_row(c, r, q8 + row * dm->d, k8 + kv, v8 + kv, dm->h_kv * dm->d, n, dm->d, x, o + row * dm->d, &lse[r],
                    &amax_s[r]);
 }
 

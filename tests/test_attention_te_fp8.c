@@ -33,7 +33,7 @@ static void row(const pp_attn_te_cfg *c, float q8, const float *k8, const float 
                 float *amax_s)
 {
     float x[16];
-    pp_attn_te_row(c, &q8, k8, v8, 1, n, 1, x, o, lse, amax_s);
+    pp_attn_te_row(c, 0, &q8, k8, v8, 1, n, 1, x, o, lse, amax_s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ static void empty_and_nan_rows(void **state)
     row(&c, 1.0f, k8, v8, 2, o, &lse, &am);
     assert_true(isnan(o[0]) && !isnan(lse));
     float q2[2] = {1, 0}, k2[4] = {0, 0, -1, 0}, v2[4] = {NAN, 1, 1, 1}, x[2], o2[2];
-    pp_attn_te_row(&c, q2, k2, v2, 2, 2, 2, x, o2, &lse, &am);
+    pp_attn_te_row(&c, 0, q2, k2, v2, 2, 2, 2, x, o2, &lse, &am);
     assert_true(isnan(o2[0]) && o2[1] == 1.375f / (1.0f + 0.36787945f));
     const float kn[] = {NAN, 0}, vn[] = {1, 1};
     row(&c, 1.0f, kn, vn, 2, o, &lse, &am);

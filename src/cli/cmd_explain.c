@@ -153,8 +153,12 @@ int pp_cmd_explain(int argc, char **argv)
             fprintf(stderr, "precprobe: out of memory\n");
             rc = 3;
         } else if (!(rc = write_reports(&r, dir, html))) {
-            printf("%s: explain (%s on %s)\n%s\nreports: %s/report.txt %s/report.h5%s%s\n", c.name, c.op->name,
-                   r.device, tables, dir, dir, html ? " " : "", html ? html : "");
+            printf("%s: explain (%s on %s)\n%s\n", c.name, c.op->name, r.device, tables);
+            // the variants left out for a reason their op gives (one the user may have expected)
+            for (int v = 0; !variant && v < c.n_variants; v++)
+                if (pp_explain_none(&c, v))
+                    printf("note: variant '%s' not explained: %s\n", c.variants[v].name, pp_explain_none(&c, v));
+            printf("reports: %s/report.txt %s/report.h5%s%s\n", dir, dir, html ? " " : "", html ? html : "");
         }
         free(tables);
     }

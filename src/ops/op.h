@@ -239,6 +239,9 @@ struct pp_op {
     // emulation can make exact (bit s = kernels/sites.h's site s; pp_op_params.exact_sites);
     // NULL or 0: none.
     uint64_t (*explain_sites)(const pp_op_params *p, const pp_op_knobs *k);
+    // Why variant knobs k offer explain no site (explain_sites 0) when the op has a reason to give
+    // (a kernel it has not instrumented yet), one phrase; NULL: none (external, vendor, ...).
+    const char *(*explain_none)(const pp_op_params *p, const pp_op_knobs *k);
 };
 
 // The operation named name, or NULL.

@@ -47,6 +47,14 @@ static uint64_t sites_of(const pp_case *c, int v)
     return c->op->explain_sites(&c->params, &vs->knobs);
 }
 
+const char *pp_explain_none(const pp_case *c, int v)
+{
+    const pp_variant_spec *vs = &c->variants[v];
+    if (vs->external || !pp_op_emulated(c->op, &vs->knobs) || !c->op->explain_none || sites_of(c, v))
+        return NULL;
+    return c->op->explain_none(&c->params, &vs->knobs);
+}
+
 // The pair (actual v, expected w) of case cc, appended (whole tensors) when the case has none.
 static int pair_of(pp_case *cc, int v, int w, int *pair, pp_error *err)
 {
@@ -338,6 +346,9 @@ static int targets(pp_case *cc, const pp_explain_opts *e, unsigned char *is_targ
         int named = e->variant && !strcmp(cc->variants[v].name, e->variant);
         if (e->variant ? !named : (!sites_of(cc, v) || v == w))
             continue;
+        if (!sites_of(cc, v) && pp_explain_none(cc, v))
+            return pp_fail(err, PP_ERR_INPUT, "%s: explain: variant '%s' offers no exact sites: %s", cc->path,
+                           cc->variants[v].name, pp_explain_none(cc, v));
         if (!sites_of(cc, v))
             return pp_fail(err, PP_ERR_INPUT,
                            "%s: explain: variant '%s' has no rounding site the CPU emulation can make exact "

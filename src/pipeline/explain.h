@@ -30,6 +30,9 @@ typedef struct pp_explain_opts {
 int pp_explain_case(const pp_case *c, const pp_run_opts *o, const pp_explain_opts *e, pp_run_result *r,
                     pp_error *err);
 
+// Why variant v of c offers no exact site, as its op says (pp_op.explain_none), or NULL.
+const char *pp_explain_none(const pp_case *c, int v);
+
 // The statistics explain keeps of one comparison's.
 pp_explain_stats pp_explain_stats_of(const pp_close_stats *s);
 

@@ -67,4 +67,13 @@ wait $pid
 [ $? = 130 ] || fail "SIGINT: not exit 130 ($(cat "$tmp/int.err"))"
 grep -q 'interrupted (SIGINT)' "$tmp/int.err" || fail "SIGINT message: $(cat "$tmp/int.err")"
 [ -e "$tmp/int/report.txt" ] && fail "an interrupted explain wrote reports"
+# fp8 = "te" offers no exact site yet: named, a clear refusal (exit 2); every variant: a note for each te variant
+"$bin" explain cases/fp8-attention.toml --variant fp8-te --out "$tmp/te" -q --no-cache > /dev/null 2> "$tmp/te.err"
+[ $? -eq 2 ] || fail "fp8-te: explain did not refuse with exit 2"
+grep -q "explain: variant 'fp8-te' offers no exact sites: fp8 = \"te\"" "$tmp/te.err" || fail "fp8-te: refusal: $(cat "$tmp/te.err")"
+"$bin" explain cases/fp8-attention.toml --out "$tmp/fp8all" -q --no-cache > "$tmp/fp8all.txt" || fail "fp8-attention explain exited $?"
+for v in fp8-te fp8-te-stale-s; do
+    grep -q "^note: variant '$v' not explained: fp8 = \"te\"" "$tmp/fp8all.txt" || fail "no note for $v"
+done
+grep -q "^note: variant 'fp8-fa3' " "$tmp/fp8all.txt" && fail "a note for fp8-fa3, which has sites"
 echo "ok   explain"

@@ -43,6 +43,8 @@ if bash tests/e2e/cli.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)
 if bash tests/e2e/interrupt.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # --orders: te-cp-small's order bands, the CP conclusion robust to order
 if bash tests/e2e/orders.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# --orders on fp8 = "te": its band rows on fp8-attention, lse's band not a single value (tests/e2e/orders_te.sh)
+if bash tests/e2e/orders_te.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # run --shard I/N and merge: merge of 1, 2, 4 shards == the unsharded run; what merge refuses
 if bash tests/e2e/shards.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # the same for a [sweep]: merge of 1, 2, 4 shards == the unsharded sweep
