@@ -351,6 +351,45 @@ PP_HD static inline float pp_attn_fp8_corr_x(pp_site_mask x, double sig, float m
     return pp_attn_exp2f((float)((double)(m_old - m_new) * sig));
 }
 
+// The flash epilogues' binary64 steps shared by FA2's and FA3 fp8's (explain's exact sites,
+// attention.h "Exact sites"): the row sum l, from the binary64 partials l4d when row_sum is exact,
+// else the kernel's binary32 sum, in the order band's tree either way;
+PP_HD static inline double pp_attn_finish_l_x(pp_site_mask x, uint64_t order_seed, int64_t row, const float *l4,
+                                              const double *l4d)
+{
+    return pp_site_exact(x, PP_SITE_ATTN_ROW_SUM) ? pp_attn_order_row_sum64(order_seed, row, l4d)
+                                                  : (double)pp_attn_order_row_sum(order_seed, row, l4);
+}
+// the empty row (no key seen, or l = 0): zeros and lse −Inf, the shadows too;
+PP_HD static inline void pp_attn_finish_empty_x(float *o, double *o64, int64_t d, float *lse, double *lse64)
+{
+    for (int64_t c = 0; c < d; c++) {
+        o[c] = 0.0f;
+        if (o64)
+            o64[c] = 0.0;
+    }
+    *lse = -INFINITY;
+    if (lse64)
+        *lse64 = -INFINITY;
+}
+// lse = fma(m, a, log(l·w)): with the lse exact in binary64 (a64, kept in lse64), else the kernel's
+// fmaf with its binary32 factor a32 on RN_32(l·w) (w: FA2 1, FA3 fp8 2^−8, exact either way).
+PP_HD static inline void pp_attn_finish_lse_x(pp_site_mask x, float m, double a64, float a32, double l, double w,
+                                              uint64_t order_seed, int64_t row, float *lse, double *lse64)
+{
+    if (pp_site_exact(x, PP_SITE_ATTN_LSE)) {
+        double v = fma((double)m, a64, log(l * w));
+        *lse = (float)v;
+        if (lse64)
+            *lse64 = v;
+        return;
+    }
+    float ls = (float)(l * w);
+    *lse = fmaf(m, a32, pp_attn_order_log(order_seed, row, ls, pp_logf(ls)));
+    if (lse64)
+        *lse64 = *lse;
+}
+
 // FA3's epilogue (pp_attn_fp8_finish) with the exact sites: l from the binary32 partials l4, or
 // (row_sum exact) from their binary64 shadows l4d, in the order band's tree either way; inv = 1/l, s = inv·X_v, out = RN_F(o·s) (o64: the out store exact, o·s kept in
 // binary64, o then RN_32 of it); lse = fma(m, σ'·ln2_32, log(l·2^−8)) (ln2_32 = RN_32(ln 2), the
@@ -360,17 +399,9 @@ PP_HD static inline void pp_attn_fp8_finish_x(pp_site_mask x, pp_format_id f, do
                                               const float *l4, const double *l4d, float *o, int64_t d, float *lse,
                                               double *o64, double *lse64, uint64_t order_seed, int64_t row)
 {
-    int xsum = pp_site_exact(x, PP_SITE_ATTN_ROW_SUM);
-    double l = xsum ? pp_attn_order_row_sum64(order_seed, row, l4d) : (double)pp_attn_order_row_sum(order_seed, row, l4);
+    double l = pp_attn_finish_l_x(x, order_seed, row, l4, l4d);
     if (!seen || l == 0.0) {
-        for (int64_t c = 0; c < d; c++) {
-            o[c] = 0.0f;
-            if (o64)
-                o64[c] = 0.0;
-        }
-        *lse = -INFINITY;
-        if (lse64)
-            *lse64 = -INFINITY;
+        pp_attn_finish_empty_x(o, o64, d, lse, lse64);
         return;
     }
     double inv = pp_site_exact(x, PP_SITE_ATTN_ROW_INV) ? 1.0 / l : (double)(float)(1.0 / l);
@@ -384,17 +415,7 @@ PP_HD static inline void pp_attn_fp8_finish_x(pp_site_mask x, pp_format_id f, do
         }
     }
     const float ln2 = 0.693147182f;
-    if (pp_site_exact(x, PP_SITE_ATTN_LSE)) {
-        double v = fma((double)m, sig * (double)ln2, log(l / 256.0));
-        *lse = (float)v;
-        if (lse64)
-            *lse64 = v;
-        return;
-    }
-    float ls = (float)(l / 256.0);
-    *lse = fmaf(m, (float)(sig * (double)ln2), pp_attn_order_log(order_seed, row, ls, pp_logf(ls)));
-    if (lse64)
-        *lse64 = *lse;
+    pp_attn_finish_lse_x(x, m, sig * (double)ln2, (float)(sig * (double)ln2), l, 0x1p-8, order_seed, row, lse, lse64);
 }
 
 // The flash epilogue of either arithmetic (fp8 0: pp_attn_flash_finish, FA2's).

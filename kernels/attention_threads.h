@@ -803,17 +803,9 @@ PP_HD static inline void pp_attn_flash_finish_sum_x(const pp_attn_launch *L, int
 {
     int64_t d = L->d;
     double *o64 = L->O64 ? L->O64 + (o - L->O) : NULL, *lse64 = L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL;
-    double l = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_SUM) ? pp_attn_order_row_sum64(L->order_seed, grow, l4d)
-                                                                   : (double)pp_attn_order_row_sum(L->order_seed, grow, l4);
+    double l = pp_attn_finish_l_x(L->exact_sites, L->order_seed, grow, l4, l4d);
     if (!seen || l == 0.0) {
-        for (int64_t c = 0; c < d; c++) {
-            o[c] = 0.0f;
-            if (o64)
-                o64[c] = 0.0;
-        }
-        *lse = -INFINITY;
-        if (lse64)
-            *lse64 = -INFINITY;
+        pp_attn_finish_empty_x(o, o64, d, lse, lse64);
         return;
     }
     double inv = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_INV) ? 1.0 / l : (double)(float)(1.0 / l);
@@ -823,17 +815,8 @@ PP_HD static inline void pp_attn_flash_finish_sum_x(const pp_attn_launch *L, int
             o64[c] = x;
         o[c] = o64 ? (float)x : pp_attn_store(pp_attn_out_fmt(L), (float)x);
     }
-    if (pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE)) {
-        double lx = fma((double)m, (double)L->sc.alpha32, log(l));
-        *lse = (float)lx;
-        if (lse64)
-            *lse64 = lx;
-        return;
-    }
-    float l32 = (float)l;
-    *lse = fmaf(m, L->sc.alpha32, pp_attn_order_log(L->order_seed, grow, l32, pp_logf(l32)));
-    if (lse64)
-        *lse64 = *lse;
+    pp_attn_finish_lse_x(L->exact_sites, m, (double)L->sc.alpha32, L->sc.alpha32, l, 1.0, L->order_seed, grow, lse,
+                         lse64);
 }
 
 PP_HD static inline void pp_attn_flash_finish_x(const pp_attn_launch *L, int seen, float m, const float *l4, float *o,
