@@ -113,9 +113,21 @@ typedef enum pp_gemm_scale {
 // Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores" (arXiv 2512.07004) model H100's
 // FP8 inner products bit for bit (only their abstract was read here: their parameters are not
 // compared), and Fasi, Higham, Mikaitis & Pranesh (PeerJ CS 7:e330, 2021) designed this kind of
-// test vector; the parameters above are the H200's as measured (tools/fit_fp8_accum.py). Not known: whether other cuBLASLt kernels (other shapes,
-// split-K, other versions) keep the same promotion interval — the 16×16 and 256×256 GEMMs agreed;
-// e5m2 operands and ±Inf were not measured (the model extends e4m3's rule to e5m2's exponents).
+// test vector; the parameters above are the H200's as measured (tools/fit_fp8_accum.py).
+// Measured again on 2026-11-26 on an NVIDIA H100 80GB HBM3 (the same torch and cuBLASLt): every
+// output of tools/probe_fp8_accum.py was the H200's, bit for bit. e5m2 on the same H100 with
+// tools/probe_fp8_accum_e5m2.py: e4m3 × e5m2 and e5m2 × e4m3 (cuBLASLt on sm_90 runs no
+// e5m2 × e5m2, and torch refuses it), 1,873 constructed dot products per pair (2^L + 2^(L−k) at
+// L = 12, 20, −8 and K = 32, 128, 1024; ±2^12 ± m·2^(12−k); e5m2 subnormals alone and beside
+// 2^q; a subnormal product setting the group's exponent beside ±m·2^r; ±Inf, Inf − Inf, Inf·0,
+// NaN, 57344·448·32) and two random 128×128×4096 GEMMs each: the model, with e5m2's subnormals
+// counted at emin = −14 as e4m3's at −6, reproduces every one of both modes bit for bit (emin −15
+// fails the subnormal-exponent rows), and ±Inf products follow IEEE (Inf − Inf and Inf·0 give
+// NaN); fixtures tests/data/sm90_fp8/probe_e4m3xe5m2.bin, probe_e5m2xe4m3.bin. Not known:
+// whether other cuBLASLt kernels (other shapes, split-K, other versions) keep the same promotion
+// interval — the 16×16 and 256×256 GEMMs agreed; format = "e5m2" (both operands e5m2, which
+// wgmma can run through CUTLASS but cuBLASLt cannot) applies the same rule, measured on the two
+// mixed pairs only.
 typedef enum pp_gemm_mma {
     PP_GEMM_MMA_FP32_CHAIN = 0,  // binary32 fmaf chain (CUDA cores; the historical model)
     PP_GEMM_MMA_SM90_FP8,        // Hopper FP8 wgmma, promoted to fp32 every 128 elements of k

@@ -1,5 +1,5 @@
 // sm90_fp8_mma.h — Hopper's FP8 tensor-core accumulation (wgmma e4m3/e5m2 → fp32), as measured
-// bit for bit on an H200, and cuBLASLt's promotion of it. C11 and nvcc (PP_HD): the scaled GEMM
+// bit for bit on an H200 and an H100, and cuBLASLt's promotion of it. C11 and nvcc (PP_HD): the scaled GEMM
 // (kernels/gemm_scaled_thread.h) and FA3's FP8 forward (kernels/attention_fp8.h) call it on the
 // CPU and the GPU alike, so the two cannot drift.
 //
@@ -17,8 +17,9 @@
 // Promotion (cuBLASLt without CUBLASLT_MATMUL_DESC_FAST_ACCUM; CUTLASS's 2xAcc): every
 // PP_SM90_FP8_PROMOTE elements of the reduction, total = RN_32(total + C) and C restarts from +0;
 // the output is RN_32(total + C) at the end. With fast accumulation (promote 0) the output is C.
-// Non-finite products (e5m2 ±Inf, NaN) are not measured beyond e4m3's NaN → NaN: a group with one
-// returns the IEEE sum of C and its non-finite products (NaN or ±Inf), which then stays.
+// Non-finite products (e5m2 ±Inf, NaN): a group with one returns the IEEE sum of C and its
+// non-finite products (NaN or ±Inf), which then stays — measured on an H100 with e4m3 × e5m2 and
+// e5m2 × e4m3 (±Inf·1, Inf − Inf, Inf·0, NaN, Inf beside 2^12), as e5m2's subnormals at emin −14.
 #ifndef PP_SM90_FP8_MMA_H
 #define PP_SM90_FP8_MMA_H
 

@@ -1,13 +1,15 @@
-// test_sm90_fp8_mma.c — kernels/sm90_fp8_mma.h, Hopper's FP8 accumulation, against what an H200
-// returned (tests/data/sm90_fp8/probe.bin: every constructed dot product of
-// tools/probe_fp8_accum.py and a slice of its two random 256×256×4096 GEMMs, both
-// use_fast_accum modes, made by tests/data/sm90_fp8/make_fixture.py), bit for bit; and
-// hand-computed cases for each rule of the model (kernels/gemm.h "Hopper FP8 accumulation").
+// test_sm90_fp8_mma.c — kernels/sm90_fp8_mma.h, Hopper's FP8 accumulation, against what GPUs
+// returned, bit for bit: tests/data/sm90_fp8/probe.bin (an H200; an H100 gave the same bits: every
+// constructed dot product of tools/probe_fp8_accum.py and a slice of its two random 256×256×4096
+// GEMMs, e4m3 × e4m3) and probe_e4m3xe5m2.bin, probe_e5m2xe4m3.bin (an H100,
+// tools/probe_fp8_accum_e5m2.py), both use_fast_accum modes, made by
+// tests/data/sm90_fp8/make_fixture.py; and hand-computed cases for each rule of the model
+// (kernels/gemm.h "Hopper FP8 accumulation").
 #include "test_util.h"
 
 #include "sm90_fp8_mma.h"
 
-#define FIXTURE "tests/data/sm90_fp8/probe.bin"
+#define FIXTURE_DIR "tests/data/sm90_fp8/"
 #define E4M3_EMIN (-6)
 #define E5M2_EMIN (-14)
 
@@ -19,6 +21,23 @@ static double e4m3(uint8_t code)
     return code & 0x80 ? -v : v;
 }
 
+// e5m2 code → value (bias 15, S.11111.00 ±Inf, S.11111.xx NaN).
+static double e5m2(uint8_t code)
+{
+    int e = (code >> 2) & 31, m = code & 3;
+    double v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexp(m, -16) : ldexp(4 + m, e - 17);
+    return code & 0x80 ? -v : v;
+}
+
+// One operand format of a fixture: its decoder and the exponent the adder gives its subnormals.
+typedef struct fp8_format {
+    double (*decode)(uint8_t);
+    int emin;
+} fp8_format;
+
+static const fp8_format FORMAT_E4M3 = {.decode = e4m3, .emin = E4M3_EMIN};
+static const fp8_format FORMAT_E5M2 = {.decode = e5m2, .emin = E5M2_EMIN};
+
 static uint32_t f32_bits(float x)
 {
     uint32_t u;
@@ -27,18 +46,18 @@ static uint32_t f32_bits(float x)
 }
 
 // The model's output bits for both modes, compared with the GPU's; NaN equals NaN.
-static int check(const double *a, const double *b, int64_t k, uint32_t slow, uint32_t fast, const char *what,
-                 long index)
+static int check(const double *a, const double *b, int64_t k, int emin_a, int emin_b, uint32_t slow, uint32_t fast,
+                 const char *what, long index)
 {
-    float got[2] = {pp_sm90_fp8_dot(a, 1, b, 1, k, E4M3_EMIN, E4M3_EMIN, PP_SM90_FP8_PROMOTE),
-                    pp_sm90_fp8_dot(a, 1, b, 1, k, E4M3_EMIN, E4M3_EMIN, 0)};
+    float got[2] = {pp_sm90_fp8_dot(a, 1, b, 1, k, emin_a, emin_b, PP_SM90_FP8_PROMOTE),
+                    pp_sm90_fp8_dot(a, 1, b, 1, k, emin_a, emin_b, 0)};
     uint32_t want[2] = {slow, fast};
     int bad = 0;
     for (int mode = 0; mode < 2; mode++) {
         float w;
         memcpy(&w, &want[mode], sizeof w);
         if (f32_bits(got[mode]) != want[mode] && !(isnan(got[mode]) && isnan(w))) {
-            fprintf(stderr, "  %s #%ld %s: model %a (0x%08x), H200 %a (0x%08x)\n", what, index,
+            fprintf(stderr, "  %s #%ld %s: model %a (0x%08x), GPU %a (0x%08x)\n", what, index,
                     mode ? "fast" : "slow", (double)got[mode], f32_bits(got[mode]), (double)w, want[mode]);
             bad++;
         }
@@ -56,18 +75,22 @@ static int32_t le32(const unsigned char *p)
     return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
 }
 
-static void fixture_reproduced_bit_for_bit(void **state)
+// Every output of one fixture (tests/data/sm90_fp8/make_fixture.py) reproduced; the header names
+// the codes' formats ("formats e4m3 e5m2"; e4m3 e4m3 where absent) and the counts.
+static void fixture_reproduced(const char *path, long min_dots)
 {
-    (void)state;
-    FILE *f = fopen(FIXTURE, "rb");
+    FILE *f = fopen(path, "rb");
     assert_non_null(f);
-    char line[4096];
+    char line[4096], fa_name[8] = "e4m3", fb_name[8] = "e4m3";
     long ndots = -1, nblocks = -1;
     while (fgets(line, sizeof line, f) && strcmp(line, "end\n") != 0) {
         sscanf(line, "dots %ld", &ndots);
         sscanf(line, "blocks %ld", &nblocks);
+        sscanf(line, "formats %7s %7s", fa_name, fb_name);
     }
-    assert_true(ndots > 4000 && nblocks == 2);
+    assert_true(ndots >= min_dots && nblocks == 2);
+    const fp8_format *fa = strcmp(fa_name, "e5m2") == 0 ? &FORMAT_E5M2 : &FORMAT_E4M3;
+    const fp8_format *fb = strcmp(fb_name, "e5m2") == 0 ? &FORMAT_E5M2 : &FORMAT_E4M3;
     int bad = 0;
     long checked = 0;
     double *a = NULL, *b = NULL;
@@ -85,9 +108,9 @@ static void fixture_reproduced_bit_for_bit(void **state)
             int32_t first = le32(u), count = le32(u + 4);
             assert_true(first >= 0 && count > 0 && first + count <= k);
             for (int32_t l = first; l < first + count; l++)
-                a[l] = e4m3(u[8]), b[l] = e4m3(u[9]);
+                a[l] = fa->decode(u[8]), b[l] = fb->decode(u[9]);
         }
-        bad += check(a, b, k, (uint32_t)le32(h + 8), (uint32_t)le32(h + 12), "dot", i);
+        bad += check(a, b, k, fa->emin, fb->emin, (uint32_t)le32(h + 8), (uint32_t)le32(h + 12), "dot", i);
         checked++;
     }
     for (long blk = 0; blk < nblocks && bad < 10; blk++) {
@@ -103,9 +126,11 @@ static void fixture_reproduced_bit_for_bit(void **state)
         for (int32_t i = 0; i < m; i++)
             for (int32_t j = 0; j < n; j++) {
                 for (int32_t l = 0; l < k; l++)
-                    a[l] = e4m3(ca[(size_t)i * (size_t)k + (size_t)l]), b[l] = e4m3(cb[(size_t)j * (size_t)k + (size_t)l]);
+                    a[l] = fa->decode(ca[(size_t)i * (size_t)k + (size_t)l]),
+                    b[l] = fb->decode(cb[(size_t)j * (size_t)k + (size_t)l]);
                 size_t o = (size_t)i * (size_t)n + (size_t)j;
-                bad += check(a, b, k, (uint32_t)le32(out + 4 * o), (uint32_t)le32(out + 4 * ((size_t)m * (size_t)n + o)),
+                bad += check(a, b, k, fa->emin, fb->emin, (uint32_t)le32(out + 4 * o),
+                             (uint32_t)le32(out + 4 * ((size_t)m * (size_t)n + o)),
                              blk ? "rand_loguniform" : "rand_normal_outliers", (long)o);
                 checked++;
             }
@@ -117,6 +142,26 @@ static void fixture_reproduced_bit_for_bit(void **state)
     free(a), free(b);
     assert_int_equal(bad, 0);
     assert_int_equal(checked, ndots + 2 * 8 * 16);
+}
+
+// e4m3 × e4m3 (tools/probe_fp8_accum.py): an H200's outputs; an H100's were the same bits.
+static void fixture_e4m3_reproduced_bit_for_bit(void **state)
+{
+    (void)state;
+    fixture_reproduced(FIXTURE_DIR "probe.bin", 4000);
+}
+
+// e4m3 × e5m2 and e5m2 × e4m3 (tools/probe_fp8_accum_e5m2.py), an H100's outputs.
+static void fixture_e4m3_e5m2_reproduced_bit_for_bit(void **state)
+{
+    (void)state;
+    fixture_reproduced(FIXTURE_DIR "probe_e4m3xe5m2.bin", 1500);
+}
+
+static void fixture_e5m2_e4m3_reproduced_bit_for_bit(void **state)
+{
+    (void)state;
+    fixture_reproduced(FIXTURE_DIR "probe_e5m2xe4m3.bin", 1500);
 }
 
 // A dot product of length k with the given (position, a, b) terms, every other product 0.
@@ -236,7 +281,9 @@ int main(void)
         cmocka_unit_test(cancellation_across_groups),
         cmocka_unit_test(promotion_boundary),
         cmocka_unit_test(zeros_and_specials),
-        cmocka_unit_test(fixture_reproduced_bit_for_bit),
+        cmocka_unit_test(fixture_e4m3_reproduced_bit_for_bit),
+        cmocka_unit_test(fixture_e4m3_e5m2_reproduced_bit_for_bit),
+        cmocka_unit_test(fixture_e5m2_e4m3_reproduced_bit_for_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
