@@ -238,7 +238,8 @@ static void close_fast_fp64_inexact_and_overflow(void **state)
     (void)state;
     pp_test_rng r = {pp_test_seed() ^ 0xF64u};
     static double a[NMAX], e[NMAX];
-    pp_close_opts o = {1e-7, 1e-7, 0, 2, 1, PP_FMT_FP64, PP_FMT_FP64};
+    pp_close_opts o = {.rtol = 1e-7, .atol = 1e-7, .torch_major = 2, .torch_minor = 1,
+                       .actual_format = PP_FMT_FP64, .expected_format = PP_FMT_FP64};
     for (int64_t i = 0; i < NMAX; i++) {
         switch (pp_test_rng_next(&r) % 6) {
         case 0: a[i] = DBL_MAX, e[i] = -DBL_MAX; break;                          // overflows
@@ -286,7 +287,8 @@ static void close_fast_half_rounding_edges(void **state)
         for (int t = 0; t < 5; t++)
             for (int eq = 0; eq < 2; eq++) {
                 pp_format_id f = fmt ? PP_FMT_BF16 : PP_FMT_FP16;
-                pp_close_opts o = {rt[t], at[t], eq, 2, 1, f, f};
+                pp_close_opts o = {.rtol = rt[t], .atol = at[t], .equal_nan = eq, .torch_major = 2, .torch_minor = 1,
+                                   .actual_format = f, .expected_format = f};
                 pp_close_stats fast, slow;
                 pp_close_stats_init(&fast);
                 pp_close_stats_init(&slow);
@@ -328,8 +330,13 @@ static void close_fast_half_lanes(void **state)
             if ((k >> 56) % 32 == 1)
                 e[i] = odd[(k >> 36) % 9];
         }
-        pp_close_opts o = {rt[pp_test_rng_next(&r) % 5], at[pp_test_rng_next(&r) % 5],
-                           (int)(pp_test_rng_next(&r) & 1), 2, 1, f, f};
+        pp_close_opts o = {.rtol = rt[pp_test_rng_next(&r) % 5],
+                           .atol = at[pp_test_rng_next(&r) % 5],
+                           .equal_nan = (int)(pp_test_rng_next(&r) & 1),
+                           .torch_major = 2,
+                           .torch_minor = 1,
+                           .actual_format = f,
+                           .expected_format = f};
         pp_close_stats fast, slow;
         pp_close_stats_init(&fast);
         pp_close_stats_init(&slow);

@@ -291,7 +291,7 @@ static void explain_text(const char *text, const char *variant, const char *agai
 {
     load(text, c);
     pp_error err = {0};
-    pp_explain_opts e = {variant, against};
+    pp_explain_opts e = {.variant = variant, .against = against};
     int rc = pp_explain_case(c, &cpu_opts, &e, r, &err);
     if (rc)
         fprintf(stderr, "  %s\n", err.msg);
@@ -334,7 +334,7 @@ static void explain_gemm_accumulation_carries_the_inf(void **state)
     pp_run_result run, r;
     pp_error err = {0};
     assert_int_equal(pp_run_case(&c, &cpu_opts, &run, &err), PP_OK);
-    pp_explain_opts e = {NULL, NULL};
+    pp_explain_opts e = {.variant = NULL};
     int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
     if (rc)
         fprintf(stderr, "  %s\n", err.msg);
@@ -459,7 +459,7 @@ static void explain_gemm_shares_add_up(void **state)
     load(storage_text, &c);
     pp_run_result r;
     pp_error err = {0};
-    pp_explain_opts e = {"storage", "reference"};
+    pp_explain_opts e = {.variant = "storage", .against = "reference"};
     assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_OK);
     const pp_explain_table *t = table_of(&r, "storage");
     assert_non_null(t);
@@ -501,7 +501,7 @@ static void explain_gemm_bad_requests(void **state)
     load(storage_text, &c);
     pp_run_result r;
     pp_error err = {0};
-    pp_explain_opts e = {"nope", NULL};
+    pp_explain_opts e = {.variant = "nope"};
     assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_ERR_INPUT);
     assert_non_null(strstr(err.msg, "no variant 'nope'"));
     e = (pp_explain_opts){"storage", "nope"};

@@ -100,7 +100,7 @@ static void check_case(const char *text)
         pp_run_group_free(op, &g);
     }
     pp_run_result r;
-    pp_explain_opts e = {NULL, NULL};
+    pp_explain_opts e = {.variant = NULL};
     int rc = pp_explain_case(&c, &cpu_opts, &e, &r, &err);
     if (rc)
         fprintf(stderr, "  %s\n", err.msg);
@@ -174,7 +174,7 @@ static void explain_report_h5_round_trip(void **state)
     pp_error err = {0};
     assert_int_equal(pp_case_parse(adamw_text, strlen(adamw_text), "paths.toml", &c, &err), PP_OK);
     pp_run_result r, back;
-    pp_explain_opts e = {"kahan", NULL};
+    pp_explain_opts e = {.variant = "kahan"};
     assert_int_equal(pp_explain_case(&c, &cpu_opts, &e, &r, &err), PP_OK);
     // a NaN share (nothing left to remove) must survive the trip too
     int kv = -1;

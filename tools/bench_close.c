@@ -90,7 +90,10 @@ int main(void)
     };
     printf("bench_close: %d pairs per run, best of %d\n", N, REPEAT);
     for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-        pp_close_opts o = {0, 0, 0, modes[k].major, modes[k].minor, modes[k].fa, modes[k].fe};
+        pp_close_opts o = {.torch_major = modes[k].major,
+                           .torch_minor = modes[k].minor,
+                           .actual_format = modes[k].fa,
+                           .expected_format = modes[k].fe};
         pp_default_tolerances(o.actual_format, o.expected_format, &o.rtol, &o.atol);
         fill(&o, a, e);
         double best = INFINITY, best_naive = INFINITY;

@@ -134,9 +134,13 @@ int pp_cmd_explain(int argc, char **argv)
     char cache[PP_PATH_MAX] = "";
     if (!no_cache)
         cache_s ? (void)snprintf(cache, sizeof cache, "%s", cache_s) : pp_ref_cache_default_dir(cache, sizeof cache);
-    pp_run_opts o = {"cpu", threads, 0, quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
-                     reference, cache, 0, orders, 0};
-    pp_explain_opts e = {variant, against};
+    pp_run_opts o = {.device = "cpu",
+                     .threads = threads,
+                     .progress = quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
+                     .reference_method = reference,
+                     .cache_dir = cache,
+                     .orders = orders};
+    pp_explain_opts e = {.variant = variant, .against = against};
     rc = pp_explain_case(&c, &o, &e, &r, &err);
     if (rc) {
         fprintf(stderr, "precprobe: %s\n", err.msg);

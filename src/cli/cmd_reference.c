@@ -137,8 +137,11 @@ int pp_cmd_reference(int argc, char **argv)
     char cache[PP_PATH_MAX] = "";
     if (!no_cache)
         cache_s ? (void)snprintf(cache, sizeof cache, "%s", cache_s) : pp_ref_cache_default_dir(cache, sizeof cache);
-    pp_run_opts o = {"cpu", threads, 0, quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
-                     method, cache, 0, 0, 0};
+    pp_run_opts o = {.device = "cpu",
+                     .threads = threads,
+                     .progress = quiet ? PP_PROGRESS_OFF : isatty(2) ? PP_PROGRESS_BAR : PP_PROGRESS_LOG,
+                     .reference_method = method,
+                     .cache_dir = cache};
     pp_tensor in[PP_MAX_OP_TENSORS], refs[PP_MAX_OP_TENSORS];
     pp_reference_info info[PP_MAX_OP_TENSORS];
     memset(in, 0, sizeof in);
