@@ -34,6 +34,9 @@ NVFLAGS    := -O2 -std=c++17 --fmad=false $(INCLUDES) -Xcompiler -Wall -Xcompile
 CU_SRCS    := $(wildcard kernels/cuda/*.cu)
 CU_OBJS    := $(patsubst %.cu,build/rel/%.o,$(CU_SRCS))
 CUDA_DEF   := -DPP_HAVE_CUDA=1
+# tools/probe_wgmma_fp8.cu: a stand-alone measurement of Hopper's wgmma (sm_90a only), built with
+# the tests so that it keeps compiling; run by hand on an H100/H200 (README "FP8 accumulation probe")
+CUDA_TOOLS := build/rel/tools/probe_wgmma_fp8
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 endif
 
@@ -111,6 +114,9 @@ build/rel/tests/%: build/rel/tests/%.o build/rel/libprecprobe.a
 	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) -lcmocka $(CUDA_LIBS)
 build/san/tests/%: build/san/tests/%.o build/san/libprecprobe.a
 	$(CC) $(CFLAGS_san) $(LDFLAGS_san) $^ -o $@ $(LIBS) -lcmocka
+build/rel/tools/probe_wgmma_fp8: tools/probe_wgmma_fp8.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a $< -o $@
 build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
 	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) $(CUDA_LIBS)
 
@@ -119,7 +125,7 @@ build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
 test: deps
 	@$(MAKE) --no-print-directory check-includes
 	@$(MAKE) --no-print-directory -j2 bin/precprobe build/rel/tools/adamw_emulate $(TESTS_rel) $(TESTS_san) \
-	  $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS))
+	  $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS)) $(CUDA_TOOLS)
 	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san)
 
 # The layers' include rules (tools/check-includes.sh), after its self-test shows it can fail.

@@ -226,8 +226,11 @@
 //     FA3's 160, 128, 224 are), the sm90 group of the running o_c (after the tile's rescale) and
 //     the products RN_e4m3,sat(p_j)·v8_jc, pp_attn_fp8_sm90_pv; no promotion.
 //   The model is the H200's, measured through cuBLASLt's GEMM (kernels/gemm.h "Hopper FP8
-//   accumulation"): that wgmma's m64nNk32 for e4m3 behaves the same inside FA3 is assumed, not
-//   measured. Exact within a group, it has no order: the order band does not perturb it. On
+//   accumulation"), and the instruction FA3 issues measured on its own on an H100
+//   (tools/probe_wgmma_fp8.cu: wgmma.mma_async m64n8k32 chained in its register accumulator from
+//   +0, no promotion, as FA3's mainloop) returned cuBLASLt's use_fast_accum outputs bit for bit on
+//   every fixture (e4m3 × e4m3, e4m3 × e5m2, e5m2 × e4m3). FA3's own kernel was not run (it is not
+//   installed on the lent machine): its tiling feeds the same instruction. Exact within a group, it has no order: the order band does not perturb it. On
 //   fp8-attention (d 64) it moves out little against the exact attention of the quantised inputs
 //   (mean |error| 0.00311 either way, 44.4% vs 44.5% mismatched) and lse visibly (max |error|
 //   0.0096 vs 4.0e-6; 80.7% of rows outside bf16's lse tolerance vs none): S loses bits, P's e4m3

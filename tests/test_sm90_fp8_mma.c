@@ -3,7 +3,8 @@
 // constructed dot product of tools/probe_fp8_accum.py and a slice of its two random 256×256×4096
 // GEMMs, e4m3 × e4m3) and probe_e4m3xe5m2.bin, probe_e5m2xe4m3.bin (an H100,
 // tools/probe_fp8_accum_e5m2.py), both use_fast_accum modes, made by
-// tests/data/sm90_fp8/make_fixture.py; and hand-computed cases for each rule of the model
+// tests/data/sm90_fp8/make_fixture.py; probe_e5m2xe5m2.bin (wgmma itself on the H100,
+// tools/probe_wgmma_fp8.cu); and hand-computed cases for each rule of the model
 // (kernels/gemm.h "Hopper FP8 accumulation").
 #include "test_util.h"
 
@@ -164,6 +165,16 @@ static void fixture_e5m2_e4m3_reproduced_bit_for_bit(void **state)
     fixture_reproduced(FIXTURE_DIR "probe_e5m2xe4m3.bin", 1500);
 }
 
+// e5m2 × e5m2, which cuBLASLt does not run: wgmma.mma_async itself on an H100
+// (tools/probe_wgmma_fp8.cu: fast = the register chain FA3's mainloop keeps, slow = CUTLASS's
+// promotion every 128), the instruction that reproduced every cuBLASLt output of the three fixtures
+// above in both modes.
+static void fixture_e5m2_e5m2_wgmma_reproduced_bit_for_bit(void **state)
+{
+    (void)state;
+    fixture_reproduced(FIXTURE_DIR "probe_e5m2xe5m2.bin", 1000);
+}
+
 // A dot product of length k with the given (position, a, b) terms, every other product 0.
 typedef struct term {
     int64_t l;
@@ -284,6 +295,7 @@ int main(void)
         cmocka_unit_test(fixture_e4m3_reproduced_bit_for_bit),
         cmocka_unit_test(fixture_e4m3_e5m2_reproduced_bit_for_bit),
         cmocka_unit_test(fixture_e5m2_e4m3_reproduced_bit_for_bit),
+        cmocka_unit_test(fixture_e5m2_e5m2_wgmma_reproduced_bit_for_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@ cd "$root"
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] ||
     { echo "gpu-pack: no nvcc here: the CUDA backend cannot be built" >&2; exit 2; }
 tests=$(printf "%s\n" tests/test_*_cuda.c | sed 's#^tests/#build/rel/tests/#; s#\.c$##')
-bins="bin/precprobe build/rel/tools/adamw_emulate build/rel/tools/bench_cuda $tests"
+bins="bin/precprobe build/rel/tools/adamw_emulate build/rel/tools/bench_cuda build/rel/tools/probe_wgmma_fp8 $tests"
 # shellcheck disable=SC2086 # lists of make targets
 make --no-print-directory -j"$(nproc)" $bins
 rm -rf .gpu/lib && mkdir -p .gpu/lib
