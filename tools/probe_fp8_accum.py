@@ -341,14 +341,15 @@ def gpu_or_skip(dry_run):
     return torch
 
 
-def scaled_mm(torch, a_codes, bt_codes, fast):
+def scaled_mm(torch, a_codes, bt_codes, fast, dtypes=None):
     """C = A B^T in fp32 through torch._scaled_mm, scales 1. Keywords work in every version:
     2.1-2.3 declare `_scaled_mm(self, mat2, *, bias, out_dtype, scale_a=None, scale_b=None,
     scale_result, use_fast_accum) -> (Tensor, Tensor amax)`, later ones scale_a and scale_b
     positional and required, one Tensor back. mat2 must be column-major: B^T contiguous, .t()."""
     dev = DEVICE
-    a = torch.from_numpy(np.ascontiguousarray(a_codes)).to(dev).view(torch.float8_e4m3fn)
-    bt = torch.from_numpy(np.ascontiguousarray(bt_codes)).to(dev).view(torch.float8_e4m3fn)
+    ta, tb = dtypes or (torch.float8_e4m3fn, torch.float8_e4m3fn)  # the codes' formats (A, B)
+    a = torch.from_numpy(np.ascontiguousarray(a_codes)).to(dev).view(ta)
+    bt = torch.from_numpy(np.ascontiguousarray(bt_codes)).to(dev).view(tb)
     one = torch.ones((), dtype=torch.float32, device=dev)
     out = torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.float32,
                            use_fast_accum=fast)
@@ -357,7 +358,7 @@ def scaled_mm(torch, a_codes, bt_codes, fast):
     return out.float().cpu().numpy()
 
 
-def run_diag(torch, a, b, rows, fast):
+def run_diag(torch, a, b, rows, fast, dtypes=None):
     """Dot products of rows of a and b, `rows` at a time as one rows x rows GEMM (zero rows pad
     the last batch); the diagonal is kept."""
     n, K = a.shape
@@ -367,7 +368,7 @@ def run_diag(torch, a, b, rows, fast):
         pb = np.zeros((rows, K), dtype=np.uint8)
         cnt = min(rows, n - start)
         pa[:cnt], pb[:cnt] = a[start:start + cnt], b[start:start + cnt]
-        out[start:start + cnt] = np.diagonal(scaled_mm(torch, pa, pb, fast))[:cnt]
+        out[start:start + cnt] = np.diagonal(scaled_mm(torch, pa, pb, fast, dtypes))[:cnt]
     return out
 
 

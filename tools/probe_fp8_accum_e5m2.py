@@ -214,27 +214,9 @@ def build_random(rng, fa, fb):
             f"rand_loguniform_{tag}": (nearest_codes(fa, mag(fa, (M, K))), nearest_codes(fb, mag(fb, (N, K))))}
 
 
-def scaled_mm(torch, a_codes, bt_codes, fa, fb, fast):
+def dtypes(torch, fa, fb):
     dt = {E4M3: torch.float8_e4m3fn, E5M2: torch.float8_e5m2}
-    a = torch.from_numpy(np.ascontiguousarray(a_codes)).to(p4.DEVICE).view(dt[fa])
-    bt = torch.from_numpy(np.ascontiguousarray(bt_codes)).to(p4.DEVICE).view(dt[fb])
-    one = torch.ones((), dtype=torch.float32, device=p4.DEVICE)
-    out = torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.float32, use_fast_accum=fast)
-    if isinstance(out, tuple):
-        out = out[0]
-    return out.float().cpu().numpy()
-
-
-def run_diag(torch, a, b, rows, fa, fb, fast):
-    n, K = a.shape
-    out = np.empty(n, dtype=np.float32)
-    for start in range(0, n, rows):
-        pa = np.zeros((rows, K), dtype=np.uint8)
-        pb = np.zeros((rows, K), dtype=np.uint8)
-        cnt = min(rows, n - start)
-        pa[:cnt], pb[:cnt] = a[start:start + cnt], b[start:start + cnt]
-        out[start:start + cnt] = np.diagonal(scaled_mm(torch, pa, pb, fa, fb, fast))[:cnt]
-    return out
+    return dt[fa], dt[fb]
 
 
 def main(argv):
@@ -249,7 +231,7 @@ def main(argv):
             a, b = np.stack(e.a), np.stack(e.b)
             store[e.name + "__a"], store[e.name + "__b"] = a, b
             for mode, fast in (("out_slow", False), ("out_fast", True)):
-                out = np.zeros(a.shape[0], np.float32) if dry else run_diag(torch, a, b, e.gemm_rows, fa, fb, fast)
+                out = np.zeros(a.shape[0], np.float32) if dry else p4.run_diag(torch, a, b, e.gemm_rows, fast, dtypes(torch, fa, fb))
                 store[f"{e.name}__{mode}"] = out.view(np.uint32)
             for key, val in e.params.items():
                 store[f"{e.name}__{key}"] = np.asarray(val, dtype=np.int64)
@@ -258,10 +240,10 @@ def main(argv):
         for name, (a, bt) in build_random(rng, fa, fb).items():
             store[name + "__a"], store[name + "__b"] = a, bt
             for mode, fast in (("out_slow", False), ("out_fast", True)):
-                out = np.zeros((a.shape[0], bt.shape[0]), np.float32) if dry else scaled_mm(torch, a, bt, fa, fb, fast)
+                out = np.zeros((a.shape[0], bt.shape[0]), np.float32) if dry else p4.scaled_mm(torch, a, bt, fast, dtypes(torch, fa, fb))
                 store[f"{name}__{mode}"] = out.view(np.uint32)
                 if not dry:  # determinism: the same call again
-                    rep = scaled_mm(torch, a, bt, fa, fb, fast)
+                    rep = p4.scaled_mm(torch, a, bt, fast, dtypes(torch, fa, fb))
                     store[f"{name}__{mode}_rep"] = rep.view(np.uint32)
             meta.append({"name": name, "why": "random GEMM", "K": int(a.shape[1]), "M": int(a.shape[0]),
                          "N": int(bt.shape[0]), "fa": NAMES[fa], "fb": NAMES[fb]})
