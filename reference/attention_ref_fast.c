@@ -128,9 +128,14 @@ static double acc_split_coef(int64_t n)
 // are 8 MiB at s = 4096, d = 128); no row's own chain changes.
 #define FAST_GROUP 32
 
-// The accumulation a task runs (acc_split, or a vector path's).
-typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,
-                            double xh, double xl);
+// The accumulation a task runs: up to PP_ATTN_ACC_TERMS terms into one accumulator
+// (pp_attn_acc_multi_, or a vector path's), the same values as acc_split once per term in order.
+typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                            const double *const *y, const double *xh, const double *xl);
+
+// Keys per block of the out and dq accumulations: a row takes a block's terms in one call (its
+// accumulator in registers), the block's k or v rows stay in L1 for the group's rows.
+#define FAST_ACC_KEYS 16
 
 typedef struct fast_ws {
     double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [FAST_GROUP][s_kv]: the group rows' scores
@@ -159,6 +164,8 @@ typedef struct fast_ws {
 // about 2^21 entries.
 #define FAST_BLOCK_ROWS 32
 #define FAST_BLOCK_ENTRIES ((int64_t)1 << 21)
+_Static_assert(FAST_BLOCK_ROWS <= PP_ATTN_ACC_TERMS && FAST_ACC_KEYS <= PP_ATTN_ACC_TERMS,
+               "a flush or key block's terms fit one pp_attn_acc_multi_ call");
 
 static void fast_ws_free(fast_ws *w)
 {
@@ -385,14 +392,24 @@ static void fast_out(pp_attn_job_ *J, const fast_ws *w, const fast_row_st *st, i
         memset(st[r].ah, 0, sizeof(double) * (size_t)d);
         memset(st[r].al, 0, sizeof(double) * (size_t)d);
     }
-    for (int64_t j = 0; j < jmax; j++) {
-        const double *vj = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
+    for (int64_t j0 = 0; j0 < jmax; j0 += FAST_ACC_KEYS) {
+        const double *vb[FAST_ACC_KEYS];
+        for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < jmax; j++)
+            vb[j - j0] = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
-            if (j >= S->nv || S->cut[j])
-                continue;
-            Psum[r] += S->Ph[j];
-            acc(S->ah, S->al, vj, d, S->Ph[j], S->Pl[j]);
+            const double *ty[FAST_ACC_KEYS];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
+            int64_t n = 0;
+            for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
+                if (S->cut[j])
+                    continue;
+                Psum[r] += S->Ph[j];
+                ty[n] = vb[j - j0];
+                th[n] = S->Ph[j];
+                tl[n++] = S->Pl[j];
+            }
+            acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -476,18 +493,26 @@ static void fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const 
         memcpy(w->blk_ph + x, S->Ph, sizeof(double) * (size_t)S->nv);
         memcpy(w->blk_pl + x, S->Pl, sizeof(double) * (size_t)S->nv);
     }
-    for (int64_t j = 0; j < jmax; j++) {
-        const double *kj = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
+    for (int64_t j0 = 0; j0 < jmax; j0 += FAST_ACC_KEYS) {
+        const double *kb[FAST_ACC_KEYS];
+        for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < jmax; j++)
+            kb[j - j0] = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
-            if (j >= S->nv)
-                continue;
-            int64_t x = S->slot * J->s_kv + j;
-            if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
-                acc(S->ah, S->al, kj, d, w->blk_sh[x], w->blk_sl[x]);
-                rowDS[r] += fabs(w->blk_sh[x]);
+            const double *ty[FAST_ACC_KEYS];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
+            int64_t n = 0;
+            for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
+                int64_t x = S->slot * J->s_kv + j;
+                if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
+                    rowDS[r] += fabs(w->blk_sh[x]);
+                    ty[n] = kb[j - j0];
+                    th[n] = w->blk_sh[x];
+                    tl[n++] = w->blk_sl[x];
+                }
+                rowEdS[r] += w->blk_e[x];
             }
-            rowEdS[r] += w->blk_e[x];
+            acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -518,7 +543,7 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
                      pp_attn_task_res_ *R)
 {
     const int64_t d = J->d;
-    fast_acc_fn acc = w->lanes ? w->lanes->acc_split : acc_split;
+    fast_acc_fn acc = w->lanes ? w->lanes->acc_multi : pp_attn_acc_multi_;
     fast_row_st st[FAST_GROUP];
     int64_t nr = 0, jmax = 0;
     for (int64_t i = i0; i < i0 + n; i++) {
@@ -562,11 +587,15 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
 static void fast_flush(pp_attn_job_ *J, fast_ws *w)
 {
     const int64_t d = J->d;
-    fast_acc_fn acc = w->lanes ? w->lanes->acc_split : acc_split;
+    fast_acc_fn acc = w->lanes ? w->lanes->acc_multi : pp_attn_acc_multi_;
     int64_t jmax = 0;
     for (int64_t r = 0; r < w->blk_n; r++)
         jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
-    for (int64_t j = 0; j < jmax; j++)
+    for (int64_t j = 0; j < jmax; j++) {
+        // key j's terms, rows in order: dk takes the accumulated dŜ, dv every P̂ not cut
+        const double *ky[FAST_BLOCK_ROWS], *vy[FAST_BLOCK_ROWS];
+        double kh[FAST_BLOCK_ROWS], kl[FAST_BLOCK_ROWS], vh[FAST_BLOCK_ROWS], vl[FAST_BLOCK_ROWS];
+        int64_t nk = 0, nv = 0;
         for (int64_t r = 0; r < w->blk_n; r++) {
             if (j >= w->blk_nv[r])
                 continue;
@@ -577,14 +606,21 @@ static void fast_flush(pp_attn_job_ *J, fast_ws *w)
                 continue;
             }
             if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
-                acc(w->dkh + j * d, w->dkl + j * d, J->q + w->blk_qo[r], d, w->blk_sh[x], w->blk_sl[x]);
+                ky[nk] = J->q + w->blk_qo[r];
+                kh[nk] = w->blk_sh[x];
+                kl[nk++] = w->blk_sl[x];
                 w->colDS[j] += fabs(w->blk_sh[x]);
             }
             w->colEdS[j] += w->blk_e[x];
-            acc(w->dvh + j * d, w->dvl + j * d, J->dout + w->blk_qo[r], d, w->blk_ph[x], w->blk_pl[x]);
+            vy[nv] = J->dout + w->blk_qo[r];
+            vh[nv] = w->blk_ph[x];
+            vl[nv++] = w->blk_pl[x];
             w->colP[j] += w->blk_ph[x];
             w->colDP[j] += w->blk_dP[r] * w->blk_ph[x];
         }
+        acc(w->dkh + j * d, w->dkl + j * d, d, nk, ky, kh, kl);
+        acc(w->dvh + j * d, w->dvl + j * d, d, nv, vy, vh, vl);
+    }
     w->blk_n = 0;
 }
 

@@ -62,6 +62,17 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
                                     sl + j, e + j);
 }
 
+void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                        const double *const *y, const double *xh, const double *xl)
+{
+    for (int64_t t = 0; t < n; t++) {
+        double x1, x2;
+        pp_attn_split29_(xh[t], &x1, &x2);
+        for (int64_t l = 0; l < d; l++)
+            pp_attn_acc_split_elem_(h + l, lo + l, y[t][l], x1, x2, xl[t]);
+    }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define ATTN_LANES_X86 1
@@ -214,6 +225,8 @@ __attribute__((target("avx2,fma"))) static void acc_split_avx2(double *restrict 
 #define L_SUB _mm512_sub_pd
 #define L_MUL _mm512_mul_pd
 #define L_FMS _mm512_fmsub_pd
+#define L_FMA _mm512_fmadd_pd
+#define L_FNMA _mm512_fnmadd_pd
 #define L_ABS _mm512_abs_pd
 #define L_NEG(x) _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN)))
 #define L_LT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
@@ -245,6 +258,8 @@ __attribute__((target("avx2,fma"))) static void acc_split_avx2(double *restrict 
 #undef L_SUB
 #undef L_MUL
 #undef L_FMS
+#undef L_FMA
+#undef L_FNMA
 #undef L_ABS
 #undef L_NEG
 #undef L_LT
@@ -276,6 +291,8 @@ __attribute__((target("avx2,fma"))) static void acc_split_avx2(double *restrict 
 #define L_SUB _mm256_sub_pd
 #define L_MUL _mm256_mul_pd
 #define L_FMS _mm256_fmsub_pd
+#define L_FMA _mm256_fmadd_pd
+#define L_FNMA _mm256_fnmadd_pd
 #define L_ABS(x) _mm256_andnot_pd(_mm256_set1_pd(-0.0), x)
 #define L_NEG(x) _mm256_xor_pd(x, _mm256_set1_pd(-0.0))
 #define L_LT(a, b) _mm256_cmp_pd(a, b, _CMP_LT_OQ)
@@ -310,11 +327,11 @@ TGT static inline __m256d attn_cutmask_avx2(const unsigned char *p)
 static const pp_attn_lanes_ LANES_AVX512 = {
     .name = "avx512", .dot2_keys16 = dot2_keys16_avx512, .acc_split = acc_split_avx512,
     .exp_row = exp_row_avx512, .score_keys = score_keys_avx512, .scale_row = scale_row_avx512,
-    .dp_keys = dp_keys_avx512, .ds_keys = ds_keys_avx512};
+    .dp_keys = dp_keys_avx512, .ds_keys = ds_keys_avx512, .acc_multi = acc_multi_avx512};
 static const pp_attn_lanes_ LANES_AVX2 = {
     .name = "avx2", .dot2_keys16 = dot2_keys16_avx2, .acc_split = acc_split_avx2,
     .exp_row = exp_row_avx2, .score_keys = score_keys_avx2, .scale_row = scale_row_avx2,
-    .dp_keys = dp_keys_avx2, .ds_keys = ds_keys_avx2};
+    .dp_keys = dp_keys_avx2, .ds_keys = ds_keys_avx2, .acc_multi = acc_multi_avx2};
 
 #endif  // ATTN_LANES_X86
 

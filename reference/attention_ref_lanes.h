@@ -38,6 +38,16 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
                       const unsigned char *cut, double *sh, double *sl, double *e,
                       unsigned char *state);
 
+// The most terms one pp_attn_acc_multi_ call takes.
+#define PP_ATTN_ACC_TERMS 32
+
+// (h, lo)[l] += (xh[t] + xl[t])·y[t][l] for t = 0…n−1 in order, l < d: n ≤ PP_ATTN_ACC_TERMS
+// split accumulations into one accumulator, the same values as n calls of acc_split in order
+// (each element takes its terms in that order). The vector paths keep the accumulator in
+// registers across the terms.
+void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                        const double *const *y, const double *xh, const double *xl);
+
 struct pp_attn_lanes_ {
     const char *name;
     // Dot2 of x (d values) with the 16 keys of two transposed blocks kt0, kt1: for each key, the
@@ -63,6 +73,8 @@ struct pp_attn_lanes_ {
                     const double *dph, const double *dpl, const double *edp,
                     const unsigned char *cut, double *sh, double *sl, double *e,
                     unsigned char *state);
+    void (*acc_multi)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                      const double *const *y, const double *xh, const double *xl);
 };
 
 // The widest vector path this CPU runs within the choice; NULL for the portable loops (chosen, or

@@ -185,3 +185,64 @@ TGT static void FN(ds_keys)(const pp_attn_ds_row_ *R, int64_t n, const double *P
     pp_attn_ds_keys_(R, n - j, Ph + j, Pl + j, dph + j, dpl + j, edp + j, cut + j, sh + j, sl + j,
                      e + j, state + j);
 }
+
+// pp_attn_acc_multi_ per lane: 4 vectors of the accumulator (h, lo) stay in registers across the
+// n terms, each term the split accumulation's statements (acc_split, written with FMAs on the
+// exact products x1·y, x2·y and a·(−1): the same rounded sums). Each element takes its terms in
+// order, as n calls of acc_split would give them.
+#define ACC_STEP(H, O, yv)                                                                     \
+    do {                                                                                       \
+        L_T s_ = L_FMA(X1, yv, H);                       /* h + a, a = x1·y exact */           \
+        L_T z_ = L_SUB(s_, H);                                                                 \
+        L_T t2_ = L_FNMA(L_SUB(s_, z_), ONE, H);         /* h − (s − z) */                     \
+        L_T t3_ = L_FMS(X1, yv, z_);                     /* a − z */                           \
+        L_T r_ = L_ADD(L_ADD(t2_, t3_), L_FMA(X2, yv, L_MUL(XL, yv)));  /* e + (x2·y + xl·y) */ \
+        H = s_;                                                                                \
+        O = L_ADD(O, r_);                                                                      \
+    } while (0)
+
+TGT static void FN(acc_multi)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                              const double *const *y, const double *xh, const double *xl)
+{
+    double x1[PP_ATTN_ACC_TERMS], x2[PP_ATTN_ACC_TERMS];
+    for (int64_t t = 0; t < n; t++)
+        pp_attn_split29_(xh[t], &x1[t], &x2[t]);
+    const L_T ONE = L_SET1(1.0);
+    int64_t l = 0;
+    for (; l + 4 * L_W <= d; l += 4 * L_W) {
+        L_T H0 = L_LD(h + l), H1 = L_LD(h + l + L_W), H2 = L_LD(h + l + 2 * L_W),
+            H3 = L_LD(h + l + 3 * L_W);
+        L_T O0 = L_LD(lo + l), O1 = L_LD(lo + l + L_W), O2 = L_LD(lo + l + 2 * L_W),
+            O3 = L_LD(lo + l + 3 * L_W);
+        for (int64_t t = 0; t < n; t++) {
+            const L_T X1 = L_SET1(x1[t]), X2 = L_SET1(x2[t]), XL = L_SET1(xl[t]);
+            const double *yt = y[t] + l;
+            ACC_STEP(H0, O0, L_LD(yt));
+            ACC_STEP(H1, O1, L_LD(yt + L_W));
+            ACC_STEP(H2, O2, L_LD(yt + 2 * L_W));
+            ACC_STEP(H3, O3, L_LD(yt + 3 * L_W));
+        }
+        L_ST(h + l, H0);
+        L_ST(h + l + L_W, H1);
+        L_ST(h + l + 2 * L_W, H2);
+        L_ST(h + l + 3 * L_W, H3);
+        L_ST(lo + l, O0);
+        L_ST(lo + l + L_W, O1);
+        L_ST(lo + l + 2 * L_W, O2);
+        L_ST(lo + l + 3 * L_W, O3);
+    }
+    for (; l + L_W <= d; l += L_W) {
+        L_T H0 = L_LD(h + l), O0 = L_LD(lo + l);
+        for (int64_t t = 0; t < n; t++) {
+            const L_T X1 = L_SET1(x1[t]), X2 = L_SET1(x2[t]), XL = L_SET1(xl[t]);
+            ACC_STEP(H0, O0, L_LD(y[t] + l));
+        }
+        L_ST(h + l, H0);
+        L_ST(lo + l, O0);
+    }
+    for (; l < d; l++)
+        for (int64_t t = 0; t < n; t++)
+            pp_attn_acc_split_elem_(h + l, lo + l, y[t][l], x1[t], x2[t], xl[t]);
+}
+
+#undef ACC_STEP
