@@ -727,6 +727,13 @@ void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, doubl
     dot2x4(x, y, d, h, c, T);
 }
 
+void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                        const double *const *y, const double *xh, const double *xl)
+{
+    for (int64_t t = 0; t < n; t++)  // acc_split (two lanes of SSE2) per term
+        acc_split(h, lo, y[t], d, xh[t], xl[t]);
+}
+
 double pp_attn_acc_split_coef_(int64_t n)
 {
     return acc_split_coef(n);

@@ -1,8 +1,11 @@
 // attention_ref_lanes.c — the attention reference's vector paths (attention_ref_lanes.h): Dot2
-// over 16 keys and the split accumulation over d, in AVX-512 and AVX2 intrinsics compiled for
-// their targets alone and chosen at run time. Every lane is one chain of the scalar path
-// (attention_ref_fast.c): the same IEEE binary64 operations (no FMA: -ffp-contract=off, and none
-// written), in the same order, so the same bits (PROOFS.md#attention, "Vector paths").
+// over 16 keys, the split accumulation over d, and the per-key steps (attention_ref_lanes_body.h,
+// included once per instruction set), in AVX-512 and AVX2 intrinsics compiled for their targets
+// alone and chosen at run time; and the per-key steps' portable loops, their oracle. Every lane is
+// one chain of the scalar path (attention_ref_fast.c, attention_ref_eft.h): the same rounded IEEE
+// binary64 operations in the same order (-ffp-contract=off; the only FMAs are the scalar path's
+// own and ones whose product is exact, the same value as the product-then-add they replace), so
+// the same bits (PROOFS.md#attention, "Vector paths").
 #include "attention_ref_lanes.h"
 
 #include <stddef.h>
@@ -60,17 +63,6 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
     for (int64_t j = 0; j < n; j++)
         state[j] = pp_attn_ds_elem_(R, Ph[j], Pl[j], dph[j], dpl[j], edp[j], cut[j], sh + j,
                                     sl + j, e + j);
-}
-
-void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
-                        const double *const *y, const double *xh, const double *xl)
-{
-    for (int64_t t = 0; t < n; t++) {
-        double x1, x2;
-        pp_attn_split29_(xh[t], &x1, &x2);
-        for (int64_t l = 0; l < d; l++)
-            pp_attn_acc_split_elem_(h + l, lo + l, y[t][l], x1, x2, xl[t]);
-    }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -41,12 +41,6 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
 // The most terms one pp_attn_acc_multi_ call takes.
 #define PP_ATTN_ACC_TERMS 32
 
-// (h, lo)[l] += (xh[t] + xl[t])·y[t][l] for t = 0…n−1 in order, l < d: n ≤ PP_ATTN_ACC_TERMS
-// split accumulations into one accumulator, the same values as n calls of acc_split in order
-// (each element takes its terms in that order). The vector paths keep the accumulator in
-// registers across the terms.
-void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
-                        const double *const *y, const double *xh, const double *xl);
 
 struct pp_attn_lanes_ {
     const char *name;
@@ -73,6 +67,7 @@ struct pp_attn_lanes_ {
                     const double *dph, const double *dpl, const double *edp,
                     const unsigned char *cut, double *sh, double *sl, double *e,
                     unsigned char *state);
+    // pp_attn_acc_multi_ (attention_ref_fast.h), the accumulator in registers across the terms.
     void (*acc_multi)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
                       const double *const *y, const double *xh, const double *xl);
 };
