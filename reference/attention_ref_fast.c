@@ -44,46 +44,10 @@ void pp_attn_exp_init_(pp_attn_job_ *J)
 // ---------------------------------------------------------------------------------------------
 // exp (PROOFS.md#attention, "exp")
 
-// E = exp((Sh − M) + Sl) as a double-double, for |Sh|, |M| < 2^40, |Sl| ≤ u|Sh| and
-// Sh − M ∈ [−500, 0]: relative error ≤ 2^−81 (and E ≥ 2^−722, no underflow of the high part).
-// x = N·ln2/256 + r with |r| ≤ 2^−9.5, exp(r) by its degree-7 Taylor polynomial (the r² factor in
-// double-double), times 2^(j/256) from the table and 2^k, N = 256k + j.
+// The scalar step (pp_attn_exp_dd_, attention_ref_eft.h) with the job's constants.
 void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, double *eh, double *el)
 {
-    double a, b, c, e2, xh, t;
-    pp_attn_two_sum_(Sh, -M, &a, &b);   // exact
-    pp_attn_two_sum_(b, Sl, &c, &e2);   // exact
-    pp_attn_two_sum_(a, c, &xh, &t);    // exact
-    double xl = t + e2;        // ±u|xl|: |x̂ − x| ≤ u²(|xh| + 1)
-    double Nd = (xh * 369.3299304675746 + 0x1.8p52) - 0x1.8p52;  // an integer near x·256/ln2
-    int64_t N = (int64_t)Nd;
-    int j = (int)(N & 255);
-    int64_t kk = (N - j) / 256;  // ≥ −723
-    double r1 = xh - Nd * J->exp_L[0];  // N·L1 exact (18 + 35 bits), the difference exact (Sterbenz)
-    double rh0, rb;
-    pp_attn_two_sum_(r1, -(Nd * J->exp_L[1]), &rh0, &rb);  // N·L2 exact; exact
-    double cc = xl - Nd * J->exp_L[2];  // ±u|N·L3| ±u|cc|
-    double rh, rl;
-    pp_attn_two_sum_(rh0, rb + cc, &rh, &rl);    // rb + cc: ±u;  |r̂ − r| ≤ 2^−95.9
-    // exp(r) = 1 + r + r²·(1/2 + r·y), y = 1/6 + r·w, w = 1/24 + r/120 + r²/720 + r³/5040;
-    // remainder ≤ r^8/8!·e^|r| ≤ 2^−91.3
-    double w = 1.0 / 24.0 + rh * (1.0 / 120.0 + rh * (1.0 / 720.0 + rh * (1.0 / 5040.0)));  // ±2^−56
-    double y = 1.0 / 6.0 + rh * w;                        // ±2^−54.5 (with 1/6's rounding)
-    double p = rh * y;
-    double pe = fma(rh, y, -p) + rl * y;                 // rh·y exact in p + fma; rl·y ±u
-    double zh, zl;
-    pp_attn_two_sum_(0.5, p, &zh, &zl);                           // exact
-    pp_attn_two_sum_(zh, zl + pe, &zh, &zl);                      // z = 1/2 + r·ŷ: ±2^−100
-    double s2h = rh * rh, s2l;
-    pp_attn_two_sum_(s2h, fma(rh, rh, -s2h) + 2.0 * rh * rl, &s2h, &s2l);  // r²: ±2^−125
-    double qh, ql, fh, fl, gh, gl;
-    pp_attn_dd_mul_inl_(s2h, s2l, zh, zl, &qh, &ql);                  // r²·z: ±9.1u²;  |q − r²(1/2 + r·y(r))| ≤ 2^−82.6
-    pp_attn_dd_add_inl_(1.0, 0.0, rh, rl, &fh, &fl);                  // ±3.02u²·2
-    pp_attn_dd_add_inl_(fh, fl, qh, ql, &fh, &fl);                    // ±3.02u²·2;  |f − exp(r)| ≤ 2^−82.4
-    pp_attn_dd_mul_inl_(J->exp_tab[j][0], J->exp_tab[j][1], fh, fl, &gh, &gl);  // ±9.1u², table ±2^−105
-    double s = pp_f64_from_bits((uint64_t)(kk + 1023) << 52);      // 2^k, k ≥ −723: exact
-    *eh = gh * s;  // exact
-    *el = gl * s;  // exact unless subnormal (±2^−1075, below 2^−353·E)
+    pp_attn_exp_dd_((const double(*)[2])J->exp_tab, J->exp_L, Sh, M, Sl, eh, el);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,9 +128,14 @@ static double acc_split_coef(int64_t n)
 // are 8 MiB at s = 4096, d = 128); no row's own chain changes.
 #define FAST_GROUP 32
 
-// The accumulation a task runs (acc_split, or a vector path's).
-typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,
-                            double xh, double xl);
+// The accumulation a task runs: up to PP_ATTN_ACC_TERMS terms into one accumulator
+// (pp_attn_acc_multi_, or a vector path's), the same values as acc_split once per term in order.
+typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                            const double *const *y, const double *xh, const double *xl);
+
+// Keys per block of the out and dq accumulations: a row takes a block's terms in one call (its
+// accumulator in registers), the block's k or v rows stay in L1 for the group's rows.
+#define FAST_ACC_KEYS 16
 
 typedef struct fast_ws {
     double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [FAST_GROUP][s_kv]: the group rows' scores
@@ -190,12 +159,13 @@ typedef struct fast_ws {
     mpfr_t x, e;
 } fast_ws;
 
-// A key's state in a block row: cut (P̂ = 0), dŜ dropped (|dŜ| < 2^−800), or accumulated.
-enum { BLK_CUT, BLK_DROP, BLK_ACC };
+// A key's state in a block row: PP_ATTN_BLK_CUT, _DROP or _ACC (attention_ref_eft.h).
 // The block's size: up to 32 rows (one row group: fast_rows), its per-(row, key) arrays up to
 // about 2^21 entries.
 #define FAST_BLOCK_ROWS 32
 #define FAST_BLOCK_ENTRIES ((int64_t)1 << 21)
+_Static_assert(FAST_BLOCK_ROWS <= PP_ATTN_ACC_TERMS && FAST_ACC_KEYS <= PP_ATTN_ACC_TERMS,
+               "a flush or key block's terms fit one pp_attn_acc_multi_ call");
 
 static void fast_ws_free(fast_ws *w)
 {
@@ -338,16 +308,13 @@ static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_sp
                 continue;
             double hc[16], cc[16], T[16];
             fast_dots16(J, w, sp, S->qi, J->k, w->kt, j0, S->nv, hc, cc, T);
-            for (int m = 0; m < 16 && j0 + m < S->nv; m++) {
-                int64_t j = j0 + m;
-                double th, tl;
-                pp_attn_two_sum_(hc[m], cc[m], &th, &tl);                   // exact
-                pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, th, tl, &S->Sh[j], &S->Sl[j]);  // ±9.1u²|σh·th|
-                S->eS[j] = J->sig_b * T[m] * sig_coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
-                if (!(S->eS[j] <= 0x1p-40) || !(fabs(S->Sh[j]) < 0x1p40))
-                    return 1;
+            int64_t m = S->nv - j0 < 16 ? S->nv - j0 : 16;
+            if ((w->lanes ? w->lanes->score_keys : pp_attn_score_keys_)(
+                    m, hc, cc, T, J->sig_h, J->sig_l, J->sig_b, sig_coef, S->Sh + j0, S->Sl + j0,
+                    S->eS + j0))
+                return 1;
+            for (int64_t j = j0; j < j0 + m; j++)
                 S->M = S->Sh[j] > S->M ? S->Sh[j] : S->M;
-            }
         }
     return 0;
 }
@@ -363,18 +330,14 @@ static void fast_softmax(pp_attn_job_ *J, fast_ws *w, fast_row_st *S, double *rh
     // x < −500 is cut: E < e^−499.9 < 2^−721 (PROOFS: "Softmax").
     double lh = 0.0, ll = 0.0, dEmax = 0.0;
     int64_t ncut = 0;
+    (w->lanes ? w->lanes->exp_row : pp_attn_exp_row_)((const double(*)[2])J->exp_tab, J->exp_L, nv,
+                                                      S->Sh, S->Sl, M, S->Ph, S->Pl, S->cut);
     for (int64_t j = 0; j < nv; j++) {
-        if (S->Sh[j] - M < -500.0) {
-            S->cut[j] = 1;
-            S->Ph[j] = S->Pl[j] = 0.0;
+        if (S->cut[j]) {
             ncut++;
             continue;
         }
-        S->cut[j] = 0;
-        double eh, el;
-        pp_attn_fast_exp_(J, S->Sh[j], M, S->Sl[j], &eh, &el);  // ±2^−81 relative
-        S->Ph[j] = eh;
-        S->Pl[j] = el;
+        double eh = S->Ph[j], el = S->Pl[j];
         double dE = 1.0001 * S->eS[j] + 0x1p-81;
         dEmax = dE > dEmax ? dE : dEmax;
         double s, e;
@@ -415,26 +378,38 @@ static void fast_softmax(pp_attn_job_ *J, fast_ws *w, fast_row_st *S, double *rh
 
 // The group's P_j = E_j·r (dd_mul) and out = Σ P_j v_j (split accumulation): keys outer, rows
 // inner (v_j read once for the group), each row's chain over its keys in increasing order.
-static void fast_out(pp_attn_job_ *J, const fast_row_st *st, int64_t nr, int64_t jmax, const double *rh,
-                     const double *rl, const pp_attn_span_ *sp, fast_acc_fn acc, const double *vmax,
-                     pp_attn_task_res_ *R)
+static void fast_out(pp_attn_job_ *J, const fast_ws *w, const fast_row_st *st, int64_t nr, int64_t jmax,
+                     const double *rh, const double *rl, const pp_attn_span_ *sp, fast_acc_fn acc,
+                     const double *vmax, pp_attn_task_res_ *R)
 {
     const int64_t d = J->d;
     double Psum[FAST_GROUP];
     for (int64_t r = 0; r < nr; r++) {
+        // P̂_j = Ê_j·r̂ by dd_mul, each key alone (≥ 2^−722·0.98 > 2^−800)
+        (w->lanes ? w->lanes->scale_row : pp_attn_scale_row_)(st[r].nv, st[r].Ph, st[r].Pl, st[r].cut,
+                                                              rh[r], rl[r]);
         Psum[r] = 0.0;
         memset(st[r].ah, 0, sizeof(double) * (size_t)d);
         memset(st[r].al, 0, sizeof(double) * (size_t)d);
     }
-    for (int64_t j = 0; j < jmax; j++) {
-        const double *vj = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
+    for (int64_t j0 = 0; j0 < jmax; j0 += FAST_ACC_KEYS) {
+        const double *vb[FAST_ACC_KEYS];
+        for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < jmax; j++)
+            vb[j - j0] = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
-            if (j >= S->nv || S->cut[j])
-                continue;
-            pp_attn_dd_mul_inl_(S->Ph[j], S->Pl[j], rh[r], rl[r], &S->Ph[j], &S->Pl[j]);  // ≥ 2^−722·0.98 > 2^−800
-            Psum[r] += S->Ph[j];
-            acc(S->ah, S->al, vj, d, S->Ph[j], S->Pl[j]);
+            const double *ty[FAST_ACC_KEYS];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
+            int64_t n = 0;
+            for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
+                if (S->cut[j])
+                    continue;
+                Psum[r] += S->Ph[j];
+                ty[n] = vb[j - j0];
+                th[n] = S->Ph[j];
+                tl[n++] = S->Pl[j];
+            }
+            acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -466,20 +441,20 @@ static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_
             fast_row_st *S = &st[r];
             if (j0 >= S->nv)
                 continue;
-            double hc[16], cc[16], V[16];
+            double hc[16], cc[16], V[16], mh[16], ml[16];
             fast_dots16(J, w, sp, S->oi, J->v, w->vt, j0, S->nv, hc, cc, V);
-            for (int m = 0; m < 16 && j0 + m < S->nv; m++) {
+            int64_t n = S->nv - j0 < 16 ? S->nv - j0 : 16;
+            (w->lanes ? w->lanes->dp_keys : pp_attn_dp_keys_)(n, hc, cc, V, dot_coef, S->Ph + j0,
+                                                              S->Pl + j0, S->dph + j0, S->dpl + j0,
+                                                              S->edp + j0, mh, ml);
+            for (int m = 0; m < n; m++) {
                 int64_t j = j0 + m;
-                pp_attn_two_sum_(hc[m], cc[m], &S->dph[j], &S->dpl[j]);  // exact
-                S->edp[j] = V[m] * dot_coef;                    // |dP̂ − dP|
                 double adp = fabs(S->dph[j]) * (1.0 + 0x1p-50);
                 if (S->cut[j]) {
                     cutD[r] += 0x1p-720 * (adp + S->edp[j]);
                     continue;
                 }
-                double mh, ml;
-                pp_attn_dd_mul_inl_(S->Ph[j], S->Pl[j], S->dph[j], S->dpl[j], &mh, &ml);  // ±9.1u²
-                pp_attn_dd_add_inl_(S->Dh, S->Dl, mh, ml, &S->Dh, &S->Dl);               // ±3.02u²(|D|+|m|)
+                pp_attn_dd_add_inl_(S->Dh, S->Dl, mh[m], ml[m], &S->Dh, &S->Dl);  // ±3.02u²(|D|+|m|)
                 Z[r] += S->Ph[j] * adp;
                 Y[r] += S->Ph[j] * S->edp[j];
             }
@@ -506,42 +481,38 @@ static void fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const 
         memset(st[r].ah, 0, sizeof(double) * (size_t)d);
         memset(st[r].al, 0, sizeof(double) * (size_t)d);
     }
-    for (int64_t j = 0; j < jmax; j++) {
-        const double *kj = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
+    // each key's dŜ, its bound and state (the per-key steps), then the row's sums and dq
+    for (int64_t r = 0; r < nr; r++) {
+        const fast_row_st *S = &st[r];
+        int64_t x = S->slot * J->s_kv;
+        pp_attn_ds_row_ row = {.Dh = S->Dh, .Dl = S->Dl, .eD = S->eD, .aD = S->aD, .dP = S->dP};
+        (w->lanes ? w->lanes->ds_keys : pp_attn_ds_keys_)(&row, S->nv, S->Ph, S->Pl, S->dph, S->dpl,
+                                                          S->edp, S->cut, w->blk_sh + x,
+                                                          w->blk_sl + x, w->blk_e + x,
+                                                          w->blk_state + x);
+        memcpy(w->blk_ph + x, S->Ph, sizeof(double) * (size_t)S->nv);
+        memcpy(w->blk_pl + x, S->Pl, sizeof(double) * (size_t)S->nv);
+    }
+    for (int64_t j0 = 0; j0 < jmax; j0 += FAST_ACC_KEYS) {
+        const double *kb[FAST_ACC_KEYS];
+        for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < jmax; j++)
+            kb[j - j0] = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
-            if (j >= S->nv)
-                continue;
-            int64_t x = S->slot * J->s_kv + j;
-            double adp = fabs(S->dph[j]) * (1.0 + 0x1p-50);
-            if (S->cut[j]) {  // P ≤ 2^−720, P̂ = 0: dŜ = 0
-                double c = 0x1p-720 * (adp + S->edp[j] + S->aD + S->eD);
-                rowEdS[r] += c;
-                w->blk_state[x] = BLK_CUT;
-                w->blk_e[x] = c;
-                continue;
+            const double *ty[FAST_ACC_KEYS];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
+            int64_t n = 0;
+            for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
+                int64_t x = S->slot * J->s_kv + j;
+                if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
+                    rowDS[r] += fabs(w->blk_sh[x]);
+                    ty[n] = kb[j - j0];
+                    th[n] = w->blk_sh[x];
+                    tl[n++] = w->blk_sl[x];
+                }
+                rowEdS[r] += w->blk_e[x];
             }
-            double xh, xl, sh, sl, dP = S->dP;
-            pp_attn_dd_add_inl_(S->dph[j], S->dpl[j], -S->Dh, -S->Dl, &xh, &xl);  // ±3.02u²(|dP|+|D|)
-            double eX = S->edp[j] + S->eD + 3.02 * ATTN_U2 * (adp + S->aD);
-            double aX = fabs(xh) * (1.0 + 0x1p-50);
-            pp_attn_dd_mul_inl_(S->Ph[j], S->Pl[j], xh, xl, &sh, &sl);  // ±9.1u²
-            double edS = (dP * S->Ph[j] * aX + S->Ph[j] * (1.0 + dP) * eX + 9.2 * ATTN_U2 * S->Ph[j] * aX) *
-                         (1.0 + 0x1p-40) + 0x1p-1072;  // + underflow in dd_mul
-            if (fabs(sh) < 0x1p-800) {  // dropped: |dŜ| < 2^−800(1 + u)
-                edS += 0x1p-799;
-                w->blk_state[x] = BLK_DROP;
-            } else {
-                acc(S->ah, S->al, kj, d, sh, sl);
-                rowDS[r] += fabs(sh);
-                w->blk_state[x] = BLK_ACC;
-                w->blk_sh[x] = sh;
-                w->blk_sl[x] = sl;
-            }
-            rowEdS[r] += edS;
-            w->blk_e[x] = edS;
-            w->blk_ph[x] = S->Ph[j];
-            w->blk_pl[x] = S->Pl[j];
+            acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
@@ -572,7 +543,7 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
                      pp_attn_task_res_ *R)
 {
     const int64_t d = J->d;
-    fast_acc_fn acc = w->lanes ? w->lanes->acc_split : acc_split;
+    fast_acc_fn acc = w->lanes ? w->lanes->acc_multi : pp_attn_acc_multi_;
     fast_row_st st[FAST_GROUP];
     int64_t nr = 0, jmax = 0;
     for (int64_t i = i0; i < i0 + n; i++) {
@@ -601,7 +572,7 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
     double rh[FAST_GROUP], rl[FAST_GROUP];
     for (int64_t r = 0; r < nr; r++)
         fast_softmax(J, w, &st[r], &rh[r], &rl[r], R);
-    fast_out(J, st, nr, jmax, rh, rl, sp, acc, w->vmax, R);
+    fast_out(J, w, st, nr, jmax, rh, rl, sp, acc, w->vmax, R);
     if (!J->backward)
         return 0;
     fast_dp(J, w, sp, st, nr, jmax);
@@ -616,29 +587,40 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
 static void fast_flush(pp_attn_job_ *J, fast_ws *w)
 {
     const int64_t d = J->d;
-    fast_acc_fn acc = w->lanes ? w->lanes->acc_split : acc_split;
+    fast_acc_fn acc = w->lanes ? w->lanes->acc_multi : pp_attn_acc_multi_;
     int64_t jmax = 0;
     for (int64_t r = 0; r < w->blk_n; r++)
         jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
-    for (int64_t j = 0; j < jmax; j++)
+    for (int64_t j = 0; j < jmax; j++) {
+        // key j's terms, rows in order: dk takes the accumulated dŜ, dv every P̂ not cut
+        const double *ky[FAST_BLOCK_ROWS], *vy[FAST_BLOCK_ROWS];
+        double kh[FAST_BLOCK_ROWS], kl[FAST_BLOCK_ROWS], vh[FAST_BLOCK_ROWS], vl[FAST_BLOCK_ROWS];
+        int64_t nk = 0, nv = 0;
         for (int64_t r = 0; r < w->blk_n; r++) {
             if (j >= w->blk_nv[r])
                 continue;
             int64_t x = r * J->s_kv + j;
-            if (w->blk_state[x] == BLK_CUT) {
+            if (w->blk_state[x] == PP_ATTN_BLK_CUT) {
                 w->colEdS[j] += w->blk_e[x];
                 w->colCut[j] += 1.0;
                 continue;
             }
-            if (w->blk_state[x] == BLK_ACC) {
-                acc(w->dkh + j * d, w->dkl + j * d, J->q + w->blk_qo[r], d, w->blk_sh[x], w->blk_sl[x]);
+            if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
+                ky[nk] = J->q + w->blk_qo[r];
+                kh[nk] = w->blk_sh[x];
+                kl[nk++] = w->blk_sl[x];
                 w->colDS[j] += fabs(w->blk_sh[x]);
             }
             w->colEdS[j] += w->blk_e[x];
-            acc(w->dvh + j * d, w->dvl + j * d, J->dout + w->blk_qo[r], d, w->blk_ph[x], w->blk_pl[x]);
+            vy[nv] = J->dout + w->blk_qo[r];
+            vh[nv] = w->blk_ph[x];
+            vl[nv++] = w->blk_pl[x];
             w->colP[j] += w->blk_ph[x];
             w->colDP[j] += w->blk_dP[r] * w->blk_ph[x];
         }
+        acc(w->dkh + j * d, w->dkl + j * d, d, nk, ky, kh, kl);
+        acc(w->dvh + j * d, w->dvl + j * d, d, nv, vy, vh, vl);
+    }
     w->blk_n = 0;
 }
 
@@ -743,6 +725,13 @@ void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, doubl
                      double T[4])
 {
     dot2x4(x, y, d, h, c, T);
+}
+
+void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                        const double *const *y, const double *xh, const double *xl)
+{
+    for (int64_t t = 0; t < n; t++)  // acc_split (two lanes of SSE2) per term
+        acc_split(h, lo, y[t], d, xh[t], xl[t]);
 }
 
 double pp_attn_acc_split_coef_(int64_t n)

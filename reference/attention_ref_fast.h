@@ -21,6 +21,12 @@ void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, doubl
 void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
                      double T[4]);
 double pp_attn_acc_split_coef_(int64_t n);
+// (h, lo)[l] += (xh[t] + xl[t])·y[t][l] for t = 0…n−1 in order, l < d: n ≤ PP_ATTN_ACC_TERMS
+// (attention_ref_lanes.h) split accumulations into one accumulator, the same values as n calls
+// of acc_split in order (each element takes its terms in that order); the portable loop, and the
+// vector paths' oracle (their acc_multi keeps the accumulator in registers across the terms).
+void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
+                        const double *const *y, const double *xh, const double *xl);
 
 // Runs task on the fast path. Returns 0; nonzero when a precondition of its proof fails for the
 // task (a non-finite input, |S| ≥ 2^40, a score bound above 2^−40, σ out of range): the caller

@@ -1,13 +1,69 @@
 // attention_ref_lanes.c — the attention reference's vector paths (attention_ref_lanes.h): Dot2
-// over 16 keys and the split accumulation over d, in AVX-512 and AVX2 intrinsics compiled for
-// their targets alone and chosen at run time. Every lane is one chain of the scalar path
-// (attention_ref_fast.c): the same IEEE binary64 operations (no FMA: -ffp-contract=off, and none
-// written), in the same order, so the same bits (PROOFS.md#attention, "Vector paths").
+// over 16 keys, the split accumulation over d, and the per-key steps (attention_ref_lanes_body.h,
+// included once per instruction set), in AVX-512 and AVX2 intrinsics compiled for their targets
+// alone and chosen at run time; and the per-key steps' portable loops, their oracle. Every lane is
+// one chain of the scalar path (attention_ref_fast.c, attention_ref_eft.h): the same rounded IEEE
+// binary64 operations in the same order (-ffp-contract=off; the only FMAs are the scalar path's
+// own and ones whose product is exact, the same value as the product-then-add they replace), so
+// the same bits (PROOFS.md#attention, "Vector paths").
 #include "attention_ref_lanes.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "attention_ref_eft.h"
+
+// ---------------------------------------------------------------------------------------------
+// The per-key steps' portable loops: the scalar step per key (attention_ref_eft.h)
+
+void pp_attn_exp_row_(const double (*tab)[2], const double *L, int64_t n, const double *Sh,
+                      const double *Sl, double M, double *eh, double *el, unsigned char *cut)
+{
+    for (int64_t j = 0; j < n; j++) {
+        cut[j] = Sh[j] - M < -500.0;  // E < e^−499.9 < 2^−721 (PROOFS: "Softmax")
+        if (cut[j])
+            eh[j] = el[j] = 0.0;
+        else
+            pp_attn_exp_dd_(tab, L, Sh[j], M, Sl[j], eh + j, el + j);  // ±2^−81 relative
+    }
+}
+
+int pp_attn_score_keys_(int64_t n, const double *h, const double *c, const double *T, double sig_h,
+                        double sig_l, double sig_b, double coef, double *Sh, double *Sl, double *eS)
+{
+    int bad = 0;
+    for (int64_t j = 0; j < n; j++)
+        bad |= pp_attn_score_elem_(h[j], c[j], T[j], sig_h, sig_l, sig_b, coef, Sh + j, Sl + j,
+                                   eS + j);
+    return bad;
+}
+
+void pp_attn_scale_row_(int64_t n, double *Ph, double *Pl, const unsigned char *cut, double rh,
+                        double rl)
+{
+    for (int64_t j = 0; j < n; j++)
+        if (!cut[j])  // ≥ 2^−722·0.98 > 2^−800
+            pp_attn_dd_mul_inl_(Ph[j], Pl[j], rh, rl, Ph + j, Pl + j);
+}
+
+void pp_attn_dp_keys_(int64_t n, const double *h, const double *c, const double *V, double coef,
+                      const double *Ph, const double *Pl, double *dph, double *dpl, double *edp,
+                      double *mh, double *ml)
+{
+    for (int64_t j = 0; j < n; j++)
+        pp_attn_dp_elem_(h[j], c[j], V[j], coef, Ph[j], Pl[j], dph + j, dpl + j, edp + j, mh + j,
+                         ml + j);
+}
+
+void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, const double *Pl,
+                      const double *dph, const double *dpl, const double *edp,
+                      const unsigned char *cut, double *sh, double *sl, double *e,
+                      unsigned char *state)
+{
+    for (int64_t j = 0; j < n; j++)
+        state[j] = pp_attn_ds_elem_(R, Ph[j], Pl[j], dph[j], dpl[j], edp[j], cut[j], sh + j,
+                                    sl + j, e + j);
+}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -20,16 +76,20 @@
 // AVX-512: 8 lanes
 
 // One Dot2 step on 8 chains: p = x·y (exact: binary32 values), TwoSum(h, p), error into c, |p|
-// into t — the scalar dot2x4's statements in its order.
+// into t — the scalar dot2x4's statements in its order, each the same rounded value. Two of its
+// subtractions and the T sum are written as FMAs whose product is exact (a·(−1), |p|·1): the
+// same RN(a + b) as the addition they replace, signed zeros included (PROOFS.md#attention,
+// "Vector paths"); they run on the FMA pipes, which the additions would otherwise leave idle.
 #define DOT2_STEP_512(h, c, t, xv, yv)                                                     \
     do {                                                                                   \
         __m512d p_ = _mm512_mul_pd(xv, yv);                                                \
         __m512d s_ = _mm512_add_pd(h, p_);                                                 \
         __m512d z_ = _mm512_sub_pd(s_, h);                                                 \
-        c = _mm512_add_pd(c, _mm512_add_pd(_mm512_sub_pd(h, _mm512_sub_pd(s_, z_)),        \
-                                           _mm512_sub_pd(p_, z_)));                        \
+        __m512d t2_ = _mm512_fnmadd_pd(_mm512_sub_pd(s_, z_), ONE, h); /* h − (s − z) */   \
+        __m512d t3_ = _mm512_fnmadd_pd(z_, ONE, p_);                   /* p − z */         \
+        c = _mm512_add_pd(c, _mm512_add_pd(t2_, t3_));                                     \
         h = s_;                                                                            \
-        t = _mm512_add_pd(t, _mm512_abs_pd(p_));                                           \
+        t = _mm512_fmadd_pd(_mm512_abs_pd(p_), ONE, t);                /* t + |p| */       \
     } while (0)
 
 __attribute__((target("avx512f"))) static void dot2_keys16_avx512(const double *x,
@@ -38,6 +98,7 @@ __attribute__((target("avx512f"))) static void dot2_keys16_avx512(const double *
                                                                   double h[16], double c[16],
                                                                   double T[16])
 {
+    const __m512d ONE = _mm512_set1_pd(1.0);
     __m512d h0 = _mm512_setzero_pd(), c0 = h0, t0 = h0, h1 = h0, c1 = h0, t1 = h0;
     for (int64_t l = 0; l < d; l++) {
         __m512d xv = _mm512_set1_pd(x[l]);
@@ -60,14 +121,18 @@ __attribute__((target("avx512f"))) static void acc_split_avx512(double *restrict
     double x1, x2;
     pp_attn_split29_(xh, &x1, &x2);
     __m512d X1 = _mm512_set1_pd(x1), X2 = _mm512_set1_pd(x2), XL = _mm512_set1_pd(xl);
+    const __m512d ONE = _mm512_set1_pd(1.0);
     int64_t l = 0;
     for (; l + 8 <= d; l += 8) {
         __m512d yv = _mm512_loadu_pd(y + l), hv = _mm512_loadu_pd(h + l);
-        __m512d a = _mm512_mul_pd(X1, yv);
-        __m512d s = _mm512_add_pd(hv, a);
+        // a = x1·y and x2·y are exact, so each FMA below is the rounded sum the scalar loop forms
+        // from the rounded product (PROOFS.md#attention, "Vector paths")
+        __m512d s = _mm512_fmadd_pd(X1, yv, hv);                     // h + a
         __m512d z = _mm512_sub_pd(s, hv);
-        __m512d e = _mm512_add_pd(_mm512_sub_pd(hv, _mm512_sub_pd(s, z)), _mm512_sub_pd(a, z));
-        __m512d r = _mm512_add_pd(e, _mm512_add_pd(_mm512_mul_pd(X2, yv), _mm512_mul_pd(XL, yv)));
+        __m512d t2 = _mm512_fnmadd_pd(_mm512_sub_pd(s, z), ONE, hv);  // h − (s − z)
+        __m512d t3 = _mm512_fmsub_pd(X1, yv, z);                     // a − z
+        __m512d e = _mm512_add_pd(t2, t3);
+        __m512d r = _mm512_add_pd(e, _mm512_fmadd_pd(X2, yv, _mm512_mul_pd(XL, yv)));
         _mm512_storeu_pd(h + l, s);
         _mm512_storeu_pd(lo + l, _mm512_add_pd(_mm512_loadu_pd(lo + l), r));
     }
@@ -83,18 +148,19 @@ __attribute__((target("avx512f"))) static void acc_split_avx512(double *restrict
         __m256d p_ = _mm256_mul_pd(xv, yv);                                                \
         __m256d s_ = _mm256_add_pd(h, p_);                                                 \
         __m256d z_ = _mm256_sub_pd(s_, h);                                                 \
-        c = _mm256_add_pd(c, _mm256_add_pd(_mm256_sub_pd(h, _mm256_sub_pd(s_, z_)),        \
-                                           _mm256_sub_pd(p_, z_)));                        \
+        __m256d t2_ = _mm256_fnmadd_pd(_mm256_sub_pd(s_, z_), ONE, h);                     \
+        __m256d t3_ = _mm256_fnmadd_pd(z_, ONE, p_);                                       \
+        c = _mm256_add_pd(c, _mm256_add_pd(t2_, t3_));                                     \
         h = s_;                                                                            \
-        t = _mm256_add_pd(t, _mm256_andnot_pd(sign, p_));                                  \
+        t = _mm256_fmadd_pd(_mm256_andnot_pd(sign, p_), ONE, t);                           \
     } while (0)
 
-__attribute__((target("avx2"))) static void dot2_keys16_avx2(const double *x, const double *kt0,
+__attribute__((target("avx2,fma"))) static void dot2_keys16_avx2(const double *x, const double *kt0,
                                                              const double *kt1, int64_t d,
                                                              double h[16], double c[16],
                                                              double T[16])
 {
-    const __m256d sign = _mm256_set1_pd(-0.0);
+    const __m256d sign = _mm256_set1_pd(-0.0), ONE = _mm256_set1_pd(1.0);
     __m256d hv[4], cv[4], tv[4];
     for (int i = 0; i < 4; i++)
         hv[i] = cv[i] = tv[i] = _mm256_setzero_pd();
@@ -113,21 +179,23 @@ __attribute__((target("avx2"))) static void dot2_keys16_avx2(const double *x, co
     }
 }
 
-__attribute__((target("avx2"))) static void acc_split_avx2(double *restrict h, double *restrict lo,
+__attribute__((target("avx2,fma"))) static void acc_split_avx2(double *restrict h, double *restrict lo,
                                                            const double *restrict y, int64_t d,
                                                            double xh, double xl)
 {
     double x1, x2;
     pp_attn_split29_(xh, &x1, &x2);
     __m256d X1 = _mm256_set1_pd(x1), X2 = _mm256_set1_pd(x2), XL = _mm256_set1_pd(xl);
+    const __m256d ONE = _mm256_set1_pd(1.0);
     int64_t l = 0;
     for (; l + 4 <= d; l += 4) {
         __m256d yv = _mm256_loadu_pd(y + l), hv = _mm256_loadu_pd(h + l);
-        __m256d a = _mm256_mul_pd(X1, yv);
-        __m256d s = _mm256_add_pd(hv, a);
+        __m256d s = _mm256_fmadd_pd(X1, yv, hv);
         __m256d z = _mm256_sub_pd(s, hv);
-        __m256d e = _mm256_add_pd(_mm256_sub_pd(hv, _mm256_sub_pd(s, z)), _mm256_sub_pd(a, z));
-        __m256d r = _mm256_add_pd(e, _mm256_add_pd(_mm256_mul_pd(X2, yv), _mm256_mul_pd(XL, yv)));
+        __m256d t2 = _mm256_fnmadd_pd(_mm256_sub_pd(s, z), ONE, hv);
+        __m256d t3 = _mm256_fmsub_pd(X1, yv, z);
+        __m256d e = _mm256_add_pd(t2, t3);
+        __m256d r = _mm256_add_pd(e, _mm256_fmadd_pd(X2, yv, _mm256_mul_pd(XL, yv)));
         _mm256_storeu_pd(h + l, s);
         _mm256_storeu_pd(lo + l, _mm256_add_pd(_mm256_loadu_pd(lo + l), r));
     }
@@ -135,8 +203,127 @@ __attribute__((target("avx2"))) static void acc_split_avx2(double *restrict h, d
         pp_attn_acc_split_elem_(h + l, lo + l, y[l], x1, x2, xl);
 }
 
-static const pp_attn_lanes_ LANES_AVX512 = {"avx512", dot2_keys16_avx512, acc_split_avx512};
-static const pp_attn_lanes_ LANES_AVX2 = {"avx2", dot2_keys16_avx2, acc_split_avx2};
+// ---------------------------------------------------------------------------------------------
+// The per-key steps, once per instruction set (attention_ref_lanes_body.h)
+
+#define L_W 8
+#define L_T __m512d
+#define L_M __mmask8
+#define L_I __m512i
+#define L_SET1 _mm512_set1_pd
+#define L_LD _mm512_loadu_pd
+#define L_ST _mm512_storeu_pd
+#define L_ADD _mm512_add_pd
+#define L_SUB _mm512_sub_pd
+#define L_MUL _mm512_mul_pd
+#define L_FMS _mm512_fmsub_pd
+#define L_FMA _mm512_fmadd_pd
+#define L_FNMA _mm512_fnmadd_pd
+#define L_ABS _mm512_abs_pd
+#define L_NEG(x) _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN)))
+#define L_LT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
+#define L_NLE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_NLE_UQ)
+#define L_NLT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_NLT_UQ)
+#define L_MOR(a, b) ((__mmask8)((a) | (b)))
+#define L_SEL(m, a, b) _mm512_mask_blend_pd(m, a, b)  // m ? b : a, per lane
+#define L_BITS(m) ((int)(m))
+#define L_CUTMASK(p) _mm512_test_epi64_mask(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(p))), _mm512_set1_epi64(0xff))
+#define L_ICAST _mm512_castpd_si512
+#define L_DCAST _mm512_castsi512_pd
+#define L_ISUB _mm512_sub_epi64
+#define L_IADD _mm512_add_epi64
+#define L_IAND _mm512_and_si512
+#define L_ISLL _mm512_slli_epi64
+#define L_ISET1(x) _mm512_set1_epi64(x)
+#define L_GATHER(base, ix) _mm512_i64gather_pd(ix, base, 8)
+#define FN(name) name##_avx512
+#define TGT __attribute__((target("avx512f")))
+#include "attention_ref_lanes_body.h"
+#undef L_W
+#undef L_T
+#undef L_M
+#undef L_I
+#undef L_SET1
+#undef L_LD
+#undef L_ST
+#undef L_ADD
+#undef L_SUB
+#undef L_MUL
+#undef L_FMS
+#undef L_FMA
+#undef L_FNMA
+#undef L_ABS
+#undef L_NEG
+#undef L_LT
+#undef L_NLE
+#undef L_NLT
+#undef L_MOR
+#undef L_SEL
+#undef L_BITS
+#undef L_CUTMASK
+#undef L_ICAST
+#undef L_DCAST
+#undef L_ISUB
+#undef L_IADD
+#undef L_IAND
+#undef L_ISLL
+#undef L_ISET1
+#undef L_GATHER
+#undef FN
+#undef TGT
+
+#define L_W 4
+#define L_T __m256d
+#define L_M __m256d
+#define L_I __m256i
+#define L_SET1 _mm256_set1_pd
+#define L_LD _mm256_loadu_pd
+#define L_ST _mm256_storeu_pd
+#define L_ADD _mm256_add_pd
+#define L_SUB _mm256_sub_pd
+#define L_MUL _mm256_mul_pd
+#define L_FMS _mm256_fmsub_pd
+#define L_FMA _mm256_fmadd_pd
+#define L_FNMA _mm256_fnmadd_pd
+#define L_ABS(x) _mm256_andnot_pd(_mm256_set1_pd(-0.0), x)
+#define L_NEG(x) _mm256_xor_pd(x, _mm256_set1_pd(-0.0))
+#define L_LT(a, b) _mm256_cmp_pd(a, b, _CMP_LT_OQ)
+#define L_NLE(a, b) _mm256_cmp_pd(a, b, _CMP_NLE_UQ)
+#define L_NLT(a, b) _mm256_cmp_pd(a, b, _CMP_NLT_UQ)
+#define L_MOR _mm256_or_pd
+#define L_SEL(m, a, b) _mm256_blendv_pd(a, b, m)  // m ? b : a, per lane
+#define L_BITS _mm256_movemask_pd
+#define L_CUTMASK(p) attn_cutmask_avx2(p)
+#define L_ICAST _mm256_castpd_si256
+#define L_DCAST _mm256_castsi256_pd
+#define L_ISUB _mm256_sub_epi64
+#define L_IADD _mm256_add_epi64
+#define L_IAND _mm256_and_si256
+#define L_ISLL _mm256_slli_epi64
+#define L_ISET1(x) _mm256_set1_epi64x(x)
+#define L_GATHER(base, ix) _mm256_i64gather_pd(base, ix, 8)
+#define FN(name) name##_avx2
+#define TGT __attribute__((target("avx2,fma")))
+
+// All ones in the lanes whose cut byte is nonzero.
+TGT static inline __m256d attn_cutmask_avx2(const unsigned char *p)
+{
+    int32_t b;
+    memcpy(&b, p, sizeof b);
+    __m256i w = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(b));
+    return _mm256_castsi256_pd(_mm256_cmpgt_epi64(w, _mm256_setzero_si256()));
+}
+
+#include "attention_ref_lanes_body.h"
+
+static const pp_attn_lanes_ LANES_AVX512 = {
+    .name = "avx512", .dot2_keys16 = dot2_keys16_avx512, .acc_split = acc_split_avx512,
+    .exp_row = exp_row_avx512, .score_keys = score_keys_avx512, .scale_row = scale_row_avx512,
+    .dp_keys = dp_keys_avx512, .ds_keys = ds_keys_avx512, .acc_multi = acc_multi_avx512};
+static const pp_attn_lanes_ LANES_AVX2 = {
+    .name = "avx2", .dot2_keys16 = dot2_keys16_avx2, .acc_split = acc_split_avx2,
+    .exp_row = exp_row_avx2, .score_keys = score_keys_avx2, .scale_row = scale_row_avx2,
+    .dp_keys = dp_keys_avx2, .ds_keys = ds_keys_avx2, .acc_multi = acc_multi_avx2};
 
 #endif  // ATTN_LANES_X86
 

@@ -1,6 +1,6 @@
 // bench_attention_ref.c — the attention reference on h=2, s=512, d=128, causal, forward +
-// backward: the fast path's vector loops against its portable loops (same run, same bits) and
-// against mpfr-plain, their ratios in CPU time (user + sys of all threads: a loaded machine
+// backward: the fast path's vector loops against its portable loops (same run, same bits; and its
+// per-key exp and split accumulation alone) and against mpfr-plain, their ratios in CPU time (user + sys of all threads: a loaded machine
 // stretches wall time, not work), and the projected time of b=1, h=12, s=4096 on this machine's
 // cores. Run: make bench (or build/rel/tools/bench_attention_ref [threads]). Asserts nothing.
 #include <stdint.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attention_ref.h"
+#include "attention_ref_fast.h"
 #include "attention_ref_lanes.h"
 #include "format.h"
 
@@ -82,6 +83,59 @@ static timing run(const pp_attn_ref_opts *o, int reps)
     return best;
 }
 
+// The per-key exp and the 16-term split accumulation (d 128) alone, the vector path against the
+// portable loop in the same run: CPU seconds per element (exp) and per element-term (acc).
+static void bench_steps(void)
+{
+    const pp_attn_lanes_ *L = pp_attn_lanes_pick_(PP_ATTN_REF_LANES_AUTO);
+    if (!L) {
+        printf("  per-key steps: no vector path on this CPU\n");
+        return;
+    }
+    enum { N = 4096, REPS = 400, D = 128, T = 16 };
+    pp_attn_job_ *J = calloc(1, sizeof *J);
+    double *Sh = malloc(sizeof(double) * N), *Sl = malloc(sizeof(double) * N);
+    double *eh = malloc(sizeof(double) * N), *el = malloc(sizeof(double) * N);
+    double *y = malloc(sizeof(double) * D * T), *h = calloc(D, sizeof(double)), *lo = calloc(D, sizeof(double));
+    unsigned char *cut = malloc(N);
+    if (!J || !Sh || !Sl || !eh || !el || !y || !h || !lo || !cut) {
+        fprintf(stderr, "bench_attention_ref: out of memory\n");
+        exit(3);
+    }
+    pp_attn_exp_init_(J);
+    uint64_t st = 7;
+    fill(Sh, N, &st);
+    fill(y, D * T, &st);
+    for (int i = 0; i < N; i++) {
+        Sh[i] = -30.0 * (Sh[i] < 0 ? -Sh[i] : Sh[i]);  // exp arguments in [−70, −7]
+        Sl[i] = Sh[i] * 0x1p-60;
+    }
+    const double *ys[T];
+    double xh[T], xl[T];
+    for (int t = 0; t < T; t++) {
+        ys[t] = y + t * D;
+        xh[t] = 0.001 * (t + 1);
+        xl[t] = xh[t] * 0x1p-55;
+    }
+    double sec[2][2];
+    for (int v = 0; v < 2; v++) {
+        double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        for (int r = 0; r < REPS; r++)
+            (v ? L->exp_row : pp_attn_exp_row_)((const double(*)[2])J->exp_tab, J->exp_L, N, Sh, Sl, 0.0,
+                                                 eh, el, cut);
+        double c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        for (int r = 0; r < REPS * 8; r++)
+            (v ? L->acc_multi : pp_attn_acc_multi_)(h, lo, D, T, ys, xh, xl);
+        double c2 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        sec[v][0] = (c1 - c0) / ((double)N * REPS);
+        sec[v][1] = (c2 - c1) / ((double)D * T * REPS * 8);
+    }
+    printf("  per-key steps, %s vs portable (CPU time, same run): exp %.2f vs %.2f ns per key (%.1fx), "
+           "split accumulation %.3f vs %.3f ns per element-term (%.1fx)\n", L->name, sec[1][0] * 1e9,
+           sec[0][0] * 1e9, sec[0][0] / sec[1][0], sec[1][1] * 1e9, sec[0][1] * 1e9, sec[0][1] / sec[1][1]);
+    free(J); free(Sh); free(Sl); free(eh); free(el); free(y); free(h); free(lo); free(cut);
+}
+
 int main(int argc, char **argv)
 {
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
@@ -118,6 +172,7 @@ int main(int argc, char **argv)
            "of each head, scaled)\n", tp, tp_sub.cpu, sp, sf);
     printf("  portable/vector %8.2fx   plain/vector %8.1fx   (CPU time, same run)\n", ts.cpu / tf.cpu,
            tp / tf.cpu);
+    bench_steps();
     pp_attn_ref_opts big = f;
     big.h = big.h_kv = 12;
     big.s_q = big.s_kv = 4096;
