@@ -48,6 +48,29 @@ PP_RAND_LANES_INLINE void pp_rand_normal_lanes(uint64_t seed, uint32_t tensor_id
 typedef void (*pp_philox_words_fn)(pp_philox4x32_key key, const uint32_t *c0, const uint32_t *c1,
                                    const uint32_t *c2, uint32_t d, int n, uint32_t *const w[4]);
 
+// The rejected entries listed: for j < n, in increasing j, src[j] (src NULL: j itself) of each j
+// with acc[j] == 0 into dst[0 .. r − 1]; returns r. Writes dst[0 .. n − 1] at most (entries past
+// r are scratch); dst may be src (compaction in place). kernels/cpu/reject_lanes.h writes one per
+// x86-64 level; pp_rejected_scalar is the definition.
+typedef int (*pp_rejected_fn)(const int *acc, const int *src, int n, int *dst);
+
+// A level's lane functions, passed together; a NULL member: the inline definition.
+typedef struct pp_rand_lanes_fns {
+    pp_philox_words_fn words;
+    pp_rejected_fn rejected;
+} pp_rand_lanes_fns;
+
+// pp_rejected_fn's definition, branch-free (a rejection is random: a branch on it mispredicts).
+PP_RAND_LANES_INLINE int pp_rejected_scalar(const int *acc, const int *src, int n, int *dst)
+{
+    int r = 0;
+    for (int j = 0; j < n; j++) {
+        dst[r] = src ? src[j] : j;
+        r += !acc[j];
+    }
+    return r;
+}
+
 #define PP_RAND_BATCH_MAX 256
 #define PP_RAND_BATCH_DRAWS 64  // draws tried side by side; later ones (never, in practice) scalar
 
@@ -103,26 +126,29 @@ PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double 
 }
 
 // z[k] = pp_rand_normal(seed, tid[k], idx[k]) for k < n ≤ PP_RAND_BATCH_MAX (n a multiple of 16
-// runs fastest), Philox by words (NULL: inline). The cheap half of draw 0 of every entry side by
-// side; then the rejected entries gathered into a compact list and the cheap half of their
-// draw 1 tried side by side, and so on (with p = 1 − π/4 rejected per draw, about
-// 1/(1 − p) ≈ 1.27 attempts per entry); then the costly half (the log, a division, a square
-// root) once per entry, on the accepted attempt's u and s, with no lane wasted on a rejected
-// attempt. The same attempts in the same order per entry as pp_rand_normal, and the accepted
-// one's operations, so the same bits (tests/test_random_lanes.c).
+// runs fastest), Philox by f.words, the rejected lists by f.rejected (NULL: inline). The cheap
+// half of draw 0 of every entry side by side; then the rejected entries gathered into a compact
+// list and the cheap half of their draw 1 tried side by side, and so on (with p = 1 − π/4
+// rejected per draw, about 1/(1 − p) ≈ 1.27 attempts per entry); then the costly half (the log,
+// a division, a square root) once per entry, on the accepted attempt's u and s, with no lane
+// wasted on a rejected attempt. The same attempts in the same order per entry as pp_rand_normal,
+// and the accepted one's operations, so the same bits (tests/test_random_lanes.c).
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC (-O1, the sanitizer build) cannot see that pp_polar_us_lanes filled the acc entries the
+// rejected function reads
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *tid, const uint64_t *idx, int n,
-                                               pp_philox_words_fn words, double *z)
+                                               pp_rand_lanes_fns f, double *z)
 {
     int acc[PP_RAND_BATCH_MAX], pend[PP_RAND_BATCH_MAX];
     uint32_t pt[PP_RAND_BATCH_MAX];
     uint64_t pi[PP_RAND_BATCH_MAX];
     double u[PP_RAND_BATCH_MAX], s[PP_RAND_BATCH_MAX], pu[PP_RAND_BATCH_MAX], ps[PP_RAND_BATCH_MAX];
-    pp_polar_us_lanes(seed, tid, idx, 0, n, words, u, s, acc);
-    int np = 0;
-    for (int k = 0; k < n; k++) {  // branch-free: a rejection is random, a branch on it mispredicts
-        pend[np] = k;
-        np += !acc[k];
-    }
+    pp_rejected_fn rejected = f.rejected ? f.rejected : pp_rejected_scalar;
+    pp_polar_us_lanes(seed, tid, idx, 0, n, f.words, u, s, acc);
+    int np = rejected(acc, NULL, n, pend);
     uint32_t d = 1;
     for (; np > 0 && d < PP_RAND_BATCH_DRAWS; d++) {
         // padded to a multiple of 16 with copies of the last entry (their results unused), so
@@ -132,16 +158,13 @@ PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *ti
             int k = pend[j < np ? j : np - 1];
             pt[j] = tid[k], pi[j] = idx[k];
         }
-        pp_polar_us_lanes(seed, pt, pi, d, nv, words, pu, ps, acc);
-        int still = 0;
-        for (int j = 0; j < np; j++) {
+        pp_polar_us_lanes(seed, pt, pi, d, nv, f.words, pu, ps, acc);
+        for (int j = 0; j < np; j++) {  // the accepted attempts' u and s to their entries
             int k = pend[j];
             u[k] = acc[j] ? pu[j] : u[k];
             s[k] = acc[j] ? ps[j] : s[k];
-            pend[still] = k;
-            still += !acc[j];
         }
-        np = still;
+        np = rejected(acc, pend, np, pend);
     }
     for (int j = 0; j < np; j++)  // still rejected (never, in practice): a valid s for the lanes
         u[pend[j]] = 0.0, s[pend[j]] = 0.5;
@@ -149,5 +172,8 @@ PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *ti
     for (int j = 0; j < np; j++)
         z[pend[j]] = pp_rand_normal_from(seed, tid[pend[j]], idx[pend[j]], d);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #endif

@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include "cpu/philox_lanes.h"
+#include "cpu/reject_lanes.h"
 #include "random_lanes.h"
 
 static void rand_normal_lanes_bit_identical(void **state)
@@ -41,8 +42,8 @@ static void rand_normal_lanes_bit_identical(void **state)
 // The batch (pp_rand_normal_batch): entries of mixed tensors and elements, every count 1..256 of
 // a few shapes (one tensor's consecutive elements; 16 lanes × 16 tensors as the emulation's
 // lanes draw them), bit for bit against pp_rand_normal; rejections at draws 1 and 2 occur. Philox
-// inline, and by each x86-64 level's words (cpu/philox_lanes.h).
-static int batch_bit_identical(pp_philox_words_fn words)
+// and the rejected lists inline, and by each x86-64 level's functions (cpu/reject_lanes.h).
+static int batch_bit_identical(pp_rand_lanes_fns f)
 {
     int bad = 0;
     uint64_t seeds[2] = {pp_test_seed(), UINT64_MAX};
@@ -57,7 +58,7 @@ static int batch_bit_identical(pp_philox_words_fn words)
                     tid[k] = rep % 2 ? 0x4E000000u + (uint32_t)rep : 0x4E000000u + (uint32_t)(k / 16);
                     idx[k] = rep % 2 ? (uint64_t)(rep * 1000 + k) : (uint64_t)(rep * 16 + k % 16);
                 }
-                pp_rand_normal_batch(seeds[si], tid, idx, n, words, z);
+                pp_rand_normal_batch(seeds[si], tid, idx, n, f, z);
                 for (int k = 0; k < n; k++) {
                     double want = pp_rand_normal(seeds[si], tid[k], idx[k]);
                     if (memcmp(&z[k], &want, sizeof want) != 0 && bad++ < 10) {
@@ -75,10 +76,15 @@ static int batch_bit_identical(pp_philox_words_fn words)
 static void rand_normal_batch_bit_identical(void **state)
 {
     (void)state;
-    const pp_philox_words_fn wf[4] = {NULL, pp_philox_words_for(PP_ISA_AVX512), pp_philox_words_for(PP_ISA_AVX2),
-                                      pp_philox_words_for(PP_ISA_BASELINE)};
-    for (int wi = 0; wi < 4; wi++)
-        assert_int_equal(batch_bit_identical(wf[wi]), 0);
+    const pp_rand_lanes_fns fs[5] = {
+        {.words = NULL, .rejected = NULL},
+        pp_rand_lanes_fns_for(PP_ISA_AVX512),
+        pp_rand_lanes_fns_for(PP_ISA_AVX2),
+        pp_rand_lanes_fns_for(PP_ISA_BASELINE),
+        {.words = pp_philox_words_for(PP_ISA_AVX512), .rejected = pp_rejected_for(PP_ISA_AVX2)},
+    };
+    for (int fi = 0; fi < 5; fi++)
+        assert_int_equal(batch_bit_identical(fs[fi]), 0);
 }
 
 static void det_log_normal_is_det_log(void **state)

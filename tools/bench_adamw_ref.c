@@ -10,7 +10,8 @@
 //     through PRECPROBE_PYTHON; without torch the line says so.
 // Times are CPU seconds of the process (the machine may be shared: wall times are printed too);
 // ns per element-step are CPU time / (n·T).
-// Run: make bench (or build/rel/tools/bench_adamw_ref [threads] [n] [T]). Prints numbers only.
+// The emulation lines and torch's are each the median of reps runs (default 5).
+// Run: make bench (or build/rel/tools/bench_adamw_ref [threads] [n] [T] [reps]). Prints numbers only.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ typedef struct torch_times {
     char why[200];
 } torch_times;
 
-static void run_torch(int64_t n, int T, int threads, torch_times *tt)
+static void run_torch1(int64_t n, int T, int threads, torch_times *tt)
 {
     tt->fp32 = tt->fused = tt->bf16 = -1.0;
     snprintf(tt->why, sizeof tt->why, "PRECPROBE_PYTHON not set");
@@ -70,6 +71,49 @@ static void run_torch(int64_t n, int T, int threads, torch_times *tt)
     pclose(f);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The median of x[0 .. r − 1] (sorts x).
+static double median(double *x, int r)
+{
+    qsort(x, (size_t)r, sizeof *x, cmp_double);
+    return r % 2 ? x[r / 2] : 0.5 * (x[r / 2 - 1] + x[r / 2]);
+}
+
+#define MAX_REPS 31
+
+// torch's times, each the median of reps runs of the script (a load spike on a shared machine
+// moves one run, not the median).
+static void run_torch(int64_t n, int T, int threads, int reps, torch_times *tt)
+{
+    double f32[MAX_REPS], fu[MAX_REPS], b16[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        run_torch1(n, T, threads, tt);
+        f32[r] = tt->fp32, fu[r] = tt->fused, b16[r] = tt->bf16;
+    }
+    tt->fp32 = median(f32, reps), tt->fused = median(fu, reps), tt->bf16 = median(b16, reps);
+}
+
+// One emulation run's CPU seconds, the trace recorded (as a run's report needs it: the loss of
+// the sources that define one, the θ snapshots) or not; < 0 on failure.
+static double emu_cpu(const pp_adamw_variant *va, const pp_adamw_problem *pe, const double *th0, double **o,
+                      int threads, int with_trace, double *wall)
+{
+    pp_adamw_trace tr;
+    double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    if (pp_adamw_cpu(va, pe, th0, o[0], o[1], o[2], o[3], with_trace ? &tr : NULL, threads, NULL))
+        return -1.0;
+    double c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    *wall = clock_s(CLOCK_MONOTONIC) - w0;
+    if (with_trace)
+        pp_adamw_trace_free(&tr);
+    return c;
+}
+
 // The double-double reference's scalar element and lanes on elements [0, m), one thread: CPU s.
 static void dd_scalar_vs_lanes(const pp_adamw_problem *pr, const double *th0, int64_t m, double *ts, double *tl)
 {
@@ -99,8 +143,11 @@ int main(int argc, char **argv)
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     int64_t n = argc > 2 ? atoll(argv[2]) : 65536;
     int T = argc > 3 ? atoi(argv[3]) : 1000;
-    pp_adamw_problem pr = {PP_ADAMW_GRAD_SYNTHETIC, n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
-                           PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
+    int reps = argc > 4 ? atoi(argv[4]) : 5;
+    reps = reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
+    pp_adamw_problem pr = {.kind = PP_ADAMW_GRAD_SYNTHETIC, .n = n, .steps = T, .seed = 42,
+                           .hyper = {.lr = 1e-5, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0},
+                           .schedule = PP_ADAMW_LR_CONSTANT, .grad_scale = 1e-3, .snr = 1.0};
     double *th0 = malloc((size_t)n * sizeof *th0), *o[4], es = (double)n * T;
     for (int k = 0; k < 4; k++)
         o[k] = malloc((size_t)n * sizeof(double));
@@ -137,20 +184,22 @@ int main(int argc, char **argv)
            "%d lanes %.1f ns per element-step (cpu): lanes %.1fx faster\n",
            (long long)m, ts / ((double)m * T) * 1e9, PP_ADAMW_DD_LANES, tl / ((double)m * T) * 1e9, ts / tl);
 
-    // ---- the emulation against torch
+    // ---- the emulation against torch: every time the median of reps runs (CPU time)
     torch_times tt;
-    run_torch(n, T, threads, &tt);
+    run_torch(n, T, threads, reps, &tt);
     if (tt.fp32 < 0 && tt.fused < 0 && tt.bf16 < 0)
         printf("adamw torch anchor absent (%s): emulation lines without a ratio\n", tt.why);
     else
-        printf("adamw torch.optim.AdamW cpu, same run, n = %lld, T = %d, %d threads: fp32 foreach %.3f s, fp32 fused "
-               "%.3f s, bf16 %.3f s (cpu; < 0: absent)\n",
-               (long long)n, T, threads, tt.fp32, tt.fused, tt.bf16);
+        printf("adamw torch.optim.AdamW cpu, same run, n = %lld, T = %d, %d threads, median of %d: fp32 foreach "
+               "%.3f s, fp32 fused %.3f s, bf16 %.3f s (cpu; < 0: absent)\n",
+               (long long)n, T, threads, reps, tt.fp32, tt.fused, tt.bf16);
     // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
     // the like-for-like line; the input one reads a recorded [T, n] gradient tensor (the
     // synthetic source's own gradients, so only the source's cost differs), as a torch
     // optimizer stepping on recorded .grad tensors would; the synthetic one adds a normal draw
-    // per element-step
+    // per element-step. Each line is the run as shipped (the trace a report shows: θ snapshots,
+    // and the per-step binary64 loss where the source defines one, quadratic); the fp32 lines
+    // also time the update alone (no trace), torch's anchor's work (it computes no loss).
     static const char *src_names[3] = {"quadratic", "input", "synthetic"};
     double *grads = NULL;
     pp_format_id grads_fmt = PP_FMT_COUNT;
@@ -172,20 +221,27 @@ int main(int argc, char **argv)
             grads_fmt = bv->v.param;
         }
         pe.grads = src == 1 ? grads : NULL;
-        w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-        if (pp_adamw_cpu(&bv->v, &pe, th0, o[0], o[1], o[2], o[3], &tr, threads, NULL))
-            return 1;
-        double w = clock_s(CLOCK_MONOTONIC) - w0, c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-        pp_adamw_trace_free(&tr);
+        double cs[MAX_REPS], ws[MAX_REPS], cn[MAX_REPS], wn[MAX_REPS];
+        for (int r = 0; r < reps; r++) {
+            cs[r] = emu_cpu(&bv->v, &pe, th0, o, threads, 1, &ws[r]);
+            cn[r] = k == 0 ? emu_cpu(&bv->v, &pe, th0, o, threads, 0, &wn[r]) : 0.0;
+            if (cs[r] < 0 || cn[r] < 0)
+                return 1;
+        }
+        double c = median(cs, reps), w = median(ws, reps), cu = k == 0 ? median(cn, reps) : 0.0;
         double anchor = k == 0 ? (tt.fused > 0 ? tt.fused : tt.fp32) : tt.bf16;
-        printf("adamw cpu emulation %-17s %-9s n = %lld, T = %d, %d threads: %.3f s wall, %.3f s cpu (%.1f ns "
-               "per element-step)",
-               bv->name, src_names[src], (long long)n, T, threads, w, c, c / es * 1e9);
+        const char *aname = k == 0 ? (tt.fused > 0 ? "fused fp32" : "fp32") : "bf16";
+        printf("adamw cpu emulation %-17s %-9s n = %lld, T = %d, %d threads, median of %d: as shipped (trace) %.3f s "
+               "wall, %.3f s cpu (%.1f ns per element-step)",
+               bv->name, src_names[src], (long long)n, T, threads, reps, w, c, c / es * 1e9);
         if (anchor > 0)
-            printf(": %.2fx torch's %s cpu time (target <= %s)\n", c / anchor,
-                   k == 0 ? (tt.fused > 0 ? "fused fp32" : "fp32") : "bf16", k == 0 ? "2x fused" : "3x");
-        else
-            printf("\n");
+            printf(": %.2fx torch's %s cpu time (target <= %s)", c / anchor, aname, k == 0 ? "2x fused" : "3x");
+        if (k == 0) {
+            printf("; update only (no trace) %.3f s cpu (%.1f ns)", cu, cu / es * 1e9);
+            if (anchor > 0)
+                printf(": %.2fx", cu / anchor);
+        }
+        printf("\n");
     }
     free(grads);
     free(th0);

@@ -9,7 +9,7 @@
 #include "adamw_lanes.h"
 #include "../random_lanes.h"
 #include "../round_lanes.h"
-#include "philox_lanes.h"
+#include "reject_lanes.h"
 
 #define L PP_ADAMW_LANES
 
@@ -51,7 +51,7 @@ __attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "defa
 __attribute__((noinline))
 #endif
 static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem *pr, int t, int ns, int64_t i0,
-                              const double *sig, pp_philox_words_fn words, float (*gb)[L])
+                              const double *sig, pp_rand_lanes_fns rf, float (*gb)[L])
 {
     pp_format_id P = va->param;
     if (pr->kind == PP_ADAMW_GRAD_INPUT) {
@@ -66,7 +66,7 @@ static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem
     for (int s = 0; s < ns; s++)
         for (int l = 0; l < L; l++)
             tid[s * L + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * L + l] = (uint64_t)(i0 + l);
-    pp_rand_normal_batch(pr->seed, tid, idx, ns * L, words, z);
+    pp_rand_normal_batch(pr->seed, tid, idx, ns * L, rf, z);
     // the rounding to P with P a constant where it is fp32 or bf16 (the format's parameters fold)
     if (P == PP_FMT_FP32)
         lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, gb);
@@ -111,7 +111,7 @@ LANES_INLINE void lanes_loss_flush(pp_adamw_loss_out lo, int t, int ns, double (
 LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                              int64_t i0, int t0, int t1, float *restrict th, float *restrict m,
                              float *restrict v, float *restrict c, pp_adamw_loss_out lo, pp_adamw_snap_out so,
-                             pp_philox_words_fn words)
+                             pp_rand_lanes_fns rf)
 {
     float h[L], opt[L], g[L], gb[GB][L];
     double sig[L], xb[GB][L];  // xb: loss terms of the steps since tb, not yet added
@@ -138,7 +138,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
         const float *gt = g;
         if (pr->kind != PP_ADAMW_GRAD_QUADRATIC) {  // synthetic or input: θ-independent
             if ((t - t0) % GB == 0)
-                lanes_given_grads(va, pr, t, t1 - t + 1 < GB ? t1 - t + 1 : GB, i0, sig, words, gb);
+                lanes_given_grads(va, pr, t, t1 - t + 1 < GB ? t1 - t + 1 : GB, i0, sig, rf, gb);
             gt = gb[(t - t0) % GB];
         } else {
             LANES_IVDEP
@@ -195,7 +195,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
         k.param = k.momentum = k.variance = k.compensation = (F);                                \
         k.kahan = (K), k.stochastic = (S), k.update = (U), k.exact_sites = 0;                    \
         k.kernels = va->kernels == PP_ADAMW_KERNELS_CPU ? PP_ADAMW_KERNELS_CPU : PP_ADAMW_KERNELS_CUDA; \
-        lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);                                 \
+        lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);                                 \
         return;                                                                                  \
     }
 #define LANES_SPEC_FUSED(F, S)                                                                   \
@@ -205,7 +205,7 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
         k.param = k.momentum = k.variance = k.compensation = (F);                                \
         k.kahan = 0, k.stochastic = (S), k.update = PP_ADAMW_TORCH, k.exact_sites = 0;           \
         k.kernels = PP_ADAMW_KERNELS_CUDA_FUSED;                                                 \
-        lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);                                 \
+        lanes_body(&k, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);                                 \
         return;                                                                                  \
     }
 #define LANES_SPEC_U(F, K, S) LANES_SPEC(F, K, S, PP_ADAMW_ANYPRECISION) LANES_SPEC(F, K, S, PP_ADAMW_TORCH)
@@ -227,7 +227,7 @@ __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "defau
 #endif
 void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                               int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c,
-                              pp_adamw_loss_out lo, pp_adamw_snap_out so, pp_philox_words_fn words)
+                              pp_adamw_loss_out lo, pp_adamw_snap_out so, pp_rand_lanes_fns rf)
 {
     pp_format_id P = va->param;
     // c's format matters only with Kahan: without it the lanes' c passes through unchanged
@@ -236,7 +236,7 @@ void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem
         LANES_SPEC_F(PP_FMT_BF16)
         LANES_SPEC_F(PP_FMT_FP16)
     }
-    lanes_body(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);
+    lanes_body(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);
 }
 
 // The clones by name, so a caller can run a level other than the one the CPU dispatch picks
@@ -246,7 +246,7 @@ void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem
 #define LANES_CLONE(name, sym)                                                                                     \
     void name(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc, int64_t i0,     \
               int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo, pp_adamw_snap_out so, \
-              pp_philox_words_fn words) __asm__(sym);
+              pp_rand_lanes_fns rf) __asm__(sym);
 LANES_CLONE(lanes_clone_v4, "pp_adamw_lanes_run_auto_.arch_x86_64_v4")
 LANES_CLONE(lanes_clone_v3, "pp_adamw_lanes_run_auto_.arch_x86_64_v3")
 LANES_CLONE(lanes_clone_base, "pp_adamw_lanes_run_auto_.default")
@@ -256,17 +256,17 @@ void pp_adamw_lanes_run(pp_isa isa, const pp_adamw_variant *va, const pp_adamw_p
                         const pp_adamw_scalars *sc, int64_t i0, int t0, int t1, float *th, float *m, float *v,
                         float *c, pp_adamw_loss_out lo, pp_adamw_snap_out so)
 {
-    // the synthetic source's Philox at the same level (cpu/philox_lanes.h; AUTO: the widest this
-    // CPU runs, as the dispatch picks)
-    pp_philox_words_fn words = pp_philox_words_for(isa);
+    // the synthetic source's Philox and rejected lists at the same level (cpu/reject_lanes.h;
+    // AUTO: the widest this CPU runs, as the dispatch picks)
+    pp_rand_lanes_fns rf = pp_rand_lanes_fns_for(isa);
 #ifdef LANES_CLONES
     if (isa == PP_ISA_AVX512)
-        lanes_clone_v4(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);
+        lanes_clone_v4(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);
     else if (isa == PP_ISA_AVX2)
-        lanes_clone_v3(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);
+        lanes_clone_v3(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);
     else if (isa == PP_ISA_BASELINE)
-        lanes_clone_base(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);
+        lanes_clone_base(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);
     else
 #endif
-        pp_adamw_lanes_run_auto_(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, words);
+        pp_adamw_lanes_run_auto_(va, pr, sc, i0, t0, t1, th, m, v, c, lo, so, rf);
 }

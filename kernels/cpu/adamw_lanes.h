@@ -28,10 +28,10 @@ void pp_adamw_lanes_run(pp_isa isa, const pp_adamw_variant *va, const pp_adamw_p
                         int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c, pp_adamw_loss_out lo,
                         pp_adamw_snap_out so);
 
-// The entry with the CPU's dispatch (target_clones; internal: call pp_adamw_lanes_run), words
-// the synthetic source's Philox (cpu/philox_lanes.h).
+// The entry with the CPU's dispatch (target_clones; internal: call pp_adamw_lanes_run), rf
+// the synthetic source's Philox and rejected lists (cpu/reject_lanes.h).
 void pp_adamw_lanes_run_auto_(const pp_adamw_variant *va, const pp_adamw_problem *pr, const pp_adamw_scalars *sc,
                               int64_t i0, int t0, int t1, float *th, float *m, float *v, float *c,
-                              pp_adamw_loss_out lo, pp_adamw_snap_out so, pp_philox_words_fn words);
+                              pp_adamw_loss_out lo, pp_adamw_snap_out so, pp_rand_lanes_fns rf);
 
 #endif
