@@ -12,7 +12,8 @@
 //
 // Layout on the device: every tensor head-major, q', dout, out, dq [b][h][s_q][d], k', v, dk, dv
 // [b][h_kv][s_kv][d], lse [b][h][s_q] (binary32 values; the values of F are exact in binary32);
-// k' and v also key-major, kT, vT [b][h_kv][d][s_kv], for the dot products' key lanes.
+// k' and v also key-major, kT, vT [b][h_kv][d][s_kv], for the dot products' key lanes; a host
+// device may lay each head's kT, vT out in tiles of key_tile keys instead (see Key-major tiles).
 //
 // Blocks. A block is a q-row range against a kv-row range with a mask. Plain attention has one
 // block per (b, head): all rows against all keys, mask off = s_kv − s_q. The CP ring (world W,
@@ -84,6 +85,9 @@ typedef void (*pp_attn_axpy_n_fn)(const float *a, const float *const *x, int nt,
 // binary64 arithmetic): p_i = pp_attn_exp2f(fmaf(s_i, a, b)) for i < n, the same IEEE operations
 // in the same order per lane, so the same bits.
 typedef void (*pp_attn_exp2_fn)(const float *s, float a, float b, float *p, int64_t n);
+// Key lanes' dot products as a host device supplies them: acc_l = fma chain from +0 over
+// c = 0 … nc − 1 (in that order) of a_c·xT[c·ld + l], for l < m ≤ PP_ATTN_MAX_LANES.
+typedef void (*pp_attn_dots_fn)(const float *a, const float *xT, int64_t ld, int64_t nc, float *acc, int64_t m);
 
 typedef struct pp_attn_launch {
     int op;
@@ -119,7 +123,8 @@ typedef struct pp_attn_launch {
     int64_t c, R, BQ, BK;
     // inputs (head-major)
     const float *q, *k, *v, *go;
-    const float *kT, *vT;        // k', v' key-major [b][h_kv][d][s_kv] (the lanes' dot products)
+    const float *kT, *vT;        // k', v' key-major [b][h_kv][d][s_kv] (the lanes' dot products;
+                                 // in tiles of key_tile keys when set, pp_attn_keyT_at)
     const float *out_f, *lse_f;  // backward: the forward's final out and lse
     // block outputs
     float *O, *Lse;              // forward: out and lse at global rows (CP: step i's partials)
@@ -152,9 +157,13 @@ typedef struct pp_attn_launch {
     // `axpy_n` for several steps on one accumulator (NULL: axpy once per step), and `exp2_fma`
     // for the flash softmax's exponentials of a run of keys.
     int lanes;
+    // key_tile: the key-major arrays (kT, vT, ksT) in tiles of this many keys (0: one row of s_kv
+    // per column; see Key-major tiles), for every launch of a plan alike, PP_AT_TRANSPOSE's too
+    int64_t key_tile;
     pp_attn_axpy_fn axpy;
     pp_attn_axpy_n_fn axpy_n;
     pp_attn_exp2_fn exp2_fma;  // NULL: pp_attn_exp2f one key at a time
+    pp_attn_dots_fn dots_T;    // the plain order's key-lane dot products (NULL: lane steps)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -273,11 +282,37 @@ PP_HD static inline int64_t pp_attn_koff(const pp_attn_launch *L, int64_t b, int
 {
     return ((b * L->h_kv + hh / L->grp) * L->skv + s) * L->d;
 }
-// Key-major (kT, vT) pointer of block key y of q head hh.
+
+// Key-major tiles. A head's key-major array (kT, vT, ksT: S = s_kv keys by d columns) is one row
+// of S keys per column (key_tile 0: [d][S], what the GPU reads), or, where a host device sets
+// key_tile = T, tiles of T consecutive keys, each [d][w] (w = T, the last tile's w the rest) and
+// the tiles in key order: a run of key lanes (which never crosses a tile, pp_attn_key_lanes) then
+// reads its d columns T floats apart, not S (a 16 KiB stride at s 4096 that maps every column to
+// the same cache sets). Only addresses change: every chain reads the same values in its order.
+// Element (key s, column e) of a head's array, from the head's start; the column stride at key s.
+PP_HD static inline int64_t pp_attn_keyT_at(const pp_attn_launch *L, int64_t S, int64_t s, int64_t e)
+{
+    if (L->key_tile <= 0)
+        return e * S + s;
+    int64_t s0 = s - s % L->key_tile, w = S - s0 < L->key_tile ? S - s0 : L->key_tile;
+    return s0 * L->d + e * w + (s - s0);
+}
+PP_HD static inline int64_t pp_attn_keyT_ld_at(const pp_attn_launch *L, int64_t S, int64_t s)
+{
+    if (L->key_tile <= 0)
+        return S;
+    int64_t s0 = s - s % L->key_tile;
+    return S - s0 < L->key_tile ? S - s0 : L->key_tile;
+}
+// Key-major (kT, vT) pointer of block key y of q head hh, and its column stride.
 PP_HD static inline const float *pp_attn_keyT(const pp_attn_launch *L, const pp_attn_geom *G, const float *xT,
                                               int64_t b, int64_t hh, int64_t y)
 {
-    return xT + (b * L->h_kv + hh / L->grp) * L->d * L->skv + pp_attn_krow(L, G, y);
+    return xT + (b * L->h_kv + hh / L->grp) * L->d * L->skv + pp_attn_keyT_at(L, L->skv, pp_attn_krow(L, G, y), 0);
+}
+PP_HD static inline int64_t pp_attn_keyT_ld(const pp_attn_launch *L, const pp_attn_geom *G, int64_t y)
+{
+    return pp_attn_keyT_ld_at(L, L->skv, pp_attn_krow(L, G, y));
 }
 // Block scratch [b][h][R][BQ][BK] and row scratch [b][h][R][BQ].
 PP_HD static inline int64_t pp_attn_blk_row(const pp_attn_launch *L, int64_t b, int64_t hh, int r, int64_t x)
@@ -292,7 +327,8 @@ PP_HD static inline int64_t pp_attn_blk_row(const pp_attn_launch *L, int64_t b, 
 // bits of its threads run one by one, whatever the lane count. The GPU runs one thread at a time
 // (lanes 1); the CPU device (kernels/cpu/attention_device.c) runs up to PP_ATTN_MAX_LANES lanes
 // with a vector FMA. Dot products run their lanes over keys, so they read k', v' key-major (kT,
-// vT: contiguous lanes); a CP block's keys are two chunks of c rows, so lanes never cross y = c.
+// vT: contiguous lanes); a CP block's keys are two chunks of c rows, so lanes never cross y = c,
+// nor a key-major tile (Key-major tiles).
 
 #ifdef __CUDA_ARCH__
 #define PP_ATTN_MAX_LANES 1
@@ -306,11 +342,16 @@ PP_HD static inline int64_t pp_attn_lanes(const pp_attn_launch *L, int64_t n)
     return n < w ? n : w;
 }
 
-// The lanes from block key y on (at most n): contiguous global key rows.
-PP_HD static inline int64_t pp_attn_key_lanes(const pp_attn_launch *L, int64_t y, int64_t n)
+// The lanes from block key y on (at most n): contiguous global key rows of one key-major tile.
+PP_HD static inline int64_t pp_attn_key_lanes(const pp_attn_launch *L, const pp_attn_geom *G, int64_t y, int64_t n)
 {
     int64_t m = pp_attn_lanes(L, n);
-    return L->cp && y < L->c && y + m > L->c ? L->c - y : m;
+    m = L->cp && y < L->c && y + m > L->c ? L->c - y : m;
+    if (L->key_tile > 0) {
+        int64_t k = pp_attn_krow(L, G, y), left = L->key_tile - k % L->key_tile;
+        m = m < left ? m : left;
+    }
+    return m;
 }
 
 // The lane step: y_l = fma(a, x_l, y_l) for l < n (one rounding each: every FMA unit agrees).
@@ -461,6 +502,12 @@ PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, c
 PP_HD static inline void pp_attn_dots_T_span(const pp_attn_launch *L, int gemm, const float *a, const float *xT,
                                              int64_t ld, int64_t m, float *acc, int64_t c0, int64_t c1)
 {
+#ifndef __CUDA_ARCH__
+    if (L->dots_T && L->order_seed == 0) {  // seed 0: the walk is c0, c0 + 1, …, c1 − 1
+        L->dots_T(a + c0, xT + c0 * ld, ld, c1 - c0, acc, m);
+        return;
+    }
+#endif
     for (int64_t l = 0; l < m; l++)
         acc[l] = 0.0f;
     pp_attn_mma_walk w;
@@ -481,12 +528,12 @@ PP_HD static inline void pp_attn_dots_T(const pp_attn_launch *L, int gemm, const
 // The flash forward's scores: pp_attn_dots_T, or under an fp8 block scaling (attention.h "FP8
 // scaling schemes") Σ over the blocks of d, in order, of the block's chain (from +0) scaled by
 // the product of q's and k's block scales and added (pp_gemm_block_add: acc ⊕ RN_32(p·x_q·x_k),
-// the scaled GEMM's block step). as, xsT: the block scales laid out as a, xT.
+// the scaled GEMM's block step). as, xsT: the block scales laid out as a, xT (column stride ld).
 PP_HD static inline void pp_attn_fp8_dots(const pp_attn_launch *L, const float *a, const float *as, const float *xT,
-                                          const float *xsT, int64_t m, float *acc)
+                                          const float *xsT, int64_t ld, int64_t m, float *acc)
 {
     if (!L->fp8_block) {
-        pp_attn_dots_T(L, PP_ATTN_MMA_S, a, xT, L->skv, m, acc);
+        pp_attn_dots_T(L, PP_ATTN_MMA_S, a, xT, ld, m, acc);
         return;
     }
     float part[PP_ATTN_MAX_LANES];
@@ -494,9 +541,9 @@ PP_HD static inline void pp_attn_fp8_dots(const pp_attn_launch *L, const float *
         acc[l] = 0.0f;
     for (int64_t c0 = 0; c0 < L->d; c0 += L->fp8_block) {
         int64_t c1 = c0 + L->fp8_block < L->d ? c0 + L->fp8_block : L->d;
-        pp_attn_dots_T_span(L, PP_ATTN_MMA_S, a, xT, L->skv, m, part, c0, c1);
+        pp_attn_dots_T_span(L, PP_ATTN_MMA_S, a, xT, ld, m, part, c0, c1);
         for (int64_t l = 0; l < m; l++)
-            acc[l] = pp_gemm_block_add(acc[l], part[l], (double)as[c0] * (double)xsT[c0 * L->skv + l]);
+            acc[l] = pp_gemm_block_add(acc[l], part[l], (double)as[c0] * (double)xsT[c0 * ld + l]);
     }
 }
 
@@ -510,12 +557,14 @@ PP_HD static inline void pp_attn_r_gather(const pp_attn_launch *L, int64_t t0, i
         L->dst[t0 - e0 + e] = L->gscale == 1.0f ? x[e] : pp_attn_mul_store(L->f, L->gscale, x[e]);
 }
 
-// PP_AT_TRANSPOSE, threads [t0, t0 + n) of one row (bh, e) of a head's [S][d] → [d][S].
+// PP_AT_TRANSPOSE, threads [t0, t0 + n) of one row (bh, e) of a head's [S][d] → [d][S] (or its
+// key-major tiles, pp_attn_keyT_at).
 PP_HD static inline void pp_attn_r_transpose(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
     int64_t s0 = t0 % L->gS, e = (t0 / L->gS) % L->d, bh = t0 / (L->gS * L->d);
+    float *dst = L->dst + bh * L->gS * L->d;
     for (int64_t s = s0; s < s0 + n; s++)
-        L->dst[t0 - s0 + s] = L->src[(bh * L->gS + s) * L->d + e];
+        dst[pp_attn_keyT_at(L, L->gS, s, e)] = L->src[(bh * L->gS + s) * L->d + e];
 }
 
 // Decodes t = (((b·h + hh)·R + r)·BQ + x) [·inner + y].
@@ -563,8 +612,9 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
     }
     float acc[PP_ATTN_MAX_LANES];
     for (int64_t y = y0, m; y < y1; y += m) {
-        m = pp_attn_key_lanes(L, y, y1 - y);
-        pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), L->skv, m, acc);
+        m = pp_attn_key_lanes(L, &G, y, y1 - y);
+        pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), pp_attn_keyT_ld(L, &G, y), m,
+                       acc);
         for (int64_t l = 0; l < m; l++)
             out[y + l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
                             : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc,
@@ -779,14 +829,16 @@ PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_
 // under the fp8 block scalings, pp_attn_fp8_dots), or under mma Hopper's FP8 accumulation
 // (attention_fp8.h, pp_attn_fp8_sm90_dots).
 // qs, ksT: the block scales of q and of the keys (fp8 block scalings, pp_attn_fp8_dots; mma is
-// refused with those when the case is read).
-PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const float *qr, const float *qs,
-                                            const float *kT, const float *ksT, int64_t w, float *sv)
+// refused with those when the case is read). Block key j of rank r's block G (kT, ksT: the unit's).
+PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const pp_attn_geom *G, int64_t b, int64_t hh,
+                                            int64_t j, const float *qr, const float *qs, int64_t w, float *sv)
 {
+    const float *kT = pp_attn_keyT(L, G, L->kT, b, hh, j);
+    int64_t ld = pp_attn_keyT_ld(L, G, j);
     if (L->mma)
-        pp_attn_fp8_sm90_dots(qr, kT, L->skv, L->d, w, sv);
+        pp_attn_fp8_sm90_dots(qr, kT, ld, L->d, w, sv);
     else
-        pp_attn_fp8_dots(L, qr, qs, kT, ksT, w, sv);
+        pp_attn_fp8_dots(L, qr, qs, kT, L->fp8_block ? pp_attn_keyT(L, G, L->ksT, b, hh, j) : NULL, ld, w, sv);
 }
 
 // The flash epilogue (FA2's or FA3's, pp_attn_fp8_flash_finish) of row o, lse, with explain's
@@ -878,14 +930,13 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         int64_t j1 = j0 + L->bn <= je + 1 ? j0 + L->bn : je + 1, w;
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
-            w = pp_attn_key_lanes(L, j, j1 - j);
-            pp_attn_flash_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
-                               L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
+            w = pp_attn_key_lanes(L, &G, j, j1 - j);
+            pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
             for (int64_t i = 0; !none && i < w; i++)
                 if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
         }
-        int kept = pp_attn_key_lanes(L, j0, j1 - j0) == j1 - j0;  // sv holds the tile
+        int kept = pp_attn_key_lanes(L, &G, j0, j1 - j0) == j1 - j0;  // sv holds the tile
         float corr = none ? 1.0f
                    : x8   ? pp_attn_fp8_corr_x(L->exact_sites, L->fp8_sig, m, mn)
                    : xin  ? pp_attn_flash_corr64(&L->sc, m, mn)
@@ -899,11 +950,10 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         for (int64_t cb = j0 - j0 % pstep; cb < j1; cb += pstep) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + pstep < j1 ? cb + pstep : j1;
             for (int64_t j = lo; j < hi; j += w) {
-                w = pp_attn_key_lanes(L, j, hi - j);
+                w = pp_attn_key_lanes(L, &G, j, hi - j);
                 const float *sj = sv + (j - j0);
                 if (!kept) {
-                    pp_attn_flash_dots(L, qr, qsr, pp_attn_keyT(L, &G, L->kT, b, hh, j),
-                                       L->fp8_block ? pp_attn_keyT(L, &G, L->ksT, b, hh, j) : NULL, w, sv);
+                    pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
                     sj = sv;
                 }
                 // pp_attn_flash_p's exponentials, in vector lanes where the device has them
@@ -996,9 +1046,10 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
         int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
-            w = pp_attn_key_lanes(L, j, je + 1 - j);
-            pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), L->skv, w, sv);
-            pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), L->skv, w, dpv);
+            w = pp_attn_key_lanes(L, &G, j, je + 1 - j);
+            int64_t ld = pp_attn_keyT_ld(L, &G, j);
+            pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, sv);
+            pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, dpv);
             // pp_attn_bwd_p's exponentials, in vector lanes where the device has them
             int vexp = !xin && !L->lse_f64 &&
                        pp_attn_exp2_lanes(L, sv, L->sc.sl2, -(lse * 1.44269502f), pe, w);

@@ -30,6 +30,11 @@ typedef struct loop_dev {
     int allocs;
     int reverse;        // gemm: reduce l = k−1 … 0 instead of 0 … k−1
     int gemms, fail_gemm_at;
+    // key_tile > 0: every launch reads and writes the key-major arrays in tiles of key_tile keys
+    // (attention_threads.h, Key-major tiles) and runs its threads in runs of `lanes` (the plain
+    // fmaf lane step, no vector device): tiles that split CP chunks, key runs and partial tiles
+    int64_t key_tile;
+    int lanes;
 } loop_dev;
 
 static int loop_alloc(void *ctx, void **p, size_t bytes)
@@ -61,6 +66,15 @@ static int loop_launch(void *ctx, const pp_attn_launch *L)
     loop_dev *D = ctx;
     D->launches++;
     D->threads += L->n;
+    if (D->key_tile > 0) {
+        pp_attn_launch T = *L;
+        T.key_tile = D->key_tile;
+        T.lanes = D->lanes;
+        int64_t w = pp_attn_run_width(&T);
+        for (int64_t i = (L->n + w - 1) / w - 1; i >= 0; i--)  // runs in reverse
+            pp_attn_run(&T, i * w, (i + 1) * w <= L->n ? w : L->n - i * w);
+        return 0;
+    }
     for (int64_t t = L->n - 1; t >= 0; t--)
         pp_attn_thread(L, t);
     return 0;
@@ -119,6 +133,19 @@ static int plan_run(const pp_attn_variant *v, const pp_attn_dims *dm, int backwa
 
 static const attn_case_backend plan_backend = {"plan", plan_run, 1};
 
+// The same plan with the key-major arrays in tiles of 5 keys (they split the CP shapes' chunks of
+// 3 and 6 keys and the plain shapes' 12) and runs of 4 lanes, so that runs stop at tiles.
+static int plan_tiles_run(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, const double *q,
+                          const double *k, const double *vv, const double *dout, double *out, double *lse, double *dq,
+                          double *dk, double *dv, char *err, size_t n)
+{
+    loop_dev D = {.key_tile = 5, .lanes = 4};
+    return plan_on_cpu(&D, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, err, n);
+}
+
+static const attn_case_backend plan_tiles_backend = {.name = "plan (key tiles 5, lanes 4)", .run = plan_tiles_run,
+                                                     .sample = 1};
+
 static void threads_flash_every_knob(void **state)
 {
     (void)state;
@@ -153,6 +180,20 @@ static void threads_order_seeds(void **state)
 {
     (void)state;
     int fails = attn_case_order_seeds(&plan_backend);
+    if (fails)
+        pp_test_report_seed();
+    assert_int_equal(fails, 0);
+}
+
+// Key-major tiles (attention_threads.h): the plan on the tiled loop device against the CPU device
+// (tiles of PP_ATTN_MAX_LANES keys) bit for bit, flash and unfused, CP and plain, fp8 block scales.
+static void threads_key_tiles(void **state)
+{
+    (void)state;
+    int fails = attn_case_flash_every_knob(&plan_tiles_backend);
+    fails += fails ? 0 : attn_case_unfused_every_knob(&plan_tiles_backend);
+    fails += fails ? 0 : attn_case_fp8_fa3(&plan_tiles_backend);
+    fails += fails ? 0 : attn_case_fp8_sm90(&plan_tiles_backend);
     if (fails)
         pp_test_report_seed();
     assert_int_equal(fails, 0);
@@ -415,6 +456,7 @@ int main(void)
         cmocka_unit_test(threads_cublas_errors),
         cmocka_unit_test(threads_fp8_fa3),
         cmocka_unit_test(threads_fp8_sm90),
+        cmocka_unit_test(threads_key_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

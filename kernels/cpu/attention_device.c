@@ -23,6 +23,10 @@
 #define ATTN_CHUNKS_PER_WORKER 32
 // Launches with fewer threads run on the calling thread (starting workers costs more).
 #define ATTN_MIN_PARALLEL 4096
+// Keys per key-major tile (attention_threads.h, Key-major tiles): a run of PP_ATTN_MAX_LANES key
+// lanes reads its d columns 512 bytes apart, one 64 KiB tile at d = 128, instead of s_kv floats
+// apart (16 KiB at s 4096: every column in the same L1 sets, each dot product's loads from L2).
+#define ATTN_CPU_KEY_TILE PP_ATTN_MAX_LANES
 
 // ---------------------------------------------------------------------------------------------
 // The lane step y_l = fma(a, x_l, y_l): each lane one rounding, so vectors change no bit. AVX-512
@@ -109,6 +113,67 @@ __attribute__((target("avx512f"))) static void attn_axpy_n_avx512(const float *a
         _mm512_mask_storeu_ps(yc + 32, m[2], r2), _mm512_mask_storeu_ps(yc + 48, m[3], r3);
         _mm512_mask_storeu_ps(yc + 64, m[4], r4), _mm512_mask_storeu_ps(yc + 80, m[5], r5);
         _mm512_mask_storeu_ps(yc + 96, m[6], r6), _mm512_mask_storeu_ps(yc + 112, m[7], r7);
+    }
+}
+
+// The key lanes' dot products acc_l = fma chain over c < nc of a_c·xT[c·ld + l], from +0, c
+// increasing (pp_attn_dots_fn), m ≤ 128 lanes: the ⌈m/16⌉ accumulators stay in registers through
+// all nc steps (no store and reload every PP_ATTN_STEP_BUF steps, no pointer list), the last one
+// under a mask; each lane the chain of single roundings of nc fmaf calls.
+#define ATTN_DOTS_STEP(v)                                                                             \
+    if ((v) < NV)                                                                                     \
+    r##v = _mm512_fmadd_ps(va, (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, x + 16 * (v)) : _mm512_loadu_ps(x + 16 * (v)), \
+                           r##v)
+#define ATTN_DOTS_STORE(v)                                                                            \
+    if ((v) < NV) {                                                                                   \
+        if ((v) == NV - 1)                                                                            \
+            _mm512_mask_storeu_ps(acc + 16 * (v), ml, r##v);                                          \
+        else                                                                                          \
+            _mm512_storeu_ps(acc + 16 * (v), r##v);                                                   \
+    }
+__attribute__((target("avx512f"), always_inline)) static inline void attn_dots_nv(const int NV, const float *a,
+                                                                                  const float *xT, int64_t ld,
+                                                                                  int64_t nc, float *acc, int64_t m)
+{
+    __mmask16 ml = (__mmask16)(m - 16 * (NV - 1) >= 16 ? 0xffffu : (1u << (m - 16 * (NV - 1))) - 1u);
+    __m512 z = _mm512_setzero_ps(), r0 = z, r1 = z, r2 = z, r3 = z, r4 = z, r5 = z, r6 = z, r7 = z;
+    for (int64_t c = 0; c < nc; c++) {
+        __m512 va = _mm512_set1_ps(a[c]);
+        const float *x = xT + c * ld;
+        ATTN_DOTS_STEP(0);
+        ATTN_DOTS_STEP(1);
+        ATTN_DOTS_STEP(2);
+        ATTN_DOTS_STEP(3);
+        ATTN_DOTS_STEP(4);
+        ATTN_DOTS_STEP(5);
+        ATTN_DOTS_STEP(6);
+        ATTN_DOTS_STEP(7);
+    }
+    ATTN_DOTS_STORE(0)
+    ATTN_DOTS_STORE(1)
+    ATTN_DOTS_STORE(2)
+    ATTN_DOTS_STORE(3)
+    ATTN_DOTS_STORE(4)
+    ATTN_DOTS_STORE(5)
+    ATTN_DOTS_STORE(6)
+    ATTN_DOTS_STORE(7)
+}
+#undef ATTN_DOTS_STEP
+#undef ATTN_DOTS_STORE
+
+__attribute__((target("avx512f"))) static void attn_dots_T_avx512(const float *a, const float *xT, int64_t ld,
+                                                                  int64_t nc, float *acc, int64_t m)
+{
+    switch ((m + 15) / 16) {
+    case 0: return;
+    case 1: attn_dots_nv(1, a, xT, ld, nc, acc, m); return;
+    case 2: attn_dots_nv(2, a, xT, ld, nc, acc, m); return;
+    case 3: attn_dots_nv(3, a, xT, ld, nc, acc, m); return;
+    case 4: attn_dots_nv(4, a, xT, ld, nc, acc, m); return;
+    case 5: attn_dots_nv(5, a, xT, ld, nc, acc, m); return;
+    case 6: attn_dots_nv(6, a, xT, ld, nc, acc, m); return;
+    case 7: attn_dots_nv(7, a, xT, ld, nc, acc, m); return;
+    default: attn_dots_nv(8, a, xT, ld, nc, acc, m); return;  // m ≤ 128: the caller's lanes
     }
 }
 #endif
@@ -272,6 +337,31 @@ static pp_attn_axpy_n_fn attn_pick_axpy_n(int portable, pp_isa isa)
     return NULL;  // one lane step at a time
 }
 
+static pp_attn_dots_fn attn_pick_dots(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_dots_T_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the lane steps, PP_ATTN_STEP_BUF at a time
+}
+
+void pp_attn_cpu_dots(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, float *acc, int64_t m)
+{
+    pp_attn_dots_fn f = attn_pick_dots(0, pp_isa_resolve(isa));
+    if (f) {
+        f(a, xT, ld, nc, acc, m);
+        return;
+    }
+    for (int64_t l = 0; l < m; l++) {
+        float s = 0.0f;
+        for (int64_t c = 0; c < nc; c++)
+            s = fmaf(a[c], xT[c * ld + l], s);
+        acc[l] = s;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memory: plain host memory
 
@@ -328,9 +418,11 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     attn_cpu_job J;
     J.L = *L;
     J.L.lanes = PP_ATTN_MAX_LANES;
+    J.L.key_tile = ATTN_CPU_KEY_TILE;  // every launch of the plan: the transposes and their readers
     pp_isa isa = pp_isa_resolve(c->isa);
     J.L.axpy = attn_pick_axpy(c->portable, isa);
     J.L.axpy_n = attn_pick_axpy_n(c->portable, isa);
+    J.L.dots_T = attn_pick_dots(c->portable, isa);
     J.L.exp2_fma = attn_pick_exp2(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)

@@ -32,4 +32,9 @@ void pp_attn_cpu_device(pp_attn_cpu_ctx *ctx, pp_attn_device *dev);
 // calls, for tests/test_attention_exp2_lanes.c to check.
 void pp_attn_cpu_exp2(pp_isa isa, const float *s, float a, float b, float *p, int64_t n);
 
+// acc_l = fma chain from +0 over c < nc (increasing) of a_c·xT[c·ld + l], l < m ≤ 128, by the
+// device's key-lane dot products of level isa (the plain fmaf loop below AVX-512): the same bits as
+// the plain loop, for tests/test_attention_dots_lanes.c to check.
+void pp_attn_cpu_dots(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, float *acc, int64_t m);
+
 #endif

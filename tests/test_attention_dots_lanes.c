@@ -1,0 +1,150 @@
+// test_attention_dots_lanes.c — the CPU device's key-lane dot products (kernels/cpu/attention_device.c,
+// pp_attn_cpu_dots: acc_l = fma chain from +0 over c of a_c·xT[c·ld + l], AVX-512 lanes with the
+// accumulators in registers) against the plain fmaf chain, bit for bit, at every x86-64 level this
+// CPU runs: hand-computed chains (the fused step's single rounding, a tie to even, −0 products from
+// +0, overflow to Inf, Inf − Inf, NaN), every lane count 0 … 128 (the masked last vector), step
+// counts 0, 1, 7 and 128, column strides, and random inputs biased to special values.
+// Run: build/rel/tests/test_attention_dots_lanes
+#include <math.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#include "cpu/attention_device.h"
+
+static const pp_isa LEVELS[] = {PP_ISA_AVX512, PP_ISA_AVX2, PP_ISA_BASELINE};
+
+#define MAXC 128
+#define MAXL 128
+#define PAD 16
+
+static uint32_t bits32(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static float f32(uint32_t b)
+{
+    float x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+// Every level's acc for m lanes, nc steps, stride ld against the plain chain; returns the
+// mismatches (printed, at most 10), lanes past m written counted too.
+static int check_dots(const float *a, const float *xT, int64_t ld, int64_t nc, int64_t m)
+{
+    float acc[MAXL + PAD], want[MAXL];
+    int bad = 0;
+    for (int64_t l = 0; l < m; l++) {
+        float s = 0.0f;
+        for (int64_t c = 0; c < nc; c++)
+            s = fmaf(a[c], xT[c * ld + l], s);
+        want[l] = s;
+    }
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        memset(acc, 0x5A, sizeof acc);
+        pp_attn_cpu_dots(LEVELS[v], a, xT, ld, nc, acc, m);
+        for (int64_t l = 0; l < m; l++)
+            if (bits32(acc[l]) != bits32(want[l]) && bad++ < 10)
+                fprintf(stderr, "  dots (%s), lane %lld of %lld, %lld steps, ld %lld: got %a (0x%08x), want %a (0x%08x)\n",
+                        pp_isa_name(LEVELS[v]), (long long)l, (long long)m, (long long)nc, (long long)ld,
+                        (double)acc[l], bits32(acc[l]), (double)want[l], bits32(want[l]));
+        for (int64_t l = m; l < MAXL + PAD; l++)
+            if (bits32(acc[l]) != 0x5A5A5A5Au && bad++ < 10)
+                fprintf(stderr, "  dots (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
+                        (long long)m);
+    }
+    return bad;
+}
+
+// Hand-computed two-step chains, each in every lane position of a 128-lane run (the others 0):
+// the result, bit for bit, from every level.
+static void dots_lanes_hand_computed(void **state)
+{
+    (void)state;
+    const float e12 = 1.0f + 0x1p-12f;
+    static struct {
+        float a0, x0, a1, x1, want;
+        const char *why;
+    } cases[] = {
+        // fused: −1 + (1 + 2^-12)² = 2^-11 + 2^-24 exactly (a separate multiply rounds to 1 + 2^-11 first)
+        {1.0f, -1.0f, 0.0f, 0.0f, 0.0f, "fma keeps the product exact"},
+        {1.0f, 0x1p24f, 1.0f, 1.0f, 0x1p24f, "2^24 + 1 ties to even 2^24"},
+        {1.0f, 0x1p24f, 1.0f, 3.0f, 0x1p24f + 4.0f, "2^24 + 3 ties to even 2^24 + 4"},
+        {-0.0f, 1.0f, 1.0f, -0.0f, 0.0f, "-0 products from +0 stay +0"},
+        {0x1p127f, 2.0f, 1.0f, 1.0f, INFINITY, "overflow to +Inf"},
+        {0x1p127f, 2.0f, -0x1p127f, 2.0f, INFINITY, "Inf + (-2^128): the fused product never overflows"},
+        {0x1p127f, 2.0f, -1.0f, INFINITY, NAN, "Inf - Inf"},
+        {0x1p-149f, 1.0f, 0x1p-149f, 1.0f, 0x1p-148f, "subnormals add exactly"},
+        {0x1p-75f, 0x1p-75f, 0x1p-149f, 1.0f, 0x1p-149f, "2^-150 + 2^-149: first step ties to +0"},
+    };
+    cases[0].a1 = e12, cases[0].x1 = e12, cases[0].want = 0x1p-11f + 0x1p-24f;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int64_t pos = 0; pos < MAXL; pos += 7) {
+            float a[2] = {cases[i].a0, cases[i].a1}, xT[2 * MAXL], acc[MAXL];
+            memset(xT, 0, sizeof xT);
+            xT[pos] = cases[i].x0, xT[MAXL + pos] = cases[i].x1;
+            for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+                pp_attn_cpu_dots(LEVELS[v], a, xT, MAXL, 2, acc, MAXL);
+                int ok = isnan(cases[i].want) ? isnan(acc[pos]) : bits32(acc[pos]) == bits32(cases[i].want);
+                if (!ok && bad++ < 10)
+                    fprintf(stderr, "  %s (%s), lane %lld: got %a, want %a\n", cases[i].why, pp_isa_name(LEVELS[v]),
+                            (long long)pos, (double)acc[pos], (double)cases[i].want);
+            }
+        }
+    assert_int_equal(bad, 0);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+// A random float, 1 in 8 a special value (±0, ±Inf, NaN, subnormal, huge).
+static float rand_float(uint64_t *s)
+{
+    static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00001u,
+                                       0x00000001u, 0x807fffffu, 0x7f7fffffu};
+    uint64_t r = rng_next(s);
+    if (r % 8 == 0)
+        return f32(special[(r >> 3) % 8]);
+    return (float)((double)(int64_t)(rng_next(s) % 2000001) / 1000000.0 - 1.0) * (r % 5 == 1 ? 1e30f : 1.0f);
+}
+
+// Every lane count 0 … 128 at step counts 0, 1, 7, 128 and strides m, 128 and 131, random inputs.
+static void dots_lanes_every_width(void **state)
+{
+    (void)state;
+    static float a[MAXC], xT[MAXC * (MAXL + 3)];
+    uint64_t s = pp_test_seed();
+    int bad = 0;
+    const int64_t steps[] = {0, 1, 7, MAXC};
+    for (int64_t m = 0; m <= MAXL && bad < 10; m++)
+        for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+            const int64_t lds[] = {m > 0 ? m : 1, MAXL, MAXL + 3};
+            for (size_t j = 0; j < 3; j++) {
+                for (int64_t c = 0; c < MAXC; c++)
+                    a[c] = rand_float(&s);
+                for (int64_t i = 0; i < MAXC * (MAXL + 3); i++)
+                    xT[i] = rand_float(&s);
+                bad += check_dots(a, xT, lds[j], steps[k], m);
+            }
+        }
+    if (bad)
+        pp_test_report_seed();
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dots_lanes_hand_computed),
+        cmocka_unit_test(dots_lanes_every_width),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
