@@ -628,8 +628,10 @@ typedef struct pp_attn_variant {
 // exact sum: for d, s ≤ 2^20 about 2^−33·Σ|terms|, where the fp32 chain's is 2^−4 (γ_n at 2^−24);
 // the residual left with every site exact is P's binary32 exp2 (P keeps binary32) and dS's RN_32,
 // both 2^−24 relative (tests/test_explain_attention_chains.c checks |out − ref| ≤ 2^−22·max|v|).
+//   d (unfused) the softmax backward's fp32 D = Σ dP·P (softmax fp32 or storage) in binary64, read
+//                by dS in binary64 (pp_attn_softmax_bwd_dx64); the naive D's stores are kind (1)
 // Not instrumented: the unfused kernel's GEMM chains (its S, dP and out stores are sites, their
-// chains are not) and its non-naive D = Σ dP·P; the flash chains' order band (binary64 chains
+// chains are not); the flash chains' order band (binary64 chains
 // run c, j increasing, whatever the order seed: the order moves them by binary64 roundings only).
 // FA2 flash (attention_threads.h pp_attn_flash_finish_sum_x):
 //   row_sum      the 4 partial row sums in binary64 (their rescale l_q·corr too), reduced in the
@@ -1235,6 +1237,28 @@ PP_HD static inline float pp_attn_softmax_bwd_dx(pp_format_id f, pp_attn_softmax
     }
     float dx = sm == PP_ATTN_SOFTMAX_NAIVE ? pp_attn_store(f, p * pp_attn_store(f, dp - D))
                                            : pp_attn_store(f, p * (dp - D));
+    if (L != 1.0f)
+        dx = pp_attn_store(f, L * dx);
+    if (A != 1.0f)
+        dx = pp_attn_store(f, A * dx);
+    return dx;
+}
+
+// The same with a binary64 D (site d exact, softmax fp32 or storage: D = Σ dP·P in binary64, "Exact
+// sites", chains): the kernel's first steps in binary64 from D, rounded once to binary32 (fp32:
+// dP·P − P·D; storage: P·(dP − D)), then its L and A multiplies and stores as pp_attn_softmax_bwd_dx.
+PP_HD static inline float pp_attn_softmax_bwd_dx64(pp_format_id f, pp_attn_softmax sm, float dp, float p,
+                                                   double D, float L, float A)
+{
+    if (sm == PP_ATTN_SOFTMAX_FP32) {
+        float t = (float)((double)dp * p - (double)p * D);
+        if (L != 1.0f)
+            t = L * t;
+        if (A != 1.0f)
+            t = A * t;
+        return pp_attn_store(f, t);
+    }
+    float dx = pp_attn_store(f, (float)((double)p * ((double)dp - D)));
     if (L != 1.0f)
         dx = pp_attn_store(f, L * dx);
     if (A != 1.0f)

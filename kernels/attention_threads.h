@@ -1123,14 +1123,22 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
     if (je >= 0) {
         float D = 0.0f;
-        for (int64_t j = 0; j <= je; j++)
+        // d exact without naive: D's chain in binary64 (exact products dP·P), read by dS
+        // (pp_attn_softmax_bwd_dx64); the naive D's per-step stores are its site otherwise
+        int xd = L->softmax != PP_ATTN_SOFTMAX_NAIVE && pp_site_exact(L->exact_sites, PP_SITE_ATTN_D);
+        double D64 = 0.0;
+        for (int64_t j = 0; j <= je; j++) {
             D = pp_attn_softmax_bwd_d_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_D, L->f), L->softmax, D, dS[j],
                                            P[j]);
+            D64 = xd ? fma((double)dS[j], (double)P[j], D64) : D64;
+        }
+        D = xd ? (float)D64 : D;
         int64_t rh = pp_attn_range_head(L, b, hh);
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, rh, L->softmax == PP_ATTN_SOFTMAX_NAIVE ? L->f : PP_FMT_FP32, D);
         for (int64_t j = 0; j <= je; j++) {
-            dS[j] = pp_attn_softmax_bwd_dx(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f), L->softmax, dS[j], P[j],
-                                           D, L->sc.L, L->sc.A);
+            pp_format_id fs = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f);
+            dS[j] = xd ? pp_attn_softmax_bwd_dx64(fs, L->softmax, dS[j], P[j], D64, L->sc.L, L->sc.A)
+                       : pp_attn_softmax_bwd_dx(fs, L->softmax, dS[j], P[j], D, L->sc.L, L->sc.A);
             pp_range_note1(L->ranges, PP_SITE_ATTN_DS, rh, L->f, dS[j]);
         }
     }

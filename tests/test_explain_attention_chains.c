@@ -256,6 +256,28 @@ static void chains_unfused_row_sum_by_hand(void **state)
     crun_free(&R);
 }
 
+// The unfused fp32 softmax backward's D = Σ dP·P: one query q = 0, four keys (P = 1/4 each),
+// d = 1, σ = 1, dO = 1, v = (4, 2^−22, 2^−22, 0), k = (0, 0, 0, 1). dP = v (exact), the products
+// dP·P = (1, 2^−24, 2^−24, 0), and the fp32 chain D ties to even twice: D = 1; exact D = 1 + 2^−23.
+// dq = dS_3 = RN_32(0·P − P·D): nominal −1/4, with d exact −(1/4)(1 + 2^−23) = −1/4 − 2^−25 (a
+// binary32 value: ulp_32(1/4) = 2^−25), the truth.
+static void chains_unfused_d_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 4, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    R.dout[0] = 1.0;
+    R.v[0] = 4.0, R.v[1] = R.v[2] = 0x1p-22, R.v[3] = 0.0;
+    R.k[3] = 1.0;
+    pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
+    crun_go(&R, v, 0, 1);
+    assert_true(R.dq[0] == -0.25);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_D), 1);
+    assert_true(R.dq[0] == -0.25 - 0x1p-25);
+    crun_free(&R);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Every site exact against the reference
 
@@ -344,6 +366,7 @@ int main(void)
         cmocka_unit_test(chains_flash_dp_and_d_by_hand),
         cmocka_unit_test(chains_flash_dkv_acc_by_hand),
         cmocka_unit_test(chains_unfused_row_sum_by_hand),
+        cmocka_unit_test(chains_unfused_d_by_hand),
         cmocka_unit_test(chains_every_site_exact_shrinks_residual),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -705,6 +705,8 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
         m |= PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC);
     if (unf && !naive)
         m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM);
+    if (bwd && unf && !naive)  // the softmax backward's fp32 D = Σ dP·P in binary64 (naive's: above)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_D);
     return m;
 }
 
