@@ -446,6 +446,7 @@
 //   out           the final store;   d, dp, ds   the backward's D, dP, dS
 //   dq, dk, dv    the block partials dq', dk', dv (per q head);   cp_dq_acc, cp_dkv_acc  (cp_grad_accum)
 //   softmax_scale, row_inv, out_scale   FA3 fp8's σ', the epilogue's 1/l and its scale (1/l)·X_v
+//   pv_acc, dq_acc, dkv_acc   the GEMM chains of P·V (flash's running o), dq and dk/dv (explain only)
 //   (What `explain` keeps for each, in binary64 where the binary32 value is not exact: "Exact sites".)
 //
 // ---------------------------------------------------------------------------------------------
@@ -606,9 +607,35 @@ typedef struct pp_attn_variant {
 // every variant, notes each te variant it leaves out (op_attention.c explain_none); the sites it
 // should offer: p's e4m3 quantisation, out's store, σ = RN_32(X_q·X_k·α), the softmax scalars
 // (the exponent's argument and correction, the row sums, the final division) and the lse.
-// Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
-// not stores; exact would be the reference's own dot); the unfused kernel's non-naive fp32 row
-// sum (flash's and FA3 fp8's are offered).
+// (3) The GEMM accumulation chains (FA2 flash, fp8 = none; attention_threads.h), made exact by
+// running the chain in binary64 — one binary64 fma per term from +0 (each product of two binary32
+// values is exact in binary64; only the additions round) — and carrying the binary64 value to every
+// reader, which computes in binary64 from it and rounds as the kernel does (the convention above):
+//   scores       flash's S = q'·k' over d, forward and the backward's recomputation: the max reads
+//                RN_32(S) (m only shifts the exponent: any m is the same softmax), the exponent's
+//                argument reads S in binary64 (pp_attn_flash_p_s64, pp_attn_bwd_p_s64)
+//   pv_acc       the running o_c = fma(P, v, o_c) across keys and tiles, and its rescale o_c·corr,
+//                in binary64 (the plan's Oacc64, laid out as O); the epilogue's o_c·inv reads it
+//                (one binary64 rounding), then out's store
+//   dp, d        flash backward's dP = dO·v_j and D = dO·O (on O's binary64 shadow when out is
+//                exact); dS = p·(dP − D) then in binary64, RN_32 once (pp_attn_bwd_ds64): dS has no
+//                binary64 shadow, so with ds exact too the dq, dk chains read that binary32 dS
+//   dq_acc       every backward's dq chain over the keys (flash: the key blocks and their sum in
+//                one binary64 chain), then RN_32 and the kernel's end (RN_F, α), or with dq exact
+//                α·acc in binary64 (pp_attn_chain_end64)
+//   dkv_acc      the dk and dv chains over the query rows likewise (flash: FA2's row-block order)
+//   row_sum      (unfused, softmax fp32 or storage) the row sum Σ e_j in binary64; P = RN_32(e/sum)
+//                then its store, the lse (m + log sum) + shift in binary64 (lse exact) or the
+//                kernel's binary32 steps on RN_32(log sum) (pp_attn_softmax_prob_s64, pp_attn_lse_*)
+// The bound: a binary64 chain of n terms is within γ_n·Σ|terms| (γ_n = n·2^−53/(1 − n·2^−53)) of the
+// exact sum: for d, s ≤ 2^20 about 2^−33·Σ|terms|, where the fp32 chain's is 2^−4 (γ_n at 2^−24);
+// the residual left with every site exact is P's binary32 exp2 (P keeps binary32) and dS's RN_32,
+// both 2^−24 relative (tests/test_explain_attention_chains.c checks |out − ref| ≤ 2^−22·max|v|).
+//   d (unfused) the softmax backward's fp32 D = Σ dP·P (softmax fp32 or storage) in binary64, read
+//                by dS in binary64 (pp_attn_softmax_bwd_dx64); the naive D's stores are kind (1)
+// Not instrumented: the unfused kernel's GEMM chains (its S, dP and out stores are sites, their
+// chains are not); the flash chains' order band (binary64 chains
+// run c, j increasing, whatever the order seed: the order moves them by binary64 roundings only).
 // FA2 flash (attention_threads.h pp_attn_flash_finish_sum_x):
 //   row_sum      the 4 partial row sums in binary64 (their rescale l_q·corr too), reduced in the
 //                kernel's tree, in binary64; the epilogue's inv and lse read that l
@@ -1135,9 +1162,59 @@ PP_HD static inline float pp_attn_lse64(float m, float sum, float shift)
     return (float)pp_attn_lse_d(m, sum, shift);
 }
 
+// The unfused softmax with its fp32 row sum exact (row_sum, softmax fp32 or storage: attention.h
+// "Exact sites", chains): sum = Σ e in binary64 (each e binary32; a binary64 chain from +0, j
+// increasing), read as binary64 by P and the lse. P = e/sum rounded once to binary32, then its store;
+// the lse (m + log sum) + shift in binary64 (lse exact, pp_attn_lse_sd) or the kernel's binary32
+// steps on RN_32(log sum) (pp_attn_lse_s64: log of the binary64 sum, rounded once).
+PP_HD static inline float pp_attn_softmax_prob_s64(pp_format_id f, float e, double sum)
+{
+    return pp_attn_store(f, (float)((double)e / sum));
+}
+PP_HD static inline double pp_attn_lse_sd(float m, double sum, float shift)
+{
+    if (sum == 0.0)
+        return -INFINITY;
+    return ((double)m + log(sum)) + (double)shift;
+}
+PP_HD static inline float pp_attn_lse_s64(float m, double sum, float shift)
+{
+    if (sum == 0.0)
+        return -INFINITY;
+    return (m + (float)log(sum)) + shift;
+}
+
 PP_HD static inline float pp_attn_bwd_ds(float p, float dp, float D)
 {
     return p * (dp - D);
+}
+
+// ---- The GEMM chains with exact sites (attention.h "Exact sites", chains): binary64 values of
+// S, dP, D read where the kernel reads their binary32 ones.
+// Flash forward p from a binary64 score s (site scores exact): the argument s·sl2 − ms in
+// binary64 (one rounding, the fma's), 2^x of it in binary64 (softmax_in exact) or of its RN_32.
+PP_HD static inline float pp_attn_flash_p_s64(const pp_attn_scalars *sc, double s, double ms, int exact_arg)
+{
+    double a = fma(s, (double)sc->sl2, -ms);
+    return exact_arg ? pp_attn_exp2_64(a) : pp_attn_exp2f((float)a);
+}
+
+// Flash backward P from a binary64 score s: the argument s·sl2 − lse·log2e_32 in binary64 (softmax_in
+// exact), else fma(s, sl2, −RN_32(lse·log2e_32)) in binary64 rounded once to binary32, as
+// pp_attn_bwd_p_l64 (for a binary32 lse, RN_32(lse·log2e_32) is the kernel's multiply).
+PP_HD static inline float pp_attn_bwd_p_s64(const pp_attn_scalars *sc, double s, double lse, int exact_arg)
+{
+    if (exact_arg)
+        return pp_attn_exp2_64(s * sc->sl2 - lse * (double)1.44269502f);
+    return pp_attn_exp2f((float)fma(s, (double)sc->sl2, -(double)(float)(lse * (double)1.44269502f)));
+}
+
+// dS = p·(dP − D) in binary64 from a binary64 dP or D (sites dp, d exact), rounded once to binary32
+// (the dS store then rounds it to F unless ds is exact: dS has no binary64 shadow, so with ds
+// exact its binary32 value is what the dq, dk chains read).
+PP_HD static inline float pp_attn_bwd_ds64(float p, double dp, double D)
+{
+    return (float)((double)p * (dp - D));
 }
 
 // Unfused softmax backward: one step of D = Σ dP·P (naive: in F).
@@ -1163,6 +1240,28 @@ PP_HD static inline float pp_attn_softmax_bwd_dx(pp_format_id f, pp_attn_softmax
     }
     float dx = sm == PP_ATTN_SOFTMAX_NAIVE ? pp_attn_store(f, p * pp_attn_store(f, dp - D))
                                            : pp_attn_store(f, p * (dp - D));
+    if (L != 1.0f)
+        dx = pp_attn_store(f, L * dx);
+    if (A != 1.0f)
+        dx = pp_attn_store(f, A * dx);
+    return dx;
+}
+
+// The same with a binary64 D (site d exact, softmax fp32 or storage: D = Σ dP·P in binary64, "Exact
+// sites", chains): the kernel's first steps in binary64 from D, rounded once to binary32 (fp32:
+// dP·P − P·D; storage: P·(dP − D)), then its L and A multiplies and stores as pp_attn_softmax_bwd_dx.
+PP_HD static inline float pp_attn_softmax_bwd_dx64(pp_format_id f, pp_attn_softmax sm, float dp, float p,
+                                                   double D, float L, float A)
+{
+    if (sm == PP_ATTN_SOFTMAX_FP32) {
+        float t = (float)((double)dp * p - (double)p * D);
+        if (L != 1.0f)
+            t = L * t;
+        if (A != 1.0f)
+            t = A * t;
+        return pp_attn_store(f, t);
+    }
+    float dx = pp_attn_store(f, (float)((double)p * ((double)dp - D)));
     if (L != 1.0f)
         dx = pp_attn_store(f, L * dx);
     if (A != 1.0f)

@@ -44,7 +44,9 @@ enum { B_STAGE, B_Q, B_K, B_V, B_KT, B_VT, B_GO, B_OUT, B_LSE, B_SP, B_DS, B_MRO
        // explain's binary64 shadows (attention_threads.h; doubles, as float pairs), of B_OUT, B_LSE
        // (plain), B_OALL, B_LALL, B_DQB, B_DKH, B_DVH, B_ADQ, B_ADK, B_ADV, B_DQ, B_DK, B_DV
        B_OUT64, B_LSEX64, B_OALL64, B_LALL64, B_DQB64, B_DKH64, B_DVH64, B_ADQ64, B_ADK64, B_ADV64, B_DQ64, B_DK64,
-       B_DV64, B_COUNT };
+       B_DV64,
+       // flash's running P·V accumulator in binary64 (site pv_acc), laid out as one step's B_OUT
+       B_OACC64, B_COUNT };
 
 typedef struct plan {
     const pp_attn_device *dev;
@@ -487,6 +489,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     cnt[B_DQ64] = (cp ? xadq : xdq) ? 2 * uq : 0;  // CP: the accumulator kept to the output
     cnt[B_DK64] = (cp ? xadkv : xdk) ? 2 * ukv : 0;
     cnt[B_DV64] = (cp ? xadkv : xdv) ? 2 * ukv : 0;
+    cnt[B_OACC64] = !unf && v->fp8 == PP_ATTN_FP8_NONE && pp_site_exact(xs, PP_SITE_ATTN_PV_ACC) ? 2 * uq : 0;
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];
@@ -521,6 +524,7 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     L.dqb64 = X[B_DQB64], L.dkh64 = X[B_DKH64], L.dvh64 = X[B_DVH64];
     L.acc_dq64 = X[B_ADQ64], L.acc_dk64 = X[B_ADK64], L.acc_dv64 = X[B_ADV64];
     L.dq64 = X[B_DQ64], L.dk64 = X[B_DK64], L.dv64 = X[B_DV64];
+    L.Oacc64 = X[B_OACC64];
     if (F)  // the kernel reads the quantised elements
         q = F->e[0], k = F->e[1], vv = F->e[2];
     for (int64_t u = 0; !rc && u < units; u += per) {

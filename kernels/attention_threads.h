@@ -144,6 +144,7 @@ typedef struct pp_attn_launch {
     double *out64;               // CP: the merged out (site out)
     double *dqb64, *dkh64, *dvh64;    // backward partials (sites dq, dk, dv)
     double *acc_dq64, *acc_dk64, *acc_dv64;  // CP accumulators (cp_dq_acc, cp_dkv_acc)
+    double *Oacc64;              // flash forward: the running P·V accumulator o (site pv_acc), as O
     double *dq64, *dk64, *dv64;  // finals (plain: sites dq, dk, dv; CP: cp_dq_acc, cp_dkv_acc)
     // finals
     float *out, *dq, *dk, *dv;
@@ -485,6 +486,27 @@ PP_HD static inline float pp_attn_dot32_x64(const float *a, const double *x, int
     return acc;
 }
 
+// The dot chains with their site exact (attention.h "Exact sites", chains): one binary64 fma chain
+// from +0, c increasing (a binary64 sum's order moves it by rounding errors of binary64 only), of
+// binary32 a with m consecutive keys of key-major xT (row length ld), or with a binary32 or binary64
+// row x (x64 non-NULL: the forward's out kept in binary64, D = dO·O).
+PP_HD static inline void pp_attn_dots_T64(const float *a, const float *xT, int64_t ld, int64_t m, int64_t d,
+                                          double *acc)
+{
+    for (int64_t l = 0; l < m; l++)
+        acc[l] = 0.0;
+    for (int64_t c = 0; c < d; c++)
+        for (int64_t l = 0; l < m; l++)
+            acc[l] = fma((double)a[c], (double)xT[c * ld + l], acc[l]);
+}
+PP_HD static inline double pp_attn_dot64(const float *a, const float *x, const double *x64, int64_t d)
+{
+    double acc = 0.0;
+    for (int64_t c = 0; c < d; c++)
+        acc = fma((double)a[c], x64 ? x64[c] : (double)x[c], acc);
+    return acc;
+}
+
 PP_HD static inline double pp_attn_dot_storage(pp_format_id f, const float *a, const float *x, int64_t d,
                                                uint64_t seed, int gemm)
 {
@@ -692,6 +714,9 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     pp_format_id nf = naive ? L->f : PP_FMT_FP32;  // the naive softmax rounds its steps to F
     pp_range_note1(R, PP_SITE_ATTN_ROW_MAX, rh, xf, m);
     float sum = 0.0f;
+    // row_sum exact without naive: the sum's binary64 chain (pp_attn_softmax_prob_s64, _lse_sd)
+    int xsum = !naive && pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_SUM);
+    double sum64 = 0.0;
     for (int64_t j = 0; j <= je; j++) {
         if (R)  // the exponent's argument, as pp_attn_softmax_exp forms it
             pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
@@ -700,19 +725,26 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
                                                                      : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
         sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
                                        P[j]);
+        sum64 += P[j];
     }
+    if (xsum)
+        sum = (float)sum64;
     pp_range_note1(R, PP_SITE_ATTN_ROW_SUM, rh, nf, sum);
     for (int64_t j = 0; j <= je; j++) {
         double e = (double)P[j] / sum;
-        P[j] = pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);
+        P[j] = xsum ? pp_attn_softmax_prob_s64(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum64)
+                    : pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);
         pp_range_note(R, PP_SITE_ATTN_P, rh, L->f, e, P[j]);
     }
     float shift = pb ? (M * L->sc.A) * L->sc.L : 0.0f;
     if (lse) {
         if (L->Lse64) {  // the lse's store exact: kept in binary64
-            double lx = pp_attn_lse_d(m, sum, shift);
+            double lx = xsum ? pp_attn_lse_sd(m, sum64, shift) : pp_attn_lse_d(m, sum, shift);
             L->Lse64[lse - L->Lse] = lx;
             *lse = (float)lx;
+        } else if (xsum) {
+            *lse = pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) ? (float)pp_attn_lse_sd(m, sum64, shift)
+                                                                   : pp_attn_lse_s64(m, sum64, shift);
         } else {
             *lse = pp_site_exact(L->exact_sites, PP_SITE_ATTN_LSE) ? pp_attn_lse64(m, sum, shift)
                                                                    : pp_attn_lse(m, sum, shift);
@@ -850,8 +882,11 @@ PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const pp_at
 // division's double rounding being innocuous at 53 ≥ 2·24 + 2 bits); out_c = RN_F(RN_32(o_c·inv)),
 // its binary64 shadow o_c·inv (o64: the out site exact); lse from the same l, m·α_32 + log l in
 // binary64 when its site is exact (kept in lse64), else the kernel's fmaf on RN_32(l).
+// od: the binary64 P·V accumulator (site pv_acc exact; NULL: the kernel's o), then out_c's value is
+// RN_64(od_c·inv), a binary64 product rounded once.
 PP_HD static inline void pp_attn_flash_finish_sum_x(const pp_attn_launch *L, int seen, float m, const float *l4,
-                                                   const double *l4d, float *o, float *lse, int64_t grow)
+                                                   const double *l4d, const double *od, float *o, float *lse,
+                                                   int64_t grow)
 {
     int64_t d = L->d;
     double *o64 = L->O64 ? L->O64 + (o - L->O) : NULL, *lse64 = L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL;
@@ -862,7 +897,7 @@ PP_HD static inline void pp_attn_flash_finish_sum_x(const pp_attn_launch *L, int
     }
     double inv = pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_INV) ? 1.0 / l : (double)(float)(1.0 / l);
     for (int64_t c = 0; c < d; c++) {
-        double x = (double)o[c] * inv;
+        double x = (od ? od[c] : (double)o[c]) * inv;
         if (o64)
             o64[c] = x;
         o[c] = o64 ? (float)x : pp_attn_store(pp_attn_out_fmt(L), (float)x);
@@ -920,10 +955,19 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     // the row sums' binary64 shadows in l4d
     int x8 = L->fp8 && (L->exact_sites & PP_ATTN_FP8_SOFTMAX_SITES) != 0;
     // FA2 with row_sum or row_inv exact: the same binary64 shadows, its own epilogue
-    int x2 = !L->fp8 && (L->exact_sites & (PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV))) != 0;
+    // (pv_acc exact: o's binary64 chain in od, the launch's Oacc64, read by that epilogue)
+    int x2 = !L->fp8 && (L->exact_sites & (PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) |
+                                           PP_SITE_BIT(PP_SITE_ATTN_PV_ACC))) != 0;
+    // FA2 with scores exact (attention.h "Exact sites", chains): S's binary64 chain in sd, read by
+    // the exponent's argument; the max and the range notes read RN_32 of it (sv)
+    int xs = !L->fp8 && !L->mma && pp_site_exact(L->exact_sites, PP_SITE_ATTN_SCORES);
+    double *od = !L->fp8 && L->Oacc64 ? L->Oacc64 + (o - L->O) : NULL;
+    double sd[PP_ATTN_MAX_LANES];
     double l4d[4] = {0.0, 0.0, 0.0, 0.0};
     for (int64_t c = 0; c < d; c++)
         o[c] = 0.0f;
+    for (int64_t c = 0; od && c < d; c++)
+        od[c] = 0.0;
     // tiles past row x's last visible key are exact no-ops (every score masked), so the row
     // starts at the tile holding je whatever the block's first tile is: block_m changes nothing
     for (int64_t j0 = je < 0 ? -1 : je - je % L->bn; j0 >= 0; j0 -= L->bn) {
@@ -931,7 +975,13 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         float mn = m;
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, &G, j, j1 - j);
-            pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
+            if (xs) {
+                pp_attn_dots_T64(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
+                for (int64_t i = 0; i < w; i++)
+                    sv[i] = (float)sd[i];
+            } else {
+                pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
+            }
             for (int64_t i = 0; !none && i < w; i++)
                 if (sv[i] > mn || sv[i] != sv[i])
                     mn = sv[i];
@@ -947,20 +997,29 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         pp_attn_flash_rescale(o, d, l4, corr);
         for (int q = 0; (x8 || x2) && q < 4; q++)
             l4d[q] *= corr;
+        for (int64_t c = 0; od && c < d; c++)
+            od[c] *= corr;
         for (int64_t cb = j0 - j0 % pstep; cb < j1; cb += pstep) {
             int64_t lo = cb > j0 ? cb : j0, hi = cb + pstep < j1 ? cb + pstep : j1;
             for (int64_t j = lo; j < hi; j += w) {
                 w = pp_attn_key_lanes(L, &G, j, hi - j);
                 const float *sj = sv + (j - j0);
-                if (!kept) {
+                const double *sdj = sd + (j - j0);
+                if (!kept && xs) {
+                    pp_attn_dots_T64(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
+                    for (int64_t i = 0; i < w; i++)
+                        sv[i] = (float)sd[i];
+                    sj = sv, sdj = sd;
+                } else if (!kept) {
                     pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
                     sj = sv;
                 }
                 // pp_attn_flash_p's exponentials, in vector lanes where the device has them
-                int vexp = !(x8 || xin || xmax) && pp_attn_exp2_lanes(L, sj, L->sc.sl2, -ms, pe, w);
+                int vexp = !(x8 || xin || xmax || xs) && pp_attn_exp2_lanes(L, sj, L->sc.sl2, -ms, pe, w);
                 for (int64_t i = 0; i < w; i++) {
                     float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
-                                                x8 ? pp_attn_fp8_p_x(L->exact_sites, L->fp8_sig, sj[i], msd)
+                                                xs ? pp_attn_flash_p_s64(&L->sc, sdj[i], msd, xin)
+                                                : x8 ? pp_attn_fp8_p_x(L->exact_sites, L->fp8_sig, sj[i], msd)
                                                 : xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
                                                 : vexp        ? pe[i]
                                                               : pp_attn_flash_p(&L->sc, sj[i], ms));
@@ -992,8 +1051,15 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             pp_attn_steps T;
             T.n = 0;
             int64_t j;
-            for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);)
-                pp_attn_step_push(L, &T, pch[j - cb], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)), o, d);
+            for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);) {
+                const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
+                if (!od) {
+                    pp_attn_step_push(L, &T, pch[j - cb], vr, o, d);
+                    continue;
+                }
+                for (int64_t c = 0; c < d; c++)  // pv_acc exact: o's chain in binary64
+                    od[c] = fma((double)pch[j - cb], (double)vr[c], od[c]);
+            }
             pp_attn_step_flush(L, &T, o, d);
         }
         m = mn;
@@ -1004,7 +1070,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                              L->O64 ? L->O64 + (o - L->O) : NULL, L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL,
                              L->order_seed, grow);
     else if (x2)
-        pp_attn_flash_finish_sum_x(L, je >= 0, m, l4, l4d, o, lse, grow);
+        pp_attn_flash_finish_sum_x(L, je >= 0, m, l4, l4d, od, o, lse, grow);
     else
         pp_attn_flash_finish_x(L, je >= 0, m, l4, o, lse, grow);
     if (L->ranges && je >= 0) {
@@ -1040,28 +1106,49 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
         const float *qr = L->q + qo, *go = L->go + qo, *out = L->out_f + qo;
         float lse = L->lse_f[(b * L->h + hh) * L->sq + s];
         int64_t grow = pp_attn_order_row(L, b, hh, s);
-        float D = L->out_f64 ? pp_attn_dot32_x64(go, L->out_f64 + qo, d) : pp_attn_dot32(go, out, d);
+        // the chains of D, S and dP with their sites exact (attention.h "Exact sites", chains): binary64,
+        // read as binary64 by P's argument and dS (pp_attn_bwd_p_s64, pp_attn_bwd_ds64)
+        int xd = pp_site_exact(L->exact_sites, PP_SITE_ATTN_D), xs = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SCORES);
+        int xdp = pp_site_exact(L->exact_sites, PP_SITE_ATTN_DP);
+        double D64 = xd ? pp_attn_dot64(go, out, L->out_f64 ? L->out_f64 + qo : NULL, d) : 0.0;
+        float D = xd ? (float)D64
+                : L->out_f64 ? pp_attn_dot32_x64(go, L->out_f64 + qo, d) : pp_attn_dot32(go, out, d);
+        if (!xd)
+            D64 = D;
         double lse64 = L->lse_f64 ? L->lse_f64[(b * L->h + hh) * L->sq + s] : (double)lse;
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, pp_attn_range_head(L, b, hh), PP_FMT_FP32, D);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
+        double sd[PP_ATTN_MAX_LANES], dpd[PP_ATTN_MAX_LANES];
         int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
         for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
             w = pp_attn_key_lanes(L, &G, j, je + 1 - j);
             int64_t ld = pp_attn_keyT_ld(L, &G, j);
-            pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, sv);
-            pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, dpv);
+            if (xs)
+                pp_attn_dots_T64(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, d, sd);
+            else
+                pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, sv);
+            if (xdp)
+                pp_attn_dots_T64(go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, d, dpd);
+            else
+                pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, dpv);
+            for (int64_t i = 0; i < w; i++) {
+                sv[i] = xs ? (float)sd[i] : sv[i];
+                dpv[i] = xdp ? (float)dpd[i] : dpv[i];
+                dpd[i] = xdp ? dpd[i] : (double)dpv[i];
+            }
             // pp_attn_bwd_p's exponentials, in vector lanes where the device has them
-            int vexp = !xin && !L->lse_f64 &&
+            int vexp = !xin && !xs && !L->lse_f64 &&
                        pp_attn_exp2_lanes(L, sv, L->sc.sl2, -(lse * 1.44269502f), pe, w);
             for (int64_t i = 0; i < w; i++) {
                 float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_BWD_P, grow, j + i,
-                                            xin           ? pp_attn_bwd_p64(&L->sc, sv[i], lse64)
+                                            xs            ? pp_attn_bwd_p_s64(&L->sc, sd[i], lse64, xin)
+                                            : xin         ? pp_attn_bwd_p64(&L->sc, sv[i], lse64)
                                             : L->lse_f64 ? pp_attn_bwd_p_l64(&L->sc, sv[i], lse64)
                                             : vexp       ? pe[i]
                                                          : pp_attn_bwd_p(&L->sc, sv[i], lse));
                 P[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), p);
                 dS[j + i] = pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f),
-                                          pp_attn_bwd_ds(p, dpv[i], D));
+                                          xd || xdp ? pp_attn_bwd_ds64(p, dpd[i], D64) : pp_attn_bwd_ds(p, dpv[i], D));
                 if (L->ranges) {
                     int64_t rh = pp_attn_range_head(L, b, hh);
                     pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->f, p, P[j + i]);
@@ -1087,14 +1174,22 @@ PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t 
     int64_t je = pp_attn_bwd_row_dead(L, &G, b, hh, x) ? -1 : pp_attn_jend(&G, x);
     if (je >= 0) {
         float D = 0.0f;
-        for (int64_t j = 0; j <= je; j++)
+        // d exact without naive: D's chain in binary64 (exact products dP·P), read by dS
+        // (pp_attn_softmax_bwd_dx64); the naive D's per-step stores are its site otherwise
+        int xd = L->softmax != PP_ATTN_SOFTMAX_NAIVE && pp_site_exact(L->exact_sites, PP_SITE_ATTN_D);
+        double D64 = 0.0;
+        for (int64_t j = 0; j <= je; j++) {
             D = pp_attn_softmax_bwd_d_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_D, L->f), L->softmax, D, dS[j],
                                            P[j]);
+            D64 = xd ? fma((double)dS[j], (double)P[j], D64) : D64;
+        }
+        D = xd ? (float)D64 : D;
         int64_t rh = pp_attn_range_head(L, b, hh);
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, rh, L->softmax == PP_ATTN_SOFTMAX_NAIVE ? L->f : PP_FMT_FP32, D);
         for (int64_t j = 0; j <= je; j++) {
-            dS[j] = pp_attn_softmax_bwd_dx(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f), L->softmax, dS[j], P[j],
-                                           D, L->sc.L, L->sc.A);
+            pp_format_id fs = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f);
+            dS[j] = xd ? pp_attn_softmax_bwd_dx64(fs, L->softmax, dS[j], P[j], D64, L->sc.L, L->sc.A)
+                       : pp_attn_softmax_bwd_dx(fs, L->softmax, dS[j], P[j], D, L->sc.L, L->sc.A);
             pp_range_note1(L->ranges, PP_SITE_ATTN_DS, rh, L->f, dS[j]);
         }
     }
@@ -1165,8 +1260,28 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
     const float *dS = L->DS + rt * L->BK;
     pp_attn_mma_walk w;
     int64_t j;
+    // dq_acc exact (attention.h "Exact sites", chains): one binary64 chain over the keys (flash's
+    // blocks and their sum folded into it), RN_32 of it then the kernel's end (RN_F, α)
+    int xacc = pp_site_exact(L->exact_sites, PP_SITE_ATTN_DQ_ACC);
     for (int64_t e = e0, m; e < e0 + n; e += m) {
         m = pp_attn_lanes(L, e0 + n - e);
+        if (xacc) {
+            int pr = post_round || pp_attn_chain_storage(L);  // the chain's value is stored in F
+            for (int64_t l = 0; l < m; l++)
+                dacc[l] = 0.0;
+            for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, 0, je + 1); pp_attn_mma_next(&w, &j);) {
+                const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                for (int64_t l = 0; l < m; l++)
+                    dacc[l] = fma((double)dS[j], (double)kr[l], dacc[l]);
+            }
+            for (int64_t l = 0; l < m; l++)
+                y[e + l] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, pr, (float)dacc[l]);
+            for (int64_t l = 0; L->dqb64 && l < m; l++)
+                L->dqb64[y - L->dqb + e + l] = pp_attn_chain_end64(alpha, pr, dacc[l]);
+            for (int64_t l = 0; L->ranges && l < m; l++)
+                pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, pp_attn_range_head(L, b, hh), L->f, y[e + l]);
+            continue;
+        }
         if (pp_attn_chain_storage(L)) {
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
@@ -1240,6 +1355,9 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
     float alpha = pp_attn_bwd_alpha(L), av[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], ak[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
     double dv[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES], dk[PP_ATTN_DKV_KEYS][PP_ATTN_MAX_LANES];
     int post_round = L->kernel != PP_ATTN_FLASH, storage = pp_attn_chain_storage(L);
+    // dkv_acc exact (attention.h "Exact sites", chains): the chains in binary64 in dv, dk (fma, one
+    // binary64 rounding a step), RN_32 of them then the kernel's end (RN_F, α)
+    int xacc = pp_site_exact(L->exact_sites, PP_SITE_ATTN_DKV_ACC), pr = post_round || storage;
     int64_t base = pp_attn_blk_row(L, b, hh, r, 0) * L->BK + y0, x;
     pp_attn_mma_walk w;
     for (int64_t e = e0, m; e < e0 + ne; e += m) {
@@ -1264,6 +1382,13 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
             const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
             const float *go = L->go + qo, *qr = L->q + qo;
             for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
+                if (xacc) {
+                    for (int64_t l = 0; l < m; l++) {
+                        dv[g][l] = fma((double)P[g], (double)go[l], dv[g][l]);
+                        dk[g][l] = fma((double)dS[g], (double)qr[l], dk[g][l]);
+                    }
+                    continue;
+                }
                 if (storage) {
                     for (int64_t l = 0; l < m; l++) {
                         dv[g][l] = pp_gemm_step_storage(L->f, P[g], go[l], dv[g][l]);
@@ -1282,15 +1407,24 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         for (int64_t g = 0; g < ng; g++)
             for (int64_t l = 0; l < m; l++) {
                 int64_t o = out + g * L->d + e + l;
-                L->dvh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DV, 1.0f, dv[g][l])
-                                    : pp_attn_chain_end32(L, PP_SITE_ATTN_DV, 1.0f, 1, av[g][l]);
-                L->dkh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DK, alpha, dk[g][l])
-                                    : pp_attn_chain_end32(L, PP_SITE_ATTN_DK, alpha, post_round, ak[g][l]);
-                if (L->dvh64)
-                    L->dvh64[o] = storage ? dv[g][l] : (double)av[g][l];
-                if (L->dkh64)
-                    L->dkh64[o] = storage ? pp_attn_chain_end64(alpha, 0, dk[g][l])
-                                          : pp_attn_chain_end64(alpha, post_round, ak[g][l]);
+                if (xacc) {
+                    L->dvh[o] = pp_attn_chain_end32(L, PP_SITE_ATTN_DV, 1.0f, 1, (float)dv[g][l]);
+                    L->dkh[o] = pp_attn_chain_end32(L, PP_SITE_ATTN_DK, alpha, pr, (float)dk[g][l]);
+                    if (L->dvh64)
+                        L->dvh64[o] = dv[g][l];
+                    if (L->dkh64)
+                        L->dkh64[o] = pp_attn_chain_end64(alpha, pr, dk[g][l]);
+                } else {
+                    L->dvh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DV, 1.0f, dv[g][l])
+                                        : pp_attn_chain_end32(L, PP_SITE_ATTN_DV, 1.0f, 1, av[g][l]);
+                    L->dkh[o] = storage ? pp_attn_chain_end_storage(L, PP_SITE_ATTN_DK, alpha, dk[g][l])
+                                        : pp_attn_chain_end32(L, PP_SITE_ATTN_DK, alpha, post_round, ak[g][l]);
+                    if (L->dvh64)
+                        L->dvh64[o] = storage ? dv[g][l] : (double)av[g][l];
+                    if (L->dkh64)
+                        L->dkh64[o] = storage ? pp_attn_chain_end64(alpha, 0, dk[g][l])
+                                              : pp_attn_chain_end64(alpha, post_round, ak[g][l]);
+                }
                 if (L->ranges) {
                     pp_range_note1(L->ranges, PP_SITE_ATTN_DV, pp_attn_range_head(L, b, hh), L->f, L->dvh[o]);
                     pp_range_note1(L->ranges, PP_SITE_ATTN_DK, pp_attn_range_head(L, b, hh), L->f, L->dkh[o]);

@@ -61,6 +61,10 @@ typedef enum pp_site {
     PP_SITE_ATTN_SOFTMAX_SCALE,// σ' = RN_32(sl2·RN_32(X_q·X_k)), the exp2 scale with the descales
     PP_SITE_ATTN_ROW_INV,      // the epilogue's 1/l
     PP_SITE_ATTN_OUT_SCALE,    // the epilogue's scale s = (1/l)·X_v
+    // ---- attention's GEMM accumulation chains (kernels/attention.h "Exact sites", chains; appended)
+    PP_SITE_ATTN_PV_ACC,       // flash: the running P·V accumulator o (through the tiles' rescales)
+    PP_SITE_ATTN_DQ_ACC,       // the backward's dq chain over keys (flash: the key blocks' partials too)
+    PP_SITE_ATTN_DKV_ACC,      // the backward's dk and dv chains over queries
     PP_SITE_COUNT
 } pp_site;
 
@@ -72,6 +76,8 @@ typedef enum pp_site {
 #define PP_SITE_ADAMW_END (PP_SITE_ADAMW_COMP + 1)
 #define PP_SITE_ATTN_FP8_FIRST PP_SITE_ATTN_QUANT_Q
 #define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_OUT_SCALE + 1)
+#define PP_SITE_ATTN_CHAIN_FIRST PP_SITE_ATTN_PV_ACC
+#define PP_SITE_ATTN_CHAIN_END (PP_SITE_ATTN_DKV_ACC + 1)
 
 // What the per-head index of a site counts: attention's q heads, its kv heads (dk, dv
 // accumulators), a GEMM's tensor (one cell), AdamW's parameter blocks.
@@ -234,6 +240,18 @@ static inline const pp_site_info *pp_site_get(int id)
          "attention.h: pp_attn_flash_finish; attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_OUT_SCALE, "attention", "out_scale", "FA3 fp8's epilogue scale s = (1/l)·X_v", "fp32",
          "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
+        // the GEMM chains (explain only: no range notes of their own; scores, dp and d are the
+        // chains of S, dP and D, attention.h "Exact sites")
+        {PP_SITE_ATTN_PV_ACC, "attention", "pv_acc",
+         "flash: the running P·V accumulator o_c = fma(P, v, o_c) across keys and tiles, rescaled by each "
+         "tile's correction, before the epilogue", "fp32",
+         "attention_threads.h: pp_attn_t_flash_fwd", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DQ_ACC, "attention", "dq_acc",
+         "the backward's dq chain Σ_j dS·k' (flash: each key block's chain and their sum) before α and the store",
+         "fp32 (F with accumulate storage)", "attention_threads.h: pp_attn_r_bwd_dq", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_DKV_ACC, "attention", "dkv_acc",
+         "the backward's dk and dv chains Σ_i dS·q', Σ_i P·dO over the query rows before α and the store",
+         "fp32 (F with accumulate storage)", "attention_threads.h: pp_attn_dkv_keys", PP_SITE_AXIS_HEAD, NULL},
     };
     return id >= 0 && id < PP_SITE_COUNT ? &table[id] : (const pp_site_info *)0;
 }

@@ -26,6 +26,7 @@ static void sites_ops_are_contiguous(void **state)
     (void)state;
     for (int i = 0; i < PP_SITE_COUNT; i++) {
         // per op in order, then groups appended later (never renumbered): attention's fp8 sites
+        // and its GEMM chains
         const char *want = i < PP_SITE_ATTN_END ? "attention" : i < PP_SITE_GEMM_END ? "gemm"
                          : i < PP_SITE_ADAMW_END ? "adamw" : "attention";
         assert_string_equal(pp_site_get(i)->op, want);
@@ -33,7 +34,8 @@ static void sites_ops_are_contiguous(void **state)
     assert_int_equal(PP_SITE_GEMM_FIRST, PP_SITE_ATTN_END);
     assert_int_equal(PP_SITE_ADAMW_FIRST, PP_SITE_GEMM_END);
     assert_int_equal(PP_SITE_ATTN_FP8_FIRST, PP_SITE_ADAMW_END);
-    assert_int_equal(PP_SITE_ATTN_FP8_END, PP_SITE_COUNT);
+    assert_int_equal(PP_SITE_ATTN_CHAIN_FIRST, PP_SITE_ATTN_FP8_END);
+    assert_int_equal(PP_SITE_ATTN_CHAIN_END, PP_SITE_COUNT);
 }
 
 static void sites_find_by_name(void **state)

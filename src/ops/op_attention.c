@@ -694,6 +694,19 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
              PP_SITE_BIT(PP_SITE_ATTN_CP_LSE_MERGE);
     if (cp && bwd)
         m |= PP_SITE_BIT(PP_SITE_ATTN_CP_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_CP_DKV_ACC);
+    // the GEMM chains in binary64 (attention.h "Exact sites", chains): flash's S (forward and the
+    // backward's recomputation), P·V's running o, dP and D; every backward's dq, dk/dv chains; the
+    // unfused fp32 row sum (the naive one rounds to F: its site is above)
+    if (!unf)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC);
+    if (!unf && bwd)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_D);
+    if (bwd)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC);
+    if (unf && !naive)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM);
+    if (bwd && unf && !naive)  // the softmax backward's fp32 D = Σ dP·P in binary64 (naive's: above)
+        m |= PP_SITE_BIT(PP_SITE_ATTN_D);
     return m;
 }
 

@@ -1,0 +1,373 @@
+// test_explain_attention_chains.c — explain's GEMM-chain sites of attention (kernels/attention.h
+// "Exact sites", chains): flash's S dot (scores), its running P·V accumulator (pv_acc), the
+// backward's dP and D dots, the dq and dk/dv chains (dq_acc, dkv_acc), and the unfused fp32 row sum
+// (row_sum), each in binary64, on hand-computed rows; then every site exact against the reference.
+// Run: build/rel/tests/test_explain_attention_chains
+#include "test_util.h"
+
+#include <math.h>
+
+#include "attention_ref.h"
+#include "cpu/attention.h"
+#include "exact_sites.h"
+#include "sites.h"
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+typedef struct crun {
+    pp_attn_dims dm;
+    double *q, *k, *v, *dout, *out, *lse, *dq, *dk, *dv;
+} crun;
+
+static void crun_init(crun *R, pp_attn_dims dm)
+{
+    R->dm = dm;
+    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d;
+    R->q = calloc((size_t)nq, 8), R->dout = calloc((size_t)nq, 8), R->out = calloc((size_t)nq, 8);
+    R->dq = calloc((size_t)nq, 8);
+    R->k = calloc((size_t)nk, 8), R->v = calloc((size_t)nk, 8), R->dk = calloc((size_t)nk, 8);
+    R->dv = calloc((size_t)nk, 8);
+    R->lse = calloc((size_t)(dm.b * dm.h * dm.s_q), 8);
+}
+
+static void crun_free(crun *R)
+{
+    double *p[] = {R->q, R->k, R->v, R->dout, R->out, R->lse, R->dq, R->dk, R->dv};
+    for (int i = 0; i < 9; i++)
+        free(p[i]);
+}
+
+// Random values of f (fixed seed: a hand-built test, not a sweep).
+static void crun_fill(crun *R, pp_format_id f, uint64_t seed)
+{
+    pp_test_rng r = {seed};
+    int64_t nq = R->dm.b * R->dm.s_q * R->dm.h * R->dm.d, nk = R->dm.b * R->dm.s_kv * R->dm.h_kv * R->dm.d;
+    for (int64_t i = 0; i < nq; i++) {
+        R->q[i] = pp_round(f, pp_test_rng_unit(&r) * 4.0 - 2.0, PP_RND_NE, 0);
+        R->dout[i] = pp_round(f, pp_test_rng_unit(&r) * 2.0 - 1.0, PP_RND_NE, 0);
+    }
+    for (int64_t i = 0; i < nk; i++) {
+        R->k[i] = pp_round(f, pp_test_rng_unit(&r) * 4.0 - 2.0, PP_RND_NE, 0);
+        R->v[i] = pp_round(f, pp_test_rng_unit(&r) * 2.0 - 1.0, PP_RND_NE, 0);
+    }
+}
+
+// Runs v under exact-site mask x (backward when bwd), outputs into R.
+static void crun_go(crun *R, pp_attn_variant v, pp_site_mask x, int bwd)
+{
+    v.exact_sites = x;
+    pp_error err = {0};
+    int rc = pp_attention_cpu(&v, &R->dm, bwd, R->q, R->k, R->v, bwd ? R->dout : NULL, R->out, R->lse,
+                              bwd ? R->dq : NULL, bwd ? R->dk : NULL, bwd ? R->dv : NULL, 2, &err);
+    if (rc)
+        fail_msg("attention: %s", err.msg);
+}
+
+// fp32 storage, σ = 1 (α_32 = 1: the scores are the raw dots, dq' = dQ), kernel k.
+static pp_attn_variant variant(pp_attn_kernel k, pp_format_id f)
+{
+    pp_attn_variant v;
+    memset(&v, 0, sizeof v);
+    v.format = f;
+    v.kernel = k;
+    v.cp_accum = v.cp_grad_accum = f;
+    v.sigma_given = 1;
+    v.sigma = 1.0;
+    return v;
+}
+
+static int64_t n_differing(const double *a, const double *b, int64_t n)
+{
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++)
+        c += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
+    return c;
+}
+
+static double *dupd(const double *x, int64_t n)
+{
+    double *y = malloc((size_t)n * 8);
+    memcpy(y, x, (size_t)n * 8);
+    return y;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flash forward: S and P·V
+
+// One query q = (1, 1), keys k0 = (64, 2^−19), k1 = (64, 0), v0 = (1, 0), v1 = (0, 1). The fp32 S
+// chain rounds s0 = 64 + 2^−19 to 64 (a quarter ulp_32(64) = 2^−17), so nominally s0 = s1 = 64:
+// p = (1, 1), l = 2, out = (0.5, 0.5). With scores exact s0 keeps 2^−19, m = RN_32(s0) = 64 and
+// the argument (s0 − 64)·sl2 = 2^−19·sl2 is exact, so p0 = RN_32(2^(2^−19·sl2)) ≈ 1 + 2^−19 (sl2·ln2
+// ≈ 1), l = RN_32(1 + p0), out = (RN_32(p0·RN_32(1/l)), RN_32(RN_32(1/l))) ≈ (0.5 + 2^−21,
+// 0.5 − 2^−21): the truth p0/(1 + p0) = 1/(1 + e^−2^−19) = 0.5 + 2^−21 + O(2^−59) to within 2 ulp_32.
+static void chains_flash_scores_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 2, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    R.q[0] = R.q[1] = 1.0;
+    R.k[0] = 64.0, R.k[1] = 0x1p-19, R.k[2] = 64.0, R.k[3] = 0.0;
+    R.v[0] = 1.0, R.v[1] = 0.0, R.v[2] = 0.0, R.v[3] = 1.0;
+    pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
+    crun_go(&R, v, 0, 0);
+    assert_true(R.out[0] == 0.5 && R.out[1] == 0.5);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_SCORES), 0);
+    float sl2 = (float)1.4426950408889634;
+    float p0 = (float)exp2(0x1p-19 * (double)sl2), l = 1.0f + p0, inv = 1.0f / l;
+    assert_true(p0 > 1.0f);
+    assert_true(R.out[0] == (double)(p0 * inv));
+    assert_true(R.out[1] == (double)inv);
+    assert_true(fabs(R.out[0] - (0.5 + 0x1p-21)) <= 0x1p-23);  // 2 ulp_32(0.5)
+    assert_true(fabs(R.out[1] - (0.5 - 0x1p-21)) <= 0x1p-23);
+    crun_free(&R);
+}
+
+// One query q = 0 (every score 0: p = 1, l = 3), three keys with v = (1, 2^−24, 2^−24), d = 1. The
+// fp32 P·V chain o = fma(1, 2^−24, 1) ties to even twice: o = 1, out = RN_32(1/3). With pv_acc
+// exact o = 1 + 2^−23 in binary64 and out = RN_32((1 + 2^−23)·RN_32(1/3)) = (1 + 2^−23)/3, the
+// truth itself (0x800001 = 3·0x2aaaab: a binary32 value), where the nominal out is 2^−25 below it.
+static void chains_flash_pv_acc_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 3, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    R.v[0] = 1.0, R.v[1] = R.v[2] = 0x1p-24;
+    pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
+    double truth = (1.0 + 0x1p-23) / 3.0;
+    assert_true((double)(float)truth == truth);
+    crun_go(&R, v, 0, 0);
+    assert_true(R.out[0] == (double)(1.0f / 3.0f));
+    assert_true(R.out[0] == truth - 0x1p-25);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
+    assert_true(R.out[0] == truth);
+    // bf16 storage: P·V's accumulator is fp32 either way, the store RN_bf16 hides the 2^−25
+    v = variant(PP_ATTN_FLASH, PP_FMT_BF16);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
+    assert_true(R.out[0] == pp_round(PP_FMT_BF16, 1.0 / 3.0, PP_RND_NE, 0));
+    crun_free(&R);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flash backward: dP, D, dq and dv chains
+
+// One query q = 0, two keys (scores 0: forward p = 1, l = 2, lse = RN_32(ln 2); the backward's P =
+// 2^−RN_32(RN_32(ln 2)·RN_32(log2 e)) = 2^−1 exactly), d = 3, σ = 1, dO = (1, 1, 1),
+// v0 = (1, 2^−24, 2^−24), v1 = (1, 0, 0), k0 = (1, 0, 0), k1 = (0, 1, 0). out = (v0 + v1)/2 =
+// (1, 2^−25, 2^−25) exactly. The fp32 dots tie to even: dP0 = 1 (exact 1 + 2^−23), D = 1 (exact
+// 1 + 2^−24), dP1 = 1 (exact). dS_j = P_j·(dP_j − D), and dq = (dS0, dS1, 0) (k picks them out):
+//   nominal (0, 0, 0);  D exact (−2^−25, −2^−25, 0);  dP exact (2^−24, 0, 0);
+//   both (2^−25, −2^−25, 0), the truth (Σ dS = 0, as the softmax's gradient must).
+static void chains_flash_dp_and_d_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 3, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    R.dout[0] = R.dout[1] = R.dout[2] = 1.0;
+    R.v[0] = 1.0, R.v[1] = R.v[2] = 0x1p-24, R.v[3] = 1.0;
+    R.k[0] = 1.0, R.k[4] = 1.0;
+    pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
+    static const struct {
+        pp_site_mask x;
+        double dq0, dq1;
+    } want[] = {
+        {.x = 0, .dq0 = 0.0, .dq1 = 0.0},
+        {.x = PP_SITE_BIT(PP_SITE_ATTN_D), .dq0 = -0x1p-25, .dq1 = -0x1p-25},
+        {.x = PP_SITE_BIT(PP_SITE_ATTN_DP), .dq0 = 0x1p-24, .dq1 = 0.0},
+        {.x = PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_D), .dq0 = 0x1p-25, .dq1 = -0x1p-25},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        crun_go(&R, v, want[i].x, 1);
+        assert_true(R.out[0] == 1.0 && R.out[1] == 0x1p-25 && R.out[2] == 0x1p-25);
+        if (R.dq[0] != want[i].dq0 || R.dq[1] != want[i].dq1 || R.dq[2] != 0.0)
+            fail_msg("case %zu: dq (%a, %a, %a), want (%a, %a, 0)", i, R.dq[0], R.dq[1], R.dq[2], want[i].dq0,
+                     want[i].dq1);
+    }
+    crun_free(&R);
+}
+
+// Three queries q = 0 and one key (non-causal): P = 1 for every row, so dv = Σ_i dO_i over the
+// rows; dO = (1, 2^−24, 2^−24) (d = 1). The fp32 chain ties to even twice: dv = 1; with dkv_acc
+// exact the chain is binary64, dv = RN_32(1 + 2^−23) = 1 + 2^−23 (fp32 storage stores it).
+// dS = 0 (one key), so dq and dk are 0 either way.
+static void chains_flash_dkv_acc_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 3, .s_kv = 1, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    R.dout[0] = 1.0, R.dout[1] = R.dout[2] = 0x1p-24;
+    R.v[0] = 1.0, R.k[0] = 1.0;
+    pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
+    crun_go(&R, v, 0, 1);
+    assert_true(R.dv[0] == 1.0);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC), 1);
+    assert_true(R.dv[0] == 1.0 + 0x1p-23);
+    assert_true(R.dk[0] == 0.0 && R.dq[0] == 0.0);
+    // the unfused kernel's dv chain (accumulate fp32) is the same chain over the rows
+    v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
+    crun_go(&R, v, 0, 1);
+    assert_true(R.dv[0] == 1.0);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC), 1);
+    assert_true(R.dv[0] == 1.0 + 0x1p-23);
+    crun_free(&R);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unfused: the fp32 row sum
+
+// One query q = 1 (d = 1, σ = 1: S = the keys, exact), 1000 keys in [−2, 2) with the largest, 2,
+// first. e_j = RN_32(exp(RN_32(k_j − 2))) lies in [e^−4, 1], so e_j are multiples of 2^−30 below
+// 2^10 and their binary64 sum is exact in any order. With row_sum and lse exact the lse is
+// exactly 2 + log(Σ e_j) in binary64; the nominal fp32 sum rounds and its lse is further off.
+static void chains_unfused_row_sum_by_hand(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = N, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    pp_test_rng r = {9};
+    R.q[0] = 1.0;
+    R.k[0] = 2.0;
+    for (int j = 1; j < N; j++)
+        R.k[j] = (double)(float)(pp_test_rng_unit(&r) * 4.0 - 2.0);
+    for (int j = 0; j < N; j++)
+        R.v[j] = 1.0;
+    double l64 = 0.0;
+    for (int j = 0; j < N; j++) {
+        float e = pp_expf((float)R.k[j] - 2.0f);
+        assert_true(e >= 0x1p-6f && e <= 1.0f);
+        l64 += e;
+    }
+    double want = 2.0 + log(l64);
+    pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
+    double lse_rounded_sum = R.lse[0];
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE) | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
+    assert_true(R.lse[0] == want);
+    assert_true(lse_rounded_sum != want);
+    // the binary32 lse reads the binary64 sum too: RN_32 steps on RN_32(log l64)
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
+    assert_true(R.lse[0] == (double)(2.0f + (float)log(l64)));
+    crun_free(&R);
+}
+
+// The unfused fp32 softmax backward's D = Σ dP·P: one query q = 0, four keys (P = 1/4 each),
+// d = 1, σ = 1, dO = 1, v = (4, 2^−22, 2^−22, 0), k = (0, 0, 0, 1). dP = v (exact), the products
+// dP·P = (1, 2^−24, 2^−24, 0), and the fp32 chain D ties to even twice: D = 1; exact D = 1 + 2^−23.
+// dq = dS_3 = RN_32(0·P − P·D): nominal −1/4, with d exact −(1/4)(1 + 2^−23) = −1/4 − 2^−25 (a
+// binary32 value: ulp_32(1/4) = 2^−25), the truth.
+static void chains_unfused_d_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 4, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    crun R;
+    crun_init(&R, dm);
+    R.dout[0] = 1.0;
+    R.v[0] = 4.0, R.v[1] = R.v[2] = 0x1p-22, R.v[3] = 0.0;
+    R.k[3] = 1.0;
+    pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
+    crun_go(&R, v, 0, 1);
+    assert_true(R.dq[0] == -0.25);
+    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_D), 1);
+    assert_true(R.dq[0] == -0.25 - 0x1p-25);
+    crun_free(&R);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every site exact against the reference
+
+// The sum of squares of a − ref over n values.
+static double sq_err(const double *a, const double *ref, int64_t n)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        s += (a[i] - ref[i]) * (a[i] - ref[i]);
+    return s;
+}
+
+// Flash fp32, causal, GQA, forward and backward on random values: each chain site alone moves its
+// tensor; with every offered site exact (the store and scalar sites, and now the chains) the
+// residual against the reference shrinks below the one with every site but the chains exact, for
+// out and for the gradients together. The bound: with every site exact what still rounds is p =
+// RN_32(2^x) (P keeps binary32, |δ| ≤ 2^−24 relative), dS = RN_32 of its binary64 value (no
+// binary64 shadow), and binary64's own roundings (each chain ≤ γ_n·Σ|terms| ≈ n·2^−53·Σ|terms|);
+// so |out − ref| ≤ 2·2^−24·max|v| (out is a convex combination of v whose weights p/l each move by
+// ≤ 2·2^−24 relative, to first order): asserted with a factor 2 to spare.
+static void chains_every_site_exact_shrinks_residual(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 48, .s_kv = 48, .h = 2, .h_kv = 1, .d = 16, .causal = 1};
+    int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
+    crun R;
+    crun_init(&R, dm);
+    crun_fill(&R, PP_FMT_FP32, 26);
+    pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
+    v.sigma_given = 0;  // σ = 1/√d, as a real case
+    pp_attn_ref_opts o;
+    memset(&o, 0, sizeof o);
+    o.method = PP_ATTN_REF_FAST;
+    o.b = dm.b, o.s_q = dm.s_q, o.s_kv = dm.s_kv, o.h = dm.h, o.h_kv = dm.h_kv, o.d = dm.d, o.causal = dm.causal;
+    o.backward = 1, o.threads = 1;
+    double *ro = malloc((size_t)nq * 8), *rl = malloc((size_t)(dm.s_q * dm.h) * 8), *rq = malloc((size_t)nq * 8);
+    double *rk = malloc((size_t)nk * 8), *rv = malloc((size_t)nk * 8);
+    pp_error e = {0};
+    assert_int_equal(pp_attention_ref(&o, R.q, R.k, R.v, R.dout, ro, rl, rq, rk, rv, NULL, &e), 0);
+    pp_site_mask chains = PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC) |
+                          PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_D) |
+                          PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC);
+    pp_site_mask rest = PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_LSE) |
+                        PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX) |
+                        PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) |
+                        PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) |
+                        PP_SITE_BIT(PP_SITE_ATTN_DV);
+    // each chain alone reaches its tensor
+    crun_go(&R, v, 0, 1);
+    double *out0 = dupd(R.out, nq), *dq0 = dupd(R.dq, nq), *dk0 = dupd(R.dk, nk), *dv0 = dupd(R.dv, nk);
+    static const int sites[] = {PP_SITE_ATTN_SCORES, PP_SITE_ATTN_PV_ACC, PP_SITE_ATTN_DP,
+                                PP_SITE_ATTN_D,      PP_SITE_ATTN_DQ_ACC, PP_SITE_ATTN_DKV_ACC};
+    for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
+        crun_go(&R, v, PP_SITE_BIT(sites[i]), 1);
+        int64_t moved = n_differing(R.out, out0, nq) + n_differing(R.dq, dq0, nq) + n_differing(R.dk, dk0, nk) +
+                        n_differing(R.dv, dv0, nk);
+        if (moved == 0)
+            fail_msg("site %s exact moves nothing", pp_site_get(sites[i])->name);
+    }
+    double eo[2], eg[2];
+    for (int w = 0; w < 2; w++) {
+        crun_go(&R, v, rest | (w ? chains : 0), 1);
+        eo[w] = sq_err(R.out, ro, nq);
+        eg[w] = sq_err(R.dq, rq, nq) + sq_err(R.dk, rk, nk) + sq_err(R.dv, rv, nk);
+    }
+    if (!(eo[1] < eo[0]) || !(eg[1] < eg[0]))
+        fail_msg("every site exact: out %g (chains rounding: %g), grads %g (%g)", eo[1], eo[0], eg[1], eg[0]);
+    double vmax = 0.0;
+    for (int64_t i = 0; i < nk; i++)
+        vmax = fmax(vmax, fabs(R.v[i]));
+    crun_go(&R, v, rest | chains, 1);
+    for (int64_t i = 0; i < nq; i++)
+        if (!(fabs(R.out[i] - ro[i]) <= 4.0 * 0x1p-24 * vmax))
+            fail_msg("out[%lld] = %a, reference %a: beyond 2^-22·max|v|", (long long)i, R.out[i], ro[i]);
+    free(out0), free(dq0), free(dk0), free(dv0);
+    free(ro), free(rl), free(rq), free(rk), free(rv);
+    crun_free(&R);
+}
+
+int main(void)
+{
+    pp_test_report_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(chains_flash_scores_by_hand),
+        cmocka_unit_test(chains_flash_pv_acc_by_hand),
+        cmocka_unit_test(chains_flash_dp_and_d_by_hand),
+        cmocka_unit_test(chains_flash_dkv_acc_by_hand),
+        cmocka_unit_test(chains_unfused_row_sum_by_hand),
+        cmocka_unit_test(chains_unfused_d_by_hand),
+        cmocka_unit_test(chains_every_site_exact_shrinks_residual),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
