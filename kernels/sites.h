@@ -61,6 +61,8 @@ typedef enum pp_site {
     PP_SITE_ATTN_SOFTMAX_SCALE,// σ' = RN_32(sl2·RN_32(X_q·X_k)), the exp2 scale with the descales
     PP_SITE_ATTN_ROW_INV,      // the epilogue's 1/l
     PP_SITE_ATTN_OUT_SCALE,    // the epilogue's scale s = (1/l)·X_v
+    // ---- fp8 = te's exponential (kernels/attention.h "Exact sites", fp8 = te; appended)
+    PP_SITE_ATTN_EXP,          // p = exp(x − m) as the binary32 exp returns it
     PP_SITE_COUNT
 } pp_site;
 
@@ -71,7 +73,7 @@ typedef enum pp_site {
 #define PP_SITE_ADAMW_FIRST PP_SITE_ADAMW_G
 #define PP_SITE_ADAMW_END (PP_SITE_ADAMW_COMP + 1)
 #define PP_SITE_ATTN_FP8_FIRST PP_SITE_ATTN_QUANT_Q
-#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_OUT_SCALE + 1)
+#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_EXP + 1)
 
 // What the per-head index of a site counts: attention's q heads, its kv heads (dk, dv
 // accumulators), a GEMM's tensor (one cell), AdamW's parameter blocks.
@@ -234,6 +236,10 @@ static inline const pp_site_info *pp_site_get(int id)
          "attention.h: pp_attn_flash_finish; attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_OUT_SCALE, "attention", "out_scale", "FA3 fp8's epilogue scale s = (1/l)·X_v", "fp32",
          "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
+        // fp8 = te (explain only): its exponential's binary32 result, apart from P8's e4m3 store
+        // (p) because te rounds both (FA3 fp8's exp is inside softmax_in: attention.h "Exact sites")
+        {PP_SITE_ATTN_EXP, "attention", "exp", "fp8 te's p = exp(x − m) (base-2: 2^x) as a binary32 value",
+         "fp32", "attention_te_fp8.h: pp_attn_te_row (pp_attn_te_exp_at)", PP_SITE_AXIS_HEAD, NULL},
     };
     return id >= 0 && id < PP_SITE_COUNT ? &table[id] : (const pp_site_info *)0;
 }
