@@ -75,7 +75,7 @@ static double rand_e4m3(pp_test_rng *r)
     return pp_round(PP_FMT_E4M3, u < 0.5 ? -mag : mag, (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
 }
 
-// With mask 0 the binary64 row is the kernel's row bit for bit: 6 configurations of the knobs
+// With mask 0 the binary64 row is the kernel's row bit for bit: the default and 6 other settings
 // (two-pass, base-2, chain, tiles of 3 with a threshold, a stale scale_s, the order band) on random
 // e4m3 rows of d = 5 over up to 20 keys (zeros, subnormals, 448), and a NaN row.
 static void row_mask0_is_the_kernel(void **state)
@@ -222,9 +222,9 @@ static void p_saturation_exact(void **state)
 }
 
 // Special rows with every site exact: no key (o = 0, lse −Inf), a zero q (uniform: out the mean
-// of v, lse log n), a NaN score (out and lse NaN), subnormal products (q8 = k8 = 2^−9: S = 2^−18
-// exactly, p = exp(±2^−18) in binary64, not 1 as in binary32's exp of a tiny argument ... whose
-// sum shows it).
+// of v, lse log n), a NaN score (out and lse NaN), subnormal products (q8 = ±k8 = 2^−9: S = ±2^−18
+// exactly, out = tanh(2^−18) in binary64; as is, P8 = RN_e4m3(256·exp(±2^−18)) = 256 for both
+// keys and out is 0).
 static void special_rows_every_site_exact(void **state)
 {
     (void)state;
