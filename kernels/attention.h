@@ -602,11 +602,40 @@ typedef struct pp_attn_variant {
 //   lse          m·σ'·ln2_32 + log(l·2^−8) in binary64 (the kernel: fma(m, RN_32(σ'·ln2_32), log(l ⊗ 2^−8)))
 // With binary64 inputs but its own site rounding, each step is RN_32 of the binary64 value (fmaf
 // where every operand is binary32: the kernel's op).
-// TransformerEngine's fp8 (fp8 = te; attention_te_fp8.h): no exact site yet. Its row loop has no
-// binary64 shadows, so explain refuses a named te variant ("offers no exact sites") and, explaining
-// every variant, notes each te variant it leaves out (op_attention.c explain_none); the sites it
-// should offer: p's e4m3 quantisation, out's store, σ = RN_32(X_q·X_k·α), the softmax scalars
-// (the exponent's argument and correction, the row sums, the final division) and the lse.
+// TransformerEngine's fp8 (fp8 = te; attention_te_fp8_x.h pp_attn_te_row_x, the host steps in
+// attention_te_exact.c): its own row loop, so a second body: the same steps in binary64 variables,
+// each rounded as the kernel rounds it unless its site is exact (binary32 ops on binary32 operands
+// are the kernel's ops, so mask 0 gives pp_attn_te_row's bits: tests/test_explain_attention_te.c,
+// test_explain_paths.c on five te variants); the CPU device takes it for any non-zero mask, the
+// GPU refuses one. Exact, each kept in binary64 and read as such by every later step:
+//   quant_q/k/v  the input itself, X = 1 (as FA3 fp8's)
+//   block_scale_q/k/v  (tensor-current, -delayed) s = 448/amax unrounded (delayed: the recipe's s),
+//                X = 1/s instead of RN_32(1/s); the elements still cast RN_e4m3,sat(RN_32(x·s))
+//   softmax_scale σ = X_q·X_k·α (base-2: ·log2 e) with α the binary64 softmax scale, not α_32
+//   scores       S's chain over d: exact in binary64 for e4m3 elements (each product a multiple of
+//                2^−18 below 2^18, d ≤ 256 of them: 44 bits); bf16 inputs (quant exact) round by
+//                2^−53 per step there
+//   softmax_in   x = acc·σ and the argument x − m
+//   row_max      online: the threshold test m_b − m, the correction's argument m − m_new and its exp
+//                (two-pass: a plain max, no correction: not offered)
+//   exp          p = exp(x − m) in binary64 (the C library's exp, within an ulp of binary64), not
+//                RN_32 (nor the order band's draw on it)
+//   row_sum      the tile sums ts (two-pass l), l·corr and l + ts
+//   p            P8 = p·scale_s: neither the binary32 product nor the e4m3 cast and its saturation
+//   block_scale_p X_s = 2^τ/scale_s instead of RN_32(1/scale_s)·2^τ
+//   out_partial  P8·V8's chains (exact as S's for e4m3 P8), their descales, O's sum, O·corr, O·X_sv
+//   row_inv      the division O ⊘ max(l, 1) (two-pass: p ⊘ l)
+//   lse          m (·ln 2) + log l (the order band's log draw gone)
+//   out_scale    scale_o = 448/amax_o unrounded (a given amax_history_o: its scale), X_o = 1/scale_o
+//   out          out = O (no e4m3 store)
+// An op whose operands include a binary64 value but whose site rounds is RN_32 of the binary64 op
+// (fmaf, exp, log: a double rounding, an ulp_32 off one rounding next to a midpoint). Every site
+// exact: binary64 throughout, the exact attention of the inputs within ((4d + 16)·A + 2n + 14)·2^−53
+// of max|v| (A = α·max_j Σ|q·k|, n keys; the derivation above every_site_exact_is_exact_attention);
+// every site but the quantisation's: of the quantised inputs within the same bound.
+// Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
+// not stores; exact would be the reference's own dot); the unfused kernel's non-naive fp32 row
+// sum (flash's and FA3 fp8's are offered).
 // (3) The GEMM accumulation chains (FA2 flash, fp8 = none; attention_threads.h), made exact by
 // running the chain in binary64 — one binary64 fma per term from +0 (each product of two binary32
 // values is exact in binary64; only the additions round) — and carrying the binary64 value to every

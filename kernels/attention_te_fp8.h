@@ -186,12 +186,9 @@ PP_HD static inline void pp_attn_te_row(const pp_attn_te_cfg *c, int64_t row, co
     *amax_s = am;
 }
 
-// Row r of the run (r = (batch·h + head)·s_q + i, lse's order): its q8 row, its kv head's keys
-// (GQA), the causal limit, then pp_attn_te_row into o [b, s_q, h, d], lse and amax_s (per row).
-// x: s_kv binary32 scratch of this row's own. One call per row, in any order, on any device.
-PP_HD static inline void pp_attn_te_row_at(const pp_attn_te_cfg *c, const pp_attn_dims *dm, const float *q8,
-                                           const float *k8, const float *v8, int64_t r, float *x, float *o,
-                                           float *lse, float *amax_s)
+// Where row r's data lie: its q (and o) row's index *row in [b, s_q, h], its kv head's first key's
+// element offset *kv in k8 and v8, and its number of visible keys (the causal limit) returned.
+PP_HD static inline int64_t pp_attn_te_row_span(const pp_attn_dims *dm, int64_t r, int64_t *row, int64_t *kv)
 {
     int64_t i = r % dm->s_q, bh = r / dm->s_q, bi = bh / dm->h, hh = bh % dm->h, g = hh / (dm->h / dm->h_kv);
     int64_t n = dm->s_kv;
@@ -199,7 +196,18 @@ PP_HD static inline void pp_attn_te_row_at(const pp_attn_te_cfg *c, const pp_att
         int64_t last = i + dm->s_kv - dm->s_q;
         n = last < 0 ? 0 : last + 1 < dm->s_kv ? last + 1 : dm->s_kv;
     }
-    int64_t row = (bi * dm->s_q + i) * dm->h + hh, kv = (bi * dm->s_kv * dm->h_kv + g) * dm->d;
+    *row = (bi * dm->s_q + i) * dm->h + hh, *kv = (bi * dm->s_kv * dm->h_kv + g) * dm->d;
+    return n;
+}
+
+// Row r of the run (r = (batch·h + head)·s_q + i, lse's order): its q8 row, its kv head's keys
+// (GQA), the causal limit, then pp_attn_te_row into o [b, s_q, h, d], lse and amax_s (per row).
+// x: s_kv binary32 scratch of this row's own. One call per row, in any order, on any device.
+PP_HD static inline void pp_attn_te_row_at(const pp_attn_te_cfg *c, const pp_attn_dims *dm, const float *q8,
+                                           const float *k8, const float *v8, int64_t r, float *x, float *o,
+                                           float *lse, float *amax_s)
+{
+    int64_t row, kv, n = pp_attn_te_row_span(dm, r, &row, &kv);
     pp_attn_te_row(c, r, q8 + row * dm->d, k8 + kv, v8 + kv, dm->h_kv * dm->d, n, dm->d, x, o + row * dm->d, &lse[r],
                    &amax_s[r]);
 }

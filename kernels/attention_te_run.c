@@ -20,6 +20,8 @@ int pp_attn_te_run(const pp_attn_te_device *dev, const pp_attn_variant *v, const
 {
     if (v->fp8 != PP_ATTN_FP8_TE)
         return fail(errbuf, errlen, 2, "attention: pp_attn_te_run runs fp8 = \"te\" only");
+    if (v->exact_sites)  // its devices run binary32 rows: explain's exact sites are attention_te_exact.c's
+        return fail(errbuf, errlen, 2, "attention: fp8 = \"te\" with exact sites runs on the CPU (pp_attn_te_run_x)");
     if (pp_attn_check(v, dm, 0, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, errbuf, errlen))
         return 2;
     pp_attn_scalars sc;

@@ -61,6 +61,8 @@ typedef enum pp_site {
     PP_SITE_ATTN_SOFTMAX_SCALE,// σ' = RN_32(sl2·RN_32(X_q·X_k)), the exp2 scale with the descales
     PP_SITE_ATTN_ROW_INV,      // the epilogue's 1/l
     PP_SITE_ATTN_OUT_SCALE,    // the epilogue's scale s = (1/l)·X_v
+    // ---- fp8 = te's exponential (kernels/attention.h "Exact sites", fp8 = te; appended)
+    PP_SITE_ATTN_EXP,          // p = exp(x − m) as the binary32 exp returns it
     // ---- attention's GEMM accumulation chains (kernels/attention.h "Exact sites", chains; appended)
     PP_SITE_ATTN_PV_ACC,       // flash: the running P·V accumulator o (through the tiles' rescales)
     PP_SITE_ATTN_DQ_ACC,       // the backward's dq chain over keys (flash: the key blocks' partials too)
@@ -75,7 +77,7 @@ typedef enum pp_site {
 #define PP_SITE_ADAMW_FIRST PP_SITE_ADAMW_G
 #define PP_SITE_ADAMW_END (PP_SITE_ADAMW_COMP + 1)
 #define PP_SITE_ATTN_FP8_FIRST PP_SITE_ATTN_QUANT_Q
-#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_OUT_SCALE + 1)
+#define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_EXP + 1)
 #define PP_SITE_ATTN_CHAIN_FIRST PP_SITE_ATTN_PV_ACC
 #define PP_SITE_ATTN_CHAIN_END (PP_SITE_ATTN_DKV_ACC + 1)
 
@@ -117,7 +119,8 @@ static inline const pp_site_info *pp_site_get(int id)
          "fp32 (F with softmax naive)", "attention_threads.h: pp_attn_t_unf_softmax, pp_attn_t_flash_fwd",
          PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_P, "attention", "p",
-         "P as stored and fed to P·V (unfused RN_F(e/sum); flash forward RN_F(p); backward the recomputed P)",
+         "P as stored and fed to P·V (unfused RN_F(e/sum); flash forward RN_F(p); backward the recomputed P; "
+         "fp8 te: P8 = RN_e4m3,sat(p ⊗ scale_s))",
          "format (F)",
          "attention_threads.h: pp_attn_t_unf_softmax, pp_attn_t_flash_fwd, pp_attn_t_flash_bwd_row",
          PP_SITE_AXIS_HEAD, NULL},
@@ -130,7 +133,8 @@ static inline const pp_site_info *pp_site_get(int id)
          "fp32 (F with softmax naive)", "attention_threads.h: pp_attn_t_unf_softmax; attention.h: pp_attn_flash_finish",
          PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_OUT_PARTIAL, "attention", "out_partial",
-         "a context-parallel ring step's partial output (plain attention has none: its block output is out)",
+         "a context-parallel ring step's partial output (plain attention has none: its block output is out; "
+         "fp8 te: the running O, its P8·V8 tile chains, descales and corrections)",
          "format (F)", "attention_threads.h: pp_attn_r_unf_pv, pp_attn_t_flash_fwd (cp_world > 1)",
          PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_LSE, "attention", "lse",
@@ -227,19 +231,27 @@ static inline const pp_site_info *pp_site_get(int id)
          "v's scales, as block_scale_q but blocks along the keys (per kv head)", "scaling (fp32 X; e8m0; e4m3)",
          "attention_fp8.h: pp_attn_fp8_quantise_tensor", PP_SITE_AXIS_KV_HEAD, NULL},
         {PP_SITE_ATTN_BLOCK_SCALE_P, "attention", "block_scale_p",
-         "P's block scales (mx: 2^e per 32 keys; nvfp4: the E4M3 s per 16 keys over g_P); `clamped` counts blocks "
-         "at the scale's limits", "scaling (e8m0; e4m3)", "attention_threads.h: pp_attn_fp8_block_pv",
+         "P's block scales (mx: 2^e per 32 keys; nvfp4: the E4M3 s per 16 keys over g_P; fp8 te: X_s = "
+         "RN_32(1/scale_s)); `clamped` counts blocks at the scale's limits", "scaling (e8m0; e4m3)", "attention_threads.h: pp_attn_fp8_block_pv",
          PP_SITE_AXIS_HEAD, NULL},
         // FA3 fp8's scalars (explain only: no range notes); the other softmax scalars of its loop
         // (the max offset, the exp2 argument and correction, the row sums, the lse) are row_max,
         // softmax_in, row_sum and lse (kernels/attention.h "Exact sites")
         {PP_SITE_ATTN_SOFTMAX_SCALE, "attention", "softmax_scale",
-         "FA3 fp8's exp2 scale with the descales folded in: σ' = RN_32(sl2·RN_32(X_q·X_k))", "fp32",
+         "FA3 fp8's exp2 scale with the descales folded in: σ' = RN_32(sl2·RN_32(X_q·X_k)) (fp8 te: σ = "
+         "RN_32(X_q·X_k·α_32))", "fp32",
          "attention_plan.c: plan_body (pp_attn_fp8_sl2)", PP_SITE_AXIS_HEAD, NULL},
-        {PP_SITE_ATTN_ROW_INV, "attention", "row_inv", "the flash epilogue's 1/l of the row sum", "fp32",
+        {PP_SITE_ATTN_ROW_INV, "attention", "row_inv",
+         "the flash epilogue's 1/l of the row sum (fp8 te: O ⊘ max(l, 1), two-pass p ⊘ l)", "fp32",
          "attention.h: pp_attn_flash_finish; attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
-        {PP_SITE_ATTN_OUT_SCALE, "attention", "out_scale", "FA3 fp8's epilogue scale s = (1/l)·X_v", "fp32",
+        {PP_SITE_ATTN_OUT_SCALE, "attention", "out_scale",
+         "FA3 fp8's epilogue scale s = (1/l)·X_v (fp8 te: O's scale_o = RN_32(448/amax_o) and X_o = RN_32(1/scale_o))",
+         "fp32",
          "attention_fp8.h: pp_attn_fp8_finish", PP_SITE_AXIS_HEAD, NULL},
+        // fp8 = te (explain only): its exponential's binary32 result, apart from P8's e4m3 store
+        // (p) because te rounds both (FA3 fp8's exp is inside softmax_in: attention.h "Exact sites")
+        {PP_SITE_ATTN_EXP, "attention", "exp", "fp8 te's p = exp(x − m) (base-2: 2^x) as a binary32 value",
+         "fp32", "attention_te_fp8.h: pp_attn_te_row (pp_attn_te_exp_at)", PP_SITE_AXIS_HEAD, NULL},
         // the GEMM chains (explain only: no range notes of their own; scores, dp and d are the
         // chains of S, dP and D, attention.h "Exact sites")
         {PP_SITE_ATTN_PV_ACC, "attention", "pv_acc",

@@ -51,6 +51,20 @@ static const char attn_fp8_text[] =
     "[variants.fp8]\n"
     "[variants.fp8-mx]\nscaling = \"mx\"\nblock_n = 64\n";
 
+// fp8 = te (forward only; its binary64 row, kernels/attention_te_fp8_x.h, runs for every non-zero
+// mask): the default, two-pass with base-2 and the chain P·V (row_max not offered), unscaled q, k, v
+// (no block_scale_q/k/v), tiles of 16 with a threshold and a stale P scale, delayed q, k, v and O
+static const char attn_te_text[] =
+    "[case]\nname = \"p-attn-te\"\nop = \"attention\"\nseed = 8\n"
+    "[op]\nb = 1\ns = 64\nh = 2\nd = 32\nmask = \"causal\"\npasses = \"fwd\"\n"
+    "[knobs]\nformat = \"bf16\"\nkernel = \"flash\"\nfp8 = \"te\"\n"
+    "[variants.te]\n"
+    "[variants.te-two-pass]\nte_softmax = \"two-pass\"\nte_exp = \"base-2\"\nte_pv = \"chain\"\n"
+    "[variants.te-none]\nscaling = \"none\"\n"
+    "[variants.te-tiles]\nblock_n = 16\nte_rescale_threshold = 2\namax_history_s = [0.5]\n"
+    "[variants.te-delayed]\nscaling = \"tensor-delayed\"\namax_history_q = [1.5]\namax_history_k = [2.0]\n"
+    "amax_history_v = [1.0]\namax_history_o = [0.5]\n";
+
 static const pp_run_opts cpu_keep = {.device = "cpu", .threads = 2, .save_tensors = 1};
 static const pp_run_opts cpu_opts = {.device = "cpu", .threads = 2};
 
@@ -158,6 +172,12 @@ static int same(double a, double b)
     return (a != a && b != b) || a == b;
 }
 
+static void explain_paths_attention_te(void **state)
+{
+    (void)state;
+    check_case(attn_te_text);
+}
+
 static void same_stats(const pp_explain_stats *a, const pp_explain_stats *b)
 {
     assert_true(same(a->mismatch_fraction, b->mismatch_fraction));
@@ -230,6 +250,7 @@ int main(void)
         cmocka_unit_test(explain_paths_adamw),
         cmocka_unit_test(explain_paths_attention),
         cmocka_unit_test(explain_paths_attention_fp8),
+        cmocka_unit_test(explain_paths_attention_te),
         cmocka_unit_test(explain_report_h5_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

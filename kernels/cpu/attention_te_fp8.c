@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "attention_te_exact.h"
 #include "parallel.h"
 
 enum { ROWS_PER_TASK = 16 };
@@ -61,7 +62,9 @@ int pp_attn_te_fp8_cpu(const pp_attn_variant *v, const pp_attn_dims *dm, const d
 {
     char msg[sizeof err->msg] = "";
     pp_attn_te_device dev = pp_attn_te_cpu_device(&threads);
-    int rc = pp_attn_te_run(&dev, v, dm, q, k, vv, out, lse, amax, msg, sizeof msg);
+    int rc = v->exact_sites  // explain's exact sites: the binary64 row (kernels/attention_te_fp8_x.h)
+                 ? pp_attn_te_run_x(v, dm, q, k, vv, out, lse, threads, amax, msg, sizeof msg)
+                 : pp_attn_te_run(&dev, v, dm, q, k, vv, out, lse, amax, msg, sizeof msg);
     if (rc)
         return pp_fail(err, rc == 2 ? PP_ERR_INPUT : PP_ERR_RUNTIME, "%s", msg);
     return PP_OK;

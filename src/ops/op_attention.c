@@ -647,8 +647,27 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
-    if (v.fp8 == PP_ATTN_FP8_TE)  // its row loop has no exact sites (kernels/attention.h "FP8 (fp8 = te)")
-        return 0;
+    if (v.fp8 == PP_ATTN_FP8_TE) {
+        // TransformerEngine's FP8 forward (attention.h "Exact sites", fp8 = te): q, k, v's
+        // quantisation and (per-tensor scaling but none) their descales, σ, S's chain, the scaled
+        // score and argument, the exp, the row sums, P8's store and X_s, the P·V chains, the
+        // division by l, lse, O's scale and store; row_max on the online softmax only (two-pass:
+        // a plain max, no correction, nothing rounds)
+        pp_scaling sch = pp_attn_fp8_scheme(&v);
+        uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_QUANT_Q) | PP_SITE_BIT(PP_SITE_ATTN_QUANT_K) |
+                     PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_SCALE) |
+                     PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) |
+                     PP_SITE_BIT(PP_SITE_ATTN_EXP) | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_P) |
+                     PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) |
+                     PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) | PP_SITE_BIT(PP_SITE_ATTN_LSE) |
+                     PP_SITE_BIT(PP_SITE_ATTN_OUT_SCALE) | PP_SITE_BIT(PP_SITE_ATTN_OUT);
+        if (v.te_softmax != PP_ATTN_TE_TWO_PASS)
+            m |= PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX);
+        if (sch == PP_SCALING_TENSOR || sch == PP_SCALING_DELAYED)
+            m |= PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_Q) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_K) |
+                 PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_V);
+        return m;
+    }
     if (v.fp8 != PP_ATTN_FP8_NONE) {
         // FA3's FP8 forward (attention.h "FP8 scaling schemes"): the quantisations of q, k, v
         // (elements kept), P (kept in binary32), the out store, and where a block scale rounds
@@ -710,17 +729,6 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     return m;
 }
 
-// Why explain offers a variant no site: fp8 = "te"'s row loop has no binary64 shadows yet (its
-// sites, p's e4m3 quantisation, out's store, σ, the softmax scalars and lse, are not instrumented;
-// kernels/attention.h "FP8 (fp8 = te)").
-static const char *explain_none(const pp_op_params *p, const pp_op_knobs *k)
-{
-    if (!emulated(k) || variant_of(p, k).fp8 != PP_ATTN_FP8_TE)
-        return NULL;
-    return "fp8 = \"te\" (TransformerEngine's FP8 attention) has no instrumented rounding site yet (kernels/"
-           "attention.h \"FP8 (fp8 = te)\")";
-}
-
 const pp_op pp_op_attention = {
     .name = "attention",
     .doc = "attention forward (out, lse) and backward (dq, dk, dv), with GQA, causal mask and context parallelism; "
@@ -734,7 +742,6 @@ const pp_op pp_op_attention = {
     .outputs = outputs,
     .n_outputs = 5,
     .explain_sites = explain_sites,
-    .explain_none = explain_none,
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,

@@ -1,0 +1,20 @@
+// attention_te_exact.h — fp8 = "te" (TransformerEngine's FP8 DPA forward) with `explain`'s exact
+// sites (kernels/attention.h "Exact sites", fp8 = te): the host steps of attention_te_run.h (q, k,
+// v's quantisation, the scalars, O's amax, scale and e4m3 store) and every row through
+// pp_attn_te_row_x (kernels/attention_te_fp8_x.h), in binary64 where a site is exact. CPU only.
+#ifndef PP_ATTENTION_TE_EXACT_H
+#define PP_ATTENTION_TE_EXACT_H
+
+#include <stddef.h>
+
+#include "attention_te_run.h"
+
+// pp_attn_te_run's contract for v->exact_sites (any mask; 0 gives pp_attn_te_run's bits) on up to
+// `threads` workers (the same bits for any count): out the values O8 stands for, or O itself with
+// site out exact; lse binary64 where its site keeps it. amax may be NULL. Returns 0; 2 or 3 with
+// one line in errbuf as pp_attn_te_run.
+int pp_attn_te_run_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
+                     const double *vv, double *out, double *lse, int threads, pp_attn_te_amax *amax, char *errbuf,
+                     size_t errlen);
+
+#endif
