@@ -477,6 +477,9 @@ typedef enum { PP_ATTN_TE_EXP = 0, PP_ATTN_TE_EXP2 } pp_attn_te_exp;
 // P8·V8: per key tile from +0, descaled and added to the running O (the reference, default), or
 // one fp32 chain through the running O (an MMA accumulator), descaled once after the last key.
 typedef enum { PP_ATTN_TE_PV_BLOCK = 0, PP_ATTN_TE_PV_CHAIN } pp_attn_te_pv;
+// fp8 = te's backward: dQ per key tile of 128, descaled and added (cudnn-frontend's reference, the
+// default), or one fp32 chain through every key, descaled once (kernels/attention_te_fp8_bwd.h).
+typedef enum { PP_ATTN_TE_DQ_BLOCK = 0, PP_ATTN_TE_DQ_CHAIN } pp_attn_te_dq;
 // fp8 = te's key tile when block_n is 0: cuDNN's tile is not known; 128 keys (precprobe's choice).
 #define PP_ATTN_TE_BLOCK_N 128
 // How fp8 = fa3 scales q, k, v (and P) before its e4m3 (nvfp4: e2m1) MMAs (see "FP8 scaling
@@ -525,6 +528,10 @@ typedef struct pp_attn_variant {
     int te_rescale;      // online: the lazy-rescale threshold, log2 units (0: rescale at every new max)
     double te_scale_s;   // P's scale (TE's recipe from amax_history_s; 448 from the bound P ≤ 1)
     double te_scale_o;   // O's scale from amax_history_o; 0: current, from this run's amax_o
+    // fp8 = te's backward (see "FP8 (fp8 = te)", "Backward:"); zero is the documented default of each
+    int te_grad_e4m3;    // dO, dQ, dK, dV in e4m3 (1) or e5m2 (0: TE's default recipe, HYBRID)
+    double te_scale_dp;  // dS's scale from amax_history_dp; 0: current, from this run's dP amax
+    pp_attn_te_dq te_dq; // dQ per key tile (0, the reference) or one chain
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:
