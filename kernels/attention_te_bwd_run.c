@@ -129,15 +129,13 @@ int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_devic
         rc = bdev->grads(bdev->ctx, &c, dm, q8, k8, v8, do8, lse32, D, g, g + nq, g + nq + nkv, errbuf, errlen);
     }
     if (!rc && R) {
-        // the range notes of D, dP and dS: the same bodies again on the host, one row at a time
-        float dd, da;
-        for (int64_t r = 0; r < rows; r++) {
-            pp_attn_te_bwd_pre_at(&c, dm, v8, o8, do8, r, R, &dd, &da);
-            (void)dd, (void)da;
-        }
-        float *scratch = malloc(sizeof(float) * (size_t)nq);
+        // the range notes of D, dP and dS: the same bodies again on the host, one row at a time,
+        // into scratch (D and dq are the device's already)
+        float *scratch = malloc(sizeof(float) * (size_t)(nq + 2 * rows));
         if (!scratch)
             rc = fail(errbuf, errlen, 3, "attention: out of memory for fp8 = \"te\"'s range notes");
+        for (int64_t r = 0; scratch && r < rows; r++)
+            pp_attn_te_bwd_pre_at(&c, dm, v8, o8, do8, r, R, scratch + nq, scratch + nq + rows);
         for (int64_t r = 0; scratch && r < rows; r++)
             pp_attn_te_bwd_dq_at(&c, dm, q8, k8, v8, do8, lse32, D, r, R, t, scratch);
         free(scratch);
