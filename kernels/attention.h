@@ -343,7 +343,8 @@
 //   tests/test_attention_te_fp8.c), both through pp_attn_te_row_at.
 // Backward (passes = "fwd+bwd"; element steps kernels/attention_te_fp8_bwd.h, host steps
 //   kernels/attention_te_bwd_run.c, the CPU loop kernels/cpu/attention_te_fp8_bwd.c, the GPU
-//   kernels/cuda/attention_te_bwd_kernels.cu; knobs te_grad_format, amax_history_dp, te_dq).
+//   kernels/cuda/attention_te_bwd_kernels.cu; knobs te_grad_format, amax_history_dp, te_dq,
+//   te_ds_amax).
 //   What is open, and followed here:
 //   TE (@fecb10b, common/fused_attn/fused_attn_fp8.cu, fused_attn_fp8_bwd_impl_v1, the "FE 1.0+"
 //   definition): the graph takes q, k, v, O (fwd_tensor_type: e4m3), the forward's stats, dO, and
@@ -370,7 +371,8 @@
 //     G = te_grad_format, s_dO = RN_32(max_G/amax_dO) (current; scaling none: 1), X_dO = RN_32(1/s_dO).
 //   p = exp(S ⊖ lse) (base 2: exp2(S₂ ⊖ lse ⊗ RN_32(log2 e))); P8 = RN_e4m3,sat(p ⊗ scale_s).
 //   D = (chain_e O8·dO8 ⊗ X_o) ⊗ X_dO;  dP = (chain_e dO8·v8 ⊗ X_dO) ⊗ X_v.
-//   amax_dP over every (row, key), masked keys included (the reference); scale_dP = RN_32(448/amax_dP)
+//   amax_dP over every (row, key), masked keys included (the reference; te_ds_amax = "ds": max |dS|
+//     over the visible keys, dS as below before its scale); scale_dP = RN_32(448/amax_dP)
 //     (current, as the forward's O), or TE's delayed recipe from amax_history_dp; X_dP = RN_32(1/·).
 //   dS = (p ⊗ (dP ⊖ D)) ⊗ α32;  dS8 = RN_e4m3,sat(dS ⊗ scale_dP) (saturating: the reference's torch
 //     cast would give NaN, reached only by a stale amax_history_dp or α ≥ ½).
@@ -394,6 +396,11 @@
 //   te_softmax two-pass (the forward's knob) moves O8, so D: dq, dk differ from online on 20.5%,
 //     20.7% (dv identical); te_exp base-2: every gradient bit-identical.
 //   A stale amax_history_dp = [0.01] (dS saturates): dq 99.4%, max 1.77; dk 98.7%, 2.35; dv unmoved.
+//   scale_dP's amax (te_ds_amax; the reference takes dP's, but its docstring calls max |ds_scaled|
+//     a kernel's amax_dP contract): with dP's (default) dS8 uses little of e4m3 (run --ranges: amax
+//     8 of 448, 2.0% of dS codes flushed to zero, 22.3% subnormal: |dS| ≪ |dP| since P ≤ 1 and
+//     α = 1/√d); with dS's ("ds") 0.04% flushed, 0.5% subnormal, amax 448; yet dq max |error| only
+//     0.189 → 0.158, dk 0.328 → 0.317, mismatch within 0.3% (dv unmoved): the e5m2 stores dominate.
 // Not modelled: the order band walks only S's dot in the backward (its dP, D, dq, dk, dv chains
 //   and p stay nominal under run --orders); amax histories for dq, dk, dv and dO (current scaling
 //   only); TE's own scale_dP from its amax history (TE's pytorch caller was not read: amax_history_dp
@@ -585,6 +592,7 @@ typedef struct pp_attn_variant {
     int te_grad_e4m3;    // dO, dQ, dK, dV in e4m3 (1) or e5m2 (0: TE's default recipe, HYBRID)
     double te_scale_dp;  // dS's scale from amax_history_dp; 0: current, from this run's dP amax
     pp_attn_te_dq te_dq; // dQ per key tile (0, the reference) or one chain
+    int te_ds_amax;      // scale_dP from max |dP| (0: the reference's pass) or from max |dS| (1)
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

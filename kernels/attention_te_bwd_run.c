@@ -112,13 +112,15 @@ int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_devic
                             .xo = (float)xo,
                             .xdo = (float)xdo,
                             .block_n = 128,
-                            .dq = v->te_dq};
+                            .dq = v->te_dq,
+                            .ds_amax = v->te_ds_amax};
     float *lse32 = fl, *D = fl + rows, *adp = fl + 2 * rows;
     for (int64_t r = 0; r < rows; r++)
         lse32[r] = (float)lse[r];
-    rc = bdev->pre(bdev->ctx, &c, dm, v8, o8, do8, D, adp, errbuf, errlen);
+    rc = bdev->pre(bdev->ctx, &c, dm, q8, k8, v8, o8, do8, lse32, D, adp, errbuf, errlen);
     if (!rc) {
-        // dP's amax over the run (a pass of its own, as the reference), scale_dP from it or the history
+        // dP's (te_ds_amax: dS's) amax over the run (a pass of its own, as the reference), scale_dP
+        // from it or from the history
         double a = 0;
         for (int64_t r = 0; r < rows; r++)
             a = pp_amax_step(a, (double)adp[r]);
@@ -135,7 +137,7 @@ int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_devic
         if (!scratch)
             rc = fail(errbuf, errlen, 3, "attention: out of memory for fp8 = \"te\"'s range notes");
         for (int64_t r = 0; scratch && r < rows; r++)
-            pp_attn_te_bwd_pre_at(&c, dm, v8, o8, do8, r, R, scratch + nq, scratch + nq + rows);
+            pp_attn_te_bwd_pre_at(&c, dm, q8, k8, v8, o8, do8, lse32, r, R, scratch + nq, scratch + nq + rows);
         for (int64_t r = 0; scratch && r < rows; r++)
             pp_attn_te_bwd_dq_at(&c, dm, q8, k8, v8, do8, lse32, D, r, R, t, scratch);
         free(scratch);

@@ -22,7 +22,7 @@ extern "C" {
 typedef struct pp_attn_te_bwd_amax {
     pp_attn_te_amax fwd;                  // the forward's
     double amax_do, scale_do;             // dO's amax and its scale (current)
-    double amax_dp, scale_dp;             // max |dP| over the run; dS's scale (current or the history's)
+    double amax_dp, scale_dp;             // max |dP| (te_ds_amax: max |dS|) over the run; dS's scale
     double amax_dq, amax_dk, amax_dv;     // before the FP8 stores
     double scale_dq, scale_dk, scale_dv;  // current, from those
 } pp_attn_te_bwd_amax;
@@ -33,8 +33,9 @@ typedef struct pp_attn_te_bwd_amax {
 // and pp_attn_te_bwd_dkv_at for every column into dq, dk, dv (binary32 before the stores).
 // Each returns 0, or 3 with a one-line message in errbuf.
 typedef struct pp_attn_te_bwd_device {
-    int (*pre)(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *v8, const float *o8,
-               const float *do8, float *D, float *amax_dp, char *errbuf, size_t errlen);
+    int (*pre)(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8, const float *k8,
+               const float *v8, const float *o8, const float *do8, const float *lse, float *D, float *amax_dp,
+               char *errbuf, size_t errlen);
     int (*grads)(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8, const float *k8,
                  const float *v8, const float *do8, const float *lse, const float *D, float *dq, float *dk, float *dv,
                  char *errbuf, size_t errlen);

@@ -32,6 +32,7 @@ typedef struct pp_attn_te_bwd_cfg {
     float xdp;         // descale_dP = RN_32(1/scale_dp)
     int block_n;       // dQ's key tiles (the reference's blocks of 128 keys)
     pp_attn_te_dq dq;  // dQ per key tile, descaled and added (the reference), or one chain
+    int ds_amax;       // pass 1's amax: max |dP| over all keys (0, the reference) or max |dS| (visible keys)
 } pp_attn_te_bwd_cfg;
 
 // p = exp(S − lse) for S recomputed as the forward's (σ·the fp32 chain of q8·k8; base 2: the
@@ -73,19 +74,24 @@ PP_HD static inline float pp_attn_te_bwd_ds8(const pp_attn_te_bwd_cfg *c, float 
     return pp_attn_te_bwd_e4m3(ds, c->scale_dp);
 }
 
-// Row pass 1 (the reference's D and dP's amax pass), query row q8/do8/o8 of head `head`:
-// *D = RN_32(RN_32(chain(O8·dO8) ⊗ descale_o) ⊗ descale_dO); *amax_dp = max |dP_j| over ALL
-// s_kv keys of the kv head (the reference's dP blocks are not masked), NaN when one is NaN.
-PP_HD static inline void pp_attn_te_bwd_pre_row(const pp_attn_te_bwd_cfg *c, const float *o8, const float *do8,
-                                                const float *v8, int64_t kstride, int64_t s_kv, int64_t d,
-                                                int64_t head, pp_ranges *R, float *D, float *amax_dp)
+// Row pass 1 (the reference's D and dP's amax pass), query row q8/o8/do8 of head `head` over
+// the kv head's keys k8, v8 (n of them visible): *D = RN_32(RN_32(chain(O8·dO8) ⊗ descale_o) ⊗
+// descale_dO); *amax = max |dP_j| over ALL s_kv keys (the reference's dP blocks are not masked),
+// or with c->ds_amax max |dS_j| (dS before its scale: p recomputed from lse) over the n visible
+// keys; NaN when one is NaN.
+PP_HD static inline void pp_attn_te_bwd_pre_row(const pp_attn_te_bwd_cfg *c, const float *q8, const float *o8,
+                                                const float *do8, const float *k8, const float *v8, int64_t kstride,
+                                                int64_t s_kv, int64_t n, int64_t d, float lse, int64_t head,
+                                                pp_ranges *R, float *D, float *amax_dp)
 {
     float acc = pp_attn_te_bwd_dot(o8, do8, d);
     *D = (acc * c->xo) * c->xdo;
     pp_range_note(R, PP_SITE_ATTN_D, head, PP_FMT_FP32, (double)acc * c->xo * c->xdo, *D);
     float am = 0.0f;
-    for (int64_t j = 0; j < s_kv; j++) {
-        float a = fabsf(pp_attn_te_bwd_dp(c, do8, v8 + j * kstride, d));
+    for (int64_t j = 0; j < (c->ds_amax ? n : s_kv); j++) {
+        float dp = pp_attn_te_bwd_dp(c, do8, v8 + j * kstride, d), a = fabsf(dp);
+        if (c->ds_amax)
+            a = fabsf((pp_attn_te_bwd_p(c, q8, k8 + j * kstride, d, lse) * (dp - *D)) * c->alpha);
         am = (a > am || a != a) && am == am ? a : am;  // a NaN stays
     }
     *amax_dp = am;
@@ -168,14 +174,14 @@ PP_HD static inline int64_t pp_attn_te_bwd_visible(const pp_attn_dims *dm, int64
 }
 
 // Row pass 1 for row r: D[r], amax_dp[r].
-PP_HD static inline void pp_attn_te_bwd_pre_at(const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *v8,
-                                               const float *o8, const float *do8, int64_t r, pp_ranges *R, float *D,
-                                               float *amax_dp)
+PP_HD static inline void pp_attn_te_bwd_pre_at(const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8,
+                                               const float *k8, const float *v8, const float *o8, const float *do8,
+                                               const float *lse, int64_t r, pp_ranges *R, float *D, float *amax_dp)
 {
     int64_t i = r % dm->s_q, bh = r / dm->s_q, bi = bh / dm->h, hh = bh % dm->h, g = hh / (dm->h / dm->h_kv);
     int64_t row = ((bi * dm->s_q + i) * dm->h + hh) * dm->d, kv = (bi * dm->s_kv * dm->h_kv + g) * dm->d;
-    pp_attn_te_bwd_pre_row(c, o8 + row, do8 + row, v8 + kv, dm->h_kv * dm->d, dm->s_kv, dm->d, hh, R, &D[r],
-                           &amax_dp[r]);
+    pp_attn_te_bwd_pre_row(c, q8 + row, o8 + row, do8 + row, k8 + kv, v8 + kv, dm->h_kv * dm->d, dm->s_kv,
+                           pp_attn_te_bwd_visible(dm, i), dm->d, lse[r], hh, R, &D[r], &amax_dp[r]);
 }
 
 // Row pass 2 for row r: its dq row (t: d binary32 scratch of this row's own).

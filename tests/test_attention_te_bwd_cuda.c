@@ -1,6 +1,6 @@
 // test_attention_te_bwd_cuda.c — fp8 = "te"'s backward on the GPU (kernels/cuda/
 // attention_te_bwd_kernels.cu) against the CPU emulation, bit for bit: out, lse, dq, dk, dv and the
-// amaxes, for the backward's knobs (te_grad_format, te_dq, a stale amax_history_dp's scale) with
+// amaxes, for the backward's knobs (te_grad_format, te_dq, te_ds_amax, a stale amax_history_dp) with
 // forward knobs, causal and not, GQA, more keys than one dQ tile. Skips with a message when there
 // is no GPU (tests/test_attention_te_fp8_bwd.c runs the same rows and columns through a CPU loop
 // device). Run: build/rel/tests/test_attention_te_bwd_cuda.
@@ -38,6 +38,7 @@ static void te_bwd_cuda_equals_cpu(void **state)
         v.te_exp = cfg & 4 ? PP_ATTN_TE_EXP2 : PP_ATTN_TE_EXP;
         v.te_scale_dp = cfg & 8 ? 448.0 / 0.01 : 0.0;
         v.te_softmax = cfg == 5 ? PP_ATTN_TE_TWO_PASS : PP_ATTN_TE_ONLINE;
+        v.te_ds_amax = cfg == 6 || cfg == 7 || cfg == 3;
         pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = cfg % 3 == 0};
         pp_error err;
         char msg[300] = "";

@@ -45,8 +45,16 @@ static void row_by_hand(void **state)
     (void)state;
     pp_attn_te_bwd_cfg c = cfg_base();
     float D, am, t[2], dq[2];
-    pp_attn_te_bwd_pre_row(&c, O8, DO8, V8, 2, 2, 2, 0, NULL, &D, &am);
+    pp_attn_te_bwd_pre_row(&c, Q8, O8, DO8, K8, V8, 2, 2, 2, 2, 0.0f, 0, NULL, &D, &am);
     assert_true(D == 1.0f && am == 3.0f);
+    c.ds_amax = 1;  // max |dS| = max(|1·(3 − 1)·0.5|, |1·(0 − 1)·0.5|) = 1; one visible key: 1
+    pp_attn_te_bwd_pre_row(&c, Q8, O8, DO8, K8, V8, 2, 2, 2, 2, 0.0f, 0, NULL, &D, &am);
+    assert_true(D == 1.0f && am == 1.0f);
+    pp_attn_te_bwd_pre_row(&c, Q8, O8, DO8, K8 + 2, V8 + 2, 2, 2, 1, 2, 0.0f, 0, NULL, &D, &am);
+    assert_true(am == 0.5f);
+    c.ds_amax = 0;  // max |dP| counts every key, masked or not: 3 even when one key is visible
+    pp_attn_te_bwd_pre_row(&c, Q8, O8, DO8, K8, V8, 2, 2, 1, 2, 0.0f, 0, NULL, &D, &am);
+    assert_true(am == 3.0f);
     float pre;
     assert_true(pp_attn_te_bwd_dp(&c, DO8, V8, 2) == 3.0f && pp_attn_te_bwd_dp(&c, DO8, V8 + 2, 2) == 0.0f);
     assert_true(pp_attn_te_bwd_p(&c, Q8, K8, 2, 0.0f) == 1.0f && pp_attn_te_bwd_p(&c, Q8, K8 + 2, 2, 0.0f) == 1.0f);
@@ -141,14 +149,14 @@ static void zeros_and_nan(void **state)
     pp_attn_te_bwd_cfg c = cfg_base();
     const float z[2] = {0, 0}, lse[1] = {0}, Dz[1] = {0};
     float D, am, t[2], dq[2], dk[2], dv[2], pre;
-    pp_attn_te_bwd_pre_row(&c, O8, z, V8, 2, 2, 2, 0, NULL, &D, &am);
+    pp_attn_te_bwd_pre_row(&c, Q8, O8, z, K8, V8, 2, 2, 2, 2, 0.0f, 0, NULL, &D, &am);
     assert_true(D == 0.0f && am == 0.0f);
     pp_attn_te_bwd_dq_row(&c, Q8, z, K8, V8, 2, 2, 2, 0.0f, D, 0, NULL, t, dq);
     assert_true(dq[0] == 0.0f && !signbit(dq[0]) && dq[1] == 0.0f);
     pp_attn_te_bwd_dkv_col(&c, Q8, z, 2, lse, Dz, 1, 0, 1, K8, V8, 2, dk, dv);
     assert_true(dk[0] == 0.0f && dv[0] == 0.0f && dv[1] == 0.0f);
     const float dn[2] = {NAN, 1};
-    pp_attn_te_bwd_pre_row(&c, O8, dn, V8, 2, 2, 2, 0, NULL, &D, &am);
+    pp_attn_te_bwd_pre_row(&c, Q8, O8, dn, K8, V8, 2, 2, 2, 2, 0.0f, 0, NULL, &D, &am);
     assert_true(isnan(D) && isnan(am));
     assert_true(isnan(pp_attn_te_bwd_ds8(&c, 1.0f, NAN, 0.0f, &pre)));
     pp_attn_te_bwd_dq_row(&c, Q8, dn, K8, V8, 2, 2, 2, 0.0f, 1.0f, 0, NULL, t, dq);
@@ -186,12 +194,13 @@ static void inputs(double *q, double *k, double *v, double *dout)
 
 // A loop device: every row, then every column, alone, last to first (the GPU's one thread per row
 // and per column, in another order).
-static int loop_pre(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *v8, const float *o8,
-                    const float *do8, float *Dr, float *amax_dp, char *errbuf, size_t errlen)
+static int loop_pre(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8, const float *k8,
+                    const float *v8, const float *o8, const float *do8, const float *lse, float *Dr, float *amax_dp,
+                    char *errbuf, size_t errlen)
 {
     (void)ctx, (void)errbuf, (void)errlen;
     for (int64_t r = dm->b * dm->h * dm->s_q - 1; r >= 0; r--)
-        pp_attn_te_bwd_pre_at(c, dm, v8, o8, do8, r, NULL, Dr, amax_dp);
+        pp_attn_te_bwd_pre_at(c, dm, q8, k8, v8, o8, do8, lse, r, NULL, Dr, amax_dp);
     return 0;
 }
 
@@ -226,6 +235,7 @@ static void run_any_device_same_bits(void **state)
         pp_attn_variant v = te_variant();
         v.te_grad_e4m3 = cfg >> 1 & 1;
         v.te_dq = cfg >> 1 & 1 ? PP_ATTN_TE_DQ_CHAIN : PP_ATTN_TE_DQ_BLOCK;
+        v.te_ds_amax = cfg == 3;
         pp_error err;
         pp_attn_te_bwd_amax a1, al;
         if (pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o[0], l[0], dq[0], dk[0], dv[0], 1, &a1, NULL, &err))

@@ -26,7 +26,7 @@ static void pre_task(void *vctx, int64_t t)
     bwd_ctx *c = vctx;
     int64_t r1 = (t + 1) * PER_TASK < c->rows ? (t + 1) * PER_TASK : c->rows;
     for (int64_t r = t * PER_TASK; r < r1; r++)
-        pp_attn_te_bwd_pre_at(c->c, c->dm, c->v8, c->o8, c->do8, r, NULL, c->D, c->amax_dp);
+        pp_attn_te_bwd_pre_at(c->c, c->dm, c->q8, c->k8, c->v8, c->o8, c->do8, c->lse, r, NULL, c->D, c->amax_dp);
 }
 
 // Tasks [0, row tasks): dq rows; the rest: dk, dv columns.
@@ -51,12 +51,14 @@ static void grad_task(void *vctx, int64_t t)
         pp_attn_te_bwd_dkv_at(c->c, c->dm, c->q8, c->k8, c->v8, c->do8, c->lse, c->Dr, j, c->dk, c->dv);
 }
 
-static int cpu_pre(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *v8, const float *o8,
-                   const float *do8, float *D, float *amax_dp, char *errbuf, size_t errlen)
+static int cpu_pre(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8, const float *k8,
+                   const float *v8, const float *o8, const float *do8, const float *lse, float *D, float *amax_dp,
+                   char *errbuf, size_t errlen)
 {
     (void)errbuf, (void)errlen;
     int64_t rows = dm->b * dm->h * dm->s_q;
-    bwd_ctx t = {.c = c, .dm = dm, .v8 = v8, .o8 = o8, .do8 = do8, .D = D, .amax_dp = amax_dp, .rows = rows};
+    bwd_ctx t = {.c = c, .dm = dm, .q8 = q8, .k8 = k8, .v8 = v8, .o8 = o8, .do8 = do8, .lse = lse, .D = D,
+                 .amax_dp = amax_dp, .rows = rows};
     pp_parallel_for(pre_task, &t, (rows + PER_TASK - 1) / PER_TASK, *(int *)ctx, NULL);
     return 0;
 }

@@ -16,12 +16,13 @@
 // GPU kernels
 
 // Thread r: pass 1 of query row r.
-__global__ void pp_attn_te_bwd_pre_kernel1(pp_attn_te_bwd_cfg c, pp_attn_dims dm, const float *v8, const float *o8,
-                                           const float *do8, float *D, float *amax_dp, int64_t rows)
+__global__ void pp_attn_te_bwd_pre_kernel1(pp_attn_te_bwd_cfg c, pp_attn_dims dm, const float *q8, const float *k8,
+                                           const float *v8, const float *o8, const float *do8, const float *lse,
+                                           float *D, float *amax_dp, int64_t rows)
 {
     int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows)
-        pp_attn_te_bwd_pre_at(&c, &dm, v8, o8, do8, r, NULL, D, amax_dp);
+        pp_attn_te_bwd_pre_at(&c, &dm, q8, k8, v8, o8, do8, lse, r, NULL, D, amax_dp);
 }
 
 // Thread t < rows: the dq row t (scratch: its own d floats); thread rows + u: key column u.
@@ -40,30 +41,37 @@ __global__ void pp_attn_te_bwd_grads_kernel1(pp_attn_te_bwd_cfg c, pp_attn_dims 
 // ---------------------------------------------------------------------------------------------
 // Launchers: the backward device of kernels/attention_te_bwd_run.h
 
-static int cuda_pre(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *v8, const float *o8,
-                    const float *do8, float *D, float *amax_dp, char *errbuf, size_t errlen)
+static int cuda_pre(void *ctx, const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8, const float *k8,
+                    const float *v8, const float *o8, const float *do8, const float *lse, float *D, float *amax_dp,
+                    char *errbuf, size_t errlen)
 {
     (void)ctx;
     int rc = PP_CUDA_OK;
     int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d,
             rows = dm->b * dm->h * dm->s_q;
-    float *dv8 = NULL, *do8_ = NULL, *dO = NULL, *dl = NULL;
+    float *dv8 = NULL, *do8_ = NULL, *dO = NULL, *dl = NULL, *dq8 = NULL, *dk8 = NULL, *dlse = NULL;
     const int block = 128;
     PP_CUDA_CHECK(cudaMalloc((void **)&dv8, (size_t)nkv * sizeof(float)));
     PP_CUDA_CHECK(cudaMalloc((void **)&dO, (size_t)nq * sizeof(float)));
     PP_CUDA_CHECK(cudaMalloc((void **)&do8_, (size_t)nq * sizeof(float)));
     PP_CUDA_CHECK(cudaMalloc((void **)&dl, (size_t)(2 * rows) * sizeof(float)));
+    PP_CUDA_CHECK(cudaMalloc((void **)&dq8, (size_t)nq * sizeof(float)));
+    PP_CUDA_CHECK(cudaMalloc((void **)&dk8, (size_t)nkv * sizeof(float)));
+    PP_CUDA_CHECK(cudaMalloc((void **)&dlse, (size_t)rows * sizeof(float)));
+    PP_CUDA_CHECK(cudaMemcpy(dq8, q8, (size_t)nq * sizeof(float), cudaMemcpyHostToDevice));
+    PP_CUDA_CHECK(cudaMemcpy(dk8, k8, (size_t)nkv * sizeof(float), cudaMemcpyHostToDevice));
+    PP_CUDA_CHECK(cudaMemcpy(dlse, lse, (size_t)rows * sizeof(float), cudaMemcpyHostToDevice));
     PP_CUDA_CHECK(cudaMemcpy(dv8, v8, (size_t)nkv * sizeof(float), cudaMemcpyHostToDevice));
     PP_CUDA_CHECK(cudaMemcpy(dO, o8, (size_t)nq * sizeof(float), cudaMemcpyHostToDevice));
     PP_CUDA_CHECK(cudaMemcpy(do8_, do8, (size_t)nq * sizeof(float), cudaMemcpyHostToDevice));
-    pp_attn_te_bwd_pre_kernel1<<<(unsigned)((rows + block - 1) / block), block>>>(*c, *dm, dv8, dO, do8_, dl,
-                                                                                  dl + rows, rows);
+    pp_attn_te_bwd_pre_kernel1<<<(unsigned)((rows + block - 1) / block), block>>>(*c, *dm, dq8, dk8, dv8, dO, do8_, dlse,
+                                                                                  dl, dl + rows, rows);
     PP_CUDA_CHECK(cudaGetLastError());
     PP_CUDA_CHECK(cudaDeviceSynchronize());
     PP_CUDA_CHECK(cudaMemcpy(D, dl, (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
     PP_CUDA_CHECK(cudaMemcpy(amax_dp, dl + rows, (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
 done:
-    cudaFree(dv8), cudaFree(dO), cudaFree(do8_), cudaFree(dl);
+    cudaFree(dv8), cudaFree(dO), cudaFree(do8_), cudaFree(dl), cudaFree(dq8), cudaFree(dk8), cudaFree(dlse);
     return rc;
 }
 

@@ -29,7 +29,7 @@ enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
     K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
     K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE, K_TE_SOFTMAX, K_TE_EXP, K_TE_PV,
-    K_TE_RESCALE, K_HIST_S, K_HIST_O, K_TE_GRAD_FORMAT, K_HIST_DP, K_TE_DQ
+    K_TE_RESCALE, K_HIST_S, K_HIST_O, K_TE_GRAD_FORMAT, K_HIST_DP, K_TE_DQ, K_TE_DS_AMAX
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -75,6 +75,8 @@ static const char *const te_grad_formats[] = {"e5m2", "e4m3", NULL};
 static const pp_knob_meaning te_grad_format_ids[] = {{"e5m2", 0}, {"e4m3", 1}, {NULL, 0}};
 static const char *const te_dqs[] = {"per-tile", "chain", NULL};
 static const pp_knob_meaning te_dq_ids[] = {{"per-tile", PP_ATTN_TE_DQ_BLOCK}, {"chain", PP_ATTN_TE_DQ_CHAIN}, {NULL, 0}};
+static const char *const te_ds_amaxes[] = {"dp", "ds", NULL};
+static const pp_knob_meaning te_ds_amax_ids[] = {{"dp", 0}, {"ds", 1}, {NULL, 0}};
 static const char *const scalings[] = {"auto", "none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
 static const pp_knob_meaning scaling_ids[] = {
     {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
@@ -236,6 +238,10 @@ static const pp_knob_def knobs[] = {
                  "fp8 te backward: dS8.K8 per key tile of 128 from zero, descaled and added to the running dq "
                  "(per-tile, the reference), or one fp32 accumulator through every key, descaled once (chain)",
                  .meanings = te_dq_ids},
+    [K_TE_DS_AMAX] = {"te_ds_amax", te_ds_amaxes, "dp",
+                      "fp8 te backward: what current scale_dP is taken from: max |dP| over every key (dp, "
+                      "cudnn-frontend's reference) or max |dS| over the visible keys (ds: dS then spans e4m3's "
+                      "range)", .meanings = te_ds_amax_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -390,6 +396,7 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
                                                            k->v[K_MARGIN])
                                         : 0.0;
     v.te_dq = (pp_attn_te_dq)id(k, K_TE_DQ);
+    v.te_ds_amax = id(k, K_TE_DS_AMAX);
     return v;
 }
 
@@ -412,9 +419,10 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     }
     int te_set = so_hist || id(k, K_TE_SOFTMAX) != PP_ATTN_TE_ONLINE || id(k, K_TE_EXP) != PP_ATTN_TE_EXP ||
                  id(k, K_TE_PV) != PP_ATTN_TE_PV_BLOCK || k->v[K_TE_RESCALE];
-    int te_bwd_set = k->v[K_HIST_DP] || id(k, K_TE_GRAD_FORMAT) || id(k, K_TE_DQ) != PP_ATTN_TE_DQ_BLOCK;
+    int te_bwd_set = k->v[K_HIST_DP] || id(k, K_TE_GRAD_FORMAT) || id(k, K_TE_DQ) != PP_ATTN_TE_DQ_BLOCK ||
+                     id(k, K_TE_DS_AMAX);
     if (te_bwd_set && (!te || !backward(p))) {
-        snprintf(msg, n, "te_grad_format, amax_history_dp and te_dq are fp8 = \"te\"'s backward's (passes = "
+        snprintf(msg, n, "te_grad_format, amax_history_dp, te_dq and te_ds_amax are fp8 = \"te\"'s backward's (passes = "
                  "\"fwd+bwd\")");
         return -1;
     }
@@ -447,7 +455,7 @@ static const char knob_rules[] =
     "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32; fp8 te has fp8 fa3's limits, takes "
     "per-tensor scaling only, and alone takes te_softmax, te_exp, te_pv, te_rescale_threshold "
     "(online only), amax_history_s and amax_history_o; with passes fwd+bwd fp8 te alone takes te_grad_format, "
-    "amax_history_dp and te_dq";
+    "amax_history_dp, te_dq and te_ds_amax";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
