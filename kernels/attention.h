@@ -371,8 +371,8 @@
 //     G = te_grad_format, s_dO = RN_32(max_G/amax_dO) (current; scaling none: 1), X_dO = RN_32(1/s_dO).
 //   p = exp(S ⊖ lse) (base 2: exp2(S₂ ⊖ lse ⊗ RN_32(log2 e))); P8 = RN_e4m3,sat(p ⊗ scale_s).
 //   D = (chain_e O8·dO8 ⊗ X_o) ⊗ X_dO;  dP = (chain_e dO8·v8 ⊗ X_dO) ⊗ X_v.
-//   amax_dP over every (row, key), masked keys included (the reference; te_ds_amax = "ds": max |dS|
-//     over the visible keys, dS as below before its scale); scale_dP = RN_32(448/amax_dP)
+//   amax_dP over every (row, key), masked keys included (the reference; te_ds_amax = "max-ds": max |dS|
+//     over the visible keys, dS as below before its scale; "max-dp" the default); scale_dP = RN_32(448/amax_dP)
 //     (current, as the forward's O), or TE's delayed recipe from amax_history_dp; X_dP = RN_32(1/·).
 //   dS = (p ⊗ (dP ⊖ D)) ⊗ α32;  dS8 = RN_e4m3,sat(dS ⊗ scale_dP) (saturating: the reference's torch
 //     cast would give NaN, reached only by a stale amax_history_dp or α ≥ ½).
@@ -399,7 +399,7 @@
 //   scale_dP's amax (te_ds_amax; the reference takes dP's, but its docstring calls max |ds_scaled|
 //     a kernel's amax_dP contract): with dP's (default) dS8 uses little of e4m3 (run --ranges: amax
 //     8 of 448, 2.0% of dS codes flushed to zero, 22.3% subnormal: |dS| ≪ |dP| since P ≤ 1 and
-//     α = 1/√d); with dS's ("ds") 0.04% flushed, 0.5% subnormal, amax 448; yet dq max |error| only
+//     α = 1/√d); with dS's ("max-ds") 0.04% flushed, 0.5% subnormal, amax 448; yet dq max |error| only
 //     0.189 → 0.158, dk 0.328 → 0.317, mismatch within 0.3% (dv unmoved): the e5m2 stores dominate.
 // Not modelled: the order band walks only S's dot in the backward (its dP, D, dq, dk, dv chains
 //   and p stay nominal under run --orders); amax histories for dq, dk, dv and dO (current scaling

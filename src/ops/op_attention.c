@@ -75,8 +75,8 @@ static const char *const te_grad_formats[] = {"e5m2", "e4m3", NULL};
 static const pp_knob_meaning te_grad_format_ids[] = {{"e5m2", 0}, {"e4m3", 1}, {NULL, 0}};
 static const char *const te_dqs[] = {"per-tile", "chain", NULL};
 static const pp_knob_meaning te_dq_ids[] = {{"per-tile", PP_ATTN_TE_DQ_BLOCK}, {"chain", PP_ATTN_TE_DQ_CHAIN}, {NULL, 0}};
-static const char *const te_ds_amaxes[] = {"dp", "ds", NULL};
-static const pp_knob_meaning te_ds_amax_ids[] = {{"dp", 0}, {"ds", 1}, {NULL, 0}};
+static const char *const te_ds_amaxes[] = {"max-dp", "max-ds", NULL};
+static const pp_knob_meaning te_ds_amax_ids[] = {{"max-dp", 0}, {"max-ds", 1}, {NULL, 0}};
 static const char *const scalings[] = {"auto", "none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
 static const pp_knob_meaning scaling_ids[] = {
     {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
@@ -238,9 +238,9 @@ static const pp_knob_def knobs[] = {
                  "fp8 te backward: dS8.K8 per key tile of 128 from zero, descaled and added to the running dq "
                  "(per-tile, the reference), or one fp32 accumulator through every key, descaled once (chain)",
                  .meanings = te_dq_ids},
-    [K_TE_DS_AMAX] = {"te_ds_amax", te_ds_amaxes, "dp",
-                      "fp8 te backward: what current scale_dP is taken from: max |dP| over every key (dp, "
-                      "cudnn-frontend's reference) or max |dS| over the visible keys (ds: dS then spans e4m3's "
+    [K_TE_DS_AMAX] = {"te_ds_amax", te_ds_amaxes, "max-dp",
+                      "fp8 te backward: what current scale_dP is taken from: max |dP| over every key (max-dp, "
+                      "cudnn-frontend's reference) or max |dS| over the visible keys (max-ds: dS then spans e4m3's "
                       "range)", .meanings = te_ds_amax_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
