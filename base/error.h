@@ -12,7 +12,8 @@ enum {
 
 typedef struct pp_error {
     int code;       // PP_OK, PP_ERR_INPUT, PP_ERR_RUNTIME or PP_ERR_INTERRUPTED
-    char msg[512];  // one line, no trailing newline; begins with the offending file or name
+    char msg[1024];  // one line, no trailing newline; begins with the offending file or name (1024: the
+                     // unknown-key messages list every knob)
 } pp_error;
 
 // Sets err (when not NULL) and returns code, so callers can write `return pp_fail(err, ...)`.

@@ -242,7 +242,7 @@
 //
 // ---- FP8 (fp8 = te): TransformerEngine's FP8 dot-product attention forward (cuDNN's sdpa_fp8
 // graph as TE builds it; element steps kernels/attention_te_fp8.h, the CPU loop
-// kernels/cpu/attention_te_fp8.c; knobs: flash, bf16, post, row, cp_world 1, forward only) ----
+// kernels/cpu/attention_te_fp8.c; knobs: flash, bf16, post, row, cp_world 1; backward below) ----
 // What is open, and followed here:
 //   TE (NVIDIA/TransformerEngine @fecb10b, common/fused_attn/fused_attn_fp8.cu,
 //   fused_attn_fp8_fwd_impl_v1): Q, K, V enter in FP8 (e4m3) with binary32 descale_q, descale_k,
@@ -344,13 +344,73 @@
 //   attention_te_fp8.c) or one GPU thread per row (kernels/cuda/attention_te_kernels.cu,
 //   hardware-untested; the decomposition checked by a CPU loop device in
 //   tests/test_attention_te_fp8.c), both through pp_attn_te_row_at.
-// Backward: refused when the case is read (passes = "fwd" only). The reference's backward
-//   (fp8_ref.py compute_ref_backward @07b111f) does make the quantisation points clear: P =
-//   exp(S − lse) recomputed, P8 = e4m3(P·scale_s), dV = (P8ᵀ·dO8)·descale_s·descale_dO; dP =
-//   (dO8·V8ᵀ)·descale_dO·descale_v; D = rowsum(O8·dO8)·descale_o·descale_dO; dS = P·(dP − D)·
-//   attn_scale; dS8 = e4m3(dS·scale_dP) (scale_dP from dP's amax, a pass of its own); dQ =
-//   (dS8·K8)·descale_k·descale_dP, dK = (dS8ᵀ·Q8)·descale_q·descale_dP; dQ, dK, dV stored in FP8
-//   with scales from their amaxes. Not implemented here.
+// Backward (passes = "fwd+bwd"; element steps kernels/attention_te_fp8_bwd.h, host steps
+//   kernels/attention_te_bwd_run.c, the CPU loop kernels/cpu/attention_te_fp8_bwd.c, the GPU
+//   kernels/cuda/attention_te_bwd_kernels.cu; knobs te_grad_format, amax_history_dp, te_dq,
+//   te_ds_amax).
+//   What is open, and followed here:
+//   TE (@fecb10b, common/fused_attn/fused_attn_fp8.cu, fused_attn_fp8_bwd_impl_v1, the "FE 1.0+"
+//   definition): the graph takes q, k, v, O (fwd_tensor_type: e4m3), the forward's stats, dO, and
+//   binary32 descale_q/k/v/o/dO/s/dP, scale_s, scale_dP, scale_dQ/dK/dV; it writes dQ, dK, dV and
+//   takes dO in bwd_tensor_type (the dO/dQ/dK/dV set_data_type calls after sdpa_fp8_backward), and
+//   returns amax_dP, amax_dQ/dK/dV (FLOAT). TE's recipe (@799cf76 recipe/__init__.py,
+//   DelayedScaling: fp8_format defaults to Format.HYBRID, e4m3 forward and e5m2 backward): the
+//   gradients' format is e5m2 by default (te_grad_format = "e4m3": Format.E4M3).
+//   cudnn-frontend's reference (@07b111f, test/python/sdpa/fp8_ref.py, compute_ref_backward, the
+//   function after compute_ref; cited by statement, its line numbers not counted) applies, in order:
+//     P = exp(S − lse), S recomputed as the forward's (qk_scale = descale_q·descale_k·attn_scale);
+//     P8 = e4m3(P·scale_s) (scale_s without the forward's rescale threshold: P ≤ 1 here);
+//     dV = (P8ᵀ·dO8)·descale_s·descale_dO, one reduction over (q head of the group, query);
+//     D = rowsum(O8·dO8)·descale_o·descale_dO;  dP = (dO8·V8ᵀ)·descale_dO·descale_v;
+//     amax_dP = max |dP| over all blocks of 128 keys, a pass of its own before any dS (its dP
+//       blocks are not masked: masked keys count); scale_dP from it into e4m3 (its
+//       get_fp8_scale_factor is the test's power-of-two rule; TE feeds its recipe's scale instead);
+//     dS = P·(dP − D)·attn_scale; dS8 = e4m3(dS·scale_dP) (quantize_ds, the cuDNN backend's recipe);
+//     dQ += (dS8·K8)·descale_k·descale_dP per block of 128 keys; dK = (dS8ᵀ·Q8)·descale_q·descale_dP;
+//     dQ, dK, dV's amaxes, then each stored in the gradients' format at its scale.
+// The model (every op binary32 as written, ⊗ one rounding, chains fma from +0; e4m3 and e5m2
+//   products are exact in binary32):
+//   q8, k8, v8, σ, lse, O8 = out/X_o and X_o exactly the forward's; dO8 = RN_G,sat(RN_32(dO ⊗ s_dO)),
+//     G = te_grad_format, s_dO = RN_32(max_G/amax_dO) (current; scaling none: 1), X_dO = RN_32(1/s_dO).
+//   p = exp(S ⊖ lse) (base 2: exp2(S₂ ⊖ lse ⊗ RN_32(log2 e))); P8 = RN_e4m3,sat(p ⊗ scale_s).
+//   D = (chain_e O8·dO8 ⊗ X_o) ⊗ X_dO;  dP = (chain_e dO8·v8 ⊗ X_dO) ⊗ X_v.
+//   amax_dP over every (row, key), masked keys included (the reference; te_ds_amax = "max-ds": max |dS|
+//     over the visible keys, dS as below before its scale; "max-dp" the default); scale_dP = RN_32(448/amax_dP)
+//     (current, as the forward's O), or TE's delayed recipe from amax_history_dp; X_dP = RN_32(1/·).
+//   dS = (p ⊗ (dP ⊖ D)) ⊗ α32;  dS8 = RN_e4m3,sat(dS ⊗ scale_dP) (saturating: the reference's torch
+//     cast would give NaN, reached only by a stale amax_history_dp or α ≥ ½).
+//   dq (te_dq = "per-tile", default, the reference): per tile of 128 keys t_e = chain_j dS8·k8_je,
+//     dq_e = dq_e ⊕ ((t_e ⊗ X_k) ⊗ X_dP); "chain": one chain through all keys, descaled once.
+//   dk_j = (chain dS8_ij·q8_ie ⊗ X_q) ⊗ X_dP, dv_j = (chain P8_ij·dO8_ie ⊗ X_s) ⊗ X_dO, each one chain
+//     over the group's q heads ascending, each head's rows ascending (a choice: _kv_reduce's order
+//     is torch's).
+//   dq, dk, dv: amax over the run, scale RN_32(max_G/amax) (current, as the reference), stored as
+//     RN_G,sat(RN_32(g ⊗ s)) and reported as X·code (the value the FP8 tensor stands for).
+//   Masked keys are skipped (dS = 0 there: fma(0, ·) leaves a finite chain unchanged).
+// Unknown, measured on fp8-attention-bwd (s 192, causal, GQA 4/2, d 32; gradients against the exact
+//   gradients of the bf16 inputs, mismatch outside bf16's tolerance; see its baseline):
+//   fp8-te: dq 90.3% mismatched, max |error| 0.189; dk 90.1%, 0.328; dv 88.7%, 0.408 (bf16 flash:
+//     6.1%, 7.1%, 6.7%; max 0.0056, 0.0115, 0.0179); against the exact gradients of its quantised
+//     q, k, v, dO: dq 85.4% (0.129), dk 84.6% (0.238), dv 84.1% (0.298).
+//   te_grad_format e4m3: dq 86.4% (0.116), dk 86.1% (0.215), dv 83.6% (0.286); against the
+//     quantised inputs 76.5%, 76.2%, 75.3%: e5m2's 2-bit significand costs more than e4m3's range.
+//   te_dq chain: dq bit-identical after the store (e5m2 and e4m3; two tiles of 128 + 64 keys): it
+//     moves dq by binary32 ulps (tests/test_attention_te_fp8_bwd.c) that the FP8 store hides.
+//   te_softmax two-pass (the forward's knob) moves O8, so D: dq, dk differ from online on 20.5%,
+//     20.7% (dv identical); te_exp base-2: every gradient bit-identical.
+//   A stale amax_history_dp = [0.01] (dS saturates): dq 99.4%, max 1.77; dk 98.7%, 2.35; dv unmoved.
+//   scale_dP's amax (te_ds_amax; the reference takes dP's, but its docstring calls max |ds_scaled|
+//     a kernel's amax_dP contract): with dP's (default) dS8 uses little of e4m3 (run --ranges: amax
+//     8 of 448, 2.0% of dS codes flushed to zero, 22.3% subnormal: |dS| ≪ |dP| since P ≤ 1 and
+//     α = 1/√d); with dS's ("max-ds") 0.04% flushed, 0.5% subnormal, amax 448; yet dq max |error| only
+//     0.189 → 0.158, dk 0.328 → 0.317, mismatch within 0.3% (dv unmoved): the e5m2 stores dominate.
+// Not modelled: the order band walks only S's dot in the backward (its dP, D, dq, dk, dv chains
+//   and p stay nominal under run --orders); amax histories for dq, dk, dv and dO (current scaling
+//   only); TE's own scale_dP from its amax history (TE's pytorch caller was not read: amax_history_dp
+//   stands for it); padding, dropout, bias, the sink token; Hopper's FP8 accumulation.
+// Range diagnostics (kernels/sites.h): d, dp (fp32), ds (dS8: e4m3, before and after), dq, dk, dv
+//   (the FP8 stores; dk, dv per kv head), noted by a host pass over the rows (the same bodies) on
+//   either device.
 //
 // ---- FP8 scaling schemes (the knob scaling with fp8 = fa3; kernels/attention_fp8.h) ----
 // What follows a source and what is precprobe's own model, scheme by scheme. Every scheme keeps
@@ -481,6 +541,9 @@ typedef enum { PP_ATTN_TE_EXP = 0, PP_ATTN_TE_EXP2 } pp_attn_te_exp;
 // P8·V8: per key tile from +0, descaled and added to the running O (the reference, default), or
 // one fp32 chain through the running O (an MMA accumulator), descaled once after the last key.
 typedef enum { PP_ATTN_TE_PV_BLOCK = 0, PP_ATTN_TE_PV_CHAIN } pp_attn_te_pv;
+// fp8 = te's backward: dQ per key tile of 128, descaled and added (cudnn-frontend's reference, the
+// default), or one fp32 chain through every key, descaled once (kernels/attention_te_fp8_bwd.h).
+typedef enum { PP_ATTN_TE_DQ_BLOCK = 0, PP_ATTN_TE_DQ_CHAIN } pp_attn_te_dq;
 // fp8 = te's key tile when block_n is 0: cuDNN's tile is not known; 128 keys (precprobe's choice).
 #define PP_ATTN_TE_BLOCK_N 128
 // How fp8 = fa3 scales q, k, v (and P) before its e4m3 (nvfp4: e2m1) MMAs (see "FP8 scaling
@@ -529,6 +592,11 @@ typedef struct pp_attn_variant {
     int te_rescale;      // online: the lazy-rescale threshold, log2 units (0: rescale at every new max)
     double te_scale_s;   // P's scale (TE's recipe from amax_history_s; 448 from the bound P ≤ 1)
     double te_scale_o;   // O's scale from amax_history_o; 0: current, from this run's amax_o
+    // fp8 = te's backward (see "FP8 (fp8 = te)", "Backward:"); zero is the documented default of each
+    int te_grad_e4m3;    // dO, dQ, dK, dV in e4m3 (1) or e5m2 (0: TE's default recipe, HYBRID)
+    double te_scale_dp;  // dS's scale from amax_history_dp; 0: current, from this run's dP amax
+    pp_attn_te_dq te_dq; // dQ per key tile (0, the reference) or one chain
+    int te_ds_amax;      // scale_dP from max |dP| (0: the reference's pass) or from max |dS| (1)
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

@@ -455,9 +455,7 @@ PP_HD static inline int pp_attn_fp8_block_n(const pp_attn_variant *v, int64_t d)
 // Why fp8 = "te" cannot run v (kernels/attention.h "FP8 (fp8 = te)"), or NULL. Host only.
 static inline const char *pp_attn_te_error(const pp_attn_variant *v, int backward)
 {
-    if (backward)
-        return "attention: fp8 = \"te\" is forward only here (cuDNN's FP8 backward is not modelled; its "
-               "quantisation points are in kernels/attention.h \"FP8 (fp8 = te)\"): use passes = \"fwd\"";
+    (void)backward;  // the backward is modelled too (attention_te_fp8_bwd.h), under the same limits
     if (v->kernel != PP_ATTN_FLASH)
         return "attention: fp8 = \"te\" needs kernel = \"flash\" (cuDNN's FP8 attention is one fused kernel)";
     if (v->format != PP_FMT_BF16)
@@ -482,6 +480,9 @@ static inline const char *pp_attn_te_error(const pp_attn_variant *v, int backwar
     if (!(v->te_scale_s >= 0) || !(v->te_scale_o >= 0) || v->te_scale_s > 3.4028234663852886e38 ||
         v->te_scale_o > 3.4028234663852886e38)
         return "attention: fp8 = \"te\": amax_history_s and amax_history_o must give finite positive scales";
+    if (!(v->te_scale_dp >= 0) || v->te_scale_dp > 3.4028234663852886e38 || (unsigned)v->te_dq > PP_ATTN_TE_DQ_CHAIN ||
+        (unsigned)v->te_ds_amax > 1)
+        return "attention: fp8 = \"te\": amax_history_dp must give a finite positive scale, te_dq per-tile or chain, te_ds_amax max-dp or max-ds";
     if (pp_attn_fp8_scheme(v) == PP_SCALING_DELAYED)
         for (int i = 0; i < 3; i++)
             if (!(v->fp8_delayed_s[i] > 0) || !(v->fp8_delayed_s[i] <= 3.4028234663852886e38))

@@ -3,6 +3,7 @@
 // (cpu/attention_device.c). The order of every operation is the plan's; nothing is restated here.
 #include "attention.h"
 #include "attention_te_fp8.h"
+#include "attention_te_fp8_bwd.h"
 
 #include "attention_check.h"
 #include "attention_device.h"
@@ -17,6 +18,9 @@ int pp_attention_cpu_opts(const pp_attn_variant *v, const pp_attn_dims *dm, int 
     if (v->fp8 == PP_ATTN_FP8_TE) {  // not the launch plan's: its own row loop (cpu/attention_te_fp8.c)
         if (pp_attn_check(v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, msg, sizeof msg))
             return pp_fail(err, PP_ERR_INPUT, "%s", msg);
+        if (backward)  // cpu/attention_te_fp8_bwd.c: forward and backward
+            return pp_attn_te_fp8_bwd_cpu(v, dm, q, k, vv, dout, out, lse, dq, dk, dv, threads, NULL,
+                                          opts ? opts->ranges : NULL, err);
         return pp_attn_te_fp8_cpu(v, dm, q, k, vv, out, lse, threads, NULL, err);
     }
     if (v->engine != PP_ATTN_ENGINE_OURS) {  // src/pipeline/run.c's --cross-check skips on this message

@@ -21,6 +21,10 @@ int pp_attn_te_fp8_cuda(const pp_attn_variant *v, const pp_attn_dims *dm, const 
                         const double *vv, double *out, double *lse, pp_attn_te_amax *amax, char *errbuf,
                         size_t errlen);
 
+// The GPU device of pp_attn_te_run (one thread per row), for the backward's run
+// (kernels/cuda/attention_te_bwd_kernels.cu) to run its forward on.
+pp_attn_te_device pp_attn_te_cuda_device(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,3 +63,9 @@ extern "C" int pp_attn_te_fp8_cuda(const pp_attn_variant *v, const pp_attn_dims 
     pp_attn_te_device dev = {cuda_rows, NULL};
     return pp_attn_te_run(&dev, v, dm, q, k, vv, out, lse, amax, errbuf, errlen);
 }
+
+extern "C" pp_attn_te_device pp_attn_te_cuda_device(void)
+{
+    pp_attn_te_device dev = {.rows = cuda_rows, .ctx = NULL};
+    return dev;
+}

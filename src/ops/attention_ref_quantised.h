@@ -33,4 +33,17 @@ int pp_attention_ref_quantised(const pp_attn_ref_opts *o, const pp_attn_variant 
                                const double *vv, double *out, double *lse, double *bound_out, double *bound_lse,
                                pp_error *err);
 
+// fp8 = "te" forward and backward: out, lse as pp_attention_ref_quantised, and dq, dk, dv the
+// exact gradients of the quantised problem: q', k', v' as above and dO' = X_dO·E, dO's FP8 codes E
+// and descale as the backward quantises it (kernels/attention_te_bwd_run.h,
+// pp_attn_te_quantise_dout). The gradients are linear in dO, so pp_attention_ref runs once at
+// d' = 4d with dO rows [E, E, 0, 0] (the loss Σ E·(P·v_hi + P·v_lo)): dq' = σ·dS·(k_hi + k_lo) is
+// the sum of dQ's first two blocks, dk' the sum of dK's blocks 0 and 2 (times 2 where k was
+// doubled), dv' dV's first block, each times X_dO (binary32). bound[5] (out, lse, dq, dk, dv):
+// m·X·(terms·b + ½ulp(sum)) + ½ulp(result), rounded up.
+// Returns PP_OK; PP_ERR_INPUT (as pp_attention_ref, or a part not binary32); PP_ERR_RUNTIME.
+int pp_attention_ref_quantised_bwd(const pp_attn_ref_opts *o, const pp_attn_variant *v, const double *q, const double *k,
+                                   const double *vv, const double *dout, double *out, double *lse, double *dq,
+                                   double *dk, double *dv, double *bound, pp_error *err);
+
 #endif

@@ -11,8 +11,10 @@
 #include "attention_ref.h"
 #include "cpu/attention.h"
 #include "cpu/attention_te_fp8.h"
+#include "cpu/attention_te_fp8_bwd.h"
 #ifdef PP_HAVE_CUDA
 #include "cuda/attention_cuda.h"
+#include "cuda/attention_te_bwd_cuda.h"
 #include "cuda/attention_te_cuda.h"
 #endif
 #include "ops/attention_fp8_ranges.h"
@@ -27,7 +29,7 @@ enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
     K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
     K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE, K_TE_SOFTMAX, K_TE_EXP, K_TE_PV,
-    K_TE_RESCALE, K_HIST_S, K_HIST_O
+    K_TE_RESCALE, K_HIST_S, K_HIST_O, K_TE_GRAD_FORMAT, K_HIST_DP, K_TE_DQ, K_TE_DS_AMAX
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -68,6 +70,13 @@ static const char *const te_exps[] = {"base-e", "base-2", NULL};
 static const pp_knob_meaning te_exp_ids[] = {{"base-e", PP_ATTN_TE_EXP}, {"base-2", PP_ATTN_TE_EXP2}, {NULL, 0}};
 static const char *const te_pvs[] = {"per-tile", "chain", NULL};
 static const pp_knob_meaning te_pv_ids[] = {{"per-tile", PP_ATTN_TE_PV_BLOCK}, {"chain", PP_ATTN_TE_PV_CHAIN}, {NULL, 0}};
+// fp8 = te's backward (kernels/attention.h "FP8 (fp8 = te)", "Backward:")
+static const char *const te_grad_formats[] = {"e5m2", "e4m3", NULL};
+static const pp_knob_meaning te_grad_format_ids[] = {{"e5m2", 0}, {"e4m3", 1}, {NULL, 0}};
+static const char *const te_dqs[] = {"per-tile", "chain", NULL};
+static const pp_knob_meaning te_dq_ids[] = {{"per-tile", PP_ATTN_TE_DQ_BLOCK}, {"chain", PP_ATTN_TE_DQ_CHAIN}, {NULL, 0}};
+static const char *const te_ds_amaxes[] = {"max-dp", "max-ds", NULL};
+static const pp_knob_meaning te_ds_amax_ids[] = {{"max-dp", 0}, {"max-ds", 1}, {NULL, 0}};
 static const char *const scalings[] = {"auto", "none", "tensor-current", "tensor-delayed", "mx", "nvfp4", NULL};
 static const pp_knob_meaning scaling_ids[] = {
     {"auto", PP_ATTN_FP8_SCALING_AUTO}, {"none", PP_ATTN_FP8_SCALING_NONE},
@@ -166,7 +175,9 @@ static const pp_knob_def knobs[] = {
                "format bf16, scale post, max_subtract row, cp_world 1, passes fwd: FA3's FP8 has no backward); "
                "te: TransformerEngine's FP8 DPA forward (cuDNN's sdpa_fp8 graph as cudnn-frontend's reference "
                "applies its scales: S times descale_q.descale_k.attn_scale, P times scale_s into e4m3, P8.V8 times "
-               "descale_s.descale_v, out stored in e4m3 with scale_o; the same knob limits)",
+               "descale_s.descale_v, out stored in e4m3 with scale_o; the same knob limits, and passes fwd+bwd runs "
+               "cuDNN's FP8 backward as cudnn-frontend's reference applies its scales: dO, dq, dk, dv in "
+               "te_grad_format, dS scaled by scale_dP into e4m3)",
                .meanings = fp8_ids},
     // fp8's scaling (kernels/attention.h "FP8 scaling schemes"); after fp8, so earlier knobs keep
     // their indices. The delayed recipe as the gemm's (kernels/scaling.h cites TE's DelayedScaling).
@@ -214,6 +225,23 @@ static const pp_knob_def knobs[] = {
     [K_HIST_O] = {"amax_history_o", NULL, "[]",
                   "fp8 te: out's amax at earlier steps: scale_o from TE's delayed recipe; empty: current scaling "
                   "from this run's amax_o", .list_max = PP_KNOB_LIST_MAX},
+    // fp8 = te's backward (kernels/attention.h "FP8 (fp8 = te)", "Backward:"); appended, so the
+    // knobs before keep their indices
+    [K_TE_GRAD_FORMAT] = {"te_grad_format", te_grad_formats, "e5m2",
+                          "fp8 te backward: the FP8 format of dout, dq, dk, dv (e5m2: TE's default recipe, "
+                          "DelayedScaling's fp8_format HYBRID; e4m3: Format.E4M3)", .meanings = te_grad_format_ids},
+    [K_HIST_DP] = {"amax_history_dp", NULL, "[]",
+                   "fp8 te backward: dP's amax at earlier steps: scale_dP (dS's scale into e4m3) from TE's delayed "
+                   "recipe; empty: current scaling from this run's dP amax (cudnn-frontend's reference)",
+                   .list_max = PP_KNOB_LIST_MAX},
+    [K_TE_DQ] = {"te_dq", te_dqs, "per-tile",
+                 "fp8 te backward: dS8.K8 per key tile of 128 from zero, descaled and added to the running dq "
+                 "(per-tile, the reference), or one fp32 accumulator through every key, descaled once (chain)",
+                 .meanings = te_dq_ids},
+    [K_TE_DS_AMAX] = {"te_ds_amax", te_ds_amaxes, "max-dp",
+                      "fp8 te backward: what current scale_dP is taken from: max |dP| over every key (max-dp, "
+                      "cudnn-frontend's reference) or max |dS| over the visible keys (max-ds: dS then spans e4m3's "
+                      "range)", .meanings = te_ds_amax_ids},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -362,6 +390,13 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     v.te_scale_o = k->v[K_HIST_O] > 0 ? pp_delayed_scale(PP_FMT_E4M3, pp_delayed_amax(k->list[K_HIST_O], k->v[K_HIST_O],
                                                                                        algo), k->v[K_MARGIN])
                                       : 0.0;
+    v.te_grad_e4m3 = id(k, K_TE_GRAD_FORMAT);
+    v.te_scale_dp = k->v[K_HIST_DP] > 0 ? pp_delayed_scale(PP_FMT_E4M3, pp_delayed_amax(k->list[K_HIST_DP],
+                                                                                         k->v[K_HIST_DP], algo),
+                                                           k->v[K_MARGIN])
+                                        : 0.0;
+    v.te_dq = (pp_attn_te_dq)id(k, K_TE_DQ);
+    v.te_ds_amax = id(k, K_TE_DS_AMAX);
     return v;
 }
 
@@ -373,7 +408,8 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
 {
     pp_attn_variant v = variant_of(p, k);
     int te = v.fp8 == PP_ATTN_FP8_TE, delayed = v.fp8 != PP_ATTN_FP8_NONE && v.fp8_scaling == PP_ATTN_FP8_SCALING_DELAYED;
-    int qkv_hist = k->v[K_HIST_Q] || k->v[K_HIST_K] || k->v[K_HIST_V], so_hist = k->v[K_HIST_S] || k->v[K_HIST_O];
+    int qkv_hist = k->v[K_HIST_Q] || k->v[K_HIST_K] || k->v[K_HIST_V],
+        so_hist = k->v[K_HIST_S] || k->v[K_HIST_O] || k->v[K_HIST_DP];
     int recipe_set = id(k, K_AMAX_ALGO) != PP_AMAX_MAX || k->v[K_MARGIN];
     if ((qkv_hist && !delayed) || (recipe_set && !delayed && !(te && so_hist))) {
         snprintf(msg, n, "amax_history_q, amax_history_k, amax_history_v, amax_compute_algo and margin are scaling = "
@@ -383,6 +419,13 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     }
     int te_set = so_hist || id(k, K_TE_SOFTMAX) != PP_ATTN_TE_ONLINE || id(k, K_TE_EXP) != PP_ATTN_TE_EXP ||
                  id(k, K_TE_PV) != PP_ATTN_TE_PV_BLOCK || k->v[K_TE_RESCALE];
+    int te_bwd_set = k->v[K_HIST_DP] || id(k, K_TE_GRAD_FORMAT) || id(k, K_TE_DQ) != PP_ATTN_TE_DQ_BLOCK ||
+                     id(k, K_TE_DS_AMAX);
+    if (te_bwd_set && (!te || !backward(p))) {
+        snprintf(msg, n, "te_grad_format, amax_history_dp, te_dq and te_ds_amax are fp8 = \"te\"'s backward's (passes = "
+                 "\"fwd+bwd\")");
+        return -1;
+    }
     if (te_set && !te) {
         snprintf(msg, n, "te_softmax, te_exp, te_pv, te_rescale_threshold, amax_history_s and amax_history_o are "
                  "fp8 = \"te\"'s");
@@ -411,7 +454,8 @@ static const char knob_rules[] =
     "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
     "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32; fp8 te has fp8 fa3's limits, takes "
     "per-tensor scaling only, and alone takes te_softmax, te_exp, te_pv, te_rescale_threshold "
-    "(online only), amax_history_s and amax_history_o";
+    "(online only), amax_history_s and amax_history_o; with passes fwd+bwd fp8 te alone takes te_grad_format, "
+    "amax_history_dp, te_dq and te_ds_amax";
 
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
@@ -420,7 +464,11 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     pp_attn_dims d = dims_of(p);
     int bwd = backward(p);
     pp_attn_cpu_opts o = {.ranges = p->ranges};
-    int rc = v.fp8 == PP_ATTN_FP8_TE  // kernels/attention.h "FP8 (fp8 = te)": its own row loop
+    int rc = v.fp8 == PP_ATTN_FP8_TE && bwd  // kernels/attention.h "FP8 (fp8 = te)", "Backward:"
+                 ? pp_attn_te_fp8_bwd_cpu(&v, &d, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
+                                          out[O_LSE].data, out[O_DQ].data, out[O_DK].data, out[O_DV].data, threads,
+                                          NULL, p->ranges, err)
+             : v.fp8 == PP_ATTN_FP8_TE  // kernels/attention.h "FP8 (fp8 = te)": its own row loop
                  ? pp_attn_te_fp8_cpu(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data, out[O_LSE].data,
                                       threads, NULL, err)
                  : pp_attention_cpu_opts(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
@@ -449,8 +497,11 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
     int bwd = backward(p);
     char msg[400] = "";
     if (v.fp8 == PP_ATTN_FP8_TE) {  // kernels/attention.h "FP8 (fp8 = te)": its own row kernel
-        int trc = pp_attn_te_fp8_cuda(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data, out[O_LSE].data,
-                                      NULL, msg, sizeof msg);
+        int trc = bwd ? pp_attn_te_fp8_bwd_cuda(&v, &d, in[0].data, in[1].data, in[2].data, in[3].data,
+                                                out[O_OUT].data, out[O_LSE].data, out[O_DQ].data, out[O_DK].data,
+                                                out[O_DV].data, NULL, p->ranges, msg, sizeof msg)
+                      : pp_attn_te_fp8_cuda(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data,
+                                            out[O_LSE].data, NULL, msg, sizeof msg);
         if (trc)
             return pp_fail(err, trc, "attention on cuda: %s", msg);
         if (pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
@@ -542,10 +593,37 @@ static int reference(const pp_op_params *p, pp_format_id in_format, const pp_ten
 }
 
 // Second references (op.h): FA3's FP8 forward quantises its inputs to e4m3 itself, so it is also
-// compared with the exact attention of those e4m3 values (out and lse; it has no backward).
+// compared with the exact attention of those e4m3 values (out and lse; it has no backward; fp8 te
+// with passes fwd+bwd also dq, dk, dv, dO quantised as its backward does).
 static int second_reference(const pp_op_params *p, const pp_op_knobs *k)
 {
     return variant_of(p, k).fp8 != PP_ATTN_FP8_NONE ? PP_REF2_QUANTISED : PP_REF2_NONE;
+}
+
+// fp8 = te's backward: the exact gradients of the quantised problem too (q, k, v as the forward
+// quantises them, dO as the backward does: src/ops/attention_ref_quantised.h).
+static int reference_quantised_bwd(const pp_op_params *p, const pp_attn_variant *v, const pp_attn_ref_opts *o,
+                                   const pp_tensor *in, pp_tensor *out, pp_reference_info *info, pp_error *err)
+{
+    pp_tensor scratch[5];
+    memset(scratch, 0, sizeof scratch);
+    double *data[5];
+    const int skip[5] = {0, 0, 0, 0, 0};
+    int rc = ref_outputs(p, out, 5, skip, scratch, data, err);
+    double bound[5] = {0, 0, 0, 0, 0};
+    if (!rc)
+        rc = pp_attention_ref_quantised_bwd(o, v, in[0].data, in[1].data, in[2].data, in[3].data, data[O_OUT],
+                                            data[O_LSE], data[O_DQ], data[O_DK], data[O_DV], bound, err);
+    for (int t = 0; t < 5; t++)
+        pp_tensor_free(&scratch[t]);
+    if (rc)
+        return rc;
+    for (int t = 0; t < 5; t++) {
+        snprintf(info[t].tensor, sizeof info[t].tensor, "%s", outputs[t]);
+        snprintf(info[t].method, sizeof info[t].method, "%s, on the quantised inputs", ref_method_name(o));
+        info[t].error_bound = bound[t];
+    }
+    return PP_OK;
 }
 
 static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out,
@@ -553,6 +631,8 @@ static int reference_quantised(const pp_op_params *p, const pp_op_knobs *k, cons
 {
     pp_attn_variant v = variant_of(p, k);
     pp_attn_ref_opts o = ref_opts_of(p, ctx);
+    if (v.fp8 == PP_ATTN_FP8_TE && backward(p) && (out[O_DQ].data || out[O_DK].data || out[O_DV].data))
+        return reference_quantised_bwd(p, &v, &o, in, out, info, err);
     // both forward outputs are computed; one not wanted (data NULL) gets a scratch tensor
     pp_tensor scratch[2];
     memset(scratch, 0, sizeof scratch);

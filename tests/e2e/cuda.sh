@@ -24,7 +24,7 @@ if [ $? -eq 3 ]; then
 fi
 fail=0
 for c in quickstart bloom-prescale external-gemm te-cp-small glm-softmax bloom-prescale-attn \
-         external-attention adamw-small bf16-training-small fp8-attention; do
+         external-attention adamw-small bf16-training-small fp8-attention fp8-attention-bwd; do
     "$bin" run "cases/$c.toml" --device cuda --cross-check -q --out "$tmp/$c" >"$tmp/$c.out" 2>"$tmp/$c.err"
     rc=$?
     if [ $rc -ne 0 ]; then

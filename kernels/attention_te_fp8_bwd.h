@@ -1,0 +1,213 @@
+// attention_te_fp8_bwd.h — TransformerEngine's FP8 dot-product attention BACKWARD (fp8 = "te" with
+// passes = "fwd+bwd": cuDNN's sdpa_fp8_backward graph as TE calls it), one query row (D, dP's
+// amax, dQ) or one key column (dK, dV) at a time: P recomputed from the forward's lse and scaled
+// into e4m3 by scale_s, dP = dO8·V8ᵀ descaled, dS = P·(dP − D)·attn_scale scaled by scale_dP into
+// e4m3, and the three gradient GEMMs with their descales, before the host's FP8 stores.
+// PP_HD C11: the CPU (kernels/cpu/attention_te_fp8_bwd.c) and the GPU
+// (kernels/cuda/attention_te_bwd_kernels.cu) run the same bodies. The specification, its sources
+// and the measured effect of every choice: kernels/attention.h, "FP8 (fp8 = te)", "Backward:".
+#ifndef PP_ATTENTION_TE_FP8_BWD_H
+#define PP_ATTENTION_TE_FP8_BWD_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "attention_te_fp8.h"
+#include "format.h"
+#include "pp_hd.h"
+#include "ranges.h"
+#include "sites.h"
+
+// The scalars of one backward run (binary32, as the graph's scalar tensors). Every descale is
+// RN_32(1/scale) of its tensor's scale (kernels/scaling.h's pp_tensor_scale_inv).
+typedef struct pp_attn_te_bwd_cfg {
+    pp_attn_te_cfg f;  // the forward's: σ and the exponential's base (S recomputed as the forward makes it)
+    float alpha;       // attn_scale, RN_32(α)
+    float scale_s;     // P's scale into e4m3 (no lazy-rescale factor: the backward's P ≤ 1 is normalised)
+    float xs;          // descale_s = RN_32(1/scale_s)
+    float xq, xk, xv;  // the forward's descales of q, k, v
+    float xo;          // descale_o: O8's (the forward's RN_32(1/scale_o))
+    float xdo;         // descale_dO
+    float scale_dp;    // dS's scale into e4m3 (scale_dP: from dP's amax, or amax_history_dp)
+    float xdp;         // descale_dP = RN_32(1/scale_dp)
+    int block_n;       // dQ's key tiles (the reference's blocks of 128 keys)
+    pp_attn_te_dq dq;  // dQ per key tile, descaled and added (the reference), or one chain
+    int ds_amax;       // pass 1's amax: max |dP| over all keys (0, the reference) or max |dS| (visible keys)
+} pp_attn_te_bwd_cfg;
+
+// p = exp(S − lse) for S recomputed as the forward's (σ·the fp32 chain of q8·k8; base 2: the
+// log2 e-scaled score and lse ⊗ RN_32(log2 e)); correctly rounded, nominal order (attention.h).
+PP_HD static inline float pp_attn_te_bwd_p(const pp_attn_te_bwd_cfg *c, const float *q8, const float *k8, int64_t d,
+                                           float lse)
+{
+    float x = pp_attn_te_dot(&c->f, q8, k8, d) * c->f.sigma;
+    return c->f.base == PP_ATTN_TE_EXP2 ? pp_attn_exp2f(x - lse * 1.44269502f) : pp_expf(x - lse);
+}
+
+// An e4m3 code of x·scale: RN_e4m3,sat(RN_32(x ⊗ scale)) (saturating, as cvt.rn.satfinite).
+PP_HD static inline float pp_attn_te_bwd_e4m3(float x, float scale)
+{
+    return (float)pp_round(PP_FMT_E4M3, (double)(x * scale), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
+}
+
+// The fp32 chain Σ_e a[e]·b[e] from +0 in e order (FP8 products are exact in binary32).
+PP_HD static inline float pp_attn_te_bwd_dot(const float *a, const float *b, int64_t d)
+{
+    float acc = 0.0f;
+    for (int64_t e = 0; e < d; e++)
+        acc = fmaf(a[e], b[e], acc);
+    return acc;
+}
+
+// dP = RN_32(RN_32(dO8·V8ᵀ ⊗ descale_dO) ⊗ descale_v) (the reference's two scalar products).
+PP_HD static inline float pp_attn_te_bwd_dp(const pp_attn_te_bwd_cfg *c, const float *do8, const float *v8, int64_t d)
+{
+    return (pp_attn_te_bwd_dot(do8, v8, d) * c->xdo) * c->xv;
+}
+
+// dS's e4m3 code for p, dP, the row's D: ds = RN_32(RN_32(p ⊗ RN_32(dP ⊖ D)) ⊗ α) (left to right,
+// as the reference), *pre = RN_32(ds ⊗ scale_dP) (noted by the range site ds).
+PP_HD static inline float pp_attn_te_bwd_ds8(const pp_attn_te_bwd_cfg *c, float p, float dp, float D, float *pre)
+{
+    float ds = (p * (dp - D)) * c->alpha;
+    *pre = ds * c->scale_dp;
+    return pp_attn_te_bwd_e4m3(ds, c->scale_dp);
+}
+
+// Row pass 1 (the reference's D and dP's amax pass), query row q8/o8/do8 of head `head` over
+// the kv head's keys k8, v8 (n of them visible): *D = RN_32(RN_32(chain(O8·dO8) ⊗ descale_o) ⊗
+// descale_dO); *amax = max |dP_j| over ALL s_kv keys (the reference's dP blocks are not masked),
+// or with c->ds_amax max |dS_j| (dS before its scale: p recomputed from lse) over the n visible
+// keys; NaN when one is NaN.
+PP_HD static inline void pp_attn_te_bwd_pre_row(const pp_attn_te_bwd_cfg *c, const float *q8, const float *o8,
+                                                const float *do8, const float *k8, const float *v8, int64_t kstride,
+                                                int64_t s_kv, int64_t n, int64_t d, float lse, int64_t head,
+                                                pp_ranges *R, float *D, float *amax_dp)
+{
+    float acc = pp_attn_te_bwd_dot(o8, do8, d);
+    *D = (acc * c->xo) * c->xdo;
+    pp_range_note(R, PP_SITE_ATTN_D, head, PP_FMT_FP32, (double)acc * c->xo * c->xdo, *D);
+    float am = 0.0f;
+    for (int64_t j = 0; j < (c->ds_amax ? n : s_kv); j++) {
+        float dp = pp_attn_te_bwd_dp(c, do8, v8 + j * kstride, d), a = fabsf(dp);
+        if (c->ds_amax)
+            a = fabsf((pp_attn_te_bwd_p(c, q8, k8 + j * kstride, d, lse) * (dp - *D)) * c->alpha);
+        am = (a > am || a != a) && am == am ? a : am;  // a NaN stays
+    }
+    *amax_dp = am;
+}
+
+// Row pass 2, dQ of one query row over its n visible keys: per key j p, dP, dS8 (notes: dp, ds);
+// per tile of block_n keys and column e the fp32 chain t = Σ_j dS8_j·k8_je from +0, then
+// dq_e = dq_e ⊕ RN_32(RN_32(t ⊗ descale_k) ⊗ descale_dP) (te_dq per-tile, the reference); chain:
+// one accumulator through every tile, descaled once at the end. t: d binary32 scratch.
+PP_HD static inline void pp_attn_te_bwd_dq_row(const pp_attn_te_bwd_cfg *c, const float *q8, const float *do8,
+                                               const float *k8, const float *v8, int64_t kstride, int64_t n, int64_t d,
+                                               float lse, float D, int64_t head, pp_ranges *R, float *t, float *dq)
+{
+    int chain = c->dq == PP_ATTN_TE_DQ_CHAIN;
+    int64_t bn = c->block_n > 0 ? c->block_n : 128;
+    for (int64_t e = 0; e < d; e++)
+        dq[e] = 0.0f;
+    for (int64_t j0 = 0; j0 < n; j0 += bn) {
+        int64_t j1 = j0 + bn < n ? j0 + bn : n;
+        for (int64_t e = 0; e < d; e++)
+            t[e] = chain ? dq[e] : 0.0f;
+        for (int64_t j = j0; j < j1; j++) {
+            const float *kj = k8 + j * kstride;
+            float p = pp_attn_te_bwd_p(c, q8, kj, d, lse), dpa = pp_attn_te_bwd_dot(do8, v8 + j * kstride, d);
+            float dp = (dpa * c->xdo) * c->xv, pre;
+            pp_range_note(R, PP_SITE_ATTN_DP, head, PP_FMT_FP32, (double)dpa * c->xdo * c->xv, dp);
+            float ds8 = pp_attn_te_bwd_ds8(c, p, dp, D, &pre);
+            pp_range_note(R, PP_SITE_ATTN_DS, head, PP_FMT_E4M3, pre, ds8);
+            for (int64_t e = 0; e < d; e++)
+                t[e] = fmaf(ds8, kj[e], t[e]);
+        }
+        for (int64_t e = 0; e < d; e++)
+            dq[e] = chain ? t[e] : dq[e] + (t[e] * c->xk) * c->xdp;
+    }
+    for (int64_t e = 0; chain && e < d; e++)
+        dq[e] = (dq[e] * c->xk) * c->xdp;
+}
+
+// Key column j of one kv head: dV_j and dK_j over the rows that see it, the group's q heads in
+// ascending order, each head's rows i ascending, one fp32 chain per column e from +0 (the
+// reference's _kv_reduce: one reduction over (head, i)): av = Σ P8_ij·dO8_ie, ak = Σ dS8_ij·q8_ie;
+// dv = RN_32(RN_32(av ⊗ descale_s) ⊗ descale_dO), dk = RN_32(RN_32(ak ⊗ descale_q) ⊗ descale_dP).
+// q8, do8: the batch's first query row of the group's first head (row stride qstride, head
+// stride d); lse, D of those rows at lse[hg·s_q + i] for the hg-th head of the group.
+PP_HD static inline void pp_attn_te_bwd_dkv_col(const pp_attn_te_bwd_cfg *c, const float *q8, const float *do8,
+                                                int64_t qstride, const float *lse, const float *D, int64_t s_q,
+                                                int64_t i0, int64_t group, const float *k8j, const float *v8j,
+                                                int64_t d, float *dk, float *dv)
+{
+    for (int64_t e = 0; e < d; e++)
+        dk[e] = dv[e] = 0.0f;
+    for (int64_t hg = 0; hg < group; hg++)
+        for (int64_t i = i0; i < s_q; i++) {
+            const float *qi = q8 + i * qstride + hg * d, *doi = do8 + i * qstride + hg * d;
+            float p = pp_attn_te_bwd_p(c, qi, k8j, d, lse[hg * s_q + i]), p8 = pp_attn_te_bwd_e4m3(p, c->scale_s);
+            float dp = pp_attn_te_bwd_dp(c, doi, v8j, d), pre;
+            float ds8 = pp_attn_te_bwd_ds8(c, p, dp, D[hg * s_q + i], &pre);
+            for (int64_t e = 0; e < d; e++) {
+                dv[e] = fmaf(p8, doi[e], dv[e]);
+                dk[e] = fmaf(ds8, qi[e], dk[e]);
+            }
+        }
+    for (int64_t e = 0; e < d; e++) {
+        dv[e] = (dv[e] * c->xs) * c->xdo;
+        dk[e] = (dk[e] * c->xq) * c->xdp;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Index maps: row r = (batch·h + head)·s_q + i (lse's order), column cidx = (batch·h_kv + g)·s_kv + j.
+// q8, o8, do8, dq [b, s_q, h, d]; k8, v8, dk, dv [b, s_kv, h_kv, d]; lse, D per row r.
+
+// The causal limit: the number of keys query i sees (j ≤ i + s_kv − s_q).
+PP_HD static inline int64_t pp_attn_te_bwd_visible(const pp_attn_dims *dm, int64_t i)
+{
+    if (!dm->causal)
+        return dm->s_kv;
+    int64_t last = i + dm->s_kv - dm->s_q;
+    return last < 0 ? 0 : last + 1 < dm->s_kv ? last + 1 : dm->s_kv;
+}
+
+// Row pass 1 for row r: D[r], amax_dp[r].
+PP_HD static inline void pp_attn_te_bwd_pre_at(const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8,
+                                               const float *k8, const float *v8, const float *o8, const float *do8,
+                                               const float *lse, int64_t r, pp_ranges *R, float *D, float *amax_dp)
+{
+    int64_t i = r % dm->s_q, bh = r / dm->s_q, bi = bh / dm->h, hh = bh % dm->h, g = hh / (dm->h / dm->h_kv);
+    int64_t row = ((bi * dm->s_q + i) * dm->h + hh) * dm->d, kv = (bi * dm->s_kv * dm->h_kv + g) * dm->d;
+    pp_attn_te_bwd_pre_row(c, q8 + row, o8 + row, do8 + row, k8 + kv, v8 + kv, dm->h_kv * dm->d, dm->s_kv,
+                           pp_attn_te_bwd_visible(dm, i), dm->d, lse[r], hh, R, &D[r], &amax_dp[r]);
+}
+
+// Row pass 2 for row r: its dq row (t: d binary32 scratch of this row's own).
+PP_HD static inline void pp_attn_te_bwd_dq_at(const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8,
+                                              const float *k8, const float *v8, const float *do8, const float *lse,
+                                              const float *D, int64_t r, pp_ranges *R, float *t, float *dq)
+{
+    int64_t i = r % dm->s_q, bh = r / dm->s_q, bi = bh / dm->h, hh = bh % dm->h, g = hh / (dm->h / dm->h_kv);
+    int64_t row = ((bi * dm->s_q + i) * dm->h + hh) * dm->d, kv = (bi * dm->s_kv * dm->h_kv + g) * dm->d;
+    pp_attn_te_bwd_dq_row(c, q8 + row, do8 + row, k8 + kv, v8 + kv, dm->h_kv * dm->d, pp_attn_te_bwd_visible(dm, i),
+                          dm->d, lse[r], D[r], hh, R, t, dq + row);
+}
+
+// Column pass for column cidx: its dk and dv rows.
+PP_HD static inline void pp_attn_te_bwd_dkv_at(const pp_attn_te_bwd_cfg *c, const pp_attn_dims *dm, const float *q8,
+                                               const float *k8, const float *v8, const float *do8, const float *lse,
+                                               const float *D, int64_t cidx, float *dk, float *dv)
+{
+    int64_t j = cidx % dm->s_kv, bg = cidx / dm->s_kv, bi = bg / dm->h_kv, g = bg % dm->h_kv;
+    int64_t group = dm->h / dm->h_kv, h0 = g * group;
+    int64_t i0 = dm->causal ? j - (dm->s_kv - dm->s_q) : 0;  // the first query that sees key j
+    i0 = i0 < 0 ? 0 : i0;
+    int64_t kv = ((bi * dm->s_kv + j) * dm->h_kv + g) * dm->d, q0 = (bi * dm->s_q * dm->h + h0) * dm->d;
+    int64_t r0 = (bi * dm->h + h0) * dm->s_q;
+    pp_attn_te_bwd_dkv_col(c, q8 + q0, do8 + q0, dm->h * dm->d, lse + r0, D + r0, dm->s_q, i0, group, k8 + kv,
+                           v8 + kv, dm->d, dk + kv, dv + kv);
+}
+
+#endif
