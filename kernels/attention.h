@@ -346,6 +346,14 @@
 //   on 2026-11-26: tests/test_attention_te_cuda.c and tests/e2e/cuda.sh bit-identical), both
 //   through pp_attn_te_row_at. The backward's kernel likewise (tests/test_attention_te_bwd_cuda.c
 //   and fp8-attention-bwd's 30 cross-check comparisons, identical on the same H100).
+// Range notes (run --ranges): q, k, v's quantisation as fa3's (src/ops/attention_fp8_ranges.c);
+//   the row's scores (S's fp32 chain), softmax_in (x), exp (p), p (P8: p·scale_s into e4m3,
+//   saturation noted against the unsaturated value), row_max, row_sum, lse, and out (O8's e4m3
+//   codes) from a second pass of the forward through explain's binary64 row with no site exact
+//   (pp_attn_te_ranges_x, kernels/attention_te_exact.c: the kernel's own values, so the same notes
+//   whichever device ran the variant; taken only with --ranges; tests/test_explain_attention_te.c
+//   range_notes_by_hand). fp8-attention: P8 flushes 7,668 of 33,024 p in head 3 to zero; a stale
+//   amax_history_s puts 14.3% of P8 within a factor 2 of 448 (5.5% without).
 // Backward (passes = "fwd+bwd"; element steps kernels/attention_te_fp8_bwd.h, host steps
 //   kernels/attention_te_bwd_run.c, the CPU loop kernels/cpu/attention_te_fp8_bwd.c, the GPU
 //   kernels/cuda/attention_te_bwd_kernels.cu; knobs te_grad_format, amax_history_dp, te_dq,

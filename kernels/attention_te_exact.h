@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "attention_te_run.h"
+#include "ranges.h"
 
 // pp_attn_te_run's contract for v->exact_sites (any mask; 0 gives pp_attn_te_run's bits) on up to
 // `threads` workers (the same bits for any count): out the values O8 stands for, or O itself with
@@ -16,5 +17,13 @@
 int pp_attn_te_run_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
                      const double *vv, double *out, double *lse, int threads, pp_attn_te_amax *amax, char *errbuf,
                      size_t errlen);
+
+// The range notes of fp8 = "te"'s forward (kernels/sites.h: scores, softmax_in, exp, p, row_max,
+// row_sum, lse, out) into R, from the same row (pp_attn_te_row_xr: with v's mask 0 the kernel's own
+// values, so the notes hold for the CPU and the GPU run alike), on up to `threads` workers (the
+// same counts for any number). A second pass over the forward, taken only with --ranges. R NULL:
+// nothing. Returns 0; 2 or 3 with one line in errbuf.
+int pp_attn_te_ranges_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
+                        const double *vv, int threads, pp_ranges *R, char *errbuf, size_t errlen);
 
 #endif

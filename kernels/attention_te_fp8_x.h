@@ -12,6 +12,7 @@
 
 #include "attention_te_fp8.h"
 #include "exact_sites.h"
+#include "ranges.h"
 
 // The run's scalars as the exact-site row reads them: binary64 values, binary32 values where
 // their site rounds (pp_attn_te_cfg_x_make). c: the kernel's scalars (the knobs, the order seed).
@@ -181,9 +182,13 @@ static inline void pp_attn_te_pv_tile_x(const pp_attn_te_cfg_x *t, const double 
 //   row_inv     the division by l: online O/max(l, 1), two-pass p/l
 //   out_partial P8·V8's chains, their descales, O's sum and O·corr (chain: O·X_sv)
 //   lse         m (·ln 2) + log l
-static inline void pp_attn_te_row_x(const pp_attn_te_cfg_x *t, int64_t row, const double *q8, const double *k8,
-                                    const double *v8, int64_t kstride, int64_t n, int64_t d, double *x, double *o,
-                                    double *lse, double *amax_s)
+// With R (may be NULL), the row's range notes into head `head`: each value as the row computes
+// it (mask 0: the kernel's own values, so `run --ranges` notes what the kernel rounds): scores (S's
+// fp32 chain), softmax_in (x = acc ⊗ σ), exp (p), p (P8: p·scale_s into e4m3), row_max, row_sum
+// and lse (binary32).
+static inline void pp_attn_te_row_xr(const pp_attn_te_cfg_x *t, int64_t row, const double *q8, const double *k8,
+                                     const double *v8, int64_t kstride, int64_t n, int64_t d, double *x, double *o,
+                                     double *lse, double *amax_s, pp_ranges *R, int64_t head)
 {
     const pp_attn_te_cfg *c = &t->c;
     pp_site_mask xm = t->x;
@@ -196,8 +201,12 @@ static inline void pp_attn_te_row_x(const pp_attn_te_cfg_x *t, int64_t row, cons
         *lse = -INFINITY;
         return;
     }
-    for (j = 0; j < n; j++)
-        x[j] = pp_attn_te_mul_x(t, PP_SITE_ATTN_SOFTMAX_IN, pp_attn_te_dot_x(t, q8, k8 + j * kstride, d), t->sigma);
+    for (j = 0; j < n; j++) {
+        double acc = pp_attn_te_dot_x(t, q8, k8 + j * kstride, d);
+        x[j] = pp_attn_te_mul_x(t, PP_SITE_ATTN_SOFTMAX_IN, acc, t->sigma);
+        pp_range_note1(R, PP_SITE_ATTN_SCORES, head, PP_FMT_FP32, acc);
+        pp_range_note1(R, PP_SITE_ATTN_SOFTMAX_IN, head, PP_FMT_FP32, x[j]);
+    }
     double m = -INFINITY, l = 0.0, am = 0.0;
     int64_t bn = c->block_n;
     if (c->softmax == PP_ATTN_TE_TWO_PASS) {
@@ -213,6 +222,8 @@ static inline void pp_attn_te_row_x(const pp_attn_te_cfg_x *t, int64_t row, cons
                 double p = pp_site_exact(xm, PP_SITE_ATTN_ROW_INV) ? e / l : pp_te_r32(e / l);
                 am = pp_te_max_x(am, p);
                 x[j] = pp_attn_te_p8_x(t, p);
+                pp_range_note1(R, PP_SITE_ATTN_EXP, head, PP_FMT_FP32, e);
+                pp_range_note(R, PP_SITE_ATTN_P, head, PP_FMT_E4M3, p * t->scale_s, x[j]);
             }
             pp_attn_te_pv_tile_x(t, x, v8, kstride, j0, j1, d, o);
         }
@@ -238,6 +249,8 @@ static inline void pp_attn_te_row_x(const pp_attn_te_cfg_x *t, int64_t row, cons
                 ts = pp_attn_te_add_x(t, PP_SITE_ATTN_ROW_SUM, ts, p);
                 am = pp_te_max_x(am, p);
                 x[j] = pp_attn_te_p8_x(t, p);
+                pp_range_note1(R, PP_SITE_ATTN_EXP, head, PP_FMT_FP32, p);
+                pp_range_note(R, PP_SITE_ATTN_P, head, PP_FMT_E4M3, p * t->scale_s, x[j]);
             }
             pp_attn_te_pv_tile_x(t, x, v8, kstride, j0, j1, d, o);
             l = pp_attn_te_add_x(t, PP_SITE_ATTN_ROW_SUM, l, ts);
@@ -257,6 +270,17 @@ static inline void pp_attn_te_row_x(const pp_attn_te_cfg_x *t, int64_t row, cons
         *lse = pp_te_r32(lnm + (double)pp_attn_order_log(c->order_seed, row, (float)l, lg));
     }
     *amax_s = am;
+    pp_range_note1(R, PP_SITE_ATTN_ROW_MAX, head, PP_FMT_FP32, m);
+    pp_range_note1(R, PP_SITE_ATTN_ROW_SUM, head, PP_FMT_FP32, l);
+    pp_range_note1(R, PP_SITE_ATTN_LSE, head, PP_FMT_FP32, *lse);
+}
+
+// The row without range notes (explain's runs, the tests).
+static inline void pp_attn_te_row_x(const pp_attn_te_cfg_x *t, int64_t row, const double *q8, const double *k8,
+                                    const double *v8, int64_t kstride, int64_t n, int64_t d, double *x, double *o,
+                                    double *lse, double *amax_s)
+{
+    pp_attn_te_row_xr(t, row, q8, k8, v8, kstride, n, d, x, o, lse, amax_s, (pp_ranges *)0, 0);
 }
 
 #endif

@@ -347,6 +347,44 @@ static void out_store_by_hand(void **state)
     assert_true(fabs(out[0] - 1.5) <= 4 * 0x1p-53 && fabs(out[1] - 240.0 * 1.5 / 448.0) <= 4 * 0x1p-53);
 }
 
+// `run --ranges` for te (pp_attn_te_ranges_x), the row of out_store_by_hand as is: S = (0, 0),
+// x = (0, 0), p = (1, 1) (exp), P8 = 448·p = (448, 448) (e4m3, both within a factor 2 of 448), m =
+// 0, l = 2, lse = log 2, O8 = (448, RN_e4m3(242.67) = 240) (both near e4m3's max).
+static void range_notes_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 2, .causal = 0};
+    const double q[] = {1, 1}, k[] = {0, 0, 0, 0}, vv[] = {1, 1, 2, 0.625};
+    pp_attn_variant v = te_variant();
+    v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE, v.sigma_given = 1, v.sigma = 1.0;
+    pp_range_cell cells[PP_SITE_COUNT];
+    pp_ranges R;
+    pp_ranges_init(&R, cells, 1);
+    char msg[200];
+    assert_int_equal(pp_attn_te_ranges_x(&v, &dm, q, k, vv, 3, &R, msg, sizeof msg), 0);
+    const pp_range_cell *c = cells;
+    assert_int_equal(c[PP_SITE_ATTN_SCORES].count, 2);
+    assert_true(c[PP_SITE_ATTN_SCORES].amax == 0.0);
+    assert_int_equal(c[PP_SITE_ATTN_SOFTMAX_IN].count, 2);
+    assert_int_equal(c[PP_SITE_ATTN_EXP].count, 2);
+    assert_true(c[PP_SITE_ATTN_EXP].amax == 1.0);
+    assert_int_equal(c[PP_SITE_ATTN_P].count, 2);
+    assert_true(c[PP_SITE_ATTN_P].amax == 448.0 && c[PP_SITE_ATTN_P].near_max == 2 && R.fmt[PP_SITE_ATTN_P] == PP_FMT_E4M3);
+    assert_int_equal(c[PP_SITE_ATTN_ROW_MAX].count, 1);
+    assert_true(c[PP_SITE_ATTN_ROW_SUM].amax == 2.0);
+    assert_true(c[PP_SITE_ATTN_LSE].amax == (double)pp_logf(2.0f));
+    assert_int_equal(c[PP_SITE_ATTN_OUT].count, 2);
+    assert_true(c[PP_SITE_ATTN_OUT].amax == 448.0 && c[PP_SITE_ATTN_OUT].min_nz == 240.0 &&
+                c[PP_SITE_ATTN_OUT].near_max == 2);
+    assert_int_equal(c[PP_SITE_ATTN_OUT].overflow + c[PP_SITE_ATTN_OUT].underflow + c[PP_SITE_ATTN_P].underflow, 0);
+    // a stale scale_s of 512: P8 = RN_e4m3,sat(512) = 448, noted against 512 (saturation, not an Inf)
+    v.te_scale_s = 512.0;
+    pp_ranges_init(&R, cells, 1);
+    assert_int_equal(pp_attn_te_ranges_x(&v, &dm, q, k, vv, 1, &R, msg, sizeof msg), 0);
+    assert_true(c[PP_SITE_ATTN_P].amax == 448.0 && c[PP_SITE_ATTN_P].overflow == 0);
+    assert_int_equal(pp_attn_te_ranges_x(&v, &dm, q, k, vv, 1, NULL, msg, sizeof msg), 0);  // no R: nothing
+}
+
 // The exact attention in long double of q, k, v (values as given), α = 1/√d; per row also
 // A = α·max_j Σ_e |q_e k_je| (the bound's scale) and max |v|.
 static void exact_attention(const pp_attn_dims *dm, const double *q, const double *k, const double *vv, double *out,
@@ -467,6 +505,7 @@ int main(void)
         cmocka_unit_test(special_rows_every_site_exact),
         cmocka_unit_test(run_mask0_is_the_kernel),
         cmocka_unit_test(out_store_by_hand),
+        cmocka_unit_test(range_notes_by_hand),
         cmocka_unit_test(every_site_exact_is_exact_attention),
         cmocka_unit_test(refusals),
     };

@@ -9,6 +9,7 @@
 #include "attention_check.h"
 #include "attention_fp8.h"
 #include "attention_ref.h"
+#include "attention_te_exact.h"
 #include "cpu/attention.h"
 #include "cpu/attention_te_fp8.h"
 #include "cpu/attention_te_fp8_bwd.h"
@@ -457,6 +458,18 @@ static const char knob_rules[] =
     "(online only), amax_history_s and amax_history_o; with passes fwd+bwd fp8 te alone takes te_grad_format, "
     "amax_history_dp, te_dq and te_ds_amax";
 
+// fp8 = "te"'s forward range notes (kernels/attention_te_exact.h pp_attn_te_ranges_x: a second pass
+// of its row in the kernel's arithmetic, taken only with --ranges), after either device's run.
+static int te_range_notes(const pp_attn_variant *v, const pp_attn_dims *d, const pp_tensor *in, pp_ranges *R,
+                          int threads, pp_error *err)
+{
+    char msg[256] = "";
+    if (!R || v->fp8 != PP_ATTN_FP8_TE)
+        return PP_OK;
+    int rc = pp_attn_te_ranges_x(v, d, in[0].data, in[1].data, in[2].data, threads, R, msg, sizeof msg);
+    return rc ? pp_fail(err, rc, "%s", msg) : PP_OK;
+}
+
 static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor *in, pp_tensor *out, int threads,
                    pp_error *err)
 {
@@ -476,7 +489,7 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
                                          bwd ? out[O_DK].data : NULL, bwd ? out[O_DV].data : NULL, threads, &o, err);
     if (!rc && pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
         return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
-    return rc;
+    return rc ? rc : te_range_notes(&v, &d, in, p->ranges, threads, err);
 }
 
 // Range diagnostics: one cell per q head (kernels/sites.h; cp_dkv_acc uses the first h_kv).
@@ -506,7 +519,7 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
             return pp_fail(err, trc, "attention on cuda: %s", msg);
         if (pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
             return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
-        return PP_OK;
+        return te_range_notes(&v, &d, in, p->ranges, 0, err);
     }
     int rc = pp_attention_cuda_ranges(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
                                       out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
