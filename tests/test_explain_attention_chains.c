@@ -5,6 +5,8 @@
 // Run: build/rel/tests/test_explain_attention_chains
 #include "test_util.h"
 
+#include "attn_run.h"
+
 #include <math.h>
 
 #include "attention_ref.h"
@@ -14,55 +16,6 @@
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-typedef struct crun {
-    pp_attn_dims dm;
-    double *q, *k, *v, *dout, *out, *lse, *dq, *dk, *dv;
-} crun;
-
-static void crun_init(crun *R, pp_attn_dims dm)
-{
-    R->dm = dm;
-    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d;
-    R->q = calloc((size_t)nq, 8), R->dout = calloc((size_t)nq, 8), R->out = calloc((size_t)nq, 8);
-    R->dq = calloc((size_t)nq, 8);
-    R->k = calloc((size_t)nk, 8), R->v = calloc((size_t)nk, 8), R->dk = calloc((size_t)nk, 8);
-    R->dv = calloc((size_t)nk, 8);
-    R->lse = calloc((size_t)(dm.b * dm.h * dm.s_q), 8);
-}
-
-static void crun_free(crun *R)
-{
-    double *p[] = {R->q, R->k, R->v, R->dout, R->out, R->lse, R->dq, R->dk, R->dv};
-    for (int i = 0; i < 9; i++)
-        free(p[i]);
-}
-
-// Random values of f (fixed seed: a hand-built test, not a sweep).
-static void crun_fill(crun *R, pp_format_id f, uint64_t seed)
-{
-    pp_test_rng r = {seed};
-    int64_t nq = R->dm.b * R->dm.s_q * R->dm.h * R->dm.d, nk = R->dm.b * R->dm.s_kv * R->dm.h_kv * R->dm.d;
-    for (int64_t i = 0; i < nq; i++) {
-        R->q[i] = pp_round(f, pp_test_rng_unit(&r) * 4.0 - 2.0, PP_RND_NE, 0);
-        R->dout[i] = pp_round(f, pp_test_rng_unit(&r) * 2.0 - 1.0, PP_RND_NE, 0);
-    }
-    for (int64_t i = 0; i < nk; i++) {
-        R->k[i] = pp_round(f, pp_test_rng_unit(&r) * 4.0 - 2.0, PP_RND_NE, 0);
-        R->v[i] = pp_round(f, pp_test_rng_unit(&r) * 2.0 - 1.0, PP_RND_NE, 0);
-    }
-}
-
-// Runs v under exact-site mask x (backward when bwd), outputs into R.
-static void crun_go(crun *R, pp_attn_variant v, pp_site_mask x, int bwd)
-{
-    v.exact_sites = x;
-    pp_error err = {0};
-    int rc = pp_attention_cpu(&v, &R->dm, bwd, R->q, R->k, R->v, bwd ? R->dout : NULL, R->out, R->lse,
-                              bwd ? R->dq : NULL, bwd ? R->dk : NULL, bwd ? R->dv : NULL, 2, &err);
-    if (rc)
-        fail_msg("attention: %s", err.msg);
-}
 
 // fp32 storage, σ = 1 (α_32 = 1: the scores are the raw dots, dq' = dQ), kernel k.
 static pp_attn_variant variant(pp_attn_kernel k, pp_format_id f)
@@ -105,15 +58,15 @@ static void chains_flash_scores_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 2, .causal = 0};
-    crun R;
-    crun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.q[0] = R.q[1] = 1.0;
     R.k[0] = 64.0, R.k[1] = 0x1p-19, R.k[2] = 64.0, R.k[3] = 0.0;
     R.v[0] = 1.0, R.v[1] = 0.0, R.v[2] = 0.0, R.v[3] = 1.0;
     pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
-    crun_go(&R, v, 0, 0);
+    attn_run_go(&R, v, 0, 0);
     assert_true(R.out[0] == 0.5 && R.out[1] == 0.5);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_SCORES), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_SCORES), 0);
     float sl2 = (float)1.4426950408889634;
     float p0 = (float)exp2(0x1p-19 * (double)sl2), l = 1.0f + p0, inv = 1.0f / l;
     assert_true(p0 > 1.0f);
@@ -121,7 +74,7 @@ static void chains_flash_scores_by_hand(void **state)
     assert_true(R.out[1] == (double)inv);
     assert_true(fabs(R.out[0] - (0.5 + 0x1p-21)) <= 0x1p-23);  // 2 ulp_32(0.5)
     assert_true(fabs(R.out[1] - (0.5 - 0x1p-21)) <= 0x1p-23);
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 // One query q = 0 (every score 0: p = 1, l = 3), three keys with v = (1, 2^−24, 2^−24), d = 1. The
@@ -132,22 +85,22 @@ static void chains_flash_pv_acc_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 3, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    crun R;
-    crun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.v[0] = 1.0, R.v[1] = R.v[2] = 0x1p-24;
     pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
     double truth = (1.0 + 0x1p-23) / 3.0;
     assert_true((double)(float)truth == truth);
-    crun_go(&R, v, 0, 0);
+    attn_run_go(&R, v, 0, 0);
     assert_true(R.out[0] == (double)(1.0f / 3.0f));
     assert_true(R.out[0] == truth - 0x1p-25);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
     assert_true(R.out[0] == truth);
     // bf16 storage: P·V's accumulator is fp32 either way, the store RN_bf16 hides the 2^−25
     v = variant(PP_ATTN_FLASH, PP_FMT_BF16);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
     assert_true(R.out[0] == pp_round(PP_FMT_BF16, 1.0 / 3.0, PP_RND_NE, 0));
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,8 +117,8 @@ static void chains_flash_dp_and_d_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 3, .causal = 0};
-    crun R;
-    crun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.dout[0] = R.dout[1] = R.dout[2] = 1.0;
     R.v[0] = 1.0, R.v[1] = R.v[2] = 0x1p-24, R.v[3] = 1.0;
     R.k[0] = 1.0, R.k[4] = 1.0;
@@ -180,13 +133,13 @@ static void chains_flash_dp_and_d_by_hand(void **state)
         {.x = PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_D), .dq0 = 0x1p-25, .dq1 = -0x1p-25},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        crun_go(&R, v, want[i].x, 1);
+        attn_run_go(&R, v, want[i].x, 1);
         assert_true(R.out[0] == 1.0 && R.out[1] == 0x1p-25 && R.out[2] == 0x1p-25);
         if (R.dq[0] != want[i].dq0 || R.dq[1] != want[i].dq1 || R.dq[2] != 0.0)
             fail_msg("case %zu: dq (%a, %a, %a), want (%a, %a, 0)", i, R.dq[0], R.dq[1], R.dq[2], want[i].dq0,
                      want[i].dq1);
     }
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 // Three queries q = 0 and one key (non-causal): P = 1 for every row, so dv = Σ_i dO_i over the
@@ -197,23 +150,23 @@ static void chains_flash_dkv_acc_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 3, .s_kv = 1, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    crun R;
-    crun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.dout[0] = 1.0, R.dout[1] = R.dout[2] = 0x1p-24;
     R.v[0] = 1.0, R.k[0] = 1.0;
     pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
-    crun_go(&R, v, 0, 1);
+    attn_run_go(&R, v, 0, 1);
     assert_true(R.dv[0] == 1.0);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC), 1);
     assert_true(R.dv[0] == 1.0 + 0x1p-23);
     assert_true(R.dk[0] == 0.0 && R.dq[0] == 0.0);
     // the unfused kernel's dv chain (accumulate fp32) is the same chain over the rows
     v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
-    crun_go(&R, v, 0, 1);
+    attn_run_go(&R, v, 0, 1);
     assert_true(R.dv[0] == 1.0);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC), 1);
     assert_true(R.dv[0] == 1.0 + 0x1p-23);
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,8 +181,8 @@ static void chains_unfused_row_sum_by_hand(void **state)
     (void)state;
     enum { N = 1000 };
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = N, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    crun R;
-    crun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     pp_test_rng r = {9};
     R.q[0] = 1.0;
     R.k[0] = 2.0;
@@ -245,15 +198,15 @@ static void chains_unfused_row_sum_by_hand(void **state)
     }
     double want = 2.0 + log(l64);
     pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
     double lse_rounded_sum = R.lse[0];
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE) | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE) | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
     assert_true(R.lse[0] == want);
     assert_true(lse_rounded_sum != want);
     // the binary32 lse reads the binary64 sum too: RN_32 steps on RN_32(log l64)
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
     assert_true(R.lse[0] == (double)(2.0f + (float)log(l64)));
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 // The unfused fp32 softmax backward's D = Σ dP·P: one query q = 0, four keys (P = 1/4 each),
@@ -265,17 +218,17 @@ static void chains_unfused_d_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 4, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    crun R;
-    crun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.dout[0] = 1.0;
     R.v[0] = 4.0, R.v[1] = R.v[2] = 0x1p-22, R.v[3] = 0.0;
     R.k[3] = 1.0;
     pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
-    crun_go(&R, v, 0, 1);
+    attn_run_go(&R, v, 0, 1);
     assert_true(R.dq[0] == -0.25);
-    crun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_D), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_D), 1);
     assert_true(R.dq[0] == -0.25 - 0x1p-25);
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,9 +256,9 @@ static void chains_every_site_exact_shrinks_residual(void **state)
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 48, .s_kv = 48, .h = 2, .h_kv = 1, .d = 16, .causal = 1};
     int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
-    crun R;
-    crun_init(&R, dm);
-    crun_fill(&R, PP_FMT_FP32, 26);
+    attn_run R;
+    attn_run_init(&R, dm);
+    attn_run_fill(&R, PP_FMT_FP32, 26);
     pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
     v.sigma_given = 0;  // σ = 1/√d, as a real case
     pp_attn_ref_opts o;
@@ -326,12 +279,12 @@ static void chains_every_site_exact_shrinks_residual(void **state)
                         PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) |
                         PP_SITE_BIT(PP_SITE_ATTN_DV);
     // each chain alone reaches its tensor
-    crun_go(&R, v, 0, 1);
+    attn_run_go(&R, v, 0, 1);
     double *out0 = dupd(R.out, nq), *dq0 = dupd(R.dq, nq), *dk0 = dupd(R.dk, nk), *dv0 = dupd(R.dv, nk);
     static const int sites[] = {PP_SITE_ATTN_SCORES, PP_SITE_ATTN_PV_ACC, PP_SITE_ATTN_DP,
                                 PP_SITE_ATTN_D,      PP_SITE_ATTN_DQ_ACC, PP_SITE_ATTN_DKV_ACC};
     for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
-        crun_go(&R, v, PP_SITE_BIT(sites[i]), 1);
+        attn_run_go(&R, v, PP_SITE_BIT(sites[i]), 1);
         int64_t moved = n_differing(R.out, out0, nq) + n_differing(R.dq, dq0, nq) + n_differing(R.dk, dk0, nk) +
                         n_differing(R.dv, dv0, nk);
         if (moved == 0)
@@ -339,7 +292,7 @@ static void chains_every_site_exact_shrinks_residual(void **state)
     }
     double eo[2], eg[2];
     for (int w = 0; w < 2; w++) {
-        crun_go(&R, v, rest | (w ? chains : 0), 1);
+        attn_run_go(&R, v, rest | (w ? chains : 0), 1);
         eo[w] = sq_err(R.out, ro, nq);
         eg[w] = sq_err(R.dq, rq, nq) + sq_err(R.dk, rk, nk) + sq_err(R.dv, rv, nk);
     }
@@ -348,13 +301,13 @@ static void chains_every_site_exact_shrinks_residual(void **state)
     double vmax = 0.0;
     for (int64_t i = 0; i < nk; i++)
         vmax = fmax(vmax, fabs(R.v[i]));
-    crun_go(&R, v, rest | chains, 1);
+    attn_run_go(&R, v, rest | chains, 1);
     for (int64_t i = 0; i < nq; i++)
         if (!(fabs(R.out[i] - ro[i]) <= 4.0 * 0x1p-24 * vmax))
             fail_msg("out[%lld] = %a, reference %a: beyond 2^-22·max|v|", (long long)i, R.out[i], ro[i]);
     free(out0), free(dq0), free(dk0), free(dv0);
     free(ro), free(rl), free(rq), free(rk), free(rv);
-    crun_free(&R);
+    attn_run_free(&R);
 }
 
 int main(void)

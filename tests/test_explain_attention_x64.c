@@ -6,6 +6,8 @@
 // Run: build/rel/tests/test_explain_attention_x64
 #include "test_util.h"
 
+#include "attn_run.h"
+
 #include <math.h>
 
 #include "cpu/attention.h"
@@ -14,55 +16,6 @@
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-typedef struct arun {
-    pp_attn_dims dm;
-    double *q, *k, *v, *dout, *out, *lse, *dq, *dk, *dv;
-} arun;
-
-static void arun_init(arun *R, pp_attn_dims dm)
-{
-    R->dm = dm;
-    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d;
-    R->q = calloc((size_t)nq, 8), R->dout = calloc((size_t)nq, 8), R->out = calloc((size_t)nq, 8);
-    R->dq = calloc((size_t)nq, 8);
-    R->k = calloc((size_t)nk, 8), R->v = calloc((size_t)nk, 8), R->dk = calloc((size_t)nk, 8);
-    R->dv = calloc((size_t)nk, 8);
-    R->lse = calloc((size_t)(dm.b * dm.h * dm.s_q), 8);
-}
-
-static void arun_free(arun *R)
-{
-    double *p[] = {R->q, R->k, R->v, R->dout, R->out, R->lse, R->dq, R->dk, R->dv};
-    for (int i = 0; i < 9; i++)
-        free(p[i]);
-}
-
-// Random values of f (fixed seed: a hand-built test, not a sweep).
-static void arun_fill(arun *R, pp_format_id f, uint64_t seed)
-{
-    pp_test_rng r = {seed};
-    int64_t nq = R->dm.b * R->dm.s_q * R->dm.h * R->dm.d, nk = R->dm.b * R->dm.s_kv * R->dm.h_kv * R->dm.d;
-    for (int64_t i = 0; i < nq; i++) {
-        R->q[i] = pp_round(f, pp_test_rng_unit(&r) * 4.0 - 2.0, PP_RND_NE, 0);
-        R->dout[i] = pp_round(f, pp_test_rng_unit(&r) * 2.0 - 1.0, PP_RND_NE, 0);
-    }
-    for (int64_t i = 0; i < nk; i++) {
-        R->k[i] = pp_round(f, pp_test_rng_unit(&r) * 4.0 - 2.0, PP_RND_NE, 0);
-        R->v[i] = pp_round(f, pp_test_rng_unit(&r) * 2.0 - 1.0, PP_RND_NE, 0);
-    }
-}
-
-// Runs v under exact-site mask x (backward when bwd), outputs into R.
-static void arun_go(arun *R, pp_attn_variant v, pp_site_mask x, int bwd)
-{
-    v.exact_sites = x;
-    pp_error err = {0};
-    int rc = pp_attention_cpu(&v, &R->dm, bwd, R->q, R->k, R->v, bwd ? R->dout : NULL, R->out, R->lse,
-                              bwd ? R->dq : NULL, bwd ? R->dk : NULL, bwd ? R->dv : NULL, 2, &err);
-    if (rc)
-        fail_msg("attention: %s", err.msg);
-}
 
 static pp_attn_variant flash_variant(pp_format_id f)
 {
@@ -110,23 +63,23 @@ static void x64_flash_out_and_lse_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 3, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    arun R;
-    arun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.v[0] = 1, R.v[1] = 2, R.v[2] = 2;
     pp_attn_variant v = flash_variant(PP_FMT_FP32);
     double inv = (double)(1.0f / 3.0f), truth = 5.0 / 3.0;
-    arun_go(&R, v, 0, 0);
+    attn_run_go(&R, v, 0, 0);
     double nom_out = R.out[0], nom_lse = R.lse[0];
     assert_true(nom_out == (double)(float)(5.0 * inv));
     assert_true(nom_out == 0x1.aaaaacp0);
     assert_true(nom_lse == (double)(float)log(3.0));
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
     assert_true(R.out[0] == 5.0 * inv);  // 5·inv: exact in binary64
     assert_true(R.out[0] != nom_out);
     assert_true(fabs(R.out[0] - truth) < fabs(nom_out - truth));
     assert_true(R.lse[0] == log(3.0));
     assert_true(fabs(R.lse[0] - log(3.0)) < fabs(nom_lse - log(3.0)));
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 // The backward reads the binary64 out (D = dO·O) and lse (P's exponent): on fp32 flash, out or
@@ -139,32 +92,32 @@ static void x64_backward_reads_and_grads(void **state)
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 32, .s_kv = 32, .h = 2, .h_kv = 1, .d = 8, .causal = 1};
     int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
-    arun R;
-    arun_init(&R, dm);
-    arun_fill(&R, PP_FMT_FP32, 18);
+    attn_run R;
+    attn_run_init(&R, dm);
+    attn_run_fill(&R, PP_FMT_FP32, 18);
     pp_attn_variant v = flash_variant(PP_FMT_FP32);
-    arun_go(&R, v, 0, 1);
+    attn_run_go(&R, v, 0, 1);
     double *out0 = dupd(R.out, nq), *dq0 = dupd(R.dq, nq), *dk0 = dupd(R.dk, nk);
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT), 1);
     assert_true(n_not_binary32(R.out, nq) > 0);
     for (int64_t i = 0; i < nq; i++)  // the binary32 buffer holds the nominal out
         assert_true((double)(float)R.out[i] == out0[i]);
     assert_true(n_differing(R.dq, dq0, nq) > 0);  // D read the binary64 out
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_LSE), 1);
     assert_true(n_differing(R.out, out0, nq) == 0);
     assert_true(n_differing(R.dq, dq0, nq) > 0 || n_differing(R.dk, dk0, nk) > 0);  // P read the binary64 lse
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) | PP_SITE_BIT(PP_SITE_ATTN_DV), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) | PP_SITE_BIT(PP_SITE_ATTN_DV), 1);
     assert_true(n_differing(R.out, out0, nq) == 0);
     assert_true(n_not_binary32(R.dq, nq) > 0 && n_not_binary32(R.dk, nk) > 0);
     // bf16: dk exact moves dk (was rounded back to bf16 by the plain GQA store before)
-    arun_fill(&R, PP_FMT_BF16, 19);
+    attn_run_fill(&R, PP_FMT_BF16, 19);
     v = flash_variant(PP_FMT_BF16);
-    arun_go(&R, v, 0, 1);
+    attn_run_go(&R, v, 0, 1);
     memcpy(dk0, R.dk, (size_t)nk * 8);
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DK), 1);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_DK), 1);
     assert_true(n_differing(R.dk, dk0, nk) > nk / 2);
     free(out0), free(dq0), free(dk0);
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 // CP (world 2, fp32 flash): with the step partials, the step lse, both merges and out exact, the
@@ -177,25 +130,25 @@ static void x64_cp_merge_reads_partials(void **state)
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 64, .s_kv = 64, .h = 2, .h_kv = 2, .d = 16, .causal = 1};
     int64_t nq = dm.s_q * dm.h * dm.d;
-    arun R;
-    arun_init(&R, dm);
-    arun_fill(&R, PP_FMT_FP32, 20);
+    attn_run R;
+    attn_run_init(&R, dm);
+    attn_run_fill(&R, PP_FMT_FP32, 20);
     pp_attn_variant v = flash_variant(PP_FMT_FP32);
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);
     double *ref = dupd(R.out, nq);
     v.cp_world = 2;
     pp_site_mask merges = PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_CP_OUT_MERGE) |
                           PP_SITE_BIT(PP_SITE_ATTN_CP_LSE_MERGE);
     double e[2] = {0, 0};
     for (int w = 0; w < 2; w++) {
-        arun_go(&R, v, merges | (w ? PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_LSE) : 0), 0);
+        attn_run_go(&R, v, merges | (w ? PP_SITE_BIT(PP_SITE_ATTN_OUT_PARTIAL) | PP_SITE_BIT(PP_SITE_ATTN_LSE) : 0), 0);
         for (int64_t i = 0; i < nq; i++)
             e[w] += (R.out[i] - ref[i]) * (R.out[i] - ref[i]);
     }
     if (!(e[1] < 0.95 * e[0]))
         fail_msg("CP out vs non-CP: squared error %g with binary64 partials, %g with binary32", e[1], e[0]);
     free(ref);
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 // FA2's row_inv, on the row above: out and row_inv exact keep o·(1/l) = 5·(1/3) in binary64, the
@@ -206,20 +159,20 @@ static void x64_flash_row_inv_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 3, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    arun R;
-    arun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.v[0] = 1, R.v[1] = 2, R.v[2] = 2;
     pp_attn_variant v = flash_variant(PP_FMT_FP32);
-    arun_go(&R, v, 0, 0);
+    attn_run_go(&R, v, 0, 0);
     double nom_lse = R.lse[0];
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV), 0);
     assert_true(R.out[0] == 5.0 * (1.0 / 3.0));
     assert_true(fabs(R.out[0] - 5.0 / 3.0) <= 0x1p-52);
     assert_true(R.lse[0] == nom_lse);
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_ROW_INV), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_ROW_INV), 0);
     assert_true(R.out[0] == (double)(float)(5.0 / 3.0));
     assert_true(R.out[0] != 0x1.aaaaacp0);  // the nominal out (x64_flash_out_and_lse_by_hand)
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 // FA2's row_sum, worked out: one query row q = 1 (d = 1, σ = 1: the scores are the keys, exact),
@@ -234,8 +187,8 @@ static void x64_flash_row_sum_by_hand(void **state)
     (void)state;
     enum { N = 1000 };
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = N, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    arun R;
-    arun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     pp_test_rng r = {7};
     R.q[0] = 1.0;
     for (int j = 0; j < N - 1; j++)
@@ -253,13 +206,13 @@ static void x64_flash_row_sum_by_hand(void **state)
     }
     double want = 2.0 + log(l64);
     pp_site_mask base = PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_LSE);
-    arun_go(&R, v, base, 0);
+    attn_run_go(&R, v, base, 0);
     double lse_rounded_sum = R.lse[0];
-    arun_go(&R, v, base | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
+    attn_run_go(&R, v, base | PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM), 0);
     assert_true(R.lse[0] == want);
     assert_true(lse_rounded_sum != want);
     assert_true(fabs(R.lse[0] - want) < fabs(lse_rounded_sum - want));
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,28 +228,28 @@ static void x64_fp8_softmax_scalars_by_hand(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 3, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
-    arun R;
-    arun_init(&R, dm);
+    attn_run R;
+    attn_run_init(&R, dm);
     R.v[0] = 1, R.v[1] = 2, R.v[2] = 2;
     pp_attn_variant v = flash_variant(PP_FMT_BF16);
     v.fp8 = PP_ATTN_FP8_FA3;
     double xv = (double)(float)(1.0 / 224.0), o = 286720.0, want = 1120.0 * xv / 3.0;
     double s32 = (double)(float)((double)(1.0f / 768.0f) * xv);
-    arun_go(&R, v, 0, 0);
+    attn_run_go(&R, v, 0, 0);
     assert_true(R.out[0] == pp_round(PP_FMT_BF16, (double)(float)(o * s32), PP_RND_NE, 0));
     assert_true(R.lse[0] == (double)(float)log(3.0));
-    arun_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT), 0);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_OUT), 0);
     double out_only = R.out[0];
     assert_true(out_only == o * s32);
     pp_site_mask all = PP_SITE_BIT(PP_SITE_ATTN_OUT) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) |
                        PP_SITE_BIT(PP_SITE_ATTN_OUT_SCALE) | PP_SITE_BIT(PP_SITE_ATTN_LSE) |
                        PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_MAX) |
                        PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_IN) | PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_SCALE);
-    arun_go(&R, v, all, 0);
+    attn_run_go(&R, v, all, 0);
     assert_true(R.out[0] == o * ((1.0 / 768.0) * xv));
     assert_true(fabs(R.out[0] - want) < fabs(out_only - want));
     assert_true(R.lse[0] == log(3.0));
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 // FA3 fp8 on a random row set: each softmax scalar site alone moves the binary32 lse somewhere
@@ -308,25 +261,25 @@ static void x64_fp8_sites_reach_the_kernel(void **state)
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 64, .s_kv = 64, .h = 2, .h_kv = 2, .d = 32, .causal = 1};
     int64_t nr = dm.s_q * dm.h;
-    arun R;
-    arun_init(&R, dm);
-    arun_fill(&R, PP_FMT_BF16, 21);
+    attn_run R;
+    attn_run_init(&R, dm);
+    attn_run_fill(&R, PP_FMT_BF16, 21);
     pp_attn_variant v = flash_variant(PP_FMT_BF16);
     v.fp8 = PP_ATTN_FP8_FA3;
-    arun_go(&R, v, 0, 0);
+    attn_run_go(&R, v, 0, 0);
     double *lse0 = dupd(R.lse, nr);
     static const int sites[] = {PP_SITE_ATTN_ROW_MAX, PP_SITE_ATTN_SOFTMAX_SCALE, PP_SITE_ATTN_SOFTMAX_IN,
                                 PP_SITE_ATTN_ROW_SUM, PP_SITE_ATTN_LSE};
     pp_site_mask all = PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) | PP_SITE_BIT(PP_SITE_ATTN_OUT_SCALE);
     for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
-        arun_go(&R, v, PP_SITE_BIT(sites[i]), 0);
+        attn_run_go(&R, v, PP_SITE_BIT(sites[i]), 0);
         if (n_differing(R.lse, lse0, nr) == 0)
             fail_msg("fp8: site %s exact changes no lse", pp_site_get(sites[i])->name);
         all |= PP_SITE_BIT(sites[i]);
     }
-    arun_go(&R, v, all, 0);
+    attn_run_go(&R, v, all, 0);
     double *lsex = dupd(R.lse, nr), e0 = 0, e1 = 0;
-    arun_go(&R, v, all & ~PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);  // all but the lse's own rounding
+    attn_run_go(&R, v, all & ~PP_SITE_BIT(PP_SITE_ATTN_LSE), 0);  // all but the lse's own rounding
     for (int64_t i = 0; i < nr; i++) {
         e0 += fabs(lse0[i] - lsex[i]);
         e1 += fabs(R.lse[i] - lsex[i]);
@@ -334,7 +287,7 @@ static void x64_fp8_sites_reach_the_kernel(void **state)
     if (!(e1 < e0))
         fail_msg("fp8: lse error against every scalar exact: %g with the others exact, %g nominal", e1, e0);
     free(lse0), free(lsex);
-    arun_free(&R);
+    attn_run_free(&R);
 }
 
 int main(void)
