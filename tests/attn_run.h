@@ -58,4 +58,12 @@ static inline void attn_run_go(attn_run *R, pp_attn_variant v, pp_site_mask x, i
         fail_msg("attention: %s", err.msg);
 }
 
+// A copy of the n values at x (the caller frees it).
+static inline double *dupd(const double *x, int64_t n)
+{
+    double *y = malloc((size_t)n * 8);
+    memcpy(y, x, (size_t)n * 8);
+    return y;
+}
+
 #endif

@@ -38,13 +38,6 @@ static int64_t n_differing(const double *a, const double *b, int64_t n)
     return c;
 }
 
-static double *dupd(const double *x, int64_t n)
-{
-    double *y = malloc((size_t)n * 8);
-    memcpy(y, x, (size_t)n * 8);
-    return y;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Flash forward: S and P·V
 

@@ -44,13 +44,6 @@ static int64_t n_not_binary32(const double *a, int64_t n)
     return c;
 }
 
-static double *dupd(const double *x, int64_t n)
-{
-    double *y = malloc((size_t)n * 8);
-    memcpy(y, x, (size_t)n * 8);
-    return y;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Store sites in binary64
 
