@@ -59,12 +59,30 @@ done:
     return rc;
 }
 
+// q, k, v widened for the reference (widen: the split values of each quantised element; k doubled
+// when σ is not given: the reference's 1/√(4d) is half of 1/√d, exact in binary32 unless it
+// overflows, which the check refuses). PP_OK, or the error set.
+static int widen_qkv(const pp_attn_variant *v, const pp_attn_dims *dm, const pp_attn_ref_opts *o, const double *q,
+                     const double *k, const double *vv, double *wq, double *wk, double *wv, pp_error *err)
+{
+    static const int pq[4] = {0, 0, 1, 1}, pk[4] = {0, 1, 0, 1}, pv[4] = {0, 1, 2, 2};
+    int w1 = widen(v, dm, 0, q, pq, 1.0, wq), w2 = w1 ? 0 : widen(v, dm, 1, k, pk, o->sigma_given ? 1.0 : 2.0, wk);
+    int w3 = w1 || w2 ? 0 : widen(v, dm, 2, vv, pv, 1.0, wv);
+    if (w1 == 3 || w2 == 3 || w3 == 3)
+        return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the quantised reference");
+    if (w1 || w2 || w3)
+        return pp_fail(err, PP_ERR_INPUT, "attention: the quantised reference's split inputs are not binary32 values "
+                                          "(a scale outside binary32's normal range)");
+    return PP_OK;
+}
+
 int pp_attention_ref_quantised(const pp_attn_ref_opts *o, const pp_attn_variant *v, const double *q, const double *k,
                                const double *vv, double *out, double *lse, double *bound_out, double *bound_lse,
                                pp_error *err)
 {
     int64_t d = o->d, nq = o->b * o->s_q * o->h, nkv = o->b * o->s_kv * o->h_kv;
-    pp_attn_dims dm = {o->b, o->s_q, o->s_kv, o->h, o->h_kv, o->d, o->causal};
+    pp_attn_dims dm = {.b = o->b, .s_q = o->s_q, .s_kv = o->s_kv, .h = o->h, .h_kv = o->h_kv, .d = o->d,
+                       .causal = o->causal};
     double *wq = malloc((size_t)(nq * 4 * d + 1) * sizeof *wq), *wk = malloc((size_t)(nkv * 4 * d + 1) * sizeof *wk);
     double *wv = malloc((size_t)(nkv * 4 * d + 1) * sizeof *wv), *wo = malloc((size_t)(nq * 4 * d + 1) * sizeof *wo);
     int rc = PP_OK;
@@ -72,20 +90,8 @@ int pp_attention_ref_quantised(const pp_attn_ref_opts *o, const pp_attn_variant 
         rc = pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the quantised reference");
         goto done;
     }
-    // σ not given: the reference's 1/√(4d) is half of 1/√d, so k is doubled (exact in binary32
-    // unless it overflows, which the check refuses)
-    static const int pq[4] = {0, 0, 1, 1}, pk[4] = {0, 1, 0, 1}, pv[4] = {0, 1, 2, 2};
-    int w1 = widen(v, &dm, 0, q, pq, 1.0, wq), w2 = w1 ? 0 : widen(v, &dm, 1, k, pk, o->sigma_given ? 1.0 : 2.0, wk);
-    int w3 = w1 || w2 ? 0 : widen(v, &dm, 2, vv, pv, 1.0, wv);
-    if (w1 == 3 || w2 == 3 || w3 == 3) {
-        rc = pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the quantised reference");
+    if ((rc = widen_qkv(v, &dm, o, q, k, vv, wq, wk, wv, err)) != PP_OK)
         goto done;
-    }
-    if (w1 || w2 || w3) {
-        rc = pp_fail(err, PP_ERR_INPUT, "attention: the quantised reference's split inputs are not binary32 values "
-                                        "(a scale outside binary32's normal range)");
-        goto done;
-    }
     pp_attn_ref_opts w = *o;
     w.d = 4 * d;
     w.backward = 0;
@@ -158,18 +164,8 @@ int pp_attention_ref_quantised_bwd(const pp_attn_ref_opts *o, const pp_attn_vari
     // q, k, v widened as the forward's; dO' = X_dO·E with E the FP8 codes (binary32 values): the
     // gradients are linear in dO, so the reference runs on [E, E, 0, 0] (out' = P·v_hi + P·v_lo)
     // and each gradient is X_dO times its result
-    static const int pq[4] = {0, 0, 1, 1}, pk[4] = {0, 1, 0, 1}, pv[4] = {0, 1, 2, 2};
-    int w1 = widen(v, &dm, 0, q, pq, 1.0, wq), w2 = w1 ? 0 : widen(v, &dm, 1, k, pk, o->sigma_given ? 1.0 : 2.0, wk);
-    int w3 = w1 || w2 ? 0 : widen(v, &dm, 2, vv, pv, 1.0, wv);
-    if (w1 == 3 || w2 == 3 || w3 == 3) {
-        rc = pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the quantised reference");
+    if ((rc = widen_qkv(v, &dm, o, q, k, vv, wq, wk, wv, err)) != PP_OK)
         goto done;
-    }
-    if (w1 || w2 || w3) {
-        rc = pp_fail(err, PP_ERR_INPUT, "attention: the quantised reference's split inputs are not binary32 values "
-                                        "(a scale outside binary32's normal range)");
-        goto done;
-    }
     double X = pp_attn_te_quantise_dout(v, nq * d, dout, e, NULL, NULL);
     for (int64_t r = 0; r < nq; r++)
         for (int64_t l = 0; l < d; l++) {
