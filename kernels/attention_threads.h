@@ -88,6 +88,13 @@ typedef void (*pp_attn_exp2_fn)(const float *s, float a, float b, float *p, int6
 // Key lanes' dot products as a host device supplies them: acc_l = fma chain from +0 over
 // c = 0 … nc − 1 (in that order) of a_c·xT[c·ld + l], for l < m ≤ PP_ATTN_MAX_LANES.
 typedef void (*pp_attn_dots_fn)(const float *a, const float *xT, int64_t ld, int64_t nc, float *acc, int64_t m);
+// explain's exact chains (attention.h "Exact sites", chains) in binary64 lanes, as a host device
+// supplies them: the lane step y_l = fma((double)a, (double)x_l, y_l), l < n; and the key lanes'
+// dot products acc_l = fma chain from +0 over c = 0 … nc − 1 (in that order) of
+// (double)a_c·(double)xT[c·ld + l], l < m ≤ PP_ATTN_MAX_LANES. One binary64 rounding a step in
+// every lane: the scalar loops' bits.
+typedef void (*pp_attn_axpy64_fn)(float a, const float *x, double *y, int64_t n);
+typedef void (*pp_attn_dots64_fn)(const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m);
 
 typedef struct pp_attn_launch {
     int op;
@@ -165,6 +172,8 @@ typedef struct pp_attn_launch {
     pp_attn_axpy_n_fn axpy_n;
     pp_attn_exp2_fn exp2_fma;  // NULL: pp_attn_exp2f one key at a time
     pp_attn_dots_fn dots_T;    // the plain order's key-lane dot products (NULL: lane steps)
+    pp_attn_axpy64_fn axpy64;  // explain's binary64 chains (NULL: the scalar fma loops)
+    pp_attn_dots64_fn dots64;
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -490,14 +499,37 @@ PP_HD static inline float pp_attn_dot32_x64(const float *a, const double *x, int
 // from +0, c increasing (a binary64 sum's order moves it by rounding errors of binary64 only), of
 // binary32 a with m consecutive keys of key-major xT (row length ld), or with a binary32 or binary64
 // row x (x64 non-NULL: the forward's out kept in binary64, D = dO·O).
-PP_HD static inline void pp_attn_dots_T64(const float *a, const float *xT, int64_t ld, int64_t m, int64_t d,
-                                          double *acc)
+PP_HD static inline void pp_attn_dots_T64(const pp_attn_launch *L, const float *a, const float *xT, int64_t ld,
+                                          int64_t m, int64_t d, double *acc)
 {
+#ifndef __CUDA_ARCH__
+    if (L->dots64) {
+        L->dots64(a, xT, ld, d, acc, m);
+        return;
+    }
+#else
+    (void)L;
+#endif
     for (int64_t l = 0; l < m; l++)
         acc[l] = 0.0;
     for (int64_t c = 0; c < d; c++)
         for (int64_t l = 0; l < m; l++)
             acc[l] = fma((double)a[c], (double)xT[c * ld + l], acc[l]);
+}
+// The binary64 chain step y_l = fma((double)a, (double)x_l, y_l), l < n (explain's pv_acc, dq_acc,
+// dkv_acc), in the device's binary64 lanes where it has them.
+PP_HD static inline void pp_attn_axpy64(const pp_attn_launch *L, float a, const float *x, double *y, int64_t n)
+{
+#ifndef __CUDA_ARCH__
+    if (L->axpy64) {
+        L->axpy64(a, x, y, n);
+        return;
+    }
+#else
+    (void)L;
+#endif
+    for (int64_t l = 0; l < n; l++)
+        y[l] = fma((double)a, (double)x[l], y[l]);
 }
 PP_HD static inline double pp_attn_dot64(const float *a, const float *x, const double *x64, int64_t d)
 {
@@ -976,7 +1008,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, &G, j, j1 - j);
             if (xs) {
-                pp_attn_dots_T64(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
+                pp_attn_dots_T64(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
                 for (int64_t i = 0; i < w; i++)
                     sv[i] = (float)sd[i];
             } else {
@@ -1006,7 +1038,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 const float *sj = sv + (j - j0);
                 const double *sdj = sd + (j - j0);
                 if (!kept && xs) {
-                    pp_attn_dots_T64(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
+                    pp_attn_dots_T64(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
                     for (int64_t i = 0; i < w; i++)
                         sv[i] = (float)sd[i];
                     sj = sv, sdj = sd;
@@ -1057,8 +1089,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                     pp_attn_step_push(L, &T, pch[j - cb], vr, o, d);
                     continue;
                 }
-                for (int64_t c = 0; c < d; c++)  // pv_acc exact: o's chain in binary64
-                    od[c] = fma((double)pch[j - cb], (double)vr[c], od[c]);
+                pp_attn_axpy64(L, pch[j - cb], vr, od, d);  // pv_acc exact: o's chain in binary64
             }
             pp_attn_step_flush(L, &T, o, d);
         }
@@ -1124,11 +1155,11 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             w = pp_attn_key_lanes(L, &G, j, je + 1 - j);
             int64_t ld = pp_attn_keyT_ld(L, &G, j);
             if (xs)
-                pp_attn_dots_T64(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, d, sd);
+                pp_attn_dots_T64(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, d, sd);
             else
                 pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, sv);
             if (xdp)
-                pp_attn_dots_T64(go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, d, dpd);
+                pp_attn_dots_T64(L, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, d, dpd);
             else
                 pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, dpv);
             for (int64_t i = 0; i < w; i++) {
@@ -1271,8 +1302,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
                 dacc[l] = 0.0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, 0, je + 1); pp_attn_mma_next(&w, &j);) {
                 const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
-                for (int64_t l = 0; l < m; l++)
-                    dacc[l] = fma((double)dS[j], (double)kr[l], dacc[l]);
+                pp_attn_axpy64(L, dS[j], kr, dacc, m);
             }
             for (int64_t l = 0; l < m; l++)
                 y[e + l] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, pr, (float)dacc[l]);
@@ -1383,10 +1413,8 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
             const float *go = L->go + qo, *qr = L->q + qo;
             for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
                 if (xacc) {
-                    for (int64_t l = 0; l < m; l++) {
-                        dv[g][l] = fma((double)P[g], (double)go[l], dv[g][l]);
-                        dk[g][l] = fma((double)dS[g], (double)qr[l], dk[g][l]);
-                    }
+                    pp_attn_axpy64(L, P[g], go, dv[g], m);
+                    pp_attn_axpy64(L, dS[g], qr, dk[g], m);
                     continue;
                 }
                 if (storage) {

@@ -4,6 +4,8 @@
 // CPU runs: hand-computed chains (the fused step's single rounding, a tie to even, −0 products from
 // +0, overflow to Inf, Inf − Inf, NaN), every lane count 0 … 128 (the masked last vector), step
 // counts 0, 1, 7 and 128, column strides, and random inputs biased to special values.
+// The same for explain's binary64 chains (pp_attn_cpu_dots64, pp_attn_cpu_axpy64) against the
+// scalar binary64 fma loops.
 // Run: build/rel/tests/test_attention_dots_lanes
 #include <math.h>
 #include <string.h>
@@ -140,11 +142,153 @@ static void dots_lanes_every_width(void **state)
     assert_int_equal(bad, 0);
 }
 
+// ---- explain's binary64 chains (pp_attn_cpu_axpy64, pp_attn_cpu_dots64): each lane the scalar
+// fma((double)a, (double)x, y) chain, bit for bit, at every level.
+
+static uint64_t bits64(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static int check_dots64(const float *a, const float *xT, int64_t ld, int64_t nc, int64_t m)
+{
+    double acc[MAXL + PAD], want[MAXL];
+    int bad = 0;
+    for (int64_t l = 0; l < m; l++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < nc; c++)
+            s = fma((double)a[c], (double)xT[c * ld + l], s);
+        want[l] = s;
+    }
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        memset(acc, 0x5A, sizeof acc);
+        pp_attn_cpu_dots64(LEVELS[v], a, xT, ld, nc, acc, m);
+        for (int64_t l = 0; l < m; l++)
+            if (bits64(acc[l]) != bits64(want[l]) && bad++ < 10)
+                fprintf(stderr, "  dots64 (%s), lane %lld of %lld, %lld steps, ld %lld: got %a, want %a\n",
+                        pp_isa_name(LEVELS[v]), (long long)l, (long long)m, (long long)nc, (long long)ld, acc[l],
+                        want[l]);
+        for (int64_t l = m; l < MAXL + PAD; l++)
+            if (bits64(acc[l]) != 0x5A5A5A5A5A5A5A5Aull && bad++ < 10)
+                fprintf(stderr, "  dots64 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
+                        (long long)m);
+    }
+    return bad;
+}
+
+// nt axpy64 steps on y0 (n lanes) against the scalar steps.
+static int check_axpy64(const float *a, const float *x, int nt, const double *y0, int64_t n)
+{
+    double y[MAXL + PAD], want[MAXL];
+    int bad = 0;
+    for (int64_t l = 0; l < n; l++) {
+        want[l] = y0[l];
+        for (int t = 0; t < nt; t++)
+            want[l] = fma((double)a[t], (double)x[t * MAXL + l], want[l]);
+    }
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        memset(y, 0x5A, sizeof y);
+        memcpy(y, y0, (size_t)n * sizeof *y);
+        for (int t = 0; t < nt; t++)
+            pp_attn_cpu_axpy64(LEVELS[v], a[t], x + t * MAXL, y, n);
+        for (int64_t l = 0; l < n; l++)
+            if (bits64(y[l]) != bits64(want[l]) && bad++ < 10)
+                fprintf(stderr, "  axpy64 (%s), lane %lld of %lld, %d steps: got %a, want %a\n",
+                        pp_isa_name(LEVELS[v]), (long long)l, (long long)n, nt, y[l], want[l]);
+        for (int64_t l = n; l < MAXL + PAD; l++)
+            if (bits64(y[l]) != 0x5A5A5A5A5A5A5A5Aull && bad++ < 10)
+                fprintf(stderr, "  axpy64 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
+                        (long long)n);
+    }
+    return bad;
+}
+
+// Hand-computed binary64 chains, in every lane position (7 apart) of 128: the fused step's single
+// binary64 rounding, ties to even at 2^53, signed zeros, Inf and Inf − Inf.
+static void lanes64_hand_computed(void **state)
+{
+    (void)state;
+    const float e = 1.0f + 0x1p-23f;
+    static struct {
+        float a0, x0, a1, x1;
+        double want;
+        const char *why;
+    } cases[] = {
+        // (1 + 2^-23)² − 1 = 2^-22 + 2^-46 exactly: binary64 keeps it (a binary32 chain would not)
+        {1.0f, -1.0f, 0.0f, 0.0f, 0.0, "the product of two binary32 values is exact in binary64"},
+        {0x1p26f, 0x1p27f, 1.0f, 1.0f, 0x1p53, "2^53 + 1 ties to even 2^53"},
+        {0x1p26f, 0x1p27f, 1.0f, 3.0f, 0x1p53 + 4.0, "2^53 + 3 ties to even 2^53 + 4"},
+        {-0.0f, 1.0f, 1.0f, -0.0f, 0.0, "-0 products from +0 stay +0"},
+        {0x1p127f, 0x1p127f, 0x1p-149f, 0x1p-149f, 0x1p254, "2^254 + 2^-298: the tiny product is lost"},
+        {INFINITY, 1.0f, 1.0f, 1.0f, INFINITY, "Inf stays"},
+        {INFINITY, 1.0f, -1.0f, INFINITY, NAN, "Inf - Inf"},
+        {0x1p-149f, 0x1p-149f, 0x1p-149f, 0x1p-149f, 0x1p-297, "2^-298 twice: subnormal binary32 products, exact"},
+    };
+    cases[0].a1 = e, cases[0].x1 = e, cases[0].want = 0x1p-22 + 0x1p-46;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int64_t pos = 0; pos < MAXL; pos += 7) {
+            float a[2] = {cases[i].a0, cases[i].a1}, xT[2 * MAXL];
+            double acc[MAXL], y[MAXL];
+            memset(xT, 0, sizeof xT);
+            xT[pos] = cases[i].x0, xT[MAXL + pos] = cases[i].x1;
+            for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+                pp_attn_cpu_dots64(LEVELS[v], a, xT, MAXL, 2, acc, MAXL);
+                for (int64_t l = 0; l < MAXL; l++)
+                    y[l] = 0.0;
+                pp_attn_cpu_axpy64(LEVELS[v], a[0], xT, y, MAXL);
+                pp_attn_cpu_axpy64(LEVELS[v], a[1], xT + MAXL, y, MAXL);
+                const double got[2] = {acc[pos], y[pos]};
+                for (int k = 0; k < 2; k++) {
+                    int ok = isnan(cases[i].want) ? isnan(got[k]) : bits64(got[k]) == bits64(cases[i].want);
+                    if (!ok && bad++ < 10)
+                        fprintf(stderr, "  %s (%s, %s), lane %lld: got %a, want %a\n", cases[i].why,
+                                k ? "axpy64" : "dots64", pp_isa_name(LEVELS[v]), (long long)pos, got[k],
+                                cases[i].want);
+                }
+            }
+        }
+    assert_int_equal(bad, 0);
+}
+
+// Every lane count 0 … 128 (the masked or scalar tails), step counts 0, 1, 7, 128, strides m, 128
+// and 131, random inputs biased to special values; axpy64 from random binary64 starts.
+static void lanes64_every_width(void **state)
+{
+    (void)state;
+    static float a[MAXC], xT[MAXC * (MAXL + 3)];
+    static double y0[MAXL];
+    uint64_t s = pp_test_seed();
+    int bad = 0;
+    const int64_t steps[] = {0, 1, 7, MAXC};
+    for (int64_t m = 0; m <= MAXL && bad < 10; m++)
+        for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+            const int64_t lds[] = {m > 0 ? m : 1, MAXL, MAXL + 3};
+            for (size_t j = 0; j < 3; j++) {
+                for (int64_t c = 0; c < MAXC; c++)
+                    a[c] = rand_float(&s);
+                for (int64_t i = 0; i < MAXC * (MAXL + 3); i++)
+                    xT[i] = rand_float(&s);
+                bad += check_dots64(a, xT, lds[j], steps[k], m);
+            }
+            for (int64_t l = 0; l < MAXL; l++)
+                y0[l] = (double)rand_float(&s) * (double)rand_float(&s);
+            bad += check_axpy64(a, xT, (int)(steps[k] < 7 ? steps[k] : 7), y0, m);
+        }
+    if (bad)
+        pp_test_report_seed();
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dots_lanes_hand_computed),
         cmocka_unit_test(dots_lanes_every_width),
+        cmocka_unit_test(lanes64_hand_computed),
+        cmocka_unit_test(lanes64_every_width),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

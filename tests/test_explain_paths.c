@@ -242,6 +242,53 @@ static void explain_report_h5_round_trip(void **state)
     pp_test_rm_tree(dir);
 }
 
+// Several masked runs side by side (explain.c, explain_runs: up to four at once, the workers shared
+// out) give the tables one run at a time gives, field for field: a CP variant against its plain
+// kernel (w's memo read by the all-but-one runs of the CP-only sites) at 1, 3 and 4 threads.
+static void explain_runs_side_by_side(void **state)
+{
+    (void)state;
+    static const char text[] = "[case]\nname = \"p-attn-cp\"\nop = \"attention\"\nseed = 9\n"
+                               "[op]\nb = 1\ns = 64\nh = 2\nd = 16\nmask = \"causal\"\npasses = \"fwd+bwd\"\n"
+                               "[knobs]\nformat = \"bf16\"\nkernel = \"flash\"\n"
+                               "[variants.plain]\n[variants.cp]\ncp_world = 2\ncp_flavour = \"te-2024\"\n";
+    pp_case c;
+    pp_error err = {0};
+    assert_int_equal(pp_case_parse(text, strlen(text), "side.toml", &c, &err), PP_OK);
+    pp_explain_opts e = {.variant = "cp", .against = "plain"};
+    pp_run_result r[3];
+    const int threads[3] = {1, 3, 4};
+    for (int i = 0; i < 3; i++) {
+        pp_run_opts o = {.device = "cpu", .threads = threads[i]};
+        int rc = pp_explain_case(&c, &o, &e, &r[i], &err);
+        if (rc)
+            fprintf(stderr, "  %s\n", err.msg);
+        assert_int_equal(rc, PP_OK);
+    }
+    int v = 0;
+    while (strcmp(r[0].variants[v].name, "cp"))
+        v++;
+    assert_true(r[0].variants[v].n_explain == 2);  // out, and the gradients
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(r[i].variants[v].n_explain, r[0].variants[v].n_explain);
+        for (int k = 0; k < r[0].variants[v].n_explain; k++) {
+            const pp_explain_table *a = &r[0].variants[v].explain[k], *b = &r[i].variants[v].explain[k];
+            assert_true(a->n_sites > 10);
+            assert_int_equal(a->n_sites, b->n_sites);
+            assert_true(same(a->interaction, b->interaction));
+            for (int s = 0; s < a->n_sites; s++) {
+                assert_string_equal(a->sites[s].name, b->sites[s].name);
+                same_stats(&a->sites[s].exact, &b->sites[s].exact);
+                same_stats(&a->sites[s].alone, &b->sites[s].alone);
+                assert_true(same(a->sites[s].share, b->sites[s].share));
+            }
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        pp_run_result_free(&r[i]);
+    pp_case_free(&c);
+}
+
 int main(void)
 {
     pp_test_report_seed();
@@ -252,6 +299,7 @@ int main(void)
         cmocka_unit_test(explain_paths_attention_fp8),
         cmocka_unit_test(explain_paths_attention_te),
         cmocka_unit_test(explain_report_h5_round_trip),
+        cmocka_unit_test(explain_runs_side_by_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

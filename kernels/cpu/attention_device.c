@@ -179,6 +179,137 @@ __attribute__((target("avx512f"))) static void attn_dots_T_avx512(const float *a
 #endif
 
 // ---------------------------------------------------------------------------------------------
+// explain's exact chains in binary64 lanes (attention_threads.h, pp_attn_axpy64_fn and
+// pp_attn_dots64_fn): each lane the scalar loop's fma((double)a, (double)x, y), one binary64
+// rounding (the binary32 → binary64 conversions are exact), so the same bits; before, every step
+// was a call of libm's fma (the build targets the x86-64 baseline, which has no FMA instruction).
+
+#ifdef ATTN_HAVE_AVX2
+__attribute__((target("avx512f"))) static void attn_axpy64_avx512(float a, const float *x, double *y, int64_t n)
+{
+    __m512d va = _mm512_set1_pd((double)a);
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        _mm512_storeu_pd(y + c, _mm512_fmadd_pd(va, _mm512_cvtps_pd(_mm256_loadu_ps(x + c)), _mm512_loadu_pd(y + c)));
+    if (c < n) {
+        __mmask8 m = (__mmask8)((1u << (n - c)) - 1u);
+        __m512d xv = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16)m, x + c)));
+        _mm512_mask_storeu_pd(y + c, m, _mm512_fmadd_pd(va, xv, _mm512_maskz_loadu_pd(m, y + c)));
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void attn_axpy64_avx2(float a, const float *x, double *y, int64_t n)
+{
+    __m256d va = _mm256_set1_pd((double)a);
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4)
+        _mm256_storeu_pd(y + c, _mm256_fmadd_pd(va, _mm256_cvtps_pd(_mm_loadu_ps(x + c)), _mm256_loadu_pd(y + c)));
+    for (; c < n; c++)
+        y[c] = fma((double)a, (double)x[c], y[c]);  // vfmadd…sd here: the same single rounding
+}
+
+// The key lanes' binary64 dot products, NV ≤ 8 vectors of 8 keys (m ≤ 64; the last vector under a
+// mask) in registers through all nc steps.
+#define ATTN_D64_LD(p, v) \
+    ((v) == NV - 1 ? _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps(ml, (p) + 8 * (v)))) \
+                   : _mm512_cvtps_pd(_mm256_loadu_ps((p) + 8 * (v))))
+#define ATTN_D64_STEP(v)                                  \
+    if ((v) < NV)                                         \
+    r##v = _mm512_fmadd_pd(va, ATTN_D64_LD(x, v), r##v)
+#define ATTN_D64_STORE(v)                                 \
+    if ((v) < NV) {                                       \
+        if ((v) == NV - 1)                                \
+            _mm512_mask_storeu_pd(acc + 8 * (v), (__mmask8)ml, r##v); \
+        else                                              \
+            _mm512_storeu_pd(acc + 8 * (v), r##v);        \
+    }
+__attribute__((target("avx512f"), always_inline)) static inline void attn_dots64_nv(const int NV, const float *a,
+                                                                                    const float *xT, int64_t ld,
+                                                                                    int64_t nc, double *acc, int64_t m)
+{
+    __mmask16 ml = (__mmask16)(m - 8 * (NV - 1) >= 8 ? 0xffu : (1u << (m - 8 * (NV - 1))) - 1u);
+    __m512d z = _mm512_setzero_pd(), r0 = z, r1 = z, r2 = z, r3 = z, r4 = z, r5 = z, r6 = z, r7 = z;
+    for (int64_t c = 0; c < nc; c++) {
+        __m512d va = _mm512_set1_pd((double)a[c]);
+        const float *x = xT + c * ld;
+        ATTN_D64_STEP(0);
+        ATTN_D64_STEP(1);
+        ATTN_D64_STEP(2);
+        ATTN_D64_STEP(3);
+        ATTN_D64_STEP(4);
+        ATTN_D64_STEP(5);
+        ATTN_D64_STEP(6);
+        ATTN_D64_STEP(7);
+    }
+    ATTN_D64_STORE(0)
+    ATTN_D64_STORE(1)
+    ATTN_D64_STORE(2)
+    ATTN_D64_STORE(3)
+    ATTN_D64_STORE(4)
+    ATTN_D64_STORE(5)
+    ATTN_D64_STORE(6)
+    ATTN_D64_STORE(7)
+}
+#undef ATTN_D64_LD
+#undef ATTN_D64_STEP
+#undef ATTN_D64_STORE
+
+// Up to 128 keys: groups of 64 (eight vectors), each with its own pass over the nc steps.
+__attribute__((target("avx512f"))) static void attn_dots64_avx512(const float *a, const float *xT, int64_t ld,
+                                                                  int64_t nc, double *acc, int64_t m)
+{
+    for (int64_t g = 0; g < m; g += 64) {
+        int64_t k = m - g < 64 ? m - g : 64;
+        const float *x = xT + g;
+        double *y = acc + g;
+        switch ((k + 7) / 8) {
+        case 1: attn_dots64_nv(1, a, x, ld, nc, y, k); break;
+        case 2: attn_dots64_nv(2, a, x, ld, nc, y, k); break;
+        case 3: attn_dots64_nv(3, a, x, ld, nc, y, k); break;
+        case 4: attn_dots64_nv(4, a, x, ld, nc, y, k); break;
+        case 5: attn_dots64_nv(5, a, x, ld, nc, y, k); break;
+        case 6: attn_dots64_nv(6, a, x, ld, nc, y, k); break;
+        case 7: attn_dots64_nv(7, a, x, ld, nc, y, k); break;
+        default: attn_dots64_nv(8, a, x, ld, nc, y, k); break;
+        }
+    }
+}
+
+// AVX2: groups of 16 keys (four vectors of four) in registers through the nc steps, the last
+// group's keys past a multiple of 4 by the scalar statements (vfmadd…sd here).
+__attribute__((target("avx2,fma"))) static void attn_dots64_avx2(const float *a, const float *xT, int64_t ld,
+                                                                 int64_t nc, double *acc, int64_t m)
+{
+    int64_t g = 0;
+    for (; g + 16 <= m; g += 16) {
+        __m256d r0 = _mm256_setzero_pd(), r1 = r0, r2 = r0, r3 = r0;
+        for (int64_t c = 0; c < nc; c++) {
+            __m256d va = _mm256_set1_pd((double)a[c]);
+            const float *x = xT + c * ld + g;
+            r0 = _mm256_fmadd_pd(va, _mm256_cvtps_pd(_mm_loadu_ps(x)), r0);
+            r1 = _mm256_fmadd_pd(va, _mm256_cvtps_pd(_mm_loadu_ps(x + 4)), r1);
+            r2 = _mm256_fmadd_pd(va, _mm256_cvtps_pd(_mm_loadu_ps(x + 8)), r2);
+            r3 = _mm256_fmadd_pd(va, _mm256_cvtps_pd(_mm_loadu_ps(x + 12)), r3);
+        }
+        _mm256_storeu_pd(acc + g, r0), _mm256_storeu_pd(acc + g + 4, r1);
+        _mm256_storeu_pd(acc + g + 8, r2), _mm256_storeu_pd(acc + g + 12, r3);
+    }
+    for (; g + 4 <= m; g += 4) {
+        __m256d r = _mm256_setzero_pd();
+        for (int64_t c = 0; c < nc; c++)
+            r = _mm256_fmadd_pd(_mm256_set1_pd((double)a[c]), _mm256_cvtps_pd(_mm_loadu_ps(xT + c * ld + g)), r);
+        _mm256_storeu_pd(acc + g, r);
+    }
+    for (; g < m; g++) {
+        double r = 0.0;
+        for (int64_t c = 0; c < nc; c++)
+            r = fma((double)a[c], (double)xT[c * ld + g], r);
+        acc[g] = r;
+    }
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // The flash softmax's exponentials p_i = pp_attn_exp2f(fmaf(s_i, a, b)) in vector lanes: the
 // fmaf as one vector FMA (one rounding per lane), then pp_attn_exp2f's binary64 statements lane
 // by lane — clamp to [−160, 150], n by the 1.5·2^52 trick, r = (x − n)·ln 2, the degree-13 Taylor
@@ -347,6 +478,56 @@ static pp_attn_dots_fn attn_pick_dots(int portable, pp_isa isa)
     return NULL;  // the lane steps, PP_ATTN_STEP_BUF at a time
 }
 
+static pp_attn_axpy64_fn attn_pick_axpy64(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_axpy64_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_axpy64_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the scalar fma loop
+}
+
+static pp_attn_dots64_fn attn_pick_dots64(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_dots64_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_dots64_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the scalar fma loops
+}
+
+void pp_attn_cpu_axpy64(pp_isa isa, float a, const float *x, double *y, int64_t n)
+{
+    pp_attn_axpy64_fn f = attn_pick_axpy64(0, pp_isa_resolve(isa));
+    if (f) {
+        f(a, x, y, n);
+        return;
+    }
+    for (int64_t l = 0; l < n; l++)
+        y[l] = fma((double)a, (double)x[l], y[l]);
+}
+
+void pp_attn_cpu_dots64(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m)
+{
+    pp_attn_dots64_fn f = attn_pick_dots64(0, pp_isa_resolve(isa));
+    if (f) {
+        f(a, xT, ld, nc, acc, m);
+        return;
+    }
+    for (int64_t l = 0; l < m; l++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < nc; c++)
+            s = fma((double)a[c], (double)xT[c * ld + l], s);
+        acc[l] = s;
+    }
+}
+
 void pp_attn_cpu_dots(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, float *acc, int64_t m)
 {
     pp_attn_dots_fn f = attn_pick_dots(0, pp_isa_resolve(isa));
@@ -424,6 +605,8 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.axpy_n = attn_pick_axpy_n(c->portable, isa);
     J.L.dots_T = attn_pick_dots(c->portable, isa);
     J.L.exp2_fma = attn_pick_exp2(c->portable, isa);
+    J.L.axpy64 = attn_pick_axpy64(c->portable, isa);
+    J.L.dots64 = attn_pick_dots64(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

@@ -37,4 +37,11 @@ void pp_attn_cpu_exp2(pp_isa isa, const float *s, float a, float b, float *p, in
 // the plain loop, for tests/test_attention_dots_lanes.c to check.
 void pp_attn_cpu_dots(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, float *acc, int64_t m);
 
+// explain's binary64 chains by the device's lanes of level isa (the scalar fma loops below AVX2):
+// y_l = fma((double)a, (double)x_l, y_l), l < n; and acc_l = fma chain from +0 over c < nc
+// (increasing) of (double)a_c·(double)xT[c·ld + l], l < m ≤ 128. The same bits as the scalar loops,
+// for tests/test_attention_dots_lanes.c to check.
+void pp_attn_cpu_axpy64(pp_isa isa, float a, const float *x, double *y, int64_t n);
+void pp_attn_cpu_dots64(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m);
+
 #endif

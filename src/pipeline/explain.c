@@ -11,6 +11,7 @@
 
 #include "core/statistic.h"
 #include "interrupt.h"
+#include "parallel.h"
 #include "pipeline/assemble.h"
 #include "pipeline/compare.h"
 #include "pipeline/order_band.h"
@@ -95,6 +96,7 @@ typedef struct explain_job {
     const unsigned char *sel;  // its compare tasks (without their dependencies)
     int v;
     int w;                     // the variant compared against, or -1 (the reference)
+    int threads;               // workers of each masked run (explain_runs: several runs at once)
     uint64_t order_seed;       // 0: the nominal order; else --orders' admissible order (order_band.h)
     // w with every one of its sites exact, kept once run (nominal order): the all-exact run and the
     // all-but-one runs of every site w lacks (the CP merges against a plain kernel) all ask for it
@@ -119,8 +121,8 @@ static int run_masked(const explain_job *j, int v, uint64_t mask, pp_tensor *out
             rc = pp_tensor_alloc(&outs[t], n->ndim, n->shape, n->format, err);
     }
     if (!rc)
-        rc = op->run_cpu(&prm, &c->variants[v].knobs, j->p->groups[j->plan->group_of[v]].inputs, outs,
-                         j->plan->threads, err);
+        rc = op->run_cpu(&prm, &c->variants[v].knobs, j->p->groups[j->plan->group_of[v]].inputs, outs, j->threads,
+                         err);
     if (!rc && pp_interrupted())  // the run was cut short: its outputs are incomplete
         rc = pp_fail(err, PP_ERR_INTERRUPTED, "%s: explain: interrupted (%s) during a run of variant %s", c->name,
                      pp_interrupted() == SIGINT ? "SIGINT" : "SIGTERM", c->variants[v].name);
@@ -199,6 +201,61 @@ static int check_nominal(const explain_job *j, pp_error *err)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Many masks at once: the one-at-a-time and all-but-one runs are independent of each other (each
+// its own outputs, the nominal products and w's memo only read), so they run side by side, up to
+// PP_EXPLAIN_CONCURRENT at a time with the workers shared out among them. One masked run alone
+// keeps two cores only partly busy (its serial set-up and comparison); two at once keep both. Each
+// result lands in its own slot, so the tables never depend on how many ran at once.
+
+#define PP_EXPLAIN_CONCURRENT 4  // at most this many masked runs' buffers at once (memory)
+
+typedef struct explain_run {
+    uint64_t mask;
+    pp_explain_stats *stats;  // n of them
+    int rc;                   // -1: not run (a stop request skipped it)
+    pp_error err;
+} explain_run;
+
+typedef struct explain_batch {
+    const explain_job *j;
+    explain_run *runs;
+    int n;
+} explain_batch;
+
+static void explain_run_task(void *ctx, int64_t i)
+{
+    explain_batch *b = ctx;
+    explain_run *x = &b->runs[i];
+    x->rc = compare_masked(b->j, x->mask, x->stats, b->n, &x->err);
+}
+
+// compare_masked for each of runs[0..count), side by side; the first failure's error (in run order).
+// w's memo must be filled already (or never wanted): the runs only read it.
+static int explain_runs(const explain_job *j, explain_run *runs, int count, int n, pp_error *err)
+{
+    int total = j->threads, at_once = total < PP_EXPLAIN_CONCURRENT ? total : PP_EXPLAIN_CONCURRENT;
+    at_once = at_once < count ? at_once : count;
+    at_once = at_once < 1 ? 1 : at_once;
+    explain_job each = *j;
+    each.threads = total / at_once > 1 ? total / at_once : 1;
+    explain_batch b = {.j = &each, .runs = runs, .n = n};
+    for (int i = 0; i < count; i++)
+        runs[i].rc = -1;
+    pp_parallel_for(explain_run_task, &b, count, at_once, NULL);
+    for (int i = 0; i < count; i++) {
+        if (runs[i].rc > 0) {
+            *err = runs[i].err;
+            return runs[i].rc;
+        }
+        if (runs[i].rc < 0)
+            return pp_fail(err, PP_ERR_INTERRUPTED, "%s: explain: interrupted (%s) before a run of variant %s",
+                           j->plan->c->name, pp_interrupted() == SIGINT ? "SIGINT" : "SIGTERM",
+                           j->plan->c->variants[j->v].name);
+    }
+    return PP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The tables
 
 static double mse(const pp_explain_stats *s)
@@ -267,16 +324,18 @@ static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, co
     pp_tensor w_all[PP_MAX_OP_TENSORS];
     int w_all_ok = 0;
     memset(w_all, 0, sizeof w_all);
-    explain_job j = {plan, p, sel, v, w, 0, w_all, &w_all_ok};
+    explain_job j = {.plan = plan, .p = p, .sel = sel, .v = v, .w = w, .threads = plan->threads, .order_seed = 0,
+                     .w_all = w_all, .w_all_ok = &w_all_ok};
     uint64_t all = sites_of(c, v);
     int ids[64], n_sites = 0;
     for (int s = 0; s < 64; s++)
         if (all >> s & 1)
             ids[n_sites++] = s;
     pp_explain_table *tab = calloc((size_t)(n ? n : 1), sizeof *tab);
-    pp_explain_stats *st = calloc((size_t)(n ? n : 1), sizeof *st);
-    if (!tab || !st) {
-        free(tab), free(st);
+    pp_explain_stats *st = calloc((size_t)(n ? n : 1) * (size_t)(2 * n_sites + 1), sizeof *st);
+    explain_run *runs = calloc((size_t)(2 * n_sites + 1), sizeof *runs);
+    if (!tab || !st || !runs) {
+        free(tab), free(st), free(runs);
         return pp_fail(err, PP_ERR_RUNTIME, "out of memory");
     }
     int rc = PP_OK;
@@ -293,20 +352,23 @@ static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, co
     }
     if (!rc)
         rc = check_nominal(&j, err);
-    if (!rc)
+    if (!rc)  // first and alone: it fills w's memo, which the runs below read
         rc = compare_masked(&j, all, st, n, err);
     for (int k = 0; !rc && k < n; k++)
         tab[k].all_exact = st[k];
-    for (int s = 0; !rc && s < n_sites; s++) {
+    // run 2s: site s alone exact; run 2s + 1: every site but s exact
+    for (int s = 0; s < n_sites; s++) {
         uint64_t bit = (uint64_t)1 << ids[s];
-        rc = compare_masked(&j, bit, st, n, err);
-        for (int k = 0; !rc && k < n; k++)
-            tab[k].sites[s].exact = st[k];
-        if (!rc)
-            rc = compare_masked(&j, all & ~bit, st, n, err);
-        for (int k = 0; !rc && k < n; k++)
-            tab[k].sites[s].alone = st[k];
+        runs[2 * s] = (explain_run){.mask = bit, .stats = st + (size_t)n * (size_t)(2 * s + 1)};
+        runs[2 * s + 1] = (explain_run){.mask = all & ~bit, .stats = st + (size_t)n * (size_t)(2 * s + 2)};
     }
+    if (!rc)
+        rc = explain_runs(&j, runs, 2 * n_sites, n, err);
+    for (int s = 0; !rc && s < n_sites; s++)
+        for (int k = 0; k < n; k++) {
+            tab[k].sites[s].exact = runs[2 * s].stats[k];
+            tab[k].sites[s].alone = runs[2 * s + 1].stats[k];
+        }
     for (int k = 0; !rc && k < n; k++)
         shares(&tab[k]);
     if (!rc && orders > 0)
@@ -317,7 +379,7 @@ static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, co
                 tab[k].sites[s].share_band[0] = tab[k].sites[s].share_band[1] = NAN;
         pp_explain_sort(&tab[k]);
     }
-    free(st);
+    free(st), free(runs);
     free_outs(c->op, w_all);
     if (rc) {
         pp_explain_tables_free(tab, n);
