@@ -641,10 +641,11 @@ typedef struct pp_attn_variant {
 //                prescale's backward (RN_F(RN_32(s·x)), or a copy for s = 1) gives the output
 //   cp_dq_acc, cp_dkv_acc  the CP gradient accumulators in binary64 (acc + g), and their final
 //                RN_F(acc) is the site's too: the accumulator reaches the output
-//   scores, scaled_scores, p, dp, d, ds, row_sum (naive)  the binary32 opmath value (the store's
-//                input is binary32; nothing finer exists to keep): the unfused kernel's stored S,
-//                its PB-Relax / layer-scaling stores, every RN_F of P, the unfused dP store, the
-//                naive softmax backward's D stores, dS's stores, the naive row sum's RN_F per step
+//   scaled_scores, p, d, ds, row_sum (naive)  the binary32 opmath value (the store's input is
+//                binary32; nothing finer exists to keep): the unfused kernel's PB-Relax /
+//                layer-scaling stores, every RN_F of P, the naive softmax backward's D stores,
+//                dS's stores, the naive row sum's RN_F per step (the unfused S and dP stores go
+//                with their GEMM chains: kind (3))
 // An op that reads a binary64 shadow but whose own result still rounds (not a site, or its site
 // not exact) computes in binary64 from its operands and rounds as the kernel does: RN_32 of the
 // binary64 value, then the store (pp_attn_cp_lse_merge_r, pp_attn_cp_out_step_d; for binary32
@@ -711,10 +712,8 @@ typedef struct pp_attn_variant {
 // exact: binary64 throughout, the exact attention of the inputs within ((4d + 16)·A + 2n + 14)·2^−53
 // of max|v| (A = α·max_j Σ|q·k|, n keys; the derivation above every_site_exact_is_exact_attention);
 // every site but the quantisation's: of the quantised inputs within the same bound.
-// Not instrumented: the GEMMs' accumulation chains (flash's raw scores, dP and D are fp32 chains,
-// not stores; exact would be the reference's own dot); the unfused kernel's non-naive fp32 row
-// sum (flash's and FA3 fp8's are offered).
-// (3) The GEMM accumulation chains (FA2 flash, fp8 = none; attention_threads.h), made exact by
+// (3) The GEMM accumulation chains (FA2 flash and the unfused kernel, fp8 = none;
+// attention_threads.h), made exact by
 // running the chain in binary64 — one binary64 fma per term from +0 (each product of two binary32
 // values is exact in binary64; only the additions round) — and carrying the binary64 value to every
 // reader, which computes in binary64 from it and rounds as the kernel does (the convention above):
@@ -724,6 +723,12 @@ typedef struct pp_attn_variant {
 //   pv_acc       the running o_c = fma(P, v, o_c) across keys and tiles, and its rescale o_c·corr,
 //                in binary64 (the plan's Oacc64, laid out as O); the epilogue's o_c·inv reads it
 //                (one binary64 rounding), then out's store
+//   scores, dp   (unfused) the S = q'·k' and dP = dO·v GEMMs' chains (fp32 or storage accumulation
+//                alike) and their store: the binary64 chain rounded once into the binary32 buffer
+//                (S: RN_32(α_c·chain), the product in binary64); no binary64 shadow of S or dP, so
+//                the softmax and dS read that binary32 value (pp_attn_r_row_dots)
+//   pv_acc       (unfused) the P·V GEMM's chain over the keys in binary64, RN_32 then out's store;
+//                with out exact the binary64 chain itself is kept in out's shadow (pp_attn_r_unf_pv)
 //   dp, d        flash backward's dP = dO·v_j and D = dO·O (on O's binary64 shadow when out is
 //                exact); dS = p·(dP − D) then in binary64, RN_32 once (pp_attn_bwd_ds64): dS has no
 //                binary64 shadow, so with ds exact too the dq, dk chains read that binary32 dS
@@ -740,8 +745,7 @@ typedef struct pp_attn_variant {
 // both 2^−24 relative (tests/test_explain_attention_chains.c checks |out − ref| ≤ 2^−22·max|v|).
 //   d (unfused) the softmax backward's fp32 D = Σ dP·P (softmax fp32 or storage) in binary64, read
 //                by dS in binary64 (pp_attn_softmax_bwd_dx64); the naive D's stores are kind (1)
-// Not instrumented: the unfused kernel's GEMM chains (its S, dP and out stores are sites, their
-// chains are not); the flash chains' order band (binary64 chains
+// Not instrumented: the chains' order band (binary64 chains
 // run c, j increasing, whatever the order seed: the order moves them by binary64 roundings only).
 // FA2 flash (attention_threads.h pp_attn_flash_finish_sum_x):
 //   row_sum      the 4 partial row sums in binary64 (their rescale l_q·corr too), reduced in the

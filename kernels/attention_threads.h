@@ -652,6 +652,23 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
     const float *xs = dp ? L->v : L->k;
     float *out = (dp ? L->DS : L->SP) + t0 - y0;  // the row
     int gemm = dp ? PP_ATTN_MMA_DP : PP_ATTN_MMA_S;
+    if (pp_site_exact(L->exact_sites, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES)) {
+        // the unfused S (scores) or dP (dp) exact (attention.h "Exact sites", chains): the GEMM's
+        // chain in binary64 (fp32 or storage accumulation alike), then one rounding to the binary32
+        // buffer (S: RN_32(α_c·chain), the product in binary64); no binary64 shadow of S or dP
+        double acc64[PP_ATTN_MAX_LANES];
+        for (int64_t y = y0, m; y < y1; y += m) {
+            m = pp_attn_key_lanes(L, &G, y, y1 - y);
+            pp_attn_dots_T64(L, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), pp_attn_keyT_ld(L, &G, y), m,
+                             L->d, acc64);
+            for (int64_t l = 0; l < m; l++)
+                out[y + l] = dp ? (float)acc64[l] : pp_attn_score_storage(PP_FMT_FP32, &L->sc, acc64[l]);
+            for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
+                pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh),
+                              L->f, dp ? acc64[l] : L->sc.alpha_c * acc64[l], out[y + l]);
+        }
+        return;
+    }
     if (L->accum == PP_ATTN_ACC_STORAGE) {
         for (int64_t y = y0; y < y1; y++) {
             double acc = pp_attn_dot_storage(L->f, a, xs + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, y)), L->d,
@@ -801,8 +818,25 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
     double dacc[PP_ATTN_MAX_LANES];
     pp_attn_mma_walk w;
     int64_t j;
+    // pv_acc exact (attention.h "Exact sites", chains): P·V's chain in binary64 (fp32 or storage
+    // accumulation alike), RN_32 of it then the store; carried in binary64 to the out shadow
+    int xpv = pp_site_exact(L->exact_sites, PP_SITE_ATTN_PV_ACC);
     for (int64_t e = e0, m; e < e0 + n; e += m) {
         m = pp_attn_lanes(L, e0 + n - e);
+        if (xpv) {
+            for (int64_t l = 0; l < m; l++)
+                dacc[l] = 0.0;
+            for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
+                pp_attn_axpy64(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, dacc, m);
+            for (int64_t l = 0; l < m; l++)
+                o[e + l] = pp_attn_store(pp_attn_out_fmt(L), (float)dacc[l]);
+            for (int64_t l = 0; L->O64 && l < m; l++)
+                L->O64[o - L->O + e + l] = dacc[l];
+            for (int64_t l = 0; L->ranges && l < m; l++)
+                pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
+                              pp_attn_range_head(L, b, hh), L->f, dacc[l], o[e + l]);
+            continue;
+        }
         if (L->accum == PP_ATTN_ACC_STORAGE) {
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;

@@ -256,8 +256,9 @@ static inline const pp_site_info *pp_site_get(int id)
         // chains of S, dP and D, attention.h "Exact sites")
         {PP_SITE_ATTN_PV_ACC, "attention", "pv_acc",
          "flash: the running P·V accumulator o_c = fma(P, v, o_c) across keys and tiles, rescaled by each "
-         "tile's correction, before the epilogue", "fp32",
-         "attention_threads.h: pp_attn_t_flash_fwd", PP_SITE_AXIS_HEAD, NULL},
+         "tile's correction, before the epilogue; unfused: the P·V GEMM's chain before out's store",
+         "fp32 (flash); the accumulator's by accumulate (unfused)",
+         "attention_threads.h: pp_attn_t_flash_fwd, pp_attn_r_unf_pv", PP_SITE_AXIS_HEAD, NULL},
         {PP_SITE_ATTN_DQ_ACC, "attention", "dq_acc",
          "the backward's dq chain Σ_j dS·k' (flash: each key block's chain and their sum) before α and the store",
          "fp32 (F with accumulate storage)", "attention_threads.h: pp_attn_r_bwd_dq", PP_SITE_AXIS_HEAD, NULL},

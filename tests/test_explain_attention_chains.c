@@ -1,7 +1,8 @@
 // test_explain_attention_chains.c — explain's GEMM-chain sites of attention (kernels/attention.h
 // "Exact sites", chains): flash's S dot (scores), its running P·V accumulator (pv_acc), the
 // backward's dP and D dots, the dq and dk/dv chains (dq_acc, dkv_acc), and the unfused fp32 row sum
-// (row_sum), each in binary64, on hand-computed rows; then every site exact against the reference.
+// (row_sum), each in binary64, on hand-computed rows; then every site exact against the reference;
+// the unfused kernel's S, P·V and dP GEMM chains likewise (fp32 and storage accumulation).
 // Run: build/rel/tests/test_explain_attention_chains
 #include "test_util.h"
 
@@ -303,6 +304,118 @@ static void chains_every_site_exact_shrinks_residual(void **state)
     attn_run_free(&R);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The unfused kernel's GEMM chains: S, P·V (and dP, through the residual test below)
+
+// One query q = (1, 1, 1), keys k0 = (64, 2^−18, 2^−18), k1 = (64, 0, 0), v0 = (1, 0), v1 = (0, 1),
+// σ = 1, fp32. S's fp32 chain ties to even twice: 64 + 2^−18 is half an ulp_32(64) = 2^−17 above
+// 64, so s0 = 64 = s1 and out = (0.5, 0.5). With scores exact the binary64 chain is 64 + 2^−17, a
+// binary32 value (its one rounding is exact): s0 − s1 = 2^−17 and out = (σ(2^−17), 1 − σ(2^−17)) ≈
+// (0.5 + 2^−19, 0.5 − 2^−19), within 2 ulp_32(0.5) of the truth.
+static void chains_unfused_scores_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 3, .causal = 0};
+    attn_run R;
+    attn_run_init(&R, dm);
+    R.q[0] = R.q[1] = R.q[2] = 1.0;
+    R.k[0] = 64.0, R.k[1] = R.k[2] = 0x1p-18, R.k[3] = 64.0, R.k[4] = R.k[5] = 0.0;
+    // v [s_kv][d]: v0 = (1, 0, 0), v1 = (0, 1, 0)
+    R.v[0] = 1.0, R.v[4] = 1.0;
+    pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
+    attn_run_go(&R, v, 0, 0);
+    assert_true(R.out[0] == 0.5 && R.out[1] == 0.5);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_SCORES), 0);
+    double t = 1.0 / (1.0 + exp(-0x1p-17));
+    assert_true(R.out[0] > 0.5 && R.out[1] < 0.5);
+    assert_true(fabs(R.out[0] - t) <= 0x1p-23);
+    assert_true(fabs(R.out[1] - (1.0 - t)) <= 0x1p-23);
+    attn_run_free(&R);
+}
+
+// One query q = 0 (every score 0: P = 1/4 exactly), four keys, d = 1, v = (1, 2^−24, 2^−24, 0).
+// The P·V chain in fp32: 1/4, then + 2^−26 twice, each a tie (half an ulp_32(1/4) = 2^−25) to even
+// 1/4: out = 1/4. With pv_acc exact the binary64 chain is 1/4 + 2^−25, a binary32 value: out is the
+// truth. In fp16 with storage accumulation every step rounds to fp16 (1/4 + 2^−26 → 1/4): pv_acc
+// exact gives RN_fp16(1/4 + 2^−25) = 1/4 (ulp_fp16(1/4) = 2^−12), the store still rounding.
+static void chains_unfused_pv_acc_by_hand(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 4, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
+    attn_run R;
+    attn_run_init(&R, dm);
+    R.v[0] = 1.0, R.v[1] = R.v[2] = 0x1p-24;
+    pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_FP32);
+    attn_run_go(&R, v, 0, 0);
+    assert_true(R.out[0] == 0.25);
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC), 0);
+    assert_true(R.out[0] == 0.25 + 0x1p-25);
+    // out exact too: its shadow holds the binary64 chain (here the same value)
+    attn_run_go(&R, v, PP_SITE_BIT(PP_SITE_ATTN_PV_ACC) | PP_SITE_BIT(PP_SITE_ATTN_OUT), 0);
+    assert_true(R.out[0] == 0.25 + 0x1p-25);
+    attn_run_free(&R);
+}
+
+// Unfused, bf16 with storage accumulation (every GEMM step rounds to bf16): with every site
+// exact — now the S, P·V and dP chains too — out is within 2^−22·max|v| of the reference on the
+// same inputs (the flash bound above: P's binary32 exp and dS's RN_32 are what still round), and
+// the gradients' residual is below the one with every site but the chains exact; each chain site
+// alone moves its tensors.
+static void chains_unfused_storage_every_site(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 40, .s_kv = 40, .h = 2, .h_kv = 1, .d = 16, .causal = 1};
+    int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
+    attn_run R;
+    attn_run_init(&R, dm);
+    attn_run_fill(&R, PP_FMT_BF16, 27);
+    pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_BF16);
+    v.sigma_given = 0;
+    v.accum = PP_ATTN_ACC_STORAGE;
+    pp_attn_ref_opts o;
+    memset(&o, 0, sizeof o);
+    o.method = PP_ATTN_REF_FAST;
+    o.b = dm.b, o.s_q = dm.s_q, o.s_kv = dm.s_kv, o.h = dm.h, o.h_kv = dm.h_kv, o.d = dm.d, o.causal = dm.causal;
+    o.backward = 1, o.threads = 1;
+    double *ro = malloc((size_t)nq * 8), *rl = malloc((size_t)(dm.s_q * dm.h) * 8), *rq = malloc((size_t)nq * 8);
+    double *rk = malloc((size_t)nk * 8), *rv = malloc((size_t)nk * 8);
+    pp_error e = {0};
+    assert_int_equal(pp_attention_ref(&o, R.q, R.k, R.v, R.dout, ro, rl, rq, rk, rv, NULL, &e), 0);
+    pp_site_mask chains = PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC) |
+                          PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) |
+                          PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC);
+    pp_site_mask all = (PP_SITE_BIT(PP_SITE_COUNT - 1) << 1) - 1;
+    attn_run_go(&R, v, 0, 1);
+    double *out0 = dupd(R.out, nq), *dq0 = dupd(R.dq, nq), *dk0 = dupd(R.dk, nk), *dv0 = dupd(R.dv, nk);
+    static const int sites[] = {PP_SITE_ATTN_SCORES, PP_SITE_ATTN_PV_ACC, PP_SITE_ATTN_DP};
+    for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
+        attn_run_go(&R, v, PP_SITE_BIT(sites[i]), 1);
+        int64_t moved = n_differing(R.out, out0, nq) + n_differing(R.dq, dq0, nq) + n_differing(R.dk, dk0, nk) +
+                        n_differing(R.dv, dv0, nk);
+        if (moved == 0)
+            fail_msg("unfused storage: site %s exact moves nothing", pp_site_get(sites[i])->name);
+    }
+    double eo[2], eg[2];
+    for (int w = 0; w < 2; w++) {
+        attn_run_go(&R, v, w ? all : all & ~chains, 1);
+        eo[w] = sq_err(R.out, ro, nq);
+        eg[w] = sq_err(R.dq, rq, nq) + sq_err(R.dk, rk, nk) + sq_err(R.dv, rv, nk);
+    }
+    if (!(eo[1] < eo[0]) || !(eg[1] < eg[0]))
+        fail_msg("unfused storage, every site exact: out %g (chains rounding: %g), grads %g (%g)", eo[1], eo[0], eg[1],
+                 eg[0]);
+    double vmax = 0.0;
+    for (int64_t i = 0; i < nk; i++)
+        vmax = fmax(vmax, fabs(R.v[i]));
+    attn_run_go(&R, v, all, 1);
+    for (int64_t i = 0; i < nq; i++)
+        if (!(fabs(R.out[i] - ro[i]) <= 4.0 * 0x1p-24 * vmax))
+            fail_msg("unfused storage: out[%lld] = %a, reference %a: beyond 2^-22·max|v|", (long long)i, R.out[i], ro[i]);
+    free(out0), free(dq0), free(dk0), free(dv0);
+    free(ro), free(rl), free(rq), free(rk), free(rv);
+    attn_run_free(&R);
+}
+
 int main(void)
 {
     pp_test_report_seed();
@@ -314,6 +427,9 @@ int main(void)
         cmocka_unit_test(chains_unfused_row_sum_by_hand),
         cmocka_unit_test(chains_unfused_d_by_hand),
         cmocka_unit_test(chains_every_site_exact_shrinks_residual),
+        cmocka_unit_test(chains_unfused_scores_by_hand),
+        cmocka_unit_test(chains_unfused_pv_acc_by_hand),
+        cmocka_unit_test(chains_unfused_storage_every_site),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -805,7 +805,7 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (bwd)
         m |= PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) |
              PP_SITE_BIT(PP_SITE_ATTN_DV);
-    if (bwd && unf && v.accum != PP_ATTN_ACC_STORAGE)
+    if (bwd && unf)  // the dP GEMM's chain and its store (fp32 or storage accumulation)
         m |= PP_SITE_BIT(PP_SITE_ATTN_DP);
     if (bwd && unf && naive)
         m |= PP_SITE_BIT(PP_SITE_ATTN_D);
@@ -823,7 +823,8 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     // backward's recomputation), P·V's running o, dP and D; every backward's dq, dk/dv chains; the
     // unfused fp32 row sum (the naive one rounds to F: its site is above)
     if (!unf)
-        m |= PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC);
+        m |= PP_SITE_BIT(PP_SITE_ATTN_SCORES);
+    m |= PP_SITE_BIT(PP_SITE_ATTN_PV_ACC);  // flash's running o; the unfused P·V GEMM's chain
     if (!unf && bwd)
         m |= PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_D);
     if (bwd)
