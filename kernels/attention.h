@@ -607,6 +607,9 @@ typedef struct pp_attn_variant {
     double te_scale_dp;  // dS's scale from amax_history_dp; 0: current, from this run's dP amax
     pp_attn_te_dq te_dq; // dQ per key tile (0, the reference) or one chain
     int te_ds_amax;      // scale_dP from max |dP| (0: the reference's pass) or from max |dS| (1)
+    // TE's delayed recipe for dO and the three gradient stores (amax_history_do/_dq/_dk/_dv, in
+    // te_grad_format); 0: current, from this run's amax of that tensor (the default)
+    double te_scale_do, te_scale_dq, te_scale_dk, te_scale_dv;
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

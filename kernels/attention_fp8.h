@@ -483,6 +483,10 @@ static inline const char *pp_attn_te_error(const pp_attn_variant *v, int backwar
     if (!(v->te_scale_dp >= 0) || v->te_scale_dp > 3.4028234663852886e38 || (unsigned)v->te_dq > PP_ATTN_TE_DQ_CHAIN ||
         (unsigned)v->te_ds_amax > 1)
         return "attention: fp8 = \"te\": amax_history_dp must give a finite positive scale, te_dq per-tile or chain, te_ds_amax max-dp or max-ds";
+    const double grad_s[4] = {v->te_scale_do, v->te_scale_dq, v->te_scale_dk, v->te_scale_dv};
+    for (int i = 0; i < 4; i++)
+        if (!(grad_s[i] >= 0) || grad_s[i] > 3.4028234663852886e38)
+            return "attention: fp8 = \"te\": amax_history_do, _dq, _dk and _dv must give finite positive scales";
     if (pp_attn_fp8_scheme(v) == PP_SCALING_DELAYED)
         for (int i = 0; i < 3; i++)
             if (!(v->fp8_delayed_s[i] > 0) || !(v->fp8_delayed_s[i] <= 3.4028234663852886e38))
