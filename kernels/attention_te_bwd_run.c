@@ -117,7 +117,8 @@ int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_devic
                             .xdo = (float)xdo,
                             .block_n = 128,
                             .dq = v->te_dq,
-                            .ds_amax = v->te_ds_amax};
+                            .ds_amax = v->te_ds_amax,
+                            .emin_g = pp_format_get(pp_attn_te_grad_format(v)).emin};
     float *lse32 = fl, *D = fl + rows, *adp = fl + 2 * rows;
     for (int64_t r = 0; r < rows; r++)
         lse32[r] = (float)lse[r];

@@ -199,7 +199,9 @@ static const pp_knob_def knobs[] = {
     [K_MMA] = {"mma", mmas, "fp32-chain",
                "fp8 fa3: the accumulation of S = q.k and P.V; fp32-chain: binary32 fma chains; sm90-fp8: Hopper's "
                "FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), never "
-               "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h)", .meanings = mma_ids},
+               "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h); fp8 te: every FP8 GEMM "
+               "of its forward and backward, promoted into binary32 every 128 as cuBLASLt: a bound on cuDNN's "
+               "unknown accumulation (kernels/attention_te_fp8.h)", .meanings = mma_ids},
     // mx's E8M0 exponent rule, as the gemm's (kernels/scaling.h); only fp8 fa3 with scaling mx reads it.
     [K_MX_SCALE] = {"mx_scale", mx_scales, "ocp",
                     "fp8 fa3 with scaling mx: the block scales' exponent (q, k, v and P); ocp: floor(log2 amax) - 8 "
@@ -478,7 +480,7 @@ static const char knob_rules[] =
     "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
     "max_subtract row, cp_world 1 and passes fwd; scaling other than auto/none needs fp8 fa3, tensor-delayed "
     "needs amax_history_q, _k, _v (and only it takes them, amax_compute_algo and margin), mx and nvfp4 a block_n "
-    "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
+    "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 or te with per-tensor scaling "
     "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32; fp8 te has fp8 fa3's limits, takes "
     "per-tensor scaling only, and alone takes te_softmax, te_exp, te_pv, te_rescale_threshold "
     "(online only), amax_history_s and amax_history_o; with passes fwd+bwd fp8 te alone takes te_grad_format, "
@@ -732,6 +734,11 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (e || (kern && strcmp(kern, "flash")))
         return e;
     const char *fp8 = pp_knob_setting_value(knobs_set, n, "fp8");
+    const char *mma = pp_knob_setting_value(knobs_set, n, "mma");
+    if (fp8 && !strcmp(fp8, "te") && mma && !strcmp(mma, "sm90-fp8"))
+        return "(TransformerEngine's FP8 DPA with Hopper's FP8 accumulation in every GEMM (groups of 32, truncated, "
+               "promoted every 128 as cuBLASLt): a bound on what cuDNN's closed kernels could do on Hopper, not a "
+               "claim; the rest as fp8 = \"te\"'s)";
     if (fp8 && !strcmp(fp8, "te"))
         return "(TransformerEngine's FP8 DPA forward: where cudnn-frontend's reference applies each scale; the "
                "closed kernel's softmax form, exponential and P.V accumulation are the knobs te_softmax, te_exp, "
