@@ -164,15 +164,16 @@ PP_HD static inline void pp_attn_te_bwd_dq_row(const pp_attn_te_bwd_cfg *c, cons
 // q8, do8: the batch's first query row of the group's first head (row stride qstride, head
 // stride d); lse, D of those rows at lse[hg·s_q + i] for the hg-th head of the group.
 // mma sm90-fp8: the same reduction over (head, i) through pp_attn_te_sm90, PP_SM90_FP8_PROMOTE
-// steps gathered at a time (P8, dS8 and the rows' pointers; its groups of 32 run across heads).
+// steps gathered at a time (P8 and dS8; step k is head k / (s_q − i0), row i0 + k mod (s_q − i0);
+// its groups of 32 run across heads).
 PP_HD static inline void pp_attn_te_bwd_dkv_col(const pp_attn_te_bwd_cfg *c, const float *q8, const float *do8,
                                                 int64_t qstride, const float *lse, const float *D, int64_t s_q,
                                                 int64_t i0, int64_t group, const float *k8j, const float *v8j,
                                                 int64_t d, float *dk, float *dv)
 {
     float p8b[PP_SM90_FP8_PROMOTE], dsb[PP_SM90_FP8_PROMOTE], col[PP_SM90_FP8_PROMOTE];
-    const float *qr[PP_SM90_FP8_PROMOTE], *dor[PP_SM90_FP8_PROMOTE];
-    int64_t m = 0, left = group * (s_q > i0 ? s_q - i0 : 0);  // sm90: steps gathered, steps to come
+    int64_t span = s_q > i0 ? s_q - i0 : 0;
+    int64_t m = 0, k0 = 0, left = group * span;  // sm90: steps gathered, the first's step, steps to come
     for (int64_t e = 0; e < d; e++)
         dk[e] = dv[e] = 0.0f;
     for (int64_t hg = 0; hg < group; hg++)
@@ -188,19 +189,19 @@ PP_HD static inline void pp_attn_te_bwd_dkv_col(const pp_attn_te_bwd_cfg *c, con
                 }
                 continue;
             }
-            p8b[m] = p8, dsb[m] = ds8, qr[m] = qi, dor[m] = doi;
+            p8b[m] = p8, dsb[m] = ds8;
             m++, left--;
             if (m < PP_SM90_FP8_PROMOTE && left > 0)
                 continue;
             for (int64_t e = 0; e < d; e++) {
-                for (int64_t l = 0; l < m; l++)
-                    col[l] = dor[l][e];
+                for (int64_t l = 0; l < m; l++)  // step k0 + l's dO8 row
+                    col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
                 dv[e] = pp_attn_te_sm90(dv[e], p8b, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, c->emin_g);
                 for (int64_t l = 0; l < m; l++)
-                    col[l] = qr[l][e];
+                    col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
                 dk[e] = pp_attn_te_sm90(dk[e], dsb, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
             }
-            m = 0;
+            k0 += m, m = 0;
         }
     for (int64_t e = 0; e < d; e++) {
         dv[e] = (dv[e] * c->xs) * c->xdo;
