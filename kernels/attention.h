@@ -316,8 +316,19 @@
 //   Scales, not unknowns, for comparison: a stale amax_history_s = [0.5] (scale_s 896: every
 //     p ≥ 0.5 saturates at 448) 98.4% mismatched, max 2.11; amax_history_o = [4.0] (scale_o 112
 //     instead of the current 448/amax_o) 82.0%, max 1.28, against the quantised inputs 76.5%.
-// Not modelled: Hopper's truncating FP8 accumulation (mma stays fa3's: refused for te), the
-//   GPU's ex2.approx/__logf (correctly rounded here; the order band moves them by ulps), e5m2
+// Hopper's FP8 accumulation as a bound (mma = "sm90-fp8"; kernels/attention_te_fp8.h
+//   pp_attn_te_sm90, where the reason is written out): cuDNN's accumulation order and precision are
+//   not public, so te's default stays the exact fp32 chain (the reference's); sm90-fp8 puts the
+//   measured wgmma accumulator (kernels/sm90_fp8_mma.h: groups of 32, 13 fraction bits below the
+//   group's largest exponent, truncation) into S = Q8·K8ᵀ over d and P8·V8 over each tile's keys,
+//   promoted into binary32 every 128 elements as cuBLASLt does (per-tile: from +0; chain: onto the
+//   running o), and in the backward's dP, dV, dq's dS8·K8 and dk's dS8ᵀ·Q8 (below). It measures how
+//   far results could move, not what cuDNN does. Measured on fp8-attention: out 1.1% outside bf16's
+//   tolerance against te (368 of 32,768, max 0.148, RMS 0.0019), against the exact attention 80.6%
+//   either way (RMS 0.05819 → 0.05814); lse against the quantised inputs max 3.7e-6 → 9.6e-3.
+//   The order band does not walk sm90's chains (their groups are the model's). block_n (te's tile)
+//   must be a multiple of 32.
+// Not modelled: the GPU's ex2.approx/__logf (correctly rounded here; the order band moves them by ulps), e5m2
 //   outputs, padding masks, dropout, bias; the MMAs' internal order nominally (a chain: the order
 //   band below samples others).
 // Order band (`run --orders`; see "Order band" below for the mechanism, the same seeds and streams):
@@ -357,7 +368,7 @@
 // Backward (passes = "fwd+bwd"; element steps kernels/attention_te_fp8_bwd.h, host steps
 //   kernels/attention_te_bwd_run.c, the CPU loop kernels/cpu/attention_te_fp8_bwd.c, the GPU
 //   kernels/cuda/attention_te_bwd_kernels.cu; knobs te_grad_format, amax_history_dp, te_dq,
-//   te_ds_amax).
+//   te_ds_amax, amax_history_do, _dq, _dk, _dv, mma).
 //   What is open, and followed here:
 //   TE (@fecb10b, common/fused_attn/fused_attn_fp8.cu, fused_attn_fp8_bwd_impl_v1, the "FE 1.0+"
 //   definition): the graph takes q, k, v, O (fwd_tensor_type: e4m3), the forward's stats, dO, and
@@ -366,6 +377,18 @@
 //   returns amax_dP, amax_dQ/dK/dV (FLOAT). TE's recipe (@799cf76 recipe/__init__.py,
 //   DelayedScaling: fp8_format defaults to Format.HYBRID, e4m3 forward and e5m2 backward): the
 //   gradients' format is e5m2 by default (te_grad_format = "e4m3": Format.E4M3).
+//   TE's pytorch caller (NVIDIA/TransformerEngine @001b736, transformer_engine/pytorch/attention.py,
+//   cited by statement: the module constants and FusedAttnFunc's FP8 backward, its fused_attn_bwd
+//   call, whose arguments are commented d_scale_do, d_scale_dp, q_scale_dp, q_scale_dqkv; line
+//   numbers not counted) casts dO with the backward meta's slot META_DO (GRAD_INPUT2), passes
+//   scale_inv[META_DO] as descale_dO, scale[META_DP] (GRAD_INPUT3) and scale_inv[META_DP] as
+//   scale_dP and descale_dP, and ONE scale[META_DQKV] (GRAD_OUTPUT1) for dQ, dK and dV, with
+//   amax_history[0][META_DP] and [META_DQKV] as the amax outputs. Every such scale is the
+//   DelayedScaling recipe's, from that slot's amax history; so TE's own default is delayed, from a
+//   history a single run does not have. precprobe's default stays current scaling (the limit of a
+//   history whose amax is this step's: tests/test_attention_te_delayed_bwd.c shows that history
+//   gives the same bits), and amax_history_dp, _do, _dq, _dk, _dv give the recipe's scales (TE's
+//   one META_DQKV slot: the same history for the three).
 //   cudnn-frontend's reference (@07b111f, test/python/sdpa/fp8_ref.py, compute_ref_backward, the
 //   function after compute_ref; cited by statement, its line numbers not counted) applies, in order:
 //     P = exp(S − lse), S recomputed as the forward's (qk_scale = descale_q·descale_k·attn_scale);
@@ -381,7 +404,9 @@
 // The model (every op binary32 as written, ⊗ one rounding, chains fma from +0; e4m3 and e5m2
 //   products are exact in binary32):
 //   q8, k8, v8, σ, lse, O8 = out/X_o and X_o exactly the forward's; dO8 = RN_G,sat(RN_32(dO ⊗ s_dO)),
-//     G = te_grad_format, s_dO = RN_32(max_G/amax_dO) (current; scaling none: 1), X_dO = RN_32(1/s_dO).
+//     G = te_grad_format, s_dO = RN_32(max_G/amax_dO) (current; scaling none: 1), or from
+//     amax_history_do: RN_32(RN_32(max_G·2^−margin)/amax_h), amax_h the history's max (or most
+//     recent: amax_compute_algo); X_dO = RN_32(1/s_dO).
 //   p = exp(S ⊖ lse) (base 2: exp2(S₂ ⊖ lse ⊗ RN_32(log2 e))); P8 = RN_e4m3,sat(p ⊗ scale_s).
 //   D = (chain_e O8·dO8 ⊗ X_o) ⊗ X_dO;  dP = (chain_e dO8·v8 ⊗ X_dO) ⊗ X_v.
 //   amax_dP over every (row, key), masked keys included (the reference; te_ds_amax = "max-ds": max |dS|
@@ -394,8 +419,21 @@
 //   dk_j = (chain dS8_ij·q8_ie ⊗ X_q) ⊗ X_dP, dv_j = (chain P8_ij·dO8_ie ⊗ X_s) ⊗ X_dO, each one chain
 //     over the group's q heads ascending, each head's rows ascending (a choice: _kv_reduce's order
 //     is torch's).
-//   dq, dk, dv: amax over the run, scale RN_32(max_G/amax) (current, as the reference), stored as
-//     RN_G,sat(RN_32(g ⊗ s)) and reported as X·code (the value the FP8 tensor stands for).
+//   dq, dk, dv: amax over the run, scale RN_32(max_G/amax) (current, as the reference) or from
+//     amax_history_dq/_dk/_dv (the recipe as dO's; the amax reported stays this run's, what TE
+//     folds into the history), stored as RN_G,sat(RN_32(g ⊗ s)) and reported as X·code (the value
+//     the FP8 tensor stands for).
+//   mma = "sm90-fp8": dP's dO8·V8ᵀ over d (dO8's subnormals at G's emin), dq's dS8·K8 over each
+//     tile's keys, dk's dS8ᵀ·Q8 and dv's P8ᵀ·dO8 over the column's (head, query) sequence (groups of
+//     32 running across heads) through pp_attn_te_sm90, promoted every 128; D = rowsum(O8·dO8) stays
+//     an fp32 chain (an element-wise product and row sum, not a GEMM). Measured on
+//     fp8-attention-bwd against te (outside bf16's tolerance, max, RMS): out 1.4% (0.054, 0.0010),
+//     dq 1.4% (0.063, 0.0015), dk 3.5% (0.197, 0.0040), dv 0.4% (0.324, 0.0033); against the exact
+//     gradients dq 90.29% → 90.26% (RMS 0.01809 → 0.01808), dk 90.07% → 90.06% (0.02601 →
+//     0.02600), dv 88.74% → 88.73% (0.02771 → 0.02777): the FP8 stores, not the MMAs, set the error.
+//   Stale histories, for comparison: amax_history_do = [0.05, 0.04] (dO's largest saturate): dq,
+//     dk, dv 99.9%, 99.9%, 100% (max 1.75, 2.49, 4.28), against the exact gradients of the dO it
+//     quantised 82.9%, 80.2%, 81.3%; amax_history_dq = _dk = _dv = [0.01]: 99.9%, 99.6%, 99.6%.
 //   Masked keys are skipped (dS = 0 there: fma(0, ·) leaves a finite chain unchanged).
 // Unknown, measured on fp8-attention-bwd (s 192, causal, GQA 4/2, d 32; gradients against the exact
 //   gradients of the bf16 inputs, mismatch outside bf16's tolerance; see its baseline):
@@ -415,9 +453,9 @@
 //     α = 1/√d); with dS's ("max-ds") 0.04% flushed, 0.5% subnormal, amax 448; yet dq max |error| only
 //     0.189 → 0.158, dk 0.328 → 0.317, mismatch within 0.3% (dv unmoved): the e5m2 stores dominate.
 // Not modelled: the order band walks only S's dot in the backward (its dP, D, dq, dk, dv chains
-//   and p stay nominal under run --orders); amax histories for dq, dk, dv and dO (current scaling
-//   only); TE's own scale_dP from its amax history (TE's pytorch caller was not read: amax_history_dp
-//   stands for it); padding, dropout, bias, the sink token; Hopper's FP8 accumulation.
+//   and p stay nominal under run --orders); TE's amax histories themselves (a run is one step: the
+//   histories are the case's); padding, dropout, bias, the sink token; cuDNN's own FP8 accumulation
+//   (mma sm90-fp8 bounds it).
 // Range diagnostics (kernels/sites.h): d, dp (fp32), ds (dS8: e4m3, before and after), dq, dk, dv
 //   (the FP8 stores; dk, dv per kv head), noted by a host pass over the rows (the same bodies) on
 //   either device.
@@ -593,7 +631,7 @@ typedef struct pp_attn_variant {
     pp_attn_fp8 fp8;        // none (0, the default) or fa3 (flash forward only, bf16 out, cp_world 1)
     pp_attn_fp8_scaling fp8_scaling;  // fa3 only: auto (0: tensor-current), none, delayed, mx, nvfp4
     double fp8_delayed_s[3];  // tensor-delayed: TE's scales s of q, k, v from the recipe (pp_delayed_scale)
-    pp_attn_fp8_mma mma;    // fp8 = fa3: the fp32 chain (0, the default) or Hopper's FP8 accumulation
+    pp_attn_fp8_mma mma;    // fp8 = fa3 or te: the fp32 chain (0, the default) or Hopper's FP8 accumulation
     pp_mx_rule mx_rule;     // scaling mx: the E8M0 exponent rule, OCP's floor (0) or TE's round-up
     // fp8 = te (see "FP8 (fp8 = te)"); zero is the documented default of each
     pp_attn_te_softmax te_softmax;
@@ -607,6 +645,9 @@ typedef struct pp_attn_variant {
     double te_scale_dp;  // dS's scale from amax_history_dp; 0: current, from this run's dP amax
     pp_attn_te_dq te_dq; // dQ per key tile (0, the reference) or one chain
     int te_ds_amax;      // scale_dP from max |dP| (0: the reference's pass) or from max |dS| (1)
+    // TE's delayed recipe for dO and the three gradient stores (amax_history_do/_dq/_dk/_dv, in
+    // te_grad_format); 0: current, from this run's amax of that tensor (the default)
+    double te_scale_do, te_scale_dq, te_scale_dk, te_scale_dv;
 } pp_attn_variant;
 
 // Exact sites (precprobe explain; kernels/exact_sites.h, names in kernels/sites.h). Two kinds:

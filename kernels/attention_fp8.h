@@ -470,8 +470,6 @@ static inline const char *pp_attn_te_error(const pp_attn_variant *v, int backwar
                "TE's FP8 DPA graph has one descale per tensor";
     if (v->fp8_scaling < PP_ATTN_FP8_SCALING_AUTO || v->fp8_scaling > PP_ATTN_FP8_SCALING_NVFP4)
         return "attention: unknown scaling value";
-    if (v->mma != PP_ATTN_FP8_MMA_CHAIN)
-        return "attention: mma = \"sm90-fp8\" is fp8 = \"fa3\"'s (cuDNN's accumulation is not measured)";
     if ((unsigned)v->te_softmax > PP_ATTN_TE_TWO_PASS || (unsigned)v->te_exp > PP_ATTN_TE_EXP2 ||
         (unsigned)v->te_pv > PP_ATTN_TE_PV_CHAIN || v->te_rescale < 0 || v->te_rescale > 16)
         return "attention: unknown te_softmax, te_exp, te_pv or te_rescale_threshold value";
@@ -483,6 +481,10 @@ static inline const char *pp_attn_te_error(const pp_attn_variant *v, int backwar
     if (!(v->te_scale_dp >= 0) || v->te_scale_dp > 3.4028234663852886e38 || (unsigned)v->te_dq > PP_ATTN_TE_DQ_CHAIN ||
         (unsigned)v->te_ds_amax > 1)
         return "attention: fp8 = \"te\": amax_history_dp must give a finite positive scale, te_dq per-tile or chain, te_ds_amax max-dp or max-ds";
+    const double grad_s[4] = {v->te_scale_do, v->te_scale_dq, v->te_scale_dk, v->te_scale_dv};
+    for (int i = 0; i < 4; i++)
+        if (!(grad_s[i] >= 0) || grad_s[i] > 3.4028234663852886e38)
+            return "attention: fp8 = \"te\": amax_history_do, _dq, _dk and _dv must give finite positive scales";
     if (pp_attn_fp8_scheme(v) == PP_SCALING_DELAYED)
         for (int i = 0; i < 3; i++)
             if (!(v->fp8_delayed_s[i] > 0) || !(v->fp8_delayed_s[i] <= 3.4028234663852886e38))
@@ -571,15 +573,21 @@ PP_HD static inline void pp_attn_fp8_sm90_pv(const float *p, const float *const 
     }
 }
 
-// Why v's mma setting cannot run at head dimension d, or NULL. Host only.
+// Why v's mma setting cannot run at head dimension d, or NULL (fp8 te's sm90-fp8: kernels/
+// attention_te_fp8.h pp_attn_te_sm90, every GEMM of its forward and backward). Host only.
 static inline const char *pp_attn_fp8_mma_error(const pp_attn_variant *v, int64_t d)
 {
     if (v->mma == PP_ATTN_FP8_MMA_CHAIN)
         return (const char *)0;
     if (v->mma != PP_ATTN_FP8_MMA_SM90)
         return "attention: unknown mma value";
-    if (v->fp8 != PP_ATTN_FP8_FA3)
-        return "attention: mma = \"sm90-fp8\" is Hopper's FP8 tensor-core accumulation: it needs fp8 = \"fa3\"";
+    if (v->fp8 != PP_ATTN_FP8_FA3 && v->fp8 != PP_ATTN_FP8_TE)
+        return "attention: mma = \"sm90-fp8\" is Hopper's FP8 tensor-core accumulation: it needs fp8 = \"fa3\" or "
+               "\"te\"";
+    if (v->fp8 == PP_ATTN_FP8_TE)  // te's own tile (te's scalings are per-tensor: pp_attn_te_error)
+        return (v->block_n > 0 ? v->block_n : PP_ATTN_TE_BLOCK_N) % PP_SM90_FP8_GROUP != 0
+                   ? "attention: mma = \"sm90-fp8\" needs block_n a multiple of 32 (an FP8 wgmma k-step is 32 keys)"
+                   : (const char *)0;
     if (v->fp8_scaling == PP_ATTN_FP8_SCALING_MX || v->fp8_scaling == PP_ATTN_FP8_SCALING_NVFP4)
         return "attention: mma = \"sm90-fp8\" is Hopper's per-tensor-scaled FP8 wgmma: block scalings (mx, nvfp4) "
                "are another hardware's MMA (Blackwell's block-scaled tcgen05), not measured";

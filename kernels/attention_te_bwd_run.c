@@ -27,8 +27,11 @@ double pp_attn_te_quantise_dout(const pp_attn_variant *v, int64_t n, const doubl
     double a = 0;
     for (int64_t i = 0; i < n; i++)
         a = pp_amax_step(a, dout[i]);
-    // TE quantises dO per tensor with its own scale (the graph's descale_dO); scaling none: a cast
-    double s = pp_attn_fp8_scheme(v) == PP_SCALING_NONE ? 1.0 : pp_tensor_scale(f, a);
+    // TE quantises dO per tensor with its own scale (the graph's descale_dO): from amax_history_do
+    // when given (TE's delayed recipe), else current; scaling none (no history): a cast
+    double s = v->te_scale_do > 0                             ? v->te_scale_do
+               : pp_attn_fp8_scheme(v) == PP_SCALING_NONE ? 1.0
+                                                          : pp_tensor_scale(f, a);
     for (int64_t i = 0; i < n; i++)
         codes[i] = pp_tensor_quantise(f, dout[i], s);
     if (scale)
@@ -38,15 +41,16 @@ double pp_attn_te_quantise_dout(const pp_attn_variant *v, int64_t n, const doubl
     return pp_tensor_scale_inv(s);
 }
 
-// A gradient's FP8 store: amax over n binary32 values g, scale (current), out = X·code; notes at
-// site (head of element i: (i / d) % heads).
-static void store(pp_format_id f, const float *g, int64_t n, int64_t d, int64_t heads, int site, pp_ranges *R,
-                  double *out, double *amax, double *scale)
+// A gradient's FP8 store: amax over n binary32 values g, scale given (> 0: TE's delayed recipe
+// from the tensor's amax history) or current (given 0), out = X·code; notes at site (head of
+// element i: (i / d) % heads). The amax is this run's either way (what TE folds into the history).
+static void store(pp_format_id f, double given, const float *g, int64_t n, int64_t d, int64_t heads, int site,
+                  pp_ranges *R, double *out, double *amax, double *scale)
 {
     double a = 0;
     for (int64_t i = 0; i < n; i++)
         a = pp_amax_step(a, (double)g[i]);
-    double s = pp_tensor_scale(f, a), x = pp_tensor_scale_inv(s);
+    double s = given > 0 ? given : pp_tensor_scale(f, a), x = pp_tensor_scale_inv(s);
     for (int64_t i = 0; i < n; i++) {
         double code = pp_tensor_quantise(f, (double)g[i], s);
         pp_range_note(R, site, (i / d) % heads, f, pp_round(PP_FMT_FP32, (double)g[i] * s, PP_RND_NE, 0), code);
@@ -113,7 +117,8 @@ int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_devic
                             .xdo = (float)xdo,
                             .block_n = 128,
                             .dq = v->te_dq,
-                            .ds_amax = v->te_ds_amax};
+                            .ds_amax = v->te_ds_amax,
+                            .emin_g = pp_format_get(pp_attn_te_grad_format(v)).emin};
     float *lse32 = fl, *D = fl + rows, *adp = fl + 2 * rows;
     for (int64_t r = 0; r < rows; r++)
         lse32[r] = (float)lse[r];
@@ -144,9 +149,10 @@ int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_devic
     }
     if (!rc) {
         pp_format_id f = pp_attn_te_grad_format(v);
-        store(f, g, nq, dm->d, dm->h, PP_SITE_ATTN_DQ, R, dq, &am.amax_dq, &am.scale_dq);
-        store(f, g + nq, nkv, dm->d, dm->h_kv, PP_SITE_ATTN_DK, R, dk, &am.amax_dk, &am.scale_dk);
-        store(f, g + nq + nkv, nkv, dm->d, dm->h_kv, PP_SITE_ATTN_DV, R, dv, &am.amax_dv, &am.scale_dv);
+        store(f, v->te_scale_dq, g, nq, dm->d, dm->h, PP_SITE_ATTN_DQ, R, dq, &am.amax_dq, &am.scale_dq);
+        store(f, v->te_scale_dk, g + nq, nkv, dm->d, dm->h_kv, PP_SITE_ATTN_DK, R, dk, &am.amax_dk, &am.scale_dk);
+        store(f, v->te_scale_dv, g + nq + nkv, nkv, dm->d, dm->h_kv, PP_SITE_ATTN_DV, R, dv, &am.amax_dv,
+              &am.scale_dv);
         if (amax)
             *amax = am;
     }

@@ -21,10 +21,10 @@ extern "C" {
 // folds into the amax histories) and the scales the run used.
 typedef struct pp_attn_te_bwd_amax {
     pp_attn_te_amax fwd;                  // the forward's
-    double amax_do, scale_do;             // dO's amax and its scale (current)
+    double amax_do, scale_do;             // dO's amax and its scale (current, or amax_history_do's)
     double amax_dp, scale_dp;             // max |dP| (te_ds_amax: max |dS|) over the run; dS's scale
     double amax_dq, amax_dk, amax_dv;     // before the FP8 stores
-    double scale_dq, scale_dk, scale_dv;  // current, from those
+    double scale_dq, scale_dk, scale_dv;  // current, from those (or amax_history_dq/_dk/_dv's)
 } pp_attn_te_bwd_amax;
 
 // A device's backward passes (host arrays in and out; binary32 FP8 codes for q8, o8, do8
@@ -43,7 +43,8 @@ typedef struct pp_attn_te_bwd_device {
 } pp_attn_te_bwd_device;
 
 // dO as the backward reads it: codes[i] = RN_f,sat(RN_32(dout[i]·s)) in format f (e5m2, or e4m3
-// with v->te_grad_e4m3), s the current scale of dout's amax (scaling none: 1, a cast); returns
+// with v->te_grad_e4m3), s = v->te_scale_do when > 0 (amax_history_do: TE's delayed recipe), else
+// the current scale of dout's amax (scaling none: 1, a cast); returns
 // X_dO = RN_32(1/s); *scale, *amax (may be NULL) the scale and amax. n elements.
 double pp_attn_te_quantise_dout(const pp_attn_variant *v, int64_t n, const double *dout, double *codes, double *scale,
                                 double *amax);

@@ -4,7 +4,8 @@
 // scale_s into e4m3, P8·V8 with descale_s·descale_v, and the row's O before its FP8 store.
 // PP_HD C11: the CPU (kernels/cpu/attention_te_fp8.c) and the GPU
 // (kernels/cuda/attention_te_kernels.cu) run the same row body. The specification with its sources and the measured effect of
-// every unknown is kernels/attention.h, "FP8 (fp8 = te)".
+// every unknown is kernels/attention.h, "FP8 (fp8 = te)". mma = "sm90-fp8" swaps the fp32 chains of
+// the two GEMMs for Hopper's FP8 accumulator (pp_attn_te_sm90 below: a bound, not cuDNN's known order).
 #ifndef PP_ATTENTION_TE_FP8_H
 #define PP_ATTENTION_TE_FP8_H
 
@@ -17,6 +18,7 @@
 #include "pp_hd.h"
 #include "pp_math.h"
 #include "scaling.h"
+#include "sm90_fp8_mma.h"
 
 // The scalars of one run (pp_attn_te_cfg_make), binary32 as the graph's scalar tensors are.
 typedef struct pp_attn_te_cfg {
@@ -31,7 +33,44 @@ typedef struct pp_attn_te_cfg {
     float xv;        // descale_v
     float xsv;       // chain: RN_32(xv ⊗ xs), applied once after the last key
     uint64_t order_seed;  // the order band (attention.h "FP8 (fp8 = te)", order band): 0 nominal
+    int sm90;             // mma = sm90-fp8: every FP8 GEMM through pp_attn_te_sm90 (0: fp32 fma chains)
 } pp_attn_te_cfg;
+
+// ---- mma = "sm90-fp8" for fp8 = "te": Hopper's FP8 tensor-core accumulation (kernels/sm90_fp8_mma.h,
+// measured bit for bit on an H100 and an H200 for wgmma and cuBLASLt) put into cuDNN's GEMMs. A
+// BOUND, not a claim: cuDNN's FP8 attention kernels are closed, and whether they accumulate in the
+// wgmma fragments, how long they go before promoting into a full binary32 register, and in which
+// order, is not public. What is known is the hardware: any kernel that runs e4m3/e5m2 wgmma on
+// sm90 gets this truncating 14-bit accumulator for each k-step of 32, so the knob measures how far
+// results move between the exact fp32 chain (the default, the reference's torch matmul in fp32)
+// and the hardware's accumulator promoted as cuBLASLt does without fast accumulation (every
+// PP_SM90_FP8_PROMOTE = 128 elements: 4 groups). A kernel that promoted less often would move
+// them more; one that promoted every group, less.
+//
+// total ⊕ the sm90 accumulation of the n products a[l·sa]·b[l·sb] in l order: groups of 32 into an
+// accumulator C from +0, C added into total (one RN_32) every 128 elements and at the end. With
+// total = +0 this is pp_sm90_fp8_dot(…, PP_SM90_FP8_PROMOTE) (tests/test_attention_te_sm90.c).
+// The chain forms pass the running binary32 value as total. emin_a, emin_b: the operands' formats'.
+PP_HD static inline float pp_attn_te_sm90(float total, const float *a, int64_t sa, const float *b, int64_t sb,
+                                          int64_t n, int emin_a, int emin_b)
+{
+    double x[PP_SM90_FP8_GROUP], y[PP_SM90_FP8_GROUP];
+    float c = 0.0f;
+    for (int64_t l0 = 0; l0 < n; l0 += PP_SM90_FP8_GROUP) {
+        if (l0 > 0 && l0 % PP_SM90_FP8_PROMOTE == 0) {
+            total = total + c;
+            c = 0.0f;
+        }
+        int64_t m = n - l0 < PP_SM90_FP8_GROUP ? n - l0 : PP_SM90_FP8_GROUP;
+        for (int64_t i = 0; i < m; i++)
+            x[i] = a[(l0 + i) * sa], y[i] = b[(l0 + i) * sb];
+        c = pp_sm90_fp8_group(c, x, 1, y, 1, m, emin_a, emin_b);
+    }
+    return total + c;
+}
+
+// e4m3's emin (the exponent its subnormals count as in the sm90 alignment)
+#define PP_ATTN_TE_EMIN_E4M3 (pp_format_get(PP_FMT_E4M3).emin)
 
 // The run's scalars from v and the descales X_q, X_k, X_v of the quantised q, k, v (binary32
 // values); alpha32 = RN_32(α), cuDNN's attn_scale (a float attribute). scale_s from v (TE's recipe).
@@ -55,6 +94,7 @@ PP_HD static inline pp_attn_te_cfg pp_attn_te_cfg_make(const pp_attn_variant *v,
     c.xv = (float)xv;
     c.xsv = c.xv * c.xs;
     c.order_seed = v->order_seed;
+    c.sm90 = v->mma == PP_ATTN_FP8_MMA_SM90;
     return c;
 }
 
@@ -84,9 +124,12 @@ PP_HD static inline float pp_attn_te_max(float m, float x)
 }
 
 // S_j = the fp32 chain of q8·k8 over d from +0 (e4m3 products are exact), in the order band's
-// MMA k-chunk walk of GEMM PP_ATTN_MMA_S (0, 1, …, d − 1 at seed 0).
+// MMA k-chunk walk of GEMM PP_ATTN_MMA_S (0, 1, …, d − 1 at seed 0); sm90: pp_attn_te_sm90 over d
+// in order (the order band does not move it: its groups are the model's).
 PP_HD static inline float pp_attn_te_dot(const pp_attn_te_cfg *c, const float *q8, const float *k8, int64_t d)
 {
+    if (c->sm90)
+        return pp_attn_te_sm90(0.0f, q8, 1, k8, 1, d, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
     float acc = 0.0f;
     pp_attn_mma_walk w;
     int64_t e;
@@ -99,7 +142,8 @@ PP_HD static inline float pp_attn_te_dot(const pp_attn_te_cfg *c, const float *q
 // fp32 chain of the tile from +0, then o ⊕ RN_32(RN_32(t ⊗ X_v) ⊗ X_s) (cudnn-frontend's reference);
 // chain: the running fp32 accumulator itself (o = fma(p8, v8, o)), its descales after the last key.
 // Each chain over the tile's keys in the order band's MMA k-chunk walk of GEMM PP_ATTN_MMA_PV
-// (key order at seed 0; one draw for every column, as one instruction shape would).
+// (key order at seed 0; one draw for every column, as one instruction shape would). sm90: the
+// tile's keys in order through pp_attn_te_sm90 (per-tile: total +0; chain: total the running o).
 PP_HD static inline void pp_attn_te_pv_tile(const pp_attn_te_cfg *c, const float *p8, const float *v, int64_t vstride,
                                             int64_t j0, int64_t j1, int64_t d, float *o)
 {
@@ -107,8 +151,12 @@ PP_HD static inline void pp_attn_te_pv_tile(const pp_attn_te_cfg *c, const float
     int64_t j;
     for (int64_t e = 0; e < d; e++) {
         float a = c->pv == PP_ATTN_TE_PV_CHAIN ? o[e] : 0.0f;
-        for (pp_attn_mma_begin(&w, c->order_seed, PP_ATTN_MMA_PV, j0, j1); pp_attn_mma_next(&w, &j);)
-            a = fmaf(p8[j], v[j * vstride + e], a);
+        if (c->sm90)
+            a = pp_attn_te_sm90(a, p8 + j0, 1, v + j0 * vstride + e, vstride, j1 - j0, PP_ATTN_TE_EMIN_E4M3,
+                                PP_ATTN_TE_EMIN_E4M3);
+        else
+            for (pp_attn_mma_begin(&w, c->order_seed, PP_ATTN_MMA_PV, j0, j1); pp_attn_mma_next(&w, &j);)
+                a = fmaf(p8[j], v[j * vstride + e], a);
         o[e] = c->pv == PP_ATTN_TE_PV_CHAIN ? a : o[e] + (a * c->xv) * c->xs;
     }
 }

@@ -2,7 +2,10 @@
 // passes = "fwd+bwd": cuDNN's sdpa_fp8_backward graph as TE calls it), one query row (D, dP's
 // amax, dQ) or one key column (dK, dV) at a time: P recomputed from the forward's lse and scaled
 // into e4m3 by scale_s, dP = dO8·V8ᵀ descaled, dS = P·(dP − D)·attn_scale scaled by scale_dP into
-// e4m3, and the three gradient GEMMs with their descales, before the host's FP8 stores.
+// e4m3, and the three gradient GEMMs with their descales, before the host's FP8 stores (whose
+// scales, and dO's, are current or TE's delayed recipe's: attention_te_bwd_run.c). With mma =
+// "sm90-fp8" every FP8 GEMM here (dP, dq's dS8·K8, dk's dS8ᵀ·Q8, dv's P8ᵀ·dO8, S recomputed) goes
+// through pp_attn_te_sm90 (attention_te_fp8.h: Hopper's accumulator as a bound on cuDNN's).
 // PP_HD C11: the CPU (kernels/cpu/attention_te_fp8_bwd.c) and the GPU
 // (kernels/cuda/attention_te_bwd_kernels.cu) run the same bodies. The specification, its sources
 // and the measured effect of every choice: kernels/attention.h, "FP8 (fp8 = te)", "Backward:".
@@ -33,6 +36,7 @@ typedef struct pp_attn_te_bwd_cfg {
     int block_n;       // dQ's key tiles (the reference's blocks of 128 keys)
     pp_attn_te_dq dq;  // dQ per key tile, descaled and added (the reference), or one chain
     int ds_amax;       // pass 1's amax: max |dP| over all keys (0, the reference) or max |dS| (visible keys)
+    int emin_g;        // f.sm90: the exponent dO8's subnormals count as (te_grad_format's emin)
 } pp_attn_te_bwd_cfg;
 
 // p = exp(S − lse) for S recomputed as the forward's (σ·the fp32 chain of q8·k8; base 2: the
@@ -59,10 +63,18 @@ PP_HD static inline float pp_attn_te_bwd_dot(const float *a, const float *b, int
     return acc;
 }
 
+// dO8·V8ᵀ's entry before its descales: the fp32 chain over d, or (mma sm90-fp8) pp_attn_te_sm90.
+PP_HD static inline float pp_attn_te_bwd_dpa(const pp_attn_te_bwd_cfg *c, const float *do8, const float *v8, int64_t d)
+{
+    if (c->f.sm90)
+        return pp_attn_te_sm90(0.0f, do8, 1, v8, 1, d, c->emin_g, PP_ATTN_TE_EMIN_E4M3);
+    return pp_attn_te_bwd_dot(do8, v8, d);
+}
+
 // dP = RN_32(RN_32(dO8·V8ᵀ ⊗ descale_dO) ⊗ descale_v) (the reference's two scalar products).
 PP_HD static inline float pp_attn_te_bwd_dp(const pp_attn_te_bwd_cfg *c, const float *do8, const float *v8, int64_t d)
 {
-    return (pp_attn_te_bwd_dot(do8, v8, d) * c->xdo) * c->xv;
+    return (pp_attn_te_bwd_dpa(c, do8, v8, d) * c->xdo) * c->xv;
 }
 
 // dS's e4m3 code for p, dP, the row's D: ds = RN_32(RN_32(p ⊗ RN_32(dP ⊖ D)) ⊗ α) (left to right,
@@ -100,28 +112,43 @@ PP_HD static inline void pp_attn_te_bwd_pre_row(const pp_attn_te_bwd_cfg *c, con
 // Row pass 2, dQ of one query row over its n visible keys: per key j p, dP, dS8 (notes: dp, ds);
 // per tile of block_n keys and column e the fp32 chain t = Σ_j dS8_j·k8_je from +0, then
 // dq_e = dq_e ⊕ RN_32(RN_32(t ⊗ descale_k) ⊗ descale_dP) (te_dq per-tile, the reference); chain:
-// one accumulator through every tile, descaled once at the end. t: d binary32 scratch.
+// one accumulator through every tile, descaled once at the end. mma sm90-fp8: each tile's keys in
+// order through pp_attn_te_sm90 (its dS8 codes gathered PP_SM90_FP8_PROMOTE at a time; per-tile:
+// from +0; chain: onto the running value). t: d binary32 scratch.
 PP_HD static inline void pp_attn_te_bwd_dq_row(const pp_attn_te_bwd_cfg *c, const float *q8, const float *do8,
                                                const float *k8, const float *v8, int64_t kstride, int64_t n, int64_t d,
                                                float lse, float D, int64_t head, pp_ranges *R, float *t, float *dq)
 {
     int chain = c->dq == PP_ATTN_TE_DQ_CHAIN;
     int64_t bn = c->block_n > 0 ? c->block_n : 128;
+    float dsb[PP_SM90_FP8_PROMOTE];
+    int64_t jb = 0;  // sm90: the first key of the gathered codes dsb
     for (int64_t e = 0; e < d; e++)
         dq[e] = 0.0f;
     for (int64_t j0 = 0; j0 < n; j0 += bn) {
         int64_t j1 = j0 + bn < n ? j0 + bn : n;
         for (int64_t e = 0; e < d; e++)
             t[e] = chain ? dq[e] : 0.0f;
+        jb = j0;
         for (int64_t j = j0; j < j1; j++) {
             const float *kj = k8 + j * kstride;
-            float p = pp_attn_te_bwd_p(c, q8, kj, d, lse), dpa = pp_attn_te_bwd_dot(do8, v8 + j * kstride, d);
+            float p = pp_attn_te_bwd_p(c, q8, kj, d, lse), dpa = pp_attn_te_bwd_dpa(c, do8, v8 + j * kstride, d);
             float dp = (dpa * c->xdo) * c->xv, pre;
             pp_range_note(R, PP_SITE_ATTN_DP, head, PP_FMT_FP32, (double)dpa * c->xdo * c->xv, dp);
             float ds8 = pp_attn_te_bwd_ds8(c, p, dp, D, &pre);
             pp_range_note(R, PP_SITE_ATTN_DS, head, PP_FMT_E4M3, pre, ds8);
-            for (int64_t e = 0; e < d; e++)
-                t[e] = fmaf(ds8, kj[e], t[e]);
+            if (!c->f.sm90) {
+                for (int64_t e = 0; e < d; e++)
+                    t[e] = fmaf(ds8, kj[e], t[e]);
+                continue;
+            }
+            dsb[j - jb] = ds8;
+            if (j + 1 - jb == PP_SM90_FP8_PROMOTE || j + 1 == j1) {  // a promotion's worth, or the tile's end
+                for (int64_t e = 0; e < d; e++)
+                    t[e] = pp_attn_te_sm90(t[e], dsb, 1, k8 + jb * kstride + e, kstride, j + 1 - jb,
+                                           PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
+                jb = j + 1;
+            }
         }
         for (int64_t e = 0; e < d; e++)
             dq[e] = chain ? t[e] : dq[e] + (t[e] * c->xk) * c->xdp;
@@ -136,11 +163,17 @@ PP_HD static inline void pp_attn_te_bwd_dq_row(const pp_attn_te_bwd_cfg *c, cons
 // dv = RN_32(RN_32(av ⊗ descale_s) ⊗ descale_dO), dk = RN_32(RN_32(ak ⊗ descale_q) ⊗ descale_dP).
 // q8, do8: the batch's first query row of the group's first head (row stride qstride, head
 // stride d); lse, D of those rows at lse[hg·s_q + i] for the hg-th head of the group.
+// mma sm90-fp8: the same reduction over (head, i) through pp_attn_te_sm90, PP_SM90_FP8_PROMOTE
+// steps gathered at a time (P8 and dS8; step k is head k / (s_q − i0), row i0 + k mod (s_q − i0);
+// its groups of 32 run across heads).
 PP_HD static inline void pp_attn_te_bwd_dkv_col(const pp_attn_te_bwd_cfg *c, const float *q8, const float *do8,
                                                 int64_t qstride, const float *lse, const float *D, int64_t s_q,
                                                 int64_t i0, int64_t group, const float *k8j, const float *v8j,
                                                 int64_t d, float *dk, float *dv)
 {
+    float p8b[PP_SM90_FP8_PROMOTE], dsb[PP_SM90_FP8_PROMOTE], col[PP_SM90_FP8_PROMOTE];
+    int64_t span = s_q > i0 ? s_q - i0 : 0;
+    int64_t m = 0, k0 = 0, left = group * span;  // sm90: steps gathered, the first's step, steps to come
     for (int64_t e = 0; e < d; e++)
         dk[e] = dv[e] = 0.0f;
     for (int64_t hg = 0; hg < group; hg++)
@@ -149,10 +182,26 @@ PP_HD static inline void pp_attn_te_bwd_dkv_col(const pp_attn_te_bwd_cfg *c, con
             float p = pp_attn_te_bwd_p(c, qi, k8j, d, lse[hg * s_q + i]), p8 = pp_attn_te_bwd_e4m3(p, c->scale_s);
             float dp = pp_attn_te_bwd_dp(c, doi, v8j, d), pre;
             float ds8 = pp_attn_te_bwd_ds8(c, p, dp, D[hg * s_q + i], &pre);
-            for (int64_t e = 0; e < d; e++) {
-                dv[e] = fmaf(p8, doi[e], dv[e]);
-                dk[e] = fmaf(ds8, qi[e], dk[e]);
+            if (!c->f.sm90) {
+                for (int64_t e = 0; e < d; e++) {
+                    dv[e] = fmaf(p8, doi[e], dv[e]);
+                    dk[e] = fmaf(ds8, qi[e], dk[e]);
+                }
+                continue;
             }
+            p8b[m] = p8, dsb[m] = ds8;
+            m++, left--;
+            if (m < PP_SM90_FP8_PROMOTE && left > 0)
+                continue;
+            for (int64_t e = 0; e < d; e++) {
+                for (int64_t l = 0; l < m; l++)  // step k0 + l's dO8 row
+                    col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+                dv[e] = pp_attn_te_sm90(dv[e], p8b, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, c->emin_g);
+                for (int64_t l = 0; l < m; l++)
+                    col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+                dk[e] = pp_attn_te_sm90(dk[e], dsb, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
+            }
+            k0 += m, m = 0;
         }
     for (int64_t e = 0; e < d; e++) {
         dv[e] = (dv[e] * c->xs) * c->xdo;

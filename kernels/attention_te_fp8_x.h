@@ -102,6 +102,25 @@ static inline double pp_te_max_x(double m, double x)
 // ---- The sites (kernels/attention.h "Exact sites", fp8 = te); exact: kept in binary64 and carried
 // to every reader, else the kernel's rounding.
 
+// mma sm90-fp8 where the site is not exact: pp_attn_te_sm90 on binary64 operands (the model's
+// groups take them as they are: the kernel's bits on e4m3 codes and a binary32 total; a total
+// that is not binary32 is rounded to it once first, as pp_te_fma32 rounds).
+static inline double pp_attn_te_sm90_x(double total, const double *a, int64_t sa, const double *b, int64_t sb,
+                                       int64_t n)
+{
+    int emin = PP_ATTN_TE_EMIN_E4M3;
+    float tot = (float)total, c = 0.0f;
+    for (int64_t l0 = 0; l0 < n; l0 += PP_SM90_FP8_GROUP) {
+        if (l0 > 0 && l0 % PP_SM90_FP8_PROMOTE == 0) {
+            tot = tot + c;
+            c = 0.0f;
+        }
+        int64_t m = n - l0 < PP_SM90_FP8_GROUP ? n - l0 : PP_SM90_FP8_GROUP;
+        c = pp_sm90_fp8_group(c, a + l0 * sa, sa, b + l0 * sb, sb, m, emin, emin);
+    }
+    return (double)(tot + c);
+}
+
 // S_j: the fp32 chain of q8·k8 over d in the order band's walk (scores exact: the binary64 sum in
 // the same order; exact for e4m3 elements: each product is a multiple of 2^−18 below 2^18 (e4m3's
 // smallest subnormal 2^−9, largest 448 < 2^9), so d ≤ 256 of them sum below 2^26 on the grid
@@ -110,6 +129,8 @@ static inline double pp_te_max_x(double m, double x)
 static inline double pp_attn_te_dot_x(const pp_attn_te_cfg_x *t, const double *q8, const double *k8, int64_t d)
 {
     int ex = pp_site_exact(t->x, PP_SITE_ATTN_SCORES);
+    if (!ex && t->c.sm90)
+        return pp_attn_te_sm90_x(0.0, q8, 1, k8, 1, d);
     double acc = 0.0;
     pp_attn_mma_walk w;
     int64_t e;
@@ -158,8 +179,11 @@ static inline void pp_attn_te_pv_tile_x(const pp_attn_te_cfg_x *t, const double 
     int64_t j;
     for (int64_t e = 0; e < d; e++) {
         double a = chain ? o[e] : 0.0;
-        for (pp_attn_mma_begin(&w, t->c.order_seed, PP_ATTN_MMA_PV, j0, j1); pp_attn_mma_next(&w, &j);)
-            a = ex ? a + p8[j] * v[j * vstride + e] : pp_te_fma32(p8[j], v[j * vstride + e], a);
+        if (!ex && t->c.sm90)
+            a = pp_attn_te_sm90_x(a, p8 + j0, 1, v + j0 * vstride + e, vstride, j1 - j0);
+        else
+            for (pp_attn_mma_begin(&w, t->c.order_seed, PP_ATTN_MMA_PV, j0, j1); pp_attn_mma_next(&w, &j);)
+                a = ex ? a + p8[j] * v[j * vstride + e] : pp_te_fma32(p8[j], v[j * vstride + e], a);
         if (chain)
             o[e] = a;
         else if (ex)

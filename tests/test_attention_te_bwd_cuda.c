@@ -1,7 +1,9 @@
 // test_attention_te_bwd_cuda.c — fp8 = "te"'s backward on the GPU (kernels/cuda/
 // attention_te_bwd_kernels.cu) against the CPU emulation, bit for bit: out, lse, dq, dk, dv and the
 // amaxes, for the backward's knobs (te_grad_format, te_dq, te_ds_amax, a stale amax_history_dp) with
-// forward knobs, causal and not, GQA, more keys than one dQ tile. Skips with a message when there
+// forward knobs, mma sm90-fp8 (Hopper's FP8 accumulation in every GEMM: pp_attn_te_sm90), the
+// delayed scales of dO, dq, dk, dv (amax_history_do/_dq/_dk/_dv), causal and not, GQA, more keys
+// than one dQ tile and one promotion of 128. Skips with a message when there
 // is no GPU (tests/test_attention_te_fp8_bwd.c runs the same rows and columns through a CPU loop
 // device). Run: build/rel/tests/test_attention_te_bwd_cuda.
 #include "test_util_cuda.h"
@@ -27,7 +29,7 @@ static void te_bwd_cuda_equals_cpu(void **state)
     for (int i = 0; i < NKV; i++)
         k[i] = pp_round(PP_FMT_BF16, 4 * pp_test_rng_unit(&r) - 2, PP_RND_NE, 0),
         vv[i] = pp_round(PP_FMT_BF16, 2 * pp_test_rng_unit(&r) - 1, PP_RND_NE, 0);
-    for (int cfg = 0; cfg < 16; cfg++) {
+    for (int cfg = 0; cfg < 24; cfg++) {
         pp_attn_variant v;
         memset(&v, 0, sizeof v);
         v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
@@ -39,6 +41,9 @@ static void te_bwd_cuda_equals_cpu(void **state)
         v.te_scale_dp = cfg & 8 ? 448.0 / 0.01 : 0.0;
         v.te_softmax = cfg == 5 ? PP_ATTN_TE_TWO_PASS : PP_ATTN_TE_ONLINE;
         v.te_ds_amax = cfg == 6 || cfg == 7 || cfg == 3;
+        v.mma = cfg >= 16 && cfg != 21 ? PP_ATTN_FP8_MMA_SM90 : PP_ATTN_FP8_MMA_CHAIN;
+        v.te_scale_do = cfg == 20 || cfg == 21 ? 57344.0 / 0.05 : 0.0;  // stale dO: the largest saturate
+        v.te_scale_dq = v.te_scale_dk = v.te_scale_dv = cfg == 22 ? 57344.0 / 0.01 : 0.0;
         pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = cfg % 3 == 0};
         pp_error err;
         char msg[300] = "";

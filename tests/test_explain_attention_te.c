@@ -276,14 +276,14 @@ static void inputs(double *q, double *k, double *v)
 
 // The run with mask 0 (and with only sites te does not have: dq, the CP merges) is the kernel's
 // run bit for bit on every knob: default, two-pass, base-2, chain, tiles of 16 with threshold 2, a
-// stale scale_s, a given scale_o, tensor-delayed and unscaled q, k, v, the order band.
+// stale scale_s, a given scale_o, tensor-delayed and unscaled q, k, v, the order band, mma sm90-fp8.
 static void run_mask0_is_the_kernel(void **state)
 {
     (void)state;
     static double q[NQ], k[NK], vv[NK], o1[NQ], o2[NQ], l1[ROWS], l2[ROWS];
     inputs(q, k, vv);
     pp_attn_dims dm = {B, S, SKV, H, HKV, D, 1};
-    for (int cfgi = 0; cfgi < 10; cfgi++) {
+    for (int cfgi = 0; cfgi < 12; cfgi++) {
         pp_attn_variant v = te_variant();
         switch (cfgi) {
         case 1: v.te_softmax = PP_ATTN_TE_TWO_PASS; break;
@@ -298,6 +298,8 @@ static void run_mask0_is_the_kernel(void **state)
             break;
         case 8: v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE; break;
         case 9: v.order_seed = 0xabc, v.block_n = 16; break;
+        case 10: v.mma = PP_ATTN_FP8_MMA_SM90; break;  // Hopper's FP8 accumulation (pp_attn_te_sm90)
+        case 11: v.mma = PP_ATTN_FP8_MMA_SM90, v.te_pv = PP_ATTN_TE_PV_CHAIN, v.block_n = 32; break;
         default: break;
         }
         pp_error err;

@@ -30,7 +30,8 @@ enum {
     K_FORMAT, K_KERNEL, K_BLOCK_M, K_BLOCK_N, K_ACCUMULATE, K_SCALE, K_QK_LAYER_SCALING, K_SOFTMAX,
     K_MAX_SUBTRACT, K_CP_WORLD, K_CP_ACCUM, K_CP_GRAD_ACCUM, K_ENGINE, K_ARCH, K_CP_FLAVOUR, K_FP8, K_SCALING,
     K_HIST_Q, K_HIST_K, K_HIST_V, K_AMAX_ALGO, K_MARGIN, K_MMA, K_MX_SCALE, K_TE_SOFTMAX, K_TE_EXP, K_TE_PV,
-    K_TE_RESCALE, K_HIST_S, K_HIST_O, K_TE_GRAD_FORMAT, K_HIST_DP, K_TE_DQ, K_TE_DS_AMAX
+    K_TE_RESCALE, K_HIST_S, K_HIST_O, K_TE_GRAD_FORMAT, K_HIST_DP, K_TE_DQ, K_TE_DS_AMAX,
+    K_HIST_DO, K_HIST_DQ, K_HIST_DK, K_HIST_DV
 };
 enum { O_OUT, O_LSE, O_DQ, O_DK, O_DV };
 
@@ -198,7 +199,9 @@ static const pp_knob_def knobs[] = {
     [K_MMA] = {"mma", mmas, "fp32-chain",
                "fp8 fa3: the accumulation of S = q.k and P.V; fp32-chain: binary32 fma chains; sm90-fp8: Hopper's "
                "FP8 tensor cores as measured on an H200 (groups of 32, 13 fraction bits, truncation), never "
-               "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h)", .meanings = mma_ids},
+               "promoted, as FA3 accumulates in the wgmma fragments (kernels/attention.h); fp8 te: every FP8 GEMM "
+               "of its forward and backward, promoted into binary32 every 128 as cuBLASLt: a bound on cuDNN's "
+               "unknown accumulation (kernels/attention_te_fp8.h)", .meanings = mma_ids},
     // mx's E8M0 exponent rule, as the gemm's (kernels/scaling.h); only fp8 fa3 with scaling mx reads it.
     [K_MX_SCALE] = {"mx_scale", mx_scales, "ocp",
                     "fp8 fa3 with scaling mx: the block scales' exponent (q, k, v and P); ocp: floor(log2 amax) - 8 "
@@ -243,6 +246,22 @@ static const pp_knob_def knobs[] = {
                       "fp8 te backward: what current scale_dP is taken from: max |dP| over every key (max-dp, "
                       "cudnn-frontend's reference) or max |dS| over the visible keys (max-ds: dS then spans e4m3's "
                       "range)", .meanings = te_ds_amax_ids},
+    // TE's delayed recipe for the backward's FP8 tensors besides dP (kernels/attention.h "FP8 (fp8 =
+    // te)", "Backward:", where TE's meta slots are cited); appended, so the knobs before keep their indices
+    [K_HIST_DO] = {"amax_history_do", NULL, "[]",
+                   "fp8 te backward: dout's amax at earlier steps: dO's scale into te_grad_format from TE's delayed "
+                   "recipe (amax_compute_algo, margin); empty: current scaling from this run's dout amax",
+                   .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_DQ] = {"amax_history_dq", NULL, "[]",
+                   "fp8 te backward: dq's amax at earlier steps: its FP8 store's scale from TE's delayed recipe; "
+                   "empty: current (TE keeps dq, dk, dv in one meta slot: give the three the same history to follow "
+                   "it)", .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_DK] = {"amax_history_dk", NULL, "[]",
+                   "fp8 te backward: dk's amax at earlier steps: its FP8 store's scale from TE's delayed recipe; "
+                   "empty: current", .list_max = PP_KNOB_LIST_MAX},
+    [K_HIST_DV] = {"amax_history_dv", NULL, "[]",
+                   "fp8 te backward: dv's amax at earlier steps: its FP8 store's scale from TE's delayed recipe; "
+                   "empty: current", .list_max = PP_KNOB_LIST_MAX},
 };
 static const char *const inputs[] = {"q", "k", "v", "dout"};
 static const char *const outputs[] = {"out", "lse", "dq", "dk", "dv"};
@@ -398,6 +417,14 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
                                         : 0.0;
     v.te_dq = (pp_attn_te_dq)id(k, K_TE_DQ);
     v.te_ds_amax = id(k, K_TE_DS_AMAX);
+    // dO and the gradient stores in te_grad_format, each from its history (0: current)
+    pp_format_id gf = v.te_grad_e4m3 ? PP_FMT_E4M3 : PP_FMT_E5M2;
+    double *grad_scales[4] = {&v.te_scale_do, &v.te_scale_dq, &v.te_scale_dk, &v.te_scale_dv};
+    for (int t = 0; t < 4; t++)
+        *grad_scales[t] = k->v[K_HIST_DO + t] > 0 ? pp_delayed_scale(gf, pp_delayed_amax(k->list[K_HIST_DO + t],
+                                                                                          k->v[K_HIST_DO + t], algo),
+                                                                      k->v[K_MARGIN])
+                                                  : 0.0;
     return v;
 }
 
@@ -410,21 +437,22 @@ static int check_knobs(const pp_op_params *p, const pp_op_knobs *k, char *msg, s
     pp_attn_variant v = variant_of(p, k);
     int te = v.fp8 == PP_ATTN_FP8_TE, delayed = v.fp8 != PP_ATTN_FP8_NONE && v.fp8_scaling == PP_ATTN_FP8_SCALING_DELAYED;
     int qkv_hist = k->v[K_HIST_Q] || k->v[K_HIST_K] || k->v[K_HIST_V],
-        so_hist = k->v[K_HIST_S] || k->v[K_HIST_O] || k->v[K_HIST_DP];
+        grad_hist = k->v[K_HIST_DO] || k->v[K_HIST_DQ] || k->v[K_HIST_DK] || k->v[K_HIST_DV],
+        so_hist = k->v[K_HIST_S] || k->v[K_HIST_O] || k->v[K_HIST_DP] || grad_hist;
     int recipe_set = id(k, K_AMAX_ALGO) != PP_AMAX_MAX || k->v[K_MARGIN];
     if ((qkv_hist && !delayed) || (recipe_set && !delayed && !(te && so_hist))) {
         snprintf(msg, n, "amax_history_q, amax_history_k, amax_history_v, amax_compute_algo and margin are scaling = "
                  "\"tensor-delayed\"'s (with fp8 = \"fa3\" or \"te\"; amax_compute_algo and margin also fp8 = "
-                 "\"te\"'s amax_history_s, amax_history_o)");
+                 "\"te\"'s amax_history_s, _o, _dp, _do, _dq, _dk, _dv)");
         return -1;
     }
     int te_set = so_hist || id(k, K_TE_SOFTMAX) != PP_ATTN_TE_ONLINE || id(k, K_TE_EXP) != PP_ATTN_TE_EXP ||
                  id(k, K_TE_PV) != PP_ATTN_TE_PV_BLOCK || k->v[K_TE_RESCALE];
-    int te_bwd_set = k->v[K_HIST_DP] || id(k, K_TE_GRAD_FORMAT) || id(k, K_TE_DQ) != PP_ATTN_TE_DQ_BLOCK ||
+    int te_bwd_set = k->v[K_HIST_DP] || grad_hist || id(k, K_TE_GRAD_FORMAT) || id(k, K_TE_DQ) != PP_ATTN_TE_DQ_BLOCK ||
                      id(k, K_TE_DS_AMAX);
     if (te_bwd_set && (!te || !backward(p))) {
-        snprintf(msg, n, "te_grad_format, amax_history_dp, te_dq and te_ds_amax are fp8 = \"te\"'s backward's (passes = "
-                 "\"fwd+bwd\")");
+        snprintf(msg, n, "te_grad_format, amax_history_dp, _do, _dq, _dk, _dv, te_dq and te_ds_amax are fp8 = \"te\"'s "
+                 "backward's (passes = \"fwd+bwd\")");
         return -1;
     }
     if (te_set && !te) {
@@ -452,11 +480,12 @@ static const char knob_rules[] =
     "and with accumulate storage format fp16 or fp32; fp8 fa3 needs kernel flash, format bf16, scale post, "
     "max_subtract row, cp_world 1 and passes fwd; scaling other than auto/none needs fp8 fa3, tensor-delayed "
     "needs amax_history_q, _k, _v (and only it takes them, amax_compute_algo and margin), mx and nvfp4 a block_n "
-    "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 with per-tensor scaling "
+    "that is a multiple of 32 or 16, and only mx takes mx_scale te; mma sm90-fp8 needs fp8 fa3 or te with per-tensor scaling "
     "(auto, tensor-current or tensor-delayed) and block_n a multiple of 32; fp8 te has fp8 fa3's limits, takes "
     "per-tensor scaling only, and alone takes te_softmax, te_exp, te_pv, te_rescale_threshold "
     "(online only), amax_history_s and amax_history_o; with passes fwd+bwd fp8 te alone takes te_grad_format, "
-    "amax_history_dp, te_dq and te_ds_amax";
+    "amax_history_dp, te_dq and te_ds_amax, and amax_history_do, _dq, _dk, _dv (TE's delayed scales of dout and "
+    "the gradient stores)";
 
 // fp8 = "te"'s forward range notes (kernels/attention_te_exact.h pp_attn_te_ranges_x: a second pass
 // of its row in the kernel's arithmetic, taken only with --ranges), after either device's run.
@@ -705,6 +734,11 @@ static const char *vendor_note(const pp_knob_setting *knobs_set, int n)
     if (e || (kern && strcmp(kern, "flash")))
         return e;
     const char *fp8 = pp_knob_setting_value(knobs_set, n, "fp8");
+    const char *mma = pp_knob_setting_value(knobs_set, n, "mma");
+    if (fp8 && !strcmp(fp8, "te") && mma && !strcmp(mma, "sm90-fp8"))
+        return "(TransformerEngine's FP8 DPA with Hopper's FP8 accumulation in every GEMM (groups of 32, truncated, "
+               "promoted every 128 as cuBLASLt): a bound on what cuDNN's closed kernels could do on Hopper, not a "
+               "claim; the rest as fp8 = \"te\"'s)";
     if (fp8 && !strcmp(fp8, "te"))
         return "(TransformerEngine's FP8 DPA forward: where cudnn-frontend's reference applies each scale; the "
                "closed kernel's softmax form, exponential and P.V accumulation are the knobs te_softmax, te_exp, "

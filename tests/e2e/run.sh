@@ -62,5 +62,7 @@ if bash tests/e2e/explain.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail 
 if bash tests/e2e/cuda.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 # [sweep]: a sweep run, its report.txt, sweep.h5, report.html; a point = its plain case
 if bash tests/e2e/sweep.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# fp8 = "te": the backward's amax_history_do/_dq/_dk/_dv and mma sm90-fp8 through a case (tests/e2e/te_fp8_knobs.sh)
+if bash tests/e2e/te_fp8_knobs.sh "$bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]
