@@ -220,7 +220,7 @@ static void attention_scalars_hand_worked(void **state)
 static void attention_softmax_hand_worked(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 1, 2, 1, 1, 1, 0};
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
     double q[1] = {2.0}, k[2] = {1.0, 3.0}, vv[2] = {4.0, 8.0}, out[1], lse[1];
     pp_attn_variant v = variant(PP_FMT_FP16, PP_ATTN_UNFUSED);
     v.sigma_given = 1;
@@ -262,7 +262,7 @@ static void attention_softmax_hand_worked(void **state)
 static void attention_fp16_overflow_storage_softmax(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 1, 2, 1, 1, 1, 0};
+    pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 1, .causal = 0};
     double q[1] = {256.0}, k[2] = {256.0, 128.0}, vv[2] = {1.0, 2.0}, out[1], lse[1];
     pp_attn_variant v = variant(PP_FMT_FP16, PP_ATTN_UNFUSED);
     v.sigma_given = 1;
@@ -290,7 +290,7 @@ static void attention_fp16_overflow_storage_softmax(void **state)
 static void attention_fp32_close_to_fp64(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {2, 9, 11, 4, 2, 8, 1};
+    pp_attn_dims dm = {.b = 2, .s_q = 9, .s_kv = 11, .h = 4, .h_kv = 2, .d = 8, .causal = 1};
     pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
     for (int kk = 0; kk < 2; kk++) {
         run R;
@@ -324,7 +324,7 @@ static void attention_fp32_close_to_fp64(void **state)
 static void attention_flash_is_fa2_forward(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 6, 6, 1, 1, 8, 1};
+    pp_attn_dims dm = {.b = 1, .s_q = 6, .s_kv = 6, .h = 1, .h_kv = 1, .d = 8, .causal = 1};
     run R;
     run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 2, 2.0);
     pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
@@ -375,7 +375,7 @@ static void attention_flash_is_fa2_backward(void **state)
 {
     (void)state;
     enum { S = 160, D = 8, B = 128 };
-    pp_attn_dims dm = {1, S, S, 1, 1, D, 1};
+    pp_attn_dims dm = {.b = 1, .s_q = S, .s_kv = S, .h = 1, .h_kv = 1, .d = D, .causal = 1};
     run R;
     run_init(&R, dm, PP_FMT_BF16, pp_test_seed() + 4, 2.0);
     pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);
@@ -486,7 +486,7 @@ static void attention_exp2f_correctly_rounded(void **state)
 static void attention_threads_and_simd_invariant(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {2, 13, 13, 4, 2, 24, 1};
+    pp_attn_dims dm = {.b = 2, .s_q = 13, .s_kv = 13, .h = 4, .h_kv = 2, .d = 24, .causal = 1};
     pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
     for (int kk = 0; kk < 2; kk++) {
         run A, B;
@@ -510,7 +510,7 @@ static void attention_threads_and_simd_invariant(void **state)
 static void attention_wide_lanes_invariant(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 160, 160, 2, 1, 136, 1};
+    pp_attn_dims dm = {.b = 1, .s_q = 160, .s_kv = 160, .h = 2, .h_kv = 1, .d = 136, .causal = 1};
     pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
     for (int kk = 0; kk < 2; kk++)
         for (int world = 1; world <= 2; world++) {
@@ -587,10 +587,10 @@ static void fd_check(pp_attn_kernel kern, pp_attn_dims dm)
 static void attention_backward_finite_difference(void **state)
 {
     (void)state;
-    pp_attn_dims a = {1, 4, 4, 2, 1, 3, 1};   // causal, GQA 2:1
-    pp_attn_dims b = {1, 3, 5, 2, 2, 2, 1};   // causal, s_q < s_kv
-    pp_attn_dims c = {1, 5, 3, 1, 1, 2, 1};   // causal, s_q > s_kv: rows 0, 1 see nothing
-    pp_attn_dims e = {2, 3, 4, 2, 2, 3, 0};   // no mask
+    pp_attn_dims a = {.b = 1, .s_q = 4, .s_kv = 4, .h = 2, .h_kv = 1, .d = 3, .causal = 1};   // causal, GQA 2:1
+    pp_attn_dims b = {.b = 1, .s_q = 3, .s_kv = 5, .h = 2, .h_kv = 2, .d = 2, .causal = 1};   // causal, s_q < s_kv
+    pp_attn_dims c = {.b = 1, .s_q = 5, .s_kv = 3, .h = 1, .h_kv = 1, .d = 2, .causal = 1};   // causal, s_q > s_kv: rows 0, 1 see nothing
+    pp_attn_dims e = {.b = 2, .s_q = 3, .s_kv = 4, .h = 2, .h_kv = 2, .d = 3, .causal = 0};   // no mask
     pp_attn_dims all[4] = {a, b, c, e};
     for (int i = 0; i < 4; i++) {
         fd_check(PP_ATTN_FLASH, all[i]);
@@ -602,7 +602,7 @@ static void attention_backward_finite_difference(void **state)
 static void attention_causal_empty_rows(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 5, 3, 1, 1, 4, 1};
+    pp_attn_dims dm = {.b = 1, .s_q = 5, .s_kv = 3, .h = 1, .h_kv = 1, .d = 4, .causal = 1};
     pp_attn_kernel kerns[2] = {PP_ATTN_UNFUSED, PP_ATTN_FLASH};
     for (int kk = 0; kk < 2; kk++) {
         run R;
@@ -657,7 +657,7 @@ static void attention_gqa_equals_repeated_kv(void **state)
 static void attention_all_knobs_run(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 7, 7, 2, 1, 8, 1};
+    pp_attn_dims dm = {.b = 1, .s_q = 7, .s_kv = 7, .h = 2, .h_kv = 1, .d = 8, .causal = 1};
     pp_format_id fs[3] = {PP_FMT_FP16, PP_FMT_BF16, PP_FMT_FP32};
     for (int fi = 0; fi < 3; fi++)
         for (int acc = 0; acc < 2; acc++)
@@ -682,7 +682,7 @@ static void attention_all_knobs_run(void **state)
 static void attention_rejects_bad_combinations(void **state)
 {
     (void)state;
-    pp_attn_dims dm = {1, 6, 6, 1, 1, 4, 1};
+    pp_attn_dims dm = {.b = 1, .s_q = 6, .s_kv = 6, .h = 1, .h_kv = 1, .d = 4, .causal = 1};
     run R;
     run_init(&R, dm, PP_FMT_BF16, 1, 1.0);
     pp_attn_variant v = variant(PP_FMT_BF16, PP_ATTN_FLASH);

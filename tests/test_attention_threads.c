@@ -116,7 +116,7 @@ static int plan_on_cpu(loop_dev *D, const pp_attn_variant *v, const pp_attn_dims
                        double *dk, double *dv, char *err, size_t n)
 {
     // scratch budget 1 float: every slice a single (batch, kv head) unit
-    pp_attn_device dev = {D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, loop_gemm, 1};
+    pp_attn_device dev = {.ctx = D, .alloc = loop_alloc, .release = loop_release, .upload = loop_copy, .download = loop_copy, .launch = loop_launch, .gemm = loop_gemm, .scratch_floats = 1};
     return pp_attn_plan_run(&dev, v, dm, backward, q, k, vv, dout, out, lse, dq, dk, dv, err, n);
 }
 
@@ -406,7 +406,7 @@ static void threads_cublas_errors(void **state)
                                       1, &e),
                      3);
     assert_non_null(strstr(e.msg, "runs only on the GPU"));
-    pp_attn_device nogemm = {&D, loop_alloc, loop_release, loop_copy, loop_copy, loop_launch, NULL, 0};
+    pp_attn_device nogemm = {.ctx = &D, .alloc = loop_alloc, .release = loop_release, .upload = loop_copy, .download = loop_copy, .launch = loop_launch, .gemm = NULL, .scratch_floats = 0};
     assert_int_equal(pp_attn_plan_run(&nogemm, &v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[0], B.l[0], B.dq[0], B.dk[0],
                                       B.dv[0], err, sizeof err),
                      2);

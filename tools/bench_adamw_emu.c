@@ -32,8 +32,10 @@ int main(int argc, char **argv)
     for (int s = 0; s < 2; s++)
         for (int k = 0; k < 4; k++) {
             const pp_bench_adamw_variant *bv = &pp_bench_adamw_variants[k];
-            pp_adamw_problem pr = {kinds[s], n, T, 42, {1e-5, 0.9, 0.999, 1e-8, 0.0},
-                                   PP_ADAMW_LR_CONSTANT, 0, 1e-3, 1.0, 0, 0, NULL};
+            pp_adamw_problem pr = {.kind = kinds[s], .n = n, .steps = T, .seed = 42,
+                                   .hyper = {.lr = 1e-5, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0},
+                                   .schedule = PP_ADAMW_LR_CONSTANT, .warmup = 0, .grad_scale = 1e-3, .snr = 1.0,
+                                   .rows = 0, .label_noise = 0, .grads = NULL};
             pp_format_id P = bv->v.param;
             for (int64_t i = 0; i < n; i++)
                 th0[i] = pp_round(P, pp_rand_normal(7, 0, (uint64_t)i), PP_RND_NE, 0);
