@@ -64,6 +64,7 @@ static int same_bits(const double *a, const double *b, int64_t n)
 
 enum { MB = 1, MS = 7, MSKV = 133, MH = 4, MHKV = 2, MD = 4 };
 enum { MNQ = MB * MS * MH * MD, MNKV = MB * MSKV * MHKV * MD, MROWS = MB * MH * MS };
+enum { MS2 = 19, MQMAX = MB * MS2 * MH * MD };  // the 19 × 19 settings' queries (more than MS)
 
 // The binary64 run with mask 0 (and with a site te does not have: cp_out_merge) against the kernel
 // (pp_attn_te_fp8_bwd_cpu's binary32 bodies), every output and amax bit for bit, on 11 settings:
@@ -73,11 +74,11 @@ enum { MNQ = MB * MS * MH * MD, MNKV = MB * MSKV * MHKV * MD, MROWS = MB * MH * 
 static void run_mask0_is_the_kernel(void **state)
 {
     (void)state;
-    static double q[MNQ], k[MNKV], vv[MNKV], dout[MNQ], a[5][MNQ + MNKV], b[5][MNQ + MNKV];
+    static double q[MQMAX], k[MNKV], vv[MNKV], dout[MQMAX], a[5][MQMAX + MNKV], b[5][MQMAX + MNKV];
     for (int cfgi = 0; cfgi < 11; cfgi++) {
         pp_attn_dims dm = {.b = MB, .s_q = MS, .s_kv = MSKV, .h = MH, .h_kv = MHKV, .d = MD, .causal = 1};
         if (cfgi % 2)
-            dm.s_q = dm.s_kv = 19, dm.causal = 0;
+            dm.s_q = dm.s_kv = MS2, dm.causal = 0;
         inputs(&dm, q, k, vv, dout);
         pp_attn_variant v = te_variant();
         switch (cfgi) {
