@@ -112,8 +112,8 @@ static inline void pp_attn_te_bwd_pre_row_x(const pp_attn_te_bwd_cfg_x *t, const
 // Row pass 2 (pp_attn_te_bwd_dq_row): dq of one query row. Per key p, dP, dS8 (site ds: dS·scale_dP
 // without its e4m3 cast when exact); per tile and column the chain of dS8·k8 and the tile's
 // RN_32(RN_32(t ⊗ X_k) ⊗ X_dP) added into dq (te_dq chain: one chain, descaled once): site dq_acc.
-// Notes: dp, ds (dS8 against RN_32(ds ⊗ scale_dP)), dq_acc (the row's dq before its store). t: d
-// binary64 scratch.
+// Notes: dp, ds (dS8 against RN_32(ds ⊗ scale_dP)), dq_acc (each tile's chain, then the row's dq
+// before its store). acc: d binary64 scratch.
 static inline void pp_attn_te_bwd_dq_row_x(const pp_attn_te_bwd_cfg_x *t, const double *q8, const double *do8,
                                            const double *k8, const double *v8, int64_t kstride, int64_t n, int64_t d,
                                            double lse, double D, int64_t head, pp_ranges *R, double *acc, double *dq)
@@ -136,6 +136,8 @@ static inline void pp_attn_te_bwd_dq_row_x(const pp_attn_te_bwd_cfg_x *t, const 
             for (int64_t e = 0; e < d; e++)
                 acc[e] = ex ? acc[e] + ds8 * kj[e] : pp_te_fma32(ds8, kj[e], acc[e]);
         }
+        for (int64_t e = 0; e < d; e++)  // the tile's chain (te_dq chain: the running one)
+            pp_range_note1(R, PP_SITE_ATTN_DQ_ACC, head, PP_FMT_FP32, acc[e]);
         for (int64_t e = 0; e < d; e++)
             dq[e] = chain ? acc[e]
                   : ex    ? dq[e] + acc[e] * t->xk * t->xdp

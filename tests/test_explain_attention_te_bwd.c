@@ -128,7 +128,8 @@ static void run_mask0_is_the_kernel(void **state)
 // The notes of the binary64 pass (pp_attn_te_bwd_ranges_x, mask 0) against the kernel path's own
 // (pp_attn_te_bwd_run's host pass through the binary32 bodies): d, dp, ds, dq, dk, dv cell for cell
 // (the same values against the same befores); the counts of the rest: quant_do per element,
-// exp and p the forward's visible (row, key) pairs plus the backward's, dq_acc per dq element,
+// exp and p the forward's visible (row, key) pairs plus the backward's, dq_acc per dq element and
+// per element of each key tile's chain,
 // dkv_acc two per dk element (dk and dv) under the kv heads, each scale once.
 static void range_notes_are_the_kernels(void **state)
 {
@@ -152,9 +153,10 @@ static void range_notes_are_the_kernels(void **state)
         if (memcmp(&c1[s * MH], &c2[s * MH], sizeof(pp_range_cell) * MH) || R1.fmt[s] != R2.fmt[s])
             fail_msg("site %s: the binary64 pass's notes differ from the kernel's", pp_site_get(s)->name);
     }
-    int64_t pairs = 0;
+    int64_t pairs = 0, tiles = 0;  // dq's key tiles of 128 over the rows of one head
     for (int64_t i = 0; i < MS; i++)
-        pairs += pp_attn_te_bwd_visible(&dm, i);
+        pairs += pp_attn_te_bwd_visible(&dm, i), tiles += (pp_attn_te_bwd_visible(&dm, i) + 127) / 128;
+    assert_true(tiles > MS);  // some rows see two tiles
     int64_t cnt[PP_SITE_COUNT] = {0};
     for (int s = 0; s < PP_SITE_COUNT; s++)
         for (int h = 0; h < MH; h++)
@@ -162,7 +164,7 @@ static void range_notes_are_the_kernels(void **state)
     assert_true(cnt[PP_SITE_ATTN_DS] == pairs * MB * MH && cnt[PP_SITE_ATTN_D] == MROWS);
     assert_true(cnt[PP_SITE_ATTN_QUANT_DO] == MNQ && R2.fmt[PP_SITE_ATTN_QUANT_DO] == PP_FMT_E5M2);
     assert_true(cnt[PP_SITE_ATTN_EXP] == 2 * pairs * MB * MH && cnt[PP_SITE_ATTN_P] == 2 * pairs * MB * MH);
-    assert_true(cnt[PP_SITE_ATTN_DQ_ACC] == MNQ && cnt[PP_SITE_ATTN_DKV_ACC] == 2 * MNKV);
+    assert_true(cnt[PP_SITE_ATTN_DQ_ACC] == MNQ + tiles * MB * MH * MD && cnt[PP_SITE_ATTN_DKV_ACC] == 2 * MNKV);
     assert_int_equal(c2[PP_SITE_ATTN_DKV_ACC * MH + MHKV].count, 0);  // kv heads only
     assert_true(cnt[PP_SITE_ATTN_BLOCK_SCALE_DO] == 1 && cnt[PP_SITE_ATTN_BLOCK_SCALE_DS] == 1);
     assert_true(cnt[PP_SITE_ATTN_SCORES] == pairs * MB * MH && cnt[PP_SITE_ATTN_OUT] == MNQ);  // the forward's
