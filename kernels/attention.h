@@ -555,6 +555,7 @@
 //   dq, dk, dv    the block partials dq', dk', dv (per q head);   cp_dq_acc, cp_dkv_acc  (cp_grad_accum)
 //   softmax_scale, row_inv, out_scale   FA3 fp8's σ', the epilogue's 1/l and its scale (1/l)·X_v
 //   pv_acc, dq_acc, dkv_acc   the GEMM chains of P·V (flash's running o), dq and dk/dv (explain only)
+//   quant_do, block_scale_do, block_scale_ds   fp8 te's backward: dO8, X_dO, scale_dP and X_dP
 //   (What `explain` keeps for each, in binary64 where the binary32 value is not exact: "Exact sites".)
 //
 // ---------------------------------------------------------------------------------------------
@@ -753,6 +754,26 @@ typedef struct pp_attn_variant {
 // exact: binary64 throughout, the exact attention of the inputs within ((4d + 16)·A + 2n + 14)·2^−53
 // of max|v| (A = α·max_j Σ|q·k|, n keys; the derivation above every_site_exact_is_exact_attention);
 // every site but the quantisation's: of the quantised inputs within the same bound.
+// Its backward (passes fwd+bwd; attention_te_fp8_bwd_x.h, host steps attention_te_bwd_exact.c
+// after the forward's binary64 run under the same mask, whose O8 (out exact: O, X_o = 1), lse
+// (binary64 with lse exact) and P's scale it reads): the forward's sites above also act on the
+// backward's recomputed P (scores, softmax_scale, softmax_in, exp; p for P8 = RN_e4m3,sat(RN_32(p ⊗
+// scale_s)); block_scale_p for its X_s = RN_32(1/scale_s), no 2^τ), and exact it keeps:
+//   quant_do     dO itself, X_dO = 1 (as quant_q)
+//   block_scale_do  s_dO = max_F/amax_dO unrounded, X_dO = 1/s_dO (scaling none: not offered, X = 1)
+//   d            D's chain of O8·dO8 and its two descales, binary64
+//   dp           dP's chain of dO8·V8 and its two descales, binary64
+//   ds           dS = p·(dP − D)·α (α binary64 with softmax_scale exact) times scale_dP, no binary32
+//                step and no e4m3 cast (nor its saturation or flush)
+//   block_scale_ds  scale_dP = 448/amax unrounded (amax_history_dp: its scale), X_dP = 1/scale_dP
+//   dq_acc       each key tile's chain of dS8·K8, its descales and the sum over tiles (te_dq chain:
+//                the one chain and its descales), binary64
+//   dkv_acc      the dk and dv chains over the group's (head, row) pairs and their descales
+//   dq, dk, dv   the gradient itself: no amax scale, no e5m2 (e4m3) store
+// Every site exact: binary64 throughout, the exact gradients of the inputs within K·2^−53·M per
+// element (M = α Σ_j P_ij·W_ij·|k_j| for dq, likewise for dk, Σ_i P_ij·|dO_i| for dv; K from d, n
+// and A as the forward's: the derivation above every_site_exact_is_exact_backward in
+// tests/test_explain_attention_te_bwd.c); on fp8-attention-bwd dq, dk, dv within 5.3e-15.
 // (3) The GEMM accumulation chains (FA2 flash and the unfused kernel, fp8 = none;
 // attention_threads.h), made exact by
 // running the chain in binary64 — one binary64 fma per term from +0 (each product of two binary32

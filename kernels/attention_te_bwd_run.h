@@ -55,8 +55,9 @@ pp_format_id pp_attn_te_grad_format(const pp_attn_variant *v);
 // Runs v (fp8 te) forward and backward: out, lse as pp_attn_te_run; dq [b, s_q, h, d], dk, dv
 // [b, s_kv, h_kv, d] the values their FP8 tensors stand for (X·code). R (may be NULL): range notes
 // of D, dP, dS (a host pass over the rows through the same bodies: the same values on any device)
-// and the three stores. amax may be NULL. The same bits on every device. Returns 0; 2 or 3 with
-// one line in errbuf.
+// and the three stores (the op's `run --ranges` passes NULL and takes every note of the forward
+// and backward from attention_te_bwd_exact.h's pp_attn_te_bwd_ranges_x instead). amax may be NULL.
+// The same bits on every device. Returns 0; 2 or 3 with one line in errbuf.
 int pp_attn_te_bwd_run(const pp_attn_te_device *fdev, const pp_attn_te_bwd_device *bdev, const pp_attn_variant *v,
                        const pp_attn_dims *dm, const double *q, const double *k, const double *vv, const double *dout,
                        double *out, double *lse, double *dq, double *dk, double *dv, pp_attn_te_bwd_amax *amax,

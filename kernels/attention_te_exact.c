@@ -77,8 +77,9 @@ static void te_x_task(void *vctx, int64_t task)
 
 // O's amax, scale and e4m3 store (attention_te_run.c's) with sites out_scale (scale_o =
 // max_finite/amax_o in binary64 when current, X_o = 1/scale_o) and out (out = O: no store).
+// keep (may be NULL): O8's codes (out exact: O itself) into keep->o8, X_o (out exact: 1) into keep->xo.
 static void te_x_store(const pp_attn_variant *v, const double *o, int64_t nq, int64_t d, int64_t h, double *out,
-                       double amax_o, double *so_out, pp_ranges *R)
+                       double amax_o, double *so_out, pp_ranges *R, pp_attn_te_fwd_keep *keep)
 {
     pp_site_mask m = v->exact_sites;
     int sx = pp_site_exact(m, PP_SITE_ATTN_OUT_SCALE);
@@ -90,14 +91,19 @@ static void te_x_store(const pp_attn_variant *v, const double *o, int64_t nq, in
         double code = pp_tensor_quantise(PP_FMT_E4M3, o[i], so);
         out[i] = pp_site_exact(m, PP_SITE_ATTN_OUT) ? o[i] : xo * code;
         pp_range_note(R, PP_SITE_ATTN_OUT, (i / d) % h, PP_FMT_E4M3, o[i] * so, code);  // O8's code
+        if (keep)
+            keep->o8[i] = pp_site_exact(m, PP_SITE_ATTN_OUT) ? o[i] : code;
     }
+    if (keep)
+        keep->xo = pp_site_exact(m, PP_SITE_ATTN_OUT) ? 1.0 : xo;
     *so_out = so;
 }
 
-// pp_attn_te_run_x, noting ranges into R when R is set (NULL: none).
+// pp_attn_te_run_x, noting ranges into R when R is set (NULL: none), keeping what the backward
+// reads into keep when set (pp_attn_te_fwd_x).
 static int te_run(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
                   const double *vv, double *out, double *lse, int threads, pp_attn_te_amax *amax, pp_ranges *R,
-                  char *errbuf, size_t errlen)
+                  pp_attn_te_fwd_keep *keep, char *errbuf, size_t errlen)
 {
     if (v->fp8 != PP_ATTN_FP8_TE)
         return fail(errbuf, errlen, 2, "attention: pp_attn_te_run_x runs fp8 = \"te\" only");
@@ -134,6 +140,14 @@ static int te_run(const pp_attn_variant *v, const pp_attn_dims *dm, const double
     }
     double alpha64 = v->sigma_given ? v->sigma : 1.0 / sqrt((double)dm->d);
     pp_attn_te_cfg_x t = pp_attn_te_cfg_x_make(v, sc.alpha32, alpha64, X[0], X[1], X[2]);
+    if (keep) {
+        for (int64_t i = 0; i < nq + 2 * nkv; i++)
+            keep->e[i] = e[i];
+        keep->X[0] = X[0], keep->X[1] = X[1], keep->X[2] = X[2];
+        keep->t = t;
+        keep->alpha32 = sc.alpha32, keep->alpha64 = alpha64;
+        keep->scale_s = v->te_scale_s > 0 ? v->te_scale_s : pp_tensor_scale(PP_FMT_E4M3, 1.0);
+    }
     te_x_ctx c = {.t = &t, .dm = dm, .q8 = ep[0], .k8 = ep[1], .v8 = ep[2], .o = o, .lse = fl, .amax_s = fl + rows,
                   .rows = rows, .per_task = per, .Rw = Rw, .oom = oom};
     pp_parallel_for(te_x_task, &c, ntasks, threads, NULL);
@@ -147,7 +161,7 @@ static int te_run(const pp_attn_variant *v, const pp_attn_dims *dm, const double
             amax_o = pp_amax_step(amax_o, o[i]);
         for (int64_t r = 0; r < rows; r++)
             amax_s = pp_amax_step(amax_s, fl[rows + r]);
-        te_x_store(v, o, nq, dm->d, dm->h, out, amax_o, &so, R);
+        te_x_store(v, o, nq, dm->d, dm->h, out, amax_o, &so, R, keep);
         for (int64_t r = 0; r < rows; r++)
             lse[r] = fl[r];
         if (amax) {
@@ -163,7 +177,14 @@ int pp_attn_te_run_x(const pp_attn_variant *v, const pp_attn_dims *dm, const dou
                      const double *vv, double *out, double *lse, int threads, pp_attn_te_amax *amax, char *errbuf,
                      size_t errlen)
 {
-    return te_run(v, dm, q, k, vv, out, lse, threads, amax, NULL, errbuf, errlen);
+    return te_run(v, dm, q, k, vv, out, lse, threads, amax, NULL, NULL, errbuf, errlen);
+}
+
+int pp_attn_te_fwd_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
+                     const double *vv, double *out, double *lse, int threads, pp_attn_te_amax *amax, pp_ranges *R,
+                     pp_attn_te_fwd_keep *keep, char *errbuf, size_t errlen)
+{
+    return te_run(v, dm, q, k, vv, out, lse, threads, amax, R, keep, errbuf, errlen);
 }
 
 int pp_attn_te_ranges_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
@@ -177,7 +198,7 @@ int pp_attn_te_ranges_x(const pp_attn_variant *v, const pp_attn_dims *dm, const 
         free(out), free(lse);
         return fail(errbuf, errlen, 3, "attention: out of memory for fp8 = \"te\"'s range notes");
     }
-    int rc = te_run(v, dm, q, k, vv, out, lse, threads, NULL, R, errbuf, errlen);
+    int rc = te_run(v, dm, q, k, vv, out, lse, threads, NULL, R, NULL, errbuf, errlen);
     free(out), free(lse);
     return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "attention_te_fp8_x.h"
 #include "attention_te_run.h"
 #include "ranges.h"
 
@@ -25,5 +26,25 @@ int pp_attn_te_run_x(const pp_attn_variant *v, const pp_attn_dims *dm, const dou
 // nothing. Returns 0; 2 or 3 with one line in errbuf.
 int pp_attn_te_ranges_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
                         const double *vv, int threads, pp_ranges *R, char *errbuf, size_t errlen);
+
+// What fp8 = "te"'s backward with exact sites (kernels/attention_te_bwd_exact.c) reads of the
+// forward run under the same mask: q, k, v as its rows read them, their descales, O8 and X_o, P's
+// scale and the forward's scalars.
+typedef struct pp_attn_te_fwd_keep {
+    double *e;          // [nq + 2·nkv], the caller's: q8, k8, v8 (the inputs with the quant sites exact)
+    double *o8;         // [nq], the caller's: O8's e4m3 codes (site out exact: O itself)
+    double X[3];        // X_q, X_k, X_v (binary64 with their block_scale sites exact; 1 with quant)
+    double xo;          // X_o (out exact: 1)
+    double scale_s;     // P's scale (amax_history_s's, else 448: the bound P ≤ 1)
+    double alpha32;     // RN_32(α) (a binary32 value), and α in binary64
+    double alpha64;
+    pp_attn_te_cfg_x t; // the forward's scalars under the mask
+} pp_attn_te_fwd_keep;
+
+// pp_attn_te_run_x's forward (amax may be NULL) with range notes into R (may be NULL) and, when it succeeds,
+// the values of pp_attn_te_fwd_keep into keep (its arrays the caller's). Returns as pp_attn_te_run_x.
+int pp_attn_te_fwd_x(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
+                     const double *vv, double *out, double *lse, int threads, pp_attn_te_amax *amax, pp_ranges *R,
+                     pp_attn_te_fwd_keep *keep, char *errbuf, size_t errlen);
 
 #endif

@@ -9,6 +9,10 @@
 // PP_HD C11: the CPU (kernels/cpu/attention_te_fp8_bwd.c) and the GPU
 // (kernels/cuda/attention_te_bwd_kernels.cu) run the same bodies. The specification, its sources
 // and the measured effect of every choice: kernels/attention.h, "FP8 (fp8 = te)", "Backward:".
+// explain's exact sites and the range notes: a second, binary64 body of these passes
+// (kernels/attention_te_fp8_bwd_x.h; CPU only, mask 0 = these bodies' bits), attention.h "Exact
+// sites", fp8 = te, "Its backward". The R notes of the passes below (d, dp, ds) are those the
+// kernel path takes itself; `run --ranges` takes every backward note from that second body.
 #ifndef PP_ATTENTION_TE_FP8_BWD_H
 #define PP_ATTENTION_TE_FP8_BWD_H
 

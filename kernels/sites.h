@@ -67,6 +67,10 @@ typedef enum pp_site {
     PP_SITE_ATTN_PV_ACC,       // flash: the running P·V accumulator o (through the tiles' rescales)
     PP_SITE_ATTN_DQ_ACC,       // the backward's dq chain over keys (flash: the key blocks' partials too)
     PP_SITE_ATTN_DKV_ACC,      // the backward's dk and dv chains over queries
+    // ---- fp8 = te's backward scales (kernels/attention.h "Exact sites", fp8 = te, backward; appended)
+    PP_SITE_ATTN_QUANT_DO,     // dO as the backward's FP8 GEMMs read it (te_grad_format)
+    PP_SITE_ATTN_BLOCK_SCALE_DO, // dO's descale X_dO
+    PP_SITE_ATTN_BLOCK_SCALE_DS, // dS's scale_dP and descale X_dP
     PP_SITE_COUNT
 } pp_site;
 
@@ -80,6 +84,8 @@ typedef enum pp_site {
 #define PP_SITE_ATTN_FP8_END (PP_SITE_ATTN_EXP + 1)
 #define PP_SITE_ATTN_CHAIN_FIRST PP_SITE_ATTN_PV_ACC
 #define PP_SITE_ATTN_CHAIN_END (PP_SITE_ATTN_DKV_ACC + 1)
+#define PP_SITE_ATTN_TE_BWD_FIRST PP_SITE_ATTN_QUANT_DO
+#define PP_SITE_ATTN_TE_BWD_END (PP_SITE_ATTN_BLOCK_SCALE_DS + 1)
 
 // What the per-head index of a site counts: attention's q heads, its kv heads (dk, dv
 // accumulators), a GEMM's tensor (one cell), AdamW's parameter blocks.
@@ -265,6 +271,19 @@ static inline const pp_site_info *pp_site_get(int id)
         {PP_SITE_ATTN_DKV_ACC, "attention", "dkv_acc",
          "the backward's dk and dv chains Σ_i dS·q', Σ_i P·dO over the query rows before α and the store",
          "fp32 (F with accumulate storage)", "attention_threads.h: pp_attn_dkv_keys", PP_SITE_AXIS_HEAD, NULL},
+        // fp8 = te's backward (kernels/attention_te_fp8_bwd_x.h): dO's quantisation and the two
+        // per-tensor scales it adds; its P, D, dP, dS, chains and stores use the rows above (its
+        // dkv_acc notes are per kv head: TE sums a GQA group in one chain)
+        {PP_SITE_ATTN_QUANT_DO, "attention", "quant_do",
+         "dO as fp8 te's backward GEMMs read it: RN_F,sat(RN_32(dO·s_dO)) (per q head)",
+         "te_grad_format (e5m2, or e4m3)", "attention_te_bwd_run.c: pp_attn_te_quantise_dout", PP_SITE_AXIS_HEAD,
+         NULL},
+        {PP_SITE_ATTN_BLOCK_SCALE_DO, "attention", "block_scale_do",
+         "dO's descale X_dO = RN_32(1/s_dO), s_dO = RN_32(max_F/amax_dO) (current; `clamped` at fp32's limits)",
+         "fp32", "attention_te_bwd_run.c: pp_attn_te_quantise_dout", PP_SITE_AXIS_HEAD, NULL},
+        {PP_SITE_ATTN_BLOCK_SCALE_DS, "attention", "block_scale_ds",
+         "dS's descale X_dP = RN_32(1/scale_dP), scale_dP = RN_32(448/amax_dP) from dP's (te_ds_amax: dS's) amax "
+         "or amax_history_dp", "fp32", "attention_te_bwd_run.c: pp_attn_te_bwd_run", PP_SITE_AXIS_HEAD, NULL},
     };
     return id >= 0 && id < PP_SITE_COUNT ? &table[id] : (const pp_site_info *)0;
 }

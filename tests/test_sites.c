@@ -35,7 +35,8 @@ static void sites_ops_are_contiguous(void **state)
     assert_int_equal(PP_SITE_ADAMW_FIRST, PP_SITE_GEMM_END);
     assert_int_equal(PP_SITE_ATTN_FP8_FIRST, PP_SITE_ADAMW_END);
     assert_int_equal(PP_SITE_ATTN_CHAIN_FIRST, PP_SITE_ATTN_FP8_END);
-    assert_int_equal(PP_SITE_ATTN_CHAIN_END, PP_SITE_COUNT);
+    assert_int_equal(PP_SITE_ATTN_TE_BWD_FIRST, PP_SITE_ATTN_CHAIN_END);
+    assert_int_equal(PP_SITE_ATTN_TE_BWD_END, PP_SITE_COUNT);
 }
 
 static void sites_find_by_name(void **state)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "attention_te_bwd_exact.h"
 #include "cpu/attention_te_fp8.h"
 #include "parallel.h"
 
@@ -96,7 +97,10 @@ int pp_attn_te_fp8_bwd_cpu(const pp_attn_variant *v, const pp_attn_dims *dm, con
     char msg[sizeof err->msg] = "";
     pp_attn_te_device fdev = pp_attn_te_cpu_device(&threads);
     pp_attn_te_bwd_device bdev = pp_attn_te_bwd_cpu_device(&threads);
-    int rc = pp_attn_te_bwd_run(&fdev, &bdev, v, dm, q, k, vv, dout, out, lse, dq, dk, dv, amax, R, msg, sizeof msg);
+    int rc = v->exact_sites  // explain's exact sites: the binary64 bodies (kernels/attention_te_fp8_bwd_x.h)
+                 ? pp_attn_te_bwd_run_x(v, dm, q, k, vv, dout, out, lse, dq, dk, dv, threads, amax, R, msg, sizeof msg)
+                 : pp_attn_te_bwd_run(&fdev, &bdev, v, dm, q, k, vv, dout, out, lse, dq, dk, dv, amax, R, msg,
+                                      sizeof msg);
     if (rc)
         return pp_fail(err, rc == 2 ? PP_ERR_INPUT : PP_ERR_RUNTIME, "%s", msg);
     return PP_OK;

@@ -9,6 +9,7 @@
 #include "attention_check.h"
 #include "attention_fp8.h"
 #include "attention_ref.h"
+#include "attention_te_bwd_exact.h"
 #include "attention_te_exact.h"
 #include "cpu/attention.h"
 #include "cpu/attention_te_fp8.h"
@@ -487,15 +488,18 @@ static const char knob_rules[] =
     "amax_history_dp, te_dq and te_ds_amax, and amax_history_do, _dq, _dk, _dv (TE's delayed scales of dout and "
     "the gradient stores)";
 
-// fp8 = "te"'s forward range notes (kernels/attention_te_exact.h pp_attn_te_ranges_x: a second pass
-// of its row in the kernel's arithmetic, taken only with --ranges), after either device's run.
-static int te_range_notes(const pp_attn_variant *v, const pp_attn_dims *d, const pp_tensor *in, pp_ranges *R,
+// fp8 = "te"'s range notes (kernels/attention_te_exact.h pp_attn_te_ranges_x: a second pass of its
+// row in the kernel's arithmetic, taken only with --ranges; with passes fwd+bwd the forward's and the
+// backward's, kernels/attention_te_bwd_exact.h pp_attn_te_bwd_ranges_x), after either device's run.
+static int te_range_notes(const pp_attn_variant *v, const pp_attn_dims *d, int bwd, const pp_tensor *in, pp_ranges *R,
                           int threads, pp_error *err)
 {
     char msg[256] = "";
     if (!R || v->fp8 != PP_ATTN_FP8_TE)
         return PP_OK;
-    int rc = pp_attn_te_ranges_x(v, d, in[0].data, in[1].data, in[2].data, threads, R, msg, sizeof msg);
+    int rc = bwd ? pp_attn_te_bwd_ranges_x(v, d, in[0].data, in[1].data, in[2].data, in[3].data, threads, R, msg,
+                                           sizeof msg)
+                 : pp_attn_te_ranges_x(v, d, in[0].data, in[1].data, in[2].data, threads, R, msg, sizeof msg);
     return rc ? pp_fail(err, rc, "%s", msg) : PP_OK;
 }
 
@@ -509,7 +513,7 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
     int rc = v.fp8 == PP_ATTN_FP8_TE && bwd  // kernels/attention.h "FP8 (fp8 = te)", "Backward:"
                  ? pp_attn_te_fp8_bwd_cpu(&v, &d, in[0].data, in[1].data, in[2].data, in[3].data, out[O_OUT].data,
                                           out[O_LSE].data, out[O_DQ].data, out[O_DK].data, out[O_DV].data, threads,
-                                          NULL, p->ranges, err)
+                                          NULL, NULL, err)  // its notes: te_range_notes
              : v.fp8 == PP_ATTN_FP8_TE  // kernels/attention.h "FP8 (fp8 = te)": its own row loop
                  ? pp_attn_te_fp8_cpu(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data, out[O_LSE].data,
                                       threads, NULL, err)
@@ -518,7 +522,7 @@ static int run_cpu(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor 
                                          bwd ? out[O_DK].data : NULL, bwd ? out[O_DV].data : NULL, threads, &o, err);
     if (!rc && pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
         return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
-    return rc ? rc : te_range_notes(&v, &d, in, p->ranges, threads, err);
+    return rc ? rc : te_range_notes(&v, &d, bwd, in, p->ranges, threads, err);
 }
 
 // Range diagnostics: one cell per q head (kernels/sites.h; cp_dkv_acc uses the first h_kv).
@@ -541,14 +545,14 @@ static int run_cuda(const pp_op_params *p, const pp_op_knobs *k, const pp_tensor
     if (v.fp8 == PP_ATTN_FP8_TE) {  // kernels/attention.h "FP8 (fp8 = te)": its own row kernel
         int trc = bwd ? pp_attn_te_fp8_bwd_cuda(&v, &d, in[0].data, in[1].data, in[2].data, in[3].data,
                                                 out[O_OUT].data, out[O_LSE].data, out[O_DQ].data, out[O_DK].data,
-                                                out[O_DV].data, NULL, p->ranges, msg, sizeof msg)
+                                                out[O_DV].data, NULL, NULL, msg, sizeof msg)
                       : pp_attn_te_fp8_cuda(&v, &d, in[0].data, in[1].data, in[2].data, out[O_OUT].data,
                                             out[O_LSE].data, NULL, msg, sizeof msg);
         if (trc)
             return pp_fail(err, trc, "attention on cuda: %s", msg);
         if (pp_attn_fp8_range_notes(&v, &d, in[0].data, in[1].data, in[2].data, p->ranges))
             return pp_fail(err, PP_ERR_RUNTIME, "attention: out of memory for the fp8 range notes");
-        return te_range_notes(&v, &d, in, p->ranges, 0, err);
+        return te_range_notes(&v, &d, bwd, in, p->ranges, 0, err);
     }
     int rc = pp_attention_cuda_ranges(&v, &d, bwd, in[0].data, in[1].data, in[2].data, in[3].data,
                                       out[O_OUT].data, out[O_LSE].data, bwd ? out[O_DQ].data : NULL,
@@ -764,17 +768,6 @@ static const pp_seq_chunking cp_chunking = {
     .owner_of = cp_rank_of_chunk,
 };
 
-// Why a variant offers no site: fp8 = "te"'s backward (kernels/attention_te_fp8_bwd.h) has no
-// binary64 body yet, and its forward's exact sites would change the O8, P and lse the backward reads.
-static const char *explain_none(const pp_op_params *p, const pp_op_knobs *k)
-{
-    pp_attn_variant v = variant_of(p, k);
-    if (v.fp8 == PP_ATTN_FP8_TE && backward(p))
-        return "fp8 = \"te\" with passes = \"fwd+bwd\": its backward (kernels/attention_te_fp8_bwd.h) has no exact "
-               "sites yet; explain the forward in a case with passes = \"fwd\"";
-    return NULL;
-}
-
 // The sites explain can make exact (kernels/attention.h "Exact sites"): those the variant rounds
 // into a storage format — P and out always; the unfused kernel's stored scores (and their PB-Relax
 // or layer-scaled form, the naive row sum, dP, D); the backward's dS and dq', dk', dv partials;
@@ -785,8 +778,6 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
     if (!emulated(k))
         return 0;
     pp_attn_variant v = variant_of(p, k);
-    if (v.fp8 == PP_ATTN_FP8_TE && backward(p))
-        return 0;  // te's backward has no exact form yet (explain_none says so)
     if (v.fp8 == PP_ATTN_FP8_TE) {
         // TransformerEngine's FP8 forward (attention.h "Exact sites", fp8 = te): q, k, v's
         // quantisation and (per-tensor scaling but none) their descales, σ, S's chain, the scaled
@@ -806,6 +797,17 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
         if (sch == PP_SCALING_TENSOR || sch == PP_SCALING_DELAYED)
             m |= PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_Q) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_K) |
                  PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_V);
+        // its backward (attention.h "Exact sites", fp8 = te, backward; attention_te_fp8_bwd_x.h):
+        // dO's quantisation (and its descale where it is scaled), D, dP, dS8 and its scale_dP, the
+        // dq and dk/dv chains with their descales, the three FP8 stores
+        if (backward(p)) {
+            m |= PP_SITE_BIT(PP_SITE_ATTN_QUANT_DO) | PP_SITE_BIT(PP_SITE_ATTN_D) | PP_SITE_BIT(PP_SITE_ATTN_DP) |
+                 PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_DS) |
+                 PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC) | PP_SITE_BIT(PP_SITE_ATTN_DQ) |
+                 PP_SITE_BIT(PP_SITE_ATTN_DK) | PP_SITE_BIT(PP_SITE_ATTN_DV);
+            if (sch != PP_SCALING_NONE)
+                m |= PP_SITE_BIT(PP_SITE_ATTN_BLOCK_SCALE_DO);
+        }
         return m;
     }
     if (v.fp8 != PP_ATTN_FP8_NONE) {
@@ -883,7 +885,6 @@ const pp_op pp_op_attention = {
     .outputs = outputs,
     .n_outputs = 5,
     .explain_sites = explain_sites,
-    .explain_none = explain_none,
     .input_layouts = input_layouts,
     .output_layouts = output_layouts,
     .check_params = check_params,

@@ -41,4 +41,15 @@ for c in quickstart bloom-prescale external-gemm te-cp-small glm-softmax bloom-p
         echo "ok   cuda $c: $rows cpu-emulation comparisons, all identical"
     fi
 done
+# fp8 = te's backward on the GPU: its range notes come from the CPU's mask-0 binary64 pass
+# (kernels/attention_te_bwd_exact.h), so the GPU run's table is the CPU run's line for line
+"$bin" run cases/fp8-attention-bwd.toml --device cuda --ranges -q --no-cache --out "$tmp/rg" >/dev/null 2>&1 &&
+    "$bin" run cases/fp8-attention-bwd.toml --device cpu --ranges -q --no-cache --out "$tmp/rc" >/dev/null 2>&1 ||
+    { echo "FAIL cuda fp8-attention-bwd --ranges: exit $?"; fail=1; }
+if ! diff <(sed -n '/^== range diagnostics/,$p' "$tmp/rg/report.txt" | grep '^fp8-te') \
+          <(sed -n '/^== range diagnostics/,$p' "$tmp/rc/report.txt" | grep '^fp8-te') >/dev/null 2>&1; then
+    echo "FAIL cuda fp8-attention-bwd --ranges: the GPU run's notes differ from the CPU's"; fail=1
+else
+    echo "ok   cuda fp8-attention-bwd --ranges: the same notes"
+fi
 [ $fail -eq 0 ]

@@ -57,4 +57,15 @@ grep -q '^fp32-torch: update loses' "$tmp/adamw/report.txt" && fail "fp32 said t
 [ $? = 2 ] || fail "--ranges --shard: not exit 2"
 grep -q -- '--ranges does not combine with --shard' "$tmp/sh.err" || fail "--ranges --shard: $(cat "$tmp/sh.err")"
 [ -e "$tmp/sh/partial.h5" ] && fail "--ranges --shard wrote a partial"
+# fp8 = te's backward (kernels/attention_te_bwd_exact.h): its intermediates are noted; with scale_dP
+# from dP's amax, dS8 flushes values to zero and stays far below e4m3's max; from dS's amax it
+# reaches 448; dO's e5m2 quantisation and the chains have rows of their own
+"$bin" run cases/fp8-attention-bwd.toml --ranges --out "$tmp/tebwd" -q --no-cache >/dev/null || fail "fp8-attention-bwd --ranges"
+t="$tmp/tebwd/report.txt"
+grep -q '^fp8-te: ds flushes non-zero values to zero in heads 0, 1, 2, 3 ' "$t" || fail "fp8-te's dS8 flush not said"
+awk '$1 == "fp8-te" && $2 == "ds" { exit !($NF + 0 > 0 && $(NF - 1) + 0 < 64) }' "$t" || fail "fp8-te's dS8 amax not < 64"
+awk '$1 == "fp8-te-ds-amax" && $2 == "ds" { exit !($(NF - 1) == 448) }' "$t" || fail "fp8-te-ds-amax's dS8 amax not 448"
+for s in quant_do block_scale_do block_scale_ds dq_acc dkv_acc exp p d dp; do
+    grep -q "^fp8-te  *$s " "$t" || fail "fp8-te: no range row for $s"
+done
 echo "ok   ranges"
