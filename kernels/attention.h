@@ -774,6 +774,11 @@ typedef struct pp_attn_variant {
 // element (M = α Σ_j P_ij·W_ij·|k_j| for dq, likewise for dk, Σ_i P_ij·|dO_i| for dv; K from d, n
 // and A as the forward's: the derivation above every_site_exact_is_exact_backward in
 // tests/test_explain_attention_te_bwd.c); on fp8-attention-bwd dq, dk, dv within 5.3e-15.
+// With mma = "sm90-fp8" the GEMMs whose site is not exact (dp's dO8·V8, dq_acc's dS8·K8, dkv_acc's
+// P8ᵀ·dO8 and dS8ᵀ·Q8, scores' recomputed S) go through the kernel's Hopper model on the same
+// operands, gathered as the kernel gathers them (pp_attn_te_sm90_xe); TE's delayed recipe's given
+// scales (amax_history_do, _dq, _dk, _dv) are used as given (block_scale_do exact: X_dO = 1/s in
+// binary64). Mask 0 is the kernel's bits with both (the test's 15 settings).
 // (3) The GEMM accumulation chains (FA2 flash and the unfused kernel, fp8 = none;
 // attention_threads.h), made exact by
 // running the chain in binary64 — one binary64 fma per term from +0 (each product of two binary32

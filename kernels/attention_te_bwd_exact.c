@@ -43,7 +43,10 @@ static double dout_x(const pp_attn_variant *v, const pp_attn_dims *dm, int64_t n
     double a = 0;
     for (int64_t i = 0; i < n; i++)
         a = pp_amax_step(a, dout[i]);
-    double s = none ? 1.0 : scale_of(f, a, sx), x = sx && !none ? 1.0 / s : pp_tensor_scale_inv(s);
+    // the kernel's order (pp_attn_te_quantise_dout): amax_history_do's scale when given, else none's
+    // cast, else current (block_scale_do exact: unrounded); a given scale is used as it is
+    double s = v->te_scale_do > 0 ? v->te_scale_do : none ? 1.0 : scale_of(f, a, sx);
+    double x = sx && !none ? 1.0 / s : pp_tensor_scale_inv(s);
     for (int64_t i = 0; i < n; i++) {
         double code = pp_tensor_quantise(f, dout[i], s);
         codes[i] = qx ? dout[i] : code;
@@ -56,16 +59,17 @@ static double dout_x(const pp_attn_variant *v, const pp_attn_dims *dm, int64_t n
     return qx ? 1.0 : x;
 }
 
-// A gradient's FP8 store (attention_te_bwd_run.c's store): amax of g, the current scale, out =
-// X·code; site exact: out = g (neither the scale nor the cast). Notes at site (head (i / d) % heads).
-static void store_x(const pp_attn_variant *v, int site, pp_format_id f, const double *g, int64_t n, int64_t d,
-                    int64_t heads, pp_ranges *R, double *out, double *amax, double *scale)
+// A gradient's FP8 store (attention_te_bwd_run.c's store): amax of g, the scale given (> 0:
+// amax_history_dq/dk/dv, TE's delayed recipe) or current, out = X·code; site exact: out = g
+// (neither the scale nor the cast). Notes at site (head (i / d) % heads).
+static void store_x(const pp_attn_variant *v, int site, double given, pp_format_id f, const double *g, int64_t n,
+                    int64_t d, int64_t heads, pp_ranges *R, double *out, double *amax, double *scale)
 {
     int ex = pp_site_exact(v->exact_sites, site);
     double a = 0;
     for (int64_t i = 0; i < n; i++)
         a = pp_amax_step(a, g[i]);
-    double s = pp_tensor_scale(f, a), x = pp_tensor_scale_inv(s);
+    double s = given > 0 ? given : pp_tensor_scale(f, a), x = pp_tensor_scale_inv(s);
     for (int64_t i = 0; i < n; i++) {
         double code = pp_tensor_quantise(f, g[i], s);
         pp_range_note(R, site, (i / d) % heads, f, pp_te_r32(g[i] * s), code);
@@ -197,7 +201,7 @@ int pp_attn_te_bwd_run_x(const pp_attn_variant *v, const pp_attn_dims *dm, const
     int sx = pp_site_exact(m, PP_SITE_ATTN_SOFTMAX_SCALE);
     pp_attn_te_bwd_cfg_x t = {
         .c = {.f = keep.t.c, .alpha = keep.alpha32, .scale_s = (float)keep.scale_s, .block_n = 128, .dq = v->te_dq,
-              .ds_amax = v->te_ds_amax},
+              .ds_amax = v->te_ds_amax, .emin_g = pp_format_get(pp_attn_te_grad_format(v)).emin},
         .f = keep.t,
         .x = m,
         .l2e = sx ? 1.4426950408889634 : (double)1.44269502f,
@@ -237,9 +241,11 @@ int pp_attn_te_bwd_run_x(const pp_attn_variant *v, const pp_attn_dims *dm, const
     }
     if (!failed) {
         pp_format_id f = pp_attn_te_grad_format(v);
-        store_x(v, PP_SITE_ATTN_DQ, f, g, nq, dm->d, dm->h, R, dq, &am.amax_dq, &am.scale_dq);
-        store_x(v, PP_SITE_ATTN_DK, f, g + nq, nkv, dm->d, dm->h_kv, R, dk, &am.amax_dk, &am.scale_dk);
-        store_x(v, PP_SITE_ATTN_DV, f, g + nq + nkv, nkv, dm->d, dm->h_kv, R, dv, &am.amax_dv, &am.scale_dv);
+        store_x(v, PP_SITE_ATTN_DQ, v->te_scale_dq, f, g, nq, dm->d, dm->h, R, dq, &am.amax_dq, &am.scale_dq);
+        store_x(v, PP_SITE_ATTN_DK, v->te_scale_dk, f, g + nq, nkv, dm->d, dm->h_kv, R, dk, &am.amax_dk,
+                &am.scale_dk);
+        store_x(v, PP_SITE_ATTN_DV, v->te_scale_dv, f, g + nq + nkv, nkv, dm->d, dm->h_kv, R, dv, &am.amax_dv,
+                &am.scale_dv);
         if (amax)
             *amax = am;
     }

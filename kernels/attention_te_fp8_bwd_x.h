@@ -74,7 +74,10 @@ static inline double pp_te_bwd_e4m3_x(const pp_attn_te_bwd_cfg_x *t, int site, d
 static inline double pp_attn_te_bwd_dp_x(const pp_attn_te_bwd_cfg_x *t, const double *do8, const double *v8,
                                          int64_t d, double *pre)
 {
-    double acc = pp_te_bwd_dot_x(t, PP_SITE_ATTN_DP, do8, v8, d);
+    // mma sm90-fp8 (site dp not exact): the kernel's pp_attn_te_bwd_dpa through Hopper's model
+    double acc = t->c.f.sm90 && !pp_site_exact(t->x, PP_SITE_ATTN_DP)
+                   ? pp_attn_te_sm90_xe(0.0, do8, 1, v8, 1, d, t->c.emin_g, PP_ATTN_TE_EMIN_E4M3)
+                   : pp_te_bwd_dot_x(t, PP_SITE_ATTN_DP, do8, v8, d);
     if (pre)
         *pre = acc * t->xdo * t->xv;
     return pp_te_bwd_mul_x(t, PP_SITE_ATTN_DP, pp_te_bwd_mul_x(t, PP_SITE_ATTN_DP, acc, t->xdo), t->xv);
@@ -119,13 +122,16 @@ static inline void pp_attn_te_bwd_dq_row_x(const pp_attn_te_bwd_cfg_x *t, const 
                                            double lse, double D, int64_t head, pp_ranges *R, double *acc, double *dq)
 {
     int chain = t->c.dq == PP_ATTN_TE_DQ_CHAIN, ex = pp_site_exact(t->x, PP_SITE_ATTN_DQ_ACC);
-    int64_t bn = t->c.block_n > 0 ? t->c.block_n : 128;
+    int sm90 = t->c.f.sm90 && !ex;  // the kernel's gathered dS8 codes through Hopper's model
+    int64_t bn = t->c.block_n > 0 ? t->c.block_n : 128, jb = 0;
+    double dsb[PP_SM90_FP8_PROMOTE];
     for (int64_t e = 0; e < d; e++)
         dq[e] = 0.0;
     for (int64_t j0 = 0; j0 < n; j0 += bn) {
         int64_t j1 = j0 + bn < n ? j0 + bn : n;
         for (int64_t e = 0; e < d; e++)
             acc[e] = chain ? dq[e] : 0.0;
+        jb = j0;
         for (int64_t j = j0; j < j1; j++) {
             const double *kj = k8 + j * kstride;
             double pre, p = pp_attn_te_bwd_p_x(t, q8, kj, d, lse);
@@ -133,6 +139,15 @@ static inline void pp_attn_te_bwd_dq_row_x(const pp_attn_te_bwd_cfg_x *t, const 
             double ds = pp_attn_te_bwd_ds_x(t, p, dp, D), ds8 = pp_te_bwd_e4m3_x(t, PP_SITE_ATTN_DS, ds, t->scale_dp);
             pp_range_note(R, PP_SITE_ATTN_DP, head, PP_FMT_FP32, pre, dp);
             pp_range_note(R, PP_SITE_ATTN_DS, head, PP_FMT_E4M3, pp_te_r32(ds * t->scale_dp), ds8);
+            if (sm90) {
+                dsb[j - jb] = ds8;
+                if (j + 1 - jb == PP_SM90_FP8_PROMOTE || j + 1 == j1) {  // as pp_attn_te_bwd_dq_row
+                    for (int64_t e = 0; e < d; e++)
+                        acc[e] = pp_attn_te_sm90_x(acc[e], dsb, 1, k8 + jb * kstride + e, kstride, j + 1 - jb);
+                    jb = j + 1;
+                }
+                continue;
+            }
             for (int64_t e = 0; e < d; e++)
                 acc[e] = ex ? acc[e] + ds8 * kj[e] : pp_te_fma32(ds8, kj[e], acc[e]);
         }
@@ -159,7 +174,11 @@ static inline void pp_attn_te_bwd_dkv_col_x(const pp_attn_te_bwd_cfg_x *t, const
                                             int64_t i0, int64_t group, const double *k8j, const double *v8j,
                                             int64_t d, int64_t h0, int64_t kvh, pp_ranges *R, double *dk, double *dv)
 {
-    int ex = pp_site_exact(t->x, PP_SITE_ATTN_DKV_ACC);
+    int ex = pp_site_exact(t->x, PP_SITE_ATTN_DKV_ACC), sm90 = t->c.f.sm90 && !ex;
+    // sm90: the kernel's gathered steps (pp_attn_te_bwd_dkv_col): step k is head k / span, row
+    // i0 + k mod span; PP_SM90_FP8_PROMOTE of them at a time through Hopper's model
+    double p8b[PP_SM90_FP8_PROMOTE], dsb[PP_SM90_FP8_PROMOTE], col[PP_SM90_FP8_PROMOTE];
+    int64_t span = s_q > i0 ? s_q - i0 : 0, nst = 0, k0 = 0, left = group * span;
     for (int64_t e = 0; e < d; e++)
         dk[e] = dv[e] = 0.0;
     for (int64_t hg = 0; hg < group; hg++)
@@ -172,6 +191,22 @@ static inline void pp_attn_te_bwd_dkv_col_x(const pp_attn_te_bwd_cfg_x *t, const
                                           t->scale_dp);
             pp_range_note1(R, PP_SITE_ATTN_EXP, h0 + hg, PP_FMT_FP32, p);
             pp_range_note(R, PP_SITE_ATTN_P, h0 + hg, PP_FMT_E4M3, pp_te_r32(p * t->scale_s), p8);
+            if (sm90) {
+                p8b[nst] = p8, dsb[nst] = ds8;
+                nst++, left--;
+                if (nst < PP_SM90_FP8_PROMOTE && left > 0)
+                    continue;
+                for (int64_t e = 0; e < d; e++) {
+                    for (int64_t l = 0; l < nst; l++)
+                        col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+                    dv[e] = pp_attn_te_sm90_xe(dv[e], p8b, 1, col, 1, nst, PP_ATTN_TE_EMIN_E4M3, t->c.emin_g);
+                    for (int64_t l = 0; l < nst; l++)
+                        col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+                    dk[e] = pp_attn_te_sm90_xe(dk[e], dsb, 1, col, 1, nst, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
+                }
+                k0 += nst, nst = 0;
+                continue;
+            }
             for (int64_t e = 0; e < d; e++) {
                 dv[e] = ex ? dv[e] + p8 * doi[e] : pp_te_fma32(p8, doi[e], dv[e]);
                 dk[e] = ex ? dk[e] + ds8 * qi[e] : pp_te_fma32(ds8, qi[e], dk[e]);

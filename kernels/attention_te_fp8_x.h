@@ -104,11 +104,11 @@ static inline double pp_te_max_x(double m, double x)
 
 // mma sm90-fp8 where the site is not exact: pp_attn_te_sm90 on binary64 operands (the model's
 // groups take them as they are: the kernel's bits on e4m3 codes and a binary32 total; a total
-// that is not binary32 is rounded to it once first, as pp_te_fma32 rounds).
-static inline double pp_attn_te_sm90_x(double total, const double *a, int64_t sa, const double *b, int64_t sb,
-                                       int64_t n)
+// that is not binary32 is rounded to it once first, as pp_te_fma32 rounds). emin_a, emin_b: the
+// operands' formats' (the backward's e5m2 dO8: te_grad_format's); pp_attn_te_sm90_x: both e4m3.
+static inline double pp_attn_te_sm90_xe(double total, const double *a, int64_t sa, const double *b, int64_t sb,
+                                        int64_t n, int emin_a, int emin_b)
 {
-    int emin = PP_ATTN_TE_EMIN_E4M3;
     float tot = (float)total, c = 0.0f;
     for (int64_t l0 = 0; l0 < n; l0 += PP_SM90_FP8_GROUP) {
         if (l0 > 0 && l0 % PP_SM90_FP8_PROMOTE == 0) {
@@ -116,9 +116,14 @@ static inline double pp_attn_te_sm90_x(double total, const double *a, int64_t sa
             c = 0.0f;
         }
         int64_t m = n - l0 < PP_SM90_FP8_GROUP ? n - l0 : PP_SM90_FP8_GROUP;
-        c = pp_sm90_fp8_group(c, a + l0 * sa, sa, b + l0 * sb, sb, m, emin, emin);
+        c = pp_sm90_fp8_group(c, a + l0 * sa, sa, b + l0 * sb, sb, m, emin_a, emin_b);
     }
     return (double)(tot + c);
+}
+static inline double pp_attn_te_sm90_x(double total, const double *a, int64_t sa, const double *b, int64_t sb,
+                                       int64_t n)
+{
+    return pp_attn_te_sm90_xe(total, a, sa, b, sb, n, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
 }
 
 // S_j: the fp32 chain of q8·k8 over d in the order band's walk (scores exact: the binary64 sum in

@@ -67,15 +67,16 @@ enum { MNQ = MB * MS * MH * MD, MNKV = MB * MSKV * MHKV * MD, MROWS = MB * MH * 
 enum { MS2 = 19, MQMAX = MB * MS2 * MH * MD };  // the 19 × 19 settings' queries (more than MS)
 
 // The binary64 run with mask 0 (and with a site te does not have: cp_out_merge) against the kernel
-// (pp_attn_te_fp8_bwd_cpu's binary32 bodies), every output and amax bit for bit, on 11 settings:
+// (pp_attn_te_fp8_bwd_cpu's binary32 bodies), every output and amax bit for bit, on 15 settings:
 // default, e4m3 gradients, dq chain, max-ds amax, a given scale_dP (a stale amax_history_dp),
-// two-pass, base-2, the chain P·V, lazy rescale, the order band, scaling none; causal GQA with 7
+// two-pass, base-2, the chain P·V, lazy rescale, the order band, scaling none, mma sm90-fp8 (twice),
+// given dO and dq/dk/dv scales (amax_history_do/dq/dk/dv); causal GQA with 7
 // queries over 133 keys (two dq tiles, the last one odd), and 19 × 19 not causal on every other.
 static void run_mask0_is_the_kernel(void **state)
 {
     (void)state;
     static double q[MQMAX], k[MNKV], vv[MNKV], dout[MQMAX], a[5][MQMAX + MNKV], b[5][MQMAX + MNKV];
-    for (int cfgi = 0; cfgi < 11; cfgi++) {
+    for (int cfgi = 0; cfgi < 15; cfgi++) {
         pp_attn_dims dm = {.b = MB, .s_q = MS, .s_kv = MSKV, .h = MH, .h_kv = MHKV, .d = MD, .causal = 1};
         if (cfgi % 2)
             dm.s_q = dm.s_kv = MS2, dm.causal = 0;
@@ -92,6 +93,12 @@ static void run_mask0_is_the_kernel(void **state)
         case 8: v.block_n = 16, v.te_rescale = 2, v.te_ds_amax = 1; break;
         case 9: v.order_seed = 0xabc, v.block_n = 16; break;
         case 10: v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE; break;
+        // mma sm90-fp8 (every FP8 GEMM through Hopper's model), with e4m3 gradients and dq's chain
+        case 11: v.mma = PP_ATTN_FP8_MMA_SM90; break;
+        case 12: v.mma = PP_ATTN_FP8_MMA_SM90, v.te_grad_e4m3 = 1, v.te_dq = PP_ATTN_TE_DQ_CHAIN; break;
+        // TE's delayed recipe for dO and the three stores (amax_history_do/dq/dk/dv's scales)
+        case 13: v.te_scale_do = 57344.0 / 0.05; break;
+        case 14: v.te_scale_dq = 57344.0 / 0.01, v.te_scale_dk = 57344.0 / 3.0, v.te_scale_dv = 2.0; break;
         default: break;
         }
         pp_error err;
@@ -174,6 +181,18 @@ static void range_notes_are_the_kernels(void **state)
     pp_ranges_init(&R1, c1, MH);
     assert_int_equal(pp_attn_te_bwd_ranges_x(&v, &dm, q, k, vv, dout, 1, &R1, msg, sizeof msg), 0);
     assert_memory_equal(c1, c2, sizeof c1);
+    // mma sm90-fp8 with a stale dO scale: the pass's notes are still the kernel's
+    v.mma = PP_ATTN_FP8_MMA_SM90, v.te_scale_do = 57344.0 / 0.05;
+    pp_ranges_init(&R1, c1, MH);
+    pp_ranges_init(&R2, c2, MH);
+    assert_int_equal(pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o, l, dq, dk, dv, 2, NULL, &R1, &err), PP_OK);
+    assert_int_equal(pp_attn_te_bwd_ranges_x(&v, &dm, q, k, vv, dout, 3, &R2, msg, sizeof msg), 0);
+    for (int i = 0; i < 6; i++) {
+        int s = same[i];
+        if (memcmp(&c1[s * MH], &c2[s * MH], sizeof(pp_range_cell) * MH) || R1.fmt[s] != R2.fmt[s])
+            fail_msg("sm90, stale dO: site %s: the binary64 pass's notes differ from the kernel's",
+                     pp_site_get(s)->name);
+    }
 }
 
 // By hand, scaling none and σ = α = 1 (the inputs are their own e4m3 values, every X 1): one query
