@@ -8,10 +8,16 @@
 // ---------------------------------------------------------------------------------------------
 // Words
 
-typedef enum { FIND_OVERFLOW = 0, FIND_NAN, FIND_UNDERFLOW, FIND_COUNT } finding;
+typedef enum { FIND_OVERFLOW = 0, FIND_NAN, FIND_UNDERFLOW, FIND_HEADROOM, FIND_COUNT } finding;
+
+// The headroom finding's threshold: at least 1 value in 100 within a factor 2 of the format's
+// largest (a saturating FP8 cast clamps there; a non-saturating one is one doubling from Inf).
+#define PP_HEADROOM_SHARE 100
 
 static int64_t cell_count(const pp_range_cell *c, finding f)
 {
+    if (f == FIND_HEADROOM)
+        return c->near_max > 0 && c->near_max * PP_HEADROOM_SHARE >= c->count ? c->near_max : 0;
     return f == FIND_OVERFLOW ? c->overflow : f == FIND_NAN ? c->nan : c->underflow;
 }
 
@@ -46,8 +52,9 @@ static void words(pp_textbuf *b, const char *r_op, const pp_variant_result *vr)
         pp_tb_printf(b, "%s: no range diagnostics (%s)\n", vr->name, vg->note[0] ? vg->note : "none recorded");
         return;
     }
-    static const char *const verb[FIND_COUNT] = {"overflows to ±Inf", "holds NaN", "flushes non-zero values to zero"};
-    int any[FIND_COUNT] = {0, 0, 0};
+    static const char *const verb[FIND_COUNT] = {"overflows to ±Inf", "holds NaN", "flushes non-zero values to zero",
+                                                 "lies within a factor 2 of its format's largest"};
+    int any[FIND_COUNT] = {0, 0, 0, 0};
     for (int f = 0; f < FIND_COUNT; f++)
         for (int i = 0; i < vg->n_rows; i++) {
             pp_range_cell t = pp_range_row_total(&vg->rows[i]);
