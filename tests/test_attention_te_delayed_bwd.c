@@ -7,6 +7,8 @@
 // Run: make test (build/rel/tests/test_attention_te_delayed_bwd).
 #include "test_util.h"
 
+#include "attn_te_variant.h"
+
 #include <math.h>
 
 #include "attention_check.h"
@@ -16,15 +18,6 @@
 #include "ops/op.h"
 #include "scaling.h"
 
-static pp_attn_variant te_variant(void)
-{
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
-    return v;
-}
 
 // dO = (1, −3, 0.25, 2^−13, 0, −0, NaN) in e5m2 (max 57344 = 7·2^13, smallest subnormal 2^−16).
 // A stale history amax 0.5: s = RN_32(57344/0.5) = 114688; 1·s and 3·s saturate to ±57344, 0.25·s =
@@ -37,7 +30,7 @@ static void quantise_dout_stale_scale(void **state)
     (void)state;
     const double dout[7] = {1.0, -3.0, 0.25, 0x1p-13, 0.0, -0.0, NAN};
     double codes[7], s, a;
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.te_scale_do = pp_delayed_scale(PP_FMT_E5M2, 0.5, 0);
     assert_true(v.te_scale_do == 114688.0);
     double x = pp_attn_te_quantise_dout(&v, 7, dout, codes, &s, &a);
@@ -99,7 +92,7 @@ static void history_of_this_run_is_current(void **state)
     static run cur, del;
     inputs(q, k, vv, dout);
     for (int e4 = 0; e4 < 2; e4++) {
-        pp_attn_variant v = te_variant();
+        pp_attn_variant v = attn_te_variant();
         v.te_grad_e4m3 = e4;
         run_te(&v, q, k, vv, dout, &cur);
         pp_format_id f = e4 ? PP_FMT_E4M3 : PP_FMT_E5M2;
@@ -124,7 +117,7 @@ static void each_store_its_own_history(void **state)
     static double q[NQ], k[NKV], vv[NKV], dout[NQ];
     static run cur, del;
     inputs(q, k, vv, dout);
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     run_te(&v, q, k, vv, dout, &cur);
     assert_true(cur.am.amax_dq < 64 && cur.am.amax_dv < 64 && cur.am.amax_dq > 0x1p-20);
     v.te_scale_dq = pp_delayed_scale(PP_FMT_E5M2, 0x1p-30, 0);
@@ -145,7 +138,7 @@ static void each_store_its_own_history(void **state)
         assert_true(del.dv[i] == 0.0);
     assert_true(same(cur.dk, del.dk, NKV) && same(cur.o, del.o, NQ));
     // dO's own history moves dq, dk, dv (all read dO8) but not the forward
-    v = te_variant();
+    v = attn_te_variant();
     v.te_scale_do = 4.0 * cur.am.scale_do;  // amax thought 4x smaller: the largest dO saturate
     run_te(&v, q, k, vv, dout, &del);
     assert_true(del.am.scale_do == v.te_scale_do && same(cur.o, del.o, NQ));
@@ -183,7 +176,7 @@ static void refusals(void **state)
     pp_attn_dims dm = {.b = 0, .s_q = 4, .s_kv = 4, .h = 1, .h_kv = 1, .d = 4, .causal = 0};
     char msg[300];
     for (int t = 0; t < 4; t++) {
-        pp_attn_variant v = te_variant();
+        pp_attn_variant v = attn_te_variant();
         double *s[4] = {&v.te_scale_do, &v.te_scale_dq, &v.te_scale_dk, &v.te_scale_dv};
         *s[t] = t & 1 ? NAN : -1.0;
         assert_int_not_equal(pp_attn_check(&v, &dm, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg,

@@ -8,6 +8,8 @@
 // Run: make test (build/rel/tests/test_attention_te_fp8).
 #include "test_util.h"
 
+#include "attn_te_variant.h"
+
 #include <math.h>
 
 #include "attention_check.h"
@@ -192,22 +194,13 @@ static void empty_and_nan_rows(void **state)
 // ---------------------------------------------------------------------------------------------
 // The scalars from a variant
 
-static pp_attn_variant te_variant(void)
-{
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
-    return v;
-}
 
 // σ = RN_32(X_q·X_k·α) (one rounding of the binary64 product); scale_s 448 (the bound) with
 // descale RN_32(1/448); threshold 2: scale_s/4, X_s·4, τ = 2 ln 2; exp2: σ·RN_32(log2 e).
 static void scalars_from_a_variant(void **state)
 {
     (void)state;
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     float a = 0.125f;
     pp_attn_te_cfg c = pp_attn_te_cfg_make(&v, a, 0.0234375, 1.0 / 3.0, 0.5);
     assert_true(c.sigma == (float)((double)0.0234375f * (double)(float)(1.0 / 3.0) * 0.125));
@@ -266,7 +259,7 @@ static void run_any_device_same_bits(void **state)
         ll[B * H * S];
     inputs(q, k, vv);
     pp_attn_dims dm = {B, S, SKV, H, HKV, D, 1};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.block_n = 16;
     pp_error err;
     pp_attn_te_amax a1, al;
@@ -305,7 +298,7 @@ static void run_against_its_quantised_inputs(void **state)
     static double o[B * S * H * D], l[B * H * S], ro[B * S * H * D], rl[B * H * S];
     inputs(q, k, vv);
     pp_attn_dims dm = {B, S, SKV, H, HKV, D, 1};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     pp_error err;
     assert_int_equal(pp_attn_te_fp8_cpu(&v, &dm, q, k, vv, o, l, 2, NULL, &err), PP_OK);
     pp_attn_ref_opts ro_ = {.method = PP_ATTN_REF_FAST, .b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D,
@@ -329,7 +322,7 @@ static void run_stale_scale_s_and_nan(void **state)
     static double o[B * S * H * D], os[B * S * H * D], l[B * H * S];
     inputs(q, k, vv);
     pp_attn_dims dm = {B, S, SKV, H, HKV, D, 0};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     pp_error err;
     pp_attn_te_amax a;
     assert_int_equal(pp_attn_te_fp8_cpu(&v, &dm, q, k, vv, o, l, 1, NULL, &err), PP_OK);
@@ -354,7 +347,7 @@ static void refusals(void **state)
 {
     (void)state;
     pp_attn_dims dm = {0, 8, 8, 2, 1, 4, 0};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     char err[300] = "";
     assert_null(pp_attn_fp8_error(&v, 0));
     // the backward is modelled too (tests/test_attention_te_fp8_bwd.c): passes fwd+bwd is accepted
@@ -362,13 +355,13 @@ static void refusals(void **state)
                                    sizeof err), 0);
     v.fp8_scaling = PP_ATTN_FP8_SCALING_MX;
     assert_non_null(strstr(pp_attn_fp8_error(&v, 0), "per-tensor"));
-    v = te_variant(), v.kernel = PP_ATTN_UNFUSED;
+    v = attn_te_variant(), v.kernel = PP_ATTN_UNFUSED;
     assert_non_null(strstr(pp_attn_fp8_error(&v, 0), "kernel = \"flash\""));
-    v = te_variant(), v.mma = PP_ATTN_FP8_MMA_SM90;  // accepted: a bound (tests/test_attention_te_sm90.c)
+    v = attn_te_variant(), v.mma = PP_ATTN_FP8_MMA_SM90;  // accepted: a bound (tests/test_attention_te_sm90.c)
     assert_null(pp_attn_fp8_error(&v, 0));
-    v = te_variant(), v.te_rescale = 3, v.te_softmax = PP_ATTN_TE_TWO_PASS;
+    v = attn_te_variant(), v.te_rescale = 3, v.te_softmax = PP_ATTN_TE_TWO_PASS;
     assert_non_null(strstr(pp_attn_fp8_error(&v, 0), "online"));
-    v = te_variant(), v.fp8_scaling = PP_ATTN_FP8_SCALING_DELAYED;
+    v = attn_te_variant(), v.fp8_scaling = PP_ATTN_FP8_SCALING_DELAYED;
     assert_non_null(strstr(pp_attn_fp8_error(&v, 0), "amax_history_q"));
 }
 

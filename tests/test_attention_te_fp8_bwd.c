@@ -8,6 +8,8 @@
 // Run: make test (build/rel/tests/test_attention_te_fp8_bwd).
 #include "test_util.h"
 
+#include "attn_te_variant.h"
+
 #include <math.h>
 
 #include "attention_check.h"
@@ -173,15 +175,6 @@ static double bf16(double x)
     return pp_round(PP_FMT_BF16, x, PP_RND_NE, 0);
 }
 
-static pp_attn_variant te_variant(void)
-{
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
-    return v;
-}
 
 static void inputs(double *q, double *k, double *v, double *dout)
 {
@@ -232,7 +225,7 @@ static void run_any_device_same_bits(void **state)
     inputs(q, k, vv, dout);
     for (int cfg = 0; cfg < 4; cfg++) {
         pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = cfg & 1};
-        pp_attn_variant v = te_variant();
+        pp_attn_variant v = attn_te_variant();
         v.te_grad_e4m3 = cfg >> 1 & 1;
         v.te_dq = cfg >> 1 & 1 ? PP_ATTN_TE_DQ_CHAIN : PP_ATTN_TE_DQ_BLOCK;
         v.te_ds_amax = cfg == 3;
@@ -283,7 +276,7 @@ static void grads_against_quantised_reference(void **state)
     static double ro[NQ], rl[ROWS], rq[NQ], rk[NKV], rv[NKV];
     inputs(q, k, vv, dout);
     pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = 1};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     pp_error err;
     assert_int_equal(pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o, l, dq, dk, dv, 2, NULL, NULL, &err), PP_OK);
     pp_attn_ref_opts ro_ = {.method = PP_ATTN_REF_FAST, .b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D,
@@ -319,7 +312,7 @@ static void quantised_reference_widening(void **state)
         q[i] = (double)(int)(8 * pp_test_rng_unit(&r)) / 4 - 1, dout[i] = (double)(int)(4 * pp_test_rng_unit(&r)) / 2 - 1;
     for (int i = 0; i < NKV; i++)
         k[i] = (double)(int)(8 * pp_test_rng_unit(&r)) / 4 - 1, vv[i] = (double)(int)(8 * pp_test_rng_unit(&r)) / 8;
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE;
     pp_attn_ref_opts o = {.method = PP_ATTN_REF_FAST, .b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D,
                           .causal = 1, .threads = 2, .backward = 1};
@@ -347,7 +340,7 @@ static void range_notes(void **state)
     static pp_range_cell cells[PP_SITE_COUNT * H];
     inputs(q, k, vv, dout);
     pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = 1};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     pp_ranges R;
     pp_ranges_init(&R, cells, H);
     pp_error err;
@@ -377,7 +370,7 @@ static void refusals(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 0, .s_q = 4, .s_kv = 4, .h = 1, .h_kv = 1, .d = 4, .causal = 0};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     char msg[300];
     assert_int_equal(pp_attn_check(&v, &dm, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg,
                                    sizeof msg),
@@ -386,12 +379,12 @@ static void refusals(void **state)
     assert_int_not_equal(pp_attn_check(&v, &dm, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg,
                                        sizeof msg),
                          0);
-    v = te_variant();
+    v = attn_te_variant();
     v.fp8_scaling = PP_ATTN_FP8_SCALING_MX;
     assert_int_not_equal(pp_attn_check(&v, &dm, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg,
                                        sizeof msg),
                          0);
-    v = te_variant();
+    v = attn_te_variant();
     v.te_scale_dp = -1;
     assert_int_not_equal(pp_attn_check(&v, &dm, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg,
                                        sizeof msg),

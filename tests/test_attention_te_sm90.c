@@ -7,6 +7,8 @@
 // Run: make test (build/rel/tests/test_attention_te_sm90).
 #include "test_util.h"
 
+#include "attn_te_variant.h"
+
 #include <math.h>
 
 #include "attention_check.h"
@@ -217,11 +219,7 @@ static void run_same_bits_and_moves(void **state)
         k[i] = pp_round(PP_FMT_BF16, 4 * pp_test_rng_unit(&r) - 2, PP_RND_NE, 0),
         vv[i] = pp_round(PP_FMT_BF16, 2 * pp_test_rng_unit(&r) - 1, PP_RND_NE, 0);
     pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = 0};
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
+    pp_attn_variant v = attn_te_variant();
     pp_error err;
     for (int run = 0; run < 3; run++) {
         v.mma = run ? PP_ATTN_FP8_MMA_SM90 : PP_ATTN_FP8_MMA_CHAIN;
@@ -245,11 +243,7 @@ static void refusals(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 0, .s_q = 4, .s_kv = 4, .h = 1, .h_kv = 1, .d = 4, .causal = 0};
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
+    pp_attn_variant v = attn_te_variant();
     v.mma = PP_ATTN_FP8_MMA_SM90;
     char msg[300];
     assert_int_equal(pp_attn_check(&v, &dm, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg, sizeof msg),

@@ -237,6 +237,52 @@ static double sq_err(const double *a, const double *ref, int64_t n)
     return s;
 }
 
+// v on R's random inputs, forward and backward: each of sites[0..n) alone moves out or a
+// gradient; with every site of `all` exact the residual against the reference is below the one
+// with every site but `chains` exact, for out and for the gradients together; and every site exact
+// puts out within 2^−22·max|v| of the reference (the bound above each caller).
+static void check_every_site_exact(attn_run *R, pp_attn_variant v, const int *sites, int n, pp_site_mask chains,
+                                   pp_site_mask all, const char *what)
+{
+    pp_attn_dims dm = R->dm;
+    int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d;
+    pp_attn_ref_opts o;
+    memset(&o, 0, sizeof o);
+    o.method = PP_ATTN_REF_FAST;
+    o.b = dm.b, o.s_q = dm.s_q, o.s_kv = dm.s_kv, o.h = dm.h, o.h_kv = dm.h_kv, o.d = dm.d, o.causal = dm.causal;
+    o.backward = 1, o.threads = 1;
+    double *ro = malloc((size_t)nq * 8), *rl = malloc((size_t)(dm.b * dm.s_q * dm.h) * 8), *rq = malloc((size_t)nq * 8);
+    double *rk = malloc((size_t)nk * 8), *rv = malloc((size_t)nk * 8);
+    pp_error e = {0};
+    assert_int_equal(pp_attention_ref(&o, R->q, R->k, R->v, R->dout, ro, rl, rq, rk, rv, NULL, &e), 0);
+    attn_run_go(R, v, 0, 1);
+    double *out0 = dupd(R->out, nq), *dq0 = dupd(R->dq, nq), *dk0 = dupd(R->dk, nk), *dv0 = dupd(R->dv, nk);
+    for (int i = 0; i < n; i++) {
+        attn_run_go(R, v, PP_SITE_BIT(sites[i]), 1);
+        int64_t moved = n_differing(R->out, out0, nq) + n_differing(R->dq, dq0, nq) + n_differing(R->dk, dk0, nk) +
+                        n_differing(R->dv, dv0, nk);
+        if (moved == 0)
+            fail_msg("%s: site %s exact moves nothing", what, pp_site_get(sites[i])->name);
+    }
+    double eo[2], eg[2];
+    for (int w = 0; w < 2; w++) {
+        attn_run_go(R, v, w ? all : all & ~chains, 1);
+        eo[w] = sq_err(R->out, ro, nq);
+        eg[w] = sq_err(R->dq, rq, nq) + sq_err(R->dk, rk, nk) + sq_err(R->dv, rv, nk);
+    }
+    if (!(eo[1] < eo[0]) || !(eg[1] < eg[0]))
+        fail_msg("%s, every site exact: out %g (chains rounding: %g), grads %g (%g)", what, eo[1], eo[0], eg[1], eg[0]);
+    double vmax = 0.0;
+    for (int64_t i = 0; i < nk; i++)
+        vmax = fmax(vmax, fabs(R->v[i]));
+    attn_run_go(R, v, all, 1);
+    for (int64_t i = 0; i < nq; i++)
+        if (!(fabs(R->out[i] - ro[i]) <= 4.0 * 0x1p-24 * vmax))
+            fail_msg("%s: out[%lld] = %a, reference %a: beyond 2^-22·max|v|", what, (long long)i, R->out[i], ro[i]);
+    free(out0), free(dq0), free(dk0), free(dv0);
+    free(ro), free(rl), free(rq), free(rk), free(rv);
+}
+
 // Flash fp32, causal, GQA, forward and backward on random values: each chain site alone moves its
 // tensor; with every offered site exact (the store and scalar sites, and now the chains) the
 // residual against the reference shrinks below the one with every site but the chains exact, for
@@ -249,21 +295,11 @@ static void chains_every_site_exact_shrinks_residual(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 48, .s_kv = 48, .h = 2, .h_kv = 1, .d = 16, .causal = 1};
-    int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
     attn_run R;
     attn_run_init(&R, dm);
     attn_run_fill(&R, PP_FMT_FP32, 26);
     pp_attn_variant v = variant(PP_ATTN_FLASH, PP_FMT_FP32);
     v.sigma_given = 0;  // σ = 1/√d, as a real case
-    pp_attn_ref_opts o;
-    memset(&o, 0, sizeof o);
-    o.method = PP_ATTN_REF_FAST;
-    o.b = dm.b, o.s_q = dm.s_q, o.s_kv = dm.s_kv, o.h = dm.h, o.h_kv = dm.h_kv, o.d = dm.d, o.causal = dm.causal;
-    o.backward = 1, o.threads = 1;
-    double *ro = malloc((size_t)nq * 8), *rl = malloc((size_t)(dm.s_q * dm.h) * 8), *rq = malloc((size_t)nq * 8);
-    double *rk = malloc((size_t)nk * 8), *rv = malloc((size_t)nk * 8);
-    pp_error e = {0};
-    assert_int_equal(pp_attention_ref(&o, R.q, R.k, R.v, R.dout, ro, rl, rq, rk, rv, NULL, &e), 0);
     pp_site_mask chains = PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC) |
                           PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_D) |
                           PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) | PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC);
@@ -272,35 +308,9 @@ static void chains_every_site_exact_shrinks_residual(void **state)
                         PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) |
                         PP_SITE_BIT(PP_SITE_ATTN_DS) | PP_SITE_BIT(PP_SITE_ATTN_DQ) | PP_SITE_BIT(PP_SITE_ATTN_DK) |
                         PP_SITE_BIT(PP_SITE_ATTN_DV);
-    // each chain alone reaches its tensor
-    attn_run_go(&R, v, 0, 1);
-    double *out0 = dupd(R.out, nq), *dq0 = dupd(R.dq, nq), *dk0 = dupd(R.dk, nk), *dv0 = dupd(R.dv, nk);
     static const int sites[] = {PP_SITE_ATTN_SCORES, PP_SITE_ATTN_PV_ACC, PP_SITE_ATTN_DP,
                                 PP_SITE_ATTN_D,      PP_SITE_ATTN_DQ_ACC, PP_SITE_ATTN_DKV_ACC};
-    for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
-        attn_run_go(&R, v, PP_SITE_BIT(sites[i]), 1);
-        int64_t moved = n_differing(R.out, out0, nq) + n_differing(R.dq, dq0, nq) + n_differing(R.dk, dk0, nk) +
-                        n_differing(R.dv, dv0, nk);
-        if (moved == 0)
-            fail_msg("site %s exact moves nothing", pp_site_get(sites[i])->name);
-    }
-    double eo[2], eg[2];
-    for (int w = 0; w < 2; w++) {
-        attn_run_go(&R, v, rest | (w ? chains : 0), 1);
-        eo[w] = sq_err(R.out, ro, nq);
-        eg[w] = sq_err(R.dq, rq, nq) + sq_err(R.dk, rk, nk) + sq_err(R.dv, rv, nk);
-    }
-    if (!(eo[1] < eo[0]) || !(eg[1] < eg[0]))
-        fail_msg("every site exact: out %g (chains rounding: %g), grads %g (%g)", eo[1], eo[0], eg[1], eg[0]);
-    double vmax = 0.0;
-    for (int64_t i = 0; i < nk; i++)
-        vmax = fmax(vmax, fabs(R.v[i]));
-    attn_run_go(&R, v, rest | chains, 1);
-    for (int64_t i = 0; i < nq; i++)
-        if (!(fabs(R.out[i] - ro[i]) <= 4.0 * 0x1p-24 * vmax))
-            fail_msg("out[%lld] = %a, reference %a: beyond 2^-22·max|v|", (long long)i, R.out[i], ro[i]);
-    free(out0), free(dq0), free(dk0), free(dv0);
-    free(ro), free(rl), free(rq), free(rk), free(rv);
+    check_every_site_exact(&R, v, sites, 6, chains, rest | chains, "flash");
     attn_run_free(&R);
 }
 
@@ -365,54 +375,17 @@ static void chains_unfused_storage_every_site(void **state)
 {
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 40, .s_kv = 40, .h = 2, .h_kv = 1, .d = 16, .causal = 1};
-    int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
     attn_run R;
     attn_run_init(&R, dm);
     attn_run_fill(&R, PP_FMT_BF16, 27);
     pp_attn_variant v = variant(PP_ATTN_UNFUSED, PP_FMT_BF16);
     v.sigma_given = 0;
     v.accum = PP_ATTN_ACC_STORAGE;
-    pp_attn_ref_opts o;
-    memset(&o, 0, sizeof o);
-    o.method = PP_ATTN_REF_FAST;
-    o.b = dm.b, o.s_q = dm.s_q, o.s_kv = dm.s_kv, o.h = dm.h, o.h_kv = dm.h_kv, o.d = dm.d, o.causal = dm.causal;
-    o.backward = 1, o.threads = 1;
-    double *ro = malloc((size_t)nq * 8), *rl = malloc((size_t)(dm.s_q * dm.h) * 8), *rq = malloc((size_t)nq * 8);
-    double *rk = malloc((size_t)nk * 8), *rv = malloc((size_t)nk * 8);
-    pp_error e = {0};
-    assert_int_equal(pp_attention_ref(&o, R.q, R.k, R.v, R.dout, ro, rl, rq, rk, rv, NULL, &e), 0);
     pp_site_mask chains = PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC) |
                           PP_SITE_BIT(PP_SITE_ATTN_DP) | PP_SITE_BIT(PP_SITE_ATTN_DQ_ACC) |
                           PP_SITE_BIT(PP_SITE_ATTN_DKV_ACC);
-    pp_site_mask all = (PP_SITE_BIT(PP_SITE_COUNT - 1) << 1) - 1;
-    attn_run_go(&R, v, 0, 1);
-    double *out0 = dupd(R.out, nq), *dq0 = dupd(R.dq, nq), *dk0 = dupd(R.dk, nk), *dv0 = dupd(R.dv, nk);
     static const int sites[] = {PP_SITE_ATTN_SCORES, PP_SITE_ATTN_PV_ACC, PP_SITE_ATTN_DP};
-    for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
-        attn_run_go(&R, v, PP_SITE_BIT(sites[i]), 1);
-        int64_t moved = n_differing(R.out, out0, nq) + n_differing(R.dq, dq0, nq) + n_differing(R.dk, dk0, nk) +
-                        n_differing(R.dv, dv0, nk);
-        if (moved == 0)
-            fail_msg("unfused storage: site %s exact moves nothing", pp_site_get(sites[i])->name);
-    }
-    double eo[2], eg[2];
-    for (int w = 0; w < 2; w++) {
-        attn_run_go(&R, v, w ? all : all & ~chains, 1);
-        eo[w] = sq_err(R.out, ro, nq);
-        eg[w] = sq_err(R.dq, rq, nq) + sq_err(R.dk, rk, nk) + sq_err(R.dv, rv, nk);
-    }
-    if (!(eo[1] < eo[0]) || !(eg[1] < eg[0]))
-        fail_msg("unfused storage, every site exact: out %g (chains rounding: %g), grads %g (%g)", eo[1], eo[0], eg[1],
-                 eg[0]);
-    double vmax = 0.0;
-    for (int64_t i = 0; i < nk; i++)
-        vmax = fmax(vmax, fabs(R.v[i]));
-    attn_run_go(&R, v, all, 1);
-    for (int64_t i = 0; i < nq; i++)
-        if (!(fabs(R.out[i] - ro[i]) <= 4.0 * 0x1p-24 * vmax))
-            fail_msg("unfused storage: out[%lld] = %a, reference %a: beyond 2^-22·max|v|", (long long)i, R.out[i], ro[i]);
-    free(out0), free(dq0), free(dk0), free(dv0);
-    free(ro), free(rl), free(rq), free(rk), free(rv);
+    check_every_site_exact(&R, v, sites, 3, chains, (PP_SITE_BIT(PP_SITE_COUNT - 1) << 1) - 1, "unfused storage");
     attn_run_free(&R);
 }
 

@@ -8,6 +8,8 @@
 // Run: make test (build/rel/tests/test_explain_attention_te).
 #include "test_util.h"
 
+#include "attn_te_variant.h"
+
 #include <math.h>
 
 #include "attention_fp8.h"
@@ -251,15 +253,6 @@ static void special_rows_every_site_exact(void **state)
 enum { B = 1, S = 29, SKV = 37, H = 4, HKV = 2, D = 8 };
 enum { NQ = B * S * H * D, NK = B * SKV * HKV * D, ROWS = B * H * S };
 
-static pp_attn_variant te_variant(void)
-{
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
-    return v;
-}
 
 // bf16 inputs, q's head 3 six times larger (test_attention_te_fp8.c's)
 static void inputs(double *q, double *k, double *v)
@@ -284,7 +277,7 @@ static void run_mask0_is_the_kernel(void **state)
     inputs(q, k, vv);
     pp_attn_dims dm = {B, S, SKV, H, HKV, D, 1};
     for (int cfgi = 0; cfgi < 12; cfgi++) {
-        pp_attn_variant v = te_variant();
+        pp_attn_variant v = attn_te_variant();
         switch (cfgi) {
         case 1: v.te_softmax = PP_ATTN_TE_TWO_PASS; break;
         case 2: v.te_exp = PP_ATTN_TE_EXP2; break;
@@ -330,7 +323,7 @@ static void out_store_by_hand(void **state)
     pp_attn_dims dm = {1, 1, 2, 1, 1, 2, 0};
     const double q[] = {1, 1}, k[] = {0, 0, 0, 0}, vv[] = {1, 1, 2, 0.625};
     double out[2], lse[1];
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE, v.sigma_given = 1, v.sigma = 1.0;
     char msg[200];
     v.exact_sites = BIT(BLOCK_SCALE_P);
@@ -357,7 +350,7 @@ static void range_notes_by_hand(void **state)
     (void)state;
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 2, .causal = 0};
     const double q[] = {1, 1}, k[] = {0, 0, 0, 0}, vv[] = {1, 1, 2, 0.625};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE, v.sigma_given = 1, v.sigma = 1.0;
     pp_range_cell cells[PP_SITE_COUNT];
     pp_ranges R;
@@ -430,7 +423,7 @@ static void every_site_exact_is_exact_attention(void **state)
     static double qe[NQ], ke[NK], ve[NK], bs[NQ];
     inputs(q, k, vv);
     pp_attn_dims dm = {B, S, SKV, H, HKV, D, 1};
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     char msg[200];
     for (int pass = 0; pass < 2; pass++) {
         v.exact_sites = pass ? ALL & ~QUANT : ALL;
@@ -484,7 +477,7 @@ static void refusals(void **state)
     pp_attn_dims dm = {1, 2, 2, 1, 1, 2, 0};
     const double q[4] = {1, 2, 3, 4};
     double out[4], lse[2];
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.exact_sites = BIT(OUT);
     int threads = 1;
     pp_attn_te_device dev = pp_attn_te_cpu_device(&threads);

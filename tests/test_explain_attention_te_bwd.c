@@ -9,6 +9,8 @@
 // Run: make test (build/rel/tests/test_explain_attention_te_bwd).
 #include "test_util.h"
 
+#include "attn_te_variant.h"
+
 #include <math.h>
 
 #include "attention_te_bwd_exact.h"
@@ -27,15 +29,6 @@ static const pp_site_mask ALL = BIT(QUANT_Q) | BIT(QUANT_K) | BIT(QUANT_V) | BIT
                                 BIT(QUANT_DO) | BIT(BLOCK_SCALE_DO) | BIT(D) | BIT(DP) | BIT(DS) |
                                 BIT(BLOCK_SCALE_DS) | BIT(DQ_ACC) | BIT(DKV_ACC) | BIT(DQ) | BIT(DK) | BIT(DV);
 
-static pp_attn_variant te_variant(void)
-{
-    pp_attn_variant v;
-    memset(&v, 0, sizeof v);
-    v.format = v.cp_accum = v.cp_grad_accum = PP_FMT_BF16;
-    v.kernel = PP_ATTN_FLASH;
-    v.fp8 = PP_ATTN_FP8_TE;
-    return v;
-}
 
 static double bf16(double x)
 {
@@ -81,7 +74,7 @@ static void run_mask0_is_the_kernel(void **state)
         if (cfgi % 2)
             dm.s_q = dm.s_kv = MS2, dm.causal = 0;
         inputs(&dm, q, k, vv, dout);
-        pp_attn_variant v = te_variant();
+        pp_attn_variant v = attn_te_variant();
         switch (cfgi) {
         case 1: v.te_grad_e4m3 = 1; break;
         case 2: v.te_dq = PP_ATTN_TE_DQ_CHAIN; break;
@@ -145,7 +138,7 @@ static void range_notes_are_the_kernels(void **state)
     static pp_range_cell c1[PP_SITE_COUNT * MH], c2[PP_SITE_COUNT * MH];
     pp_attn_dims dm = {.b = MB, .s_q = MS, .s_kv = MSKV, .h = MH, .h_kv = MHKV, .d = MD, .causal = 1};
     inputs(&dm, q, k, vv, dout);
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     pp_ranges R1, R2;
     pp_ranges_init(&R1, c1, MH);
     pp_ranges_init(&R2, c2, MH);
@@ -208,7 +201,7 @@ static void ds8_flush_and_saturation_by_hand(void **state)
     pp_attn_dims dm = {.b = 1, .s_q = 1, .s_kv = 2, .h = 1, .h_kv = 1, .d = 2, .causal = 0};
     const double q[] = {1, 1}, k[] = {0, 0, 0, 0}, vv[] = {1, 1, 2, 0.625}, dout[] = {1, 0};
     double o[2], l[1], dq[2], dk[4], dv[4];
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     v.fp8_scaling = PP_ATTN_FP8_SCALING_NONE, v.sigma_given = 1, v.sigma = 1.0;
     pp_range_cell cells[PP_SITE_COUNT];
     pp_ranges R;
@@ -320,7 +313,7 @@ static void every_site_exact_is_exact_backward(void **state)
     const double u = 0x1p-53;
     const int64_t group = EH / EHKV, n = ESKV;
     double rho = ((5 * ED + 19) * amax_a + n + 8 + lmax) * u, K = 2 * rho / u + 2.0 * (n * group + ED) + 40;
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     char msg[200];
     for (int cfgi = 0; cfgi < 3; cfgi++) {
         v.te_dq = cfgi == 1 ? PP_ATTN_TE_DQ_CHAIN : PP_ATTN_TE_DQ_BLOCK;
@@ -359,7 +352,7 @@ static void refusals(void **state)
     pp_attn_dims dm = {.b = 1, .s_q = 2, .s_kv = 2, .h = 1, .h_kv = 1, .d = 2, .causal = 0};
     const double q[4] = {1, 2, 3, 4};
     double out[4], lse[2], dq[4], dk[4], dv[4];
-    pp_attn_variant v = te_variant();
+    pp_attn_variant v = attn_te_variant();
     char msg[200] = "";
     v.fp8 = PP_ATTN_FP8_FA3;
     assert_int_equal(pp_attn_te_bwd_run_x(&v, &dm, q, q, q, q, out, lse, dq, dk, dv, 1, NULL, NULL, msg, sizeof msg),
