@@ -95,6 +95,10 @@ typedef void (*pp_attn_dots_fn)(const float *a, const float *xT, int64_t ld, int
 // every lane: the scalar loops' bits.
 typedef void (*pp_attn_axpy64_fn)(float a, const float *x, double *y, int64_t n);
 typedef void (*pp_attn_dots64_fn)(const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m);
+// The flash forward's NaN-sticky running max over a run of keys, as a host device supplies it:
+// the value of the loop "for i < n: if (s_i > m || s_i != s_i) m = s_i; return m" with its bits
+// (the first of equal maxima, so −0 before +0 stays −0; the last NaN).
+typedef float (*pp_attn_rowmax_fn)(const float *s, int64_t n, float m);
 
 typedef struct pp_attn_launch {
     int op;
@@ -174,6 +178,7 @@ typedef struct pp_attn_launch {
     pp_attn_dots_fn dots_T;    // the plain order's key-lane dot products (NULL: lane steps)
     pp_attn_axpy64_fn axpy64;  // explain's binary64 chains (NULL: the scalar fma loops)
     pp_attn_dots64_fn dots64;
+    pp_attn_rowmax_fn rowmax;  // the flash forward's row max (NULL: the scalar loop)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -414,6 +419,22 @@ PP_HD static inline void pp_attn_step_push(const pp_attn_launch *L, pp_attn_step
     T->x[T->n++] = x;
     if (T->n == PP_ATTN_STEP_BUF)
         pp_attn_step_flush(L, T, y, n);
+}
+
+// The NaN-sticky running max of m over s_0 … s_{n−1} (pp_attn_rowmax_fn), in the host device's
+// vector lanes where it has them.
+PP_HD static inline float pp_attn_rowmax(const pp_attn_launch *L, const float *s, int64_t n, float m)
+{
+#ifndef __CUDA_ARCH__
+    if (L->rowmax)
+        return L->rowmax(s, n, m);
+#else
+    (void)L;
+#endif
+    for (int64_t i = 0; i < n; i++)
+        if (s[i] > m || s[i] != s[i])
+            m = s[i];
+    return m;
 }
 
 // p_i = pp_attn_exp2f(fmaf(s_i, a, b)) for i < n through the host device's vector exponentials
@@ -1014,9 +1035,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             } else {
                 pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
             }
-            for (int64_t i = 0; !none && i < w; i++)
-                if (sv[i] > mn || sv[i] != sv[i])
-                    mn = sv[i];
+            if (!none)
+                mn = pp_attn_rowmax(L, sv, w, mn);
         }
         int kept = pp_attn_key_lanes(L, &G, j0, j1 - j0) == j1 - j0;  // sv holds the tile
         float corr = none ? 1.0f

@@ -422,6 +422,64 @@ __attribute__((target("avx2,fma"))) static void attn_exp2_avx2(const float *s, f
 }
 #endif
 
+// ---------------------------------------------------------------------------------------------
+// The flash forward's NaN-sticky row max (pp_attn_rowmax_fn) in 16 lanes. The scalar loop replaces
+// m only by a strictly greater s_i or a NaN, so without NaN its result is m when no s_i exceeds m,
+// else the first s_i equal to the largest value (its bits: −0 and +0 compare equal, the first
+// wins); the lanes find the largest value, then the first key equal to it. A NaN anywhere (rare):
+// the scalar loop, whose last NaN wins.
+
+static float attn_rowmax_scalar(const float *s, int64_t n, float m)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (s[i] > m || s[i] != s[i])
+            m = s[i];
+    return m;
+}
+
+#ifdef ATTN_HAVE_AVX2
+__attribute__((target("avx512f"))) static float attn_rowmax_avx512(const float *s, int64_t n, float m)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __m512 vmax = ninf;
+    __mmask16 nan = 0;
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 x = _mm512_mask_loadu_ps(ninf, k, s + c);  // lanes past n: −Inf, never above m's rule
+        nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        vmax = _mm512_max_ps(vmax, x);
+    }
+    if (nan)
+        return attn_rowmax_scalar(s, n, m);
+    float top = _mm512_reduce_max_ps(vmax);
+    if (!(top > m))
+        return m;
+    __m512 vt = _mm512_set1_ps(top);
+    for (int64_t c = 0;; c += 16) {  // top is some s_i: found before n
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __mmask16 eq = _mm512_mask_cmp_ps_mask(k, _mm512_maskz_loadu_ps(k, s + c), vt, _CMP_EQ_OQ);
+        if (eq)
+            return s[c + __builtin_ctz(eq)];
+    }
+}
+#endif
+
+static pp_attn_rowmax_fn attn_pick_rowmax(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_rowmax_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the scalar loop
+}
+
+float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m)
+{
+    pp_attn_rowmax_fn f = attn_pick_rowmax(0, pp_isa_resolve(isa));
+    return f ? f(s, n, m) : attn_rowmax_scalar(s, n, m);
+}
+
 static pp_attn_exp2_fn attn_pick_exp2(int portable, pp_isa isa)
 {
 #ifdef ATTN_HAVE_AVX2
@@ -607,6 +665,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.exp2_fma = attn_pick_exp2(c->portable, isa);
     J.L.axpy64 = attn_pick_axpy64(c->portable, isa);
     J.L.dots64 = attn_pick_dots64(c->portable, isa);
+    J.L.rowmax = attn_pick_rowmax(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

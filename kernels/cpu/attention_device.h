@@ -44,4 +44,9 @@ void pp_attn_cpu_dots(pp_isa isa, const float *a, const float *xT, int64_t ld, i
 void pp_attn_cpu_axpy64(pp_isa isa, float a, const float *x, double *y, int64_t n);
 void pp_attn_cpu_dots64(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m);
 
+// The flash forward's NaN-sticky row max by the device's lanes of level isa (the scalar loop
+// below AVX-512): the loop "for i < n: if (s_i > m || s_i != s_i) m = s_i", its result's bits,
+// for tests/test_attention_rowmax_lanes.c to check.
+float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m);
+
 #endif
