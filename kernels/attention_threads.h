@@ -95,6 +95,15 @@ typedef void (*pp_attn_dots_fn)(const float *a, const float *xT, int64_t ld, int
 // every lane: the scalar loops' bits.
 typedef void (*pp_attn_axpy64_fn)(float a, const float *x, double *y, int64_t n);
 typedef void (*pp_attn_dots64_fn)(const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m);
+// The flash forward's NaN-sticky running max over a run of keys, as a host device supplies it:
+// the value of the loop "for i < n: if (s_i > m || s_i != s_i) m = s_i; return m" with its bits
+// (the first of equal maxima, so −0 before +0 stays −0; the last NaN).
+typedef float (*pp_attn_rowmax_fn)(const float *s, int64_t n, float m);
+// Two rows' key-lane dot products in one pass over the keys, as a host device supplies them: for
+// l < m ≤ PP_ATTN_MAX_LANES, acc0_l and acc1_l the chains of pp_attn_dots_fn of a0 and of a1 (from
+// +0, c = 0 … nc − 1 in order): each key's loads serve both rows, each lane the same bits.
+typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
+                                 float *acc0, float *acc1, int64_t m);
 
 typedef struct pp_attn_launch {
     int op;
@@ -174,6 +183,8 @@ typedef struct pp_attn_launch {
     pp_attn_dots_fn dots_T;    // the plain order's key-lane dot products (NULL: lane steps)
     pp_attn_axpy64_fn axpy64;  // explain's binary64 chains (NULL: the scalar fma loops)
     pp_attn_dots64_fn dots64;
+    pp_attn_rowmax_fn rowmax;  // the flash forward's row max (NULL: the scalar loop)
+    pp_attn_dots2_fn dots2_T;  // two rows' dots (NULL: the flash backward's rows one at a time)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -414,6 +425,22 @@ PP_HD static inline void pp_attn_step_push(const pp_attn_launch *L, pp_attn_step
     T->x[T->n++] = x;
     if (T->n == PP_ATTN_STEP_BUF)
         pp_attn_step_flush(L, T, y, n);
+}
+
+// The NaN-sticky running max of m over s_0 … s_{n−1} (pp_attn_rowmax_fn), in the host device's
+// vector lanes where it has them.
+PP_HD static inline float pp_attn_rowmax(const pp_attn_launch *L, const float *s, int64_t n, float m)
+{
+#ifndef __CUDA_ARCH__
+    if (L->rowmax)
+        return L->rowmax(s, n, m);
+#else
+    (void)L;
+#endif
+    for (int64_t i = 0; i < n; i++)
+        if (s[i] > m || s[i] != s[i])
+            m = s[i];
+    return m;
 }
 
 // p_i = pp_attn_exp2f(fmaf(s_i, a, b)) for i < n through the host device's vector exponentials
@@ -1048,9 +1075,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             } else {
                 pp_attn_flash_dots(L, &G, b, hh, j, qr, qsr, w, sv);
             }
-            for (int64_t i = 0; !none && i < w; i++)
-                if (sv[i] > mn || sv[i] != sv[i])
-                    mn = sv[i];
+            if (!none)
+                mn = pp_attn_rowmax(L, sv, w, mn);
         }
         int kept = pp_attn_key_lanes(L, &G, j0, j1 - j0) == j1 - j0;  // sv holds the tile
         float corr = none ? 1.0f
@@ -1156,8 +1182,11 @@ PP_HD static inline int pp_attn_bwd_row_dead(const pp_attn_launch *L, const pp_a
     return pp_attn_jend(G, x) < 0 || L->lse_f[(b * L->h + hh) * L->sq + s] == -INFINITY;
 }
 
-// Flash backward of row x: P and dS (values of F) of the visible keys, 0 past them.
-PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_t t)
+// Flash backward of row x: P and dS (values of F) of the visible keys, 0 past them. Spre, dPpre
+// (NULL: computed here): the row's S and dP chains at seed 0, key j at [j], computed by the caller
+// (pp_attn_r_flash_bwd_pairs) with the same chains.
+PP_HD static inline void pp_attn_flash_bwd_row_(const pp_attn_launch *L, int64_t t, const float *Spre,
+                                                const float *dPpre)
 {
     int64_t b, hh, x;
     int r;
@@ -1190,10 +1219,16 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
             int64_t ld = pp_attn_keyT_ld(L, &G, j);
             if (xs)
                 pp_attn_dots_T64(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, d, sd);
+            else if (Spre)
+                for (int64_t i = 0; i < w; i++)
+                    sv[i] = Spre[j + i];
             else
                 pp_attn_dots_T(L, PP_ATTN_MMA_S_BWD, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), ld, w, sv);
             if (xdp)
                 pp_attn_dots_T64(L, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, d, dpd);
+            else if (dPpre)
+                for (int64_t i = 0; i < w; i++)
+                    dpv[i] = dPpre[j + i];
             else
                 pp_attn_dots_T(L, PP_ATTN_MMA_DP, go, pp_attn_keyT(L, &G, L->vT, b, hh, j), ld, w, dpv);
             for (int64_t i = 0; i < w; i++) {
@@ -1226,6 +1261,60 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
     for (int64_t j = je + 1; j < G.nk; j++)
         P[j] = dS[j] = 0.0f;
 }
+
+PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_t t)
+{
+    pp_attn_flash_bwd_row_(L, t, NULL, NULL);
+}
+
+#ifndef __CUDA_ARCH__
+// The host device's pairs of backward rows (dots2_T): two consecutive live rows of one block get
+// their S and dP chains from one pass over the keys (each key tile's loads serve both rows), over
+// the keys either sees, then each row runs its body on them. Each chain is the one the row would
+// compute alone (seed 0, neither chain exact), so the same bits; blocks of more than
+// PP_ATTN_PAIR_KEYS keys, other rows, and the last of an odd count run alone.
+#define PP_ATTN_PAIR_KEYS 4096
+static inline int pp_attn_bwd_pairs(const pp_attn_launch *L)
+{
+    return L->dots2_T && L->order_seed == 0 && L->BK <= PP_ATTN_PAIR_KEYS &&
+           !pp_site_exact(L->exact_sites, PP_SITE_ATTN_SCORES) && !pp_site_exact(L->exact_sites, PP_SITE_ATTN_DP);
+}
+
+static inline void pp_attn_r_flash_bwd_pairs(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    float S[2][PP_ATTN_PAIR_KEYS], dP[2][PP_ATTN_PAIR_KEYS];
+    int64_t t = t0;
+    while (t + 1 < t0 + n) {
+        int64_t b[2], hh[2], x[2];
+        int r[2];
+        pp_attn_geom G[2];
+        int ok = pp_attn_row(L, t, &b[0], &hh[0], &r[0], &x[0], &G[0]);
+        ok = pp_attn_row(L, t + 1, &b[1], &hh[1], &r[1], &x[1], &G[1]) && ok;
+        ok = ok && b[0] == b[1] && hh[0] == hh[1] && r[0] == r[1];  // one block: G[0] is G[1]
+        ok = ok && !pp_attn_bwd_row_dead(L, &G[0], b[0], hh[0], x[0]) && !pp_attn_bwd_row_dead(L, &G[1], b[1], hh[1], x[1]);
+        if (!ok) {
+            pp_attn_t_flash_bwd_row(L, t++);
+            continue;
+        }
+        int64_t je0 = pp_attn_jend(&G[0], x[0]), je1 = pp_attn_jend(&G[1], x[1]), je = je0 > je1 ? je0 : je1;
+        int64_t o0 = pp_attn_qoff(L, b[0], hh[0], pp_attn_qrow(L, &G[0], x[0]));
+        int64_t o1 = pp_attn_qoff(L, b[1], hh[1], pp_attn_qrow(L, &G[1], x[1]));
+        for (int64_t j = 0, w; j <= je; j += w) {
+            w = pp_attn_key_lanes(L, &G[0], j, je + 1 - j);
+            int64_t ld = pp_attn_keyT_ld(L, &G[0], j);
+            L->dots2_T(L->q + o0, L->q + o1, pp_attn_keyT(L, &G[0], L->kT, b[0], hh[0], j), ld, L->d, S[0] + j,
+                       S[1] + j, w);
+            L->dots2_T(L->go + o0, L->go + o1, pp_attn_keyT(L, &G[0], L->vT, b[0], hh[0], j), ld, L->d, dP[0] + j,
+                       dP[1] + j, w);
+        }
+        pp_attn_flash_bwd_row_(L, t, S[0], dP[0]);
+        pp_attn_flash_bwd_row_(L, t + 1, S[1], dP[1]);
+        t += 2;
+    }
+    for (; t < t0 + n; t++)
+        pp_attn_t_flash_bwd_row(L, t);
+}
+#endif
 
 // Unfused backward of row x after P (SP) and dP (DS): D, then dS in place.
 PP_HD static inline void pp_attn_t_unf_bwd_row(const pp_attn_launch *L, int64_t t)
@@ -1900,6 +1989,12 @@ PP_HD static inline void pp_attn_run1(const pp_attn_launch *L, int64_t t0, int64
 
 PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
+#ifndef __CUDA_ARCH__
+    if (L->op == PP_AT_FLASH_BWD_ROW && pp_attn_bwd_pairs(L)) {
+        pp_attn_r_flash_bwd_pairs(L, t0, n);
+        return;
+    }
+#endif
     int64_t w = L->op == PP_AT_BWD_DKV ? n : pp_attn_run_width(L);  // dk/dv: whole keys grouped inside
     for (int64_t t = t0; t < t0 + n; t += w)
         pp_attn_run1(L, t, w < t0 + n - t ? w : t0 + n - t);

@@ -4,8 +4,9 @@
 // CPU runs: hand-computed chains (the fused step's single rounding, a tie to even, −0 products from
 // +0, overflow to Inf, Inf − Inf, NaN), every lane count 0 … 128 (the masked last vector), step
 // counts 0, 1, 7 and 128, column strides, and random inputs biased to special values.
-// The same for explain's binary64 chains (pp_attn_cpu_dots64, pp_attn_cpu_axpy64) against the
-// scalar binary64 fma loops.
+// The two-row form (pp_attn_cpu_dots2: the flash backward's pairs of rows) alongside, its second
+// row a reversed and negated. The same for explain's binary64 chains (pp_attn_cpu_dots64,
+// pp_attn_cpu_axpy64) against the scalar binary64 fma loops.
 // Run: build/rel/tests/test_attention_dots_lanes
 #include <math.h>
 #include <string.h>
@@ -57,6 +58,36 @@ static int check_dots(const float *a, const float *xT, int64_t ld, int64_t nc, i
         for (int64_t l = m; l < MAXL + PAD; l++)
             if (bits32(acc[l]) != 0x5A5A5A5Au && bad++ < 10)
                 fprintf(stderr, "  dots (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
+                        (long long)m);
+    }
+    // the two-row form (pp_attn_cpu_dots2): row 0 a, row 1 a reversed and negated, each row the bits
+    // of the one-row form at the same level (a NaN's sign included: which NaN operand an FMA passes
+    // on is the hardware's choice, so the one-row form is the oracle; NaN against the scalar chain)
+    float b[MAXC], acc1[MAXL + PAD], want1[MAXL];
+    for (int64_t c = 0; c < nc; c++)
+        b[c] = -a[nc - 1 - c];
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        pp_attn_cpu_dots(LEVELS[v], b, xT, ld, nc, want1, m);
+        for (int64_t l = 0; l < m; l++) {
+            float s = 0.0f;
+            for (int64_t c = 0; c < nc; c++)
+                s = fmaf(b[c], xT[c * ld + l], s);
+            int same = isnan(s) ? isnan(want1[l]) : bits32(s) == bits32(want1[l]);
+            if (!same && bad++ < 10)
+                fprintf(stderr, "  dots (%s), reversed row, lane %lld: got %a, want %a\n", pp_isa_name(LEVELS[v]),
+                        (long long)l, (double)want1[l], (double)s);
+        }
+        memset(acc, 0x5A, sizeof acc);
+        memset(acc1, 0x5A, sizeof acc1);
+        pp_attn_cpu_dots2(LEVELS[v], a, b, xT, ld, nc, acc, acc1, m);
+        for (int64_t l = 0; l < m; l++)
+            if ((bits32(acc[l]) != bits32(want[l]) || bits32(acc1[l]) != bits32(want1[l])) && bad++ < 10)
+                fprintf(stderr, "  dots2 (%s), lane %lld of %lld, %lld steps, ld %lld: got %a, %a, want %a, %a\n",
+                        pp_isa_name(LEVELS[v]), (long long)l, (long long)m, (long long)nc, (long long)ld,
+                        (double)acc[l], (double)acc1[l], (double)want[l], (double)want1[l]);
+        for (int64_t l = m; l < MAXL + PAD; l++)
+            if ((bits32(acc[l]) != 0x5A5A5A5Au || bits32(acc1[l]) != 0x5A5A5A5Au) && bad++ < 10)
+                fprintf(stderr, "  dots2 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
                         (long long)m);
     }
     return bad;

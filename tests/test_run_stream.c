@@ -179,11 +179,52 @@ static void stream_keeps_what_a_later_stage_reads(void **state)
     pp_case_free(&c);
 }
 
+// The comparisons that become ready together run on the worker threads (stream.c,
+// compare_ready): the same comparisons, bits and events, in the same order, at any thread count.
+static void stream_same_at_any_thread_count(void **state)
+{
+    (void)state;
+    pp_case c;
+    load(&c);
+    pp_run_plan plan1;
+    pp_run_products p1;
+    watched w1;
+    int n1;
+    pp_comparison *one = stream(&c, &cpu_opts, &plan1, &p1, &w1, &n1);
+    const int threads[] = {2, 3, 8};
+    for (int k = 0; k < 3; k++) {
+        pp_run_opts o = cpu_opts;
+        o.threads = threads[k];
+        pp_run_plan plan;
+        pp_run_products p;
+        watched w;
+        int n;
+        pp_comparison *cmps = stream(&c, &o, &plan, &p, &w, &n);
+        assert_int_equal(plan.threads, threads[k]);
+        assert_int_equal(n, n1);
+        for (int i = 0; i < n; i++)
+            expect_same_comparison(&cmps[i], &one[i]);
+        assert_int_equal(w.n, w1.n);
+        for (int i = 0; i < w.n; i++) {
+            assert_int_equal(w.kind[i], w1.kind[i]);
+            assert_int_equal(w.task[i], w1.task[i]);
+        }
+        pp_comparisons_free(cmps, n);
+        pp_run_products_free(&plan, &p);
+        pp_run_plan_free(&plan);
+    }
+    pp_comparisons_free(one, n1);
+    pp_run_products_free(&plan1, &p1);
+    pp_run_plan_free(&plan1);
+    pp_case_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stream_frees_each_product_after_its_last_reader),
         cmocka_unit_test(stream_keeps_what_a_later_stage_reads),
+        cmocka_unit_test(stream_same_at_any_thread_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,6 +176,73 @@ __attribute__((target("avx512f"))) static void attn_dots_T_avx512(const float *a
     default: attn_dots_nv(8, a, xT, ld, nc, acc, m); return;  // m ≤ 128: the caller's lanes
     }
 }
+
+// Two rows' key-lane dot products (pp_attn_dots2_fn): attn_dots_nv's chains for a0 and for a1 at
+// once, 2·NV accumulators in registers, each key vector loaded once for both rows' FMAs. Each
+// lane of each row is the chain of single roundings of nc fmaf calls, as attn_dots_T_avx512's.
+#define ATTN_DOTS2_STEP(v)                                                                          \
+    if ((v) < NV) {                                                                                 \
+        __m512 x_ = (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, x + 16 * (v)) : _mm512_loadu_ps(x + 16 * (v)); \
+        r##v = _mm512_fmadd_ps(va, x_, r##v);                                                       \
+        s##v = _mm512_fmadd_ps(vb, x_, s##v);                                                       \
+    }
+#define ATTN_DOTS2_STORE(v)                                                                         \
+    if ((v) < NV) {                                                                                 \
+        if ((v) == NV - 1) {                                                                        \
+            _mm512_mask_storeu_ps(acc0 + 16 * (v), ml, r##v);                                        \
+            _mm512_mask_storeu_ps(acc1 + 16 * (v), ml, s##v);                                        \
+        } else {                                                                                    \
+            _mm512_storeu_ps(acc0 + 16 * (v), r##v);                                                 \
+            _mm512_storeu_ps(acc1 + 16 * (v), s##v);                                                 \
+        }                                                                                           \
+    }
+__attribute__((target("avx512f"), always_inline)) static inline void
+attn_dots2_nv(const int NV, const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc, float *acc0,
+              float *acc1, int64_t m)
+{
+    __mmask16 ml = (__mmask16)(m - 16 * (NV - 1) >= 16 ? 0xffffu : (1u << (m - 16 * (NV - 1))) - 1u);
+    __m512 z = _mm512_setzero_ps(), r0 = z, r1 = z, r2 = z, r3 = z, r4 = z, r5 = z, r6 = z, r7 = z;
+    __m512 s0 = z, s1 = z, s2 = z, s3 = z, s4 = z, s5 = z, s6 = z, s7 = z;
+    for (int64_t c = 0; c < nc; c++) {
+        __m512 va = _mm512_set1_ps(a0[c]), vb = _mm512_set1_ps(a1[c]);
+        const float *x = xT + c * ld;
+        ATTN_DOTS2_STEP(0)
+        ATTN_DOTS2_STEP(1)
+        ATTN_DOTS2_STEP(2)
+        ATTN_DOTS2_STEP(3)
+        ATTN_DOTS2_STEP(4)
+        ATTN_DOTS2_STEP(5)
+        ATTN_DOTS2_STEP(6)
+        ATTN_DOTS2_STEP(7)
+    }
+    ATTN_DOTS2_STORE(0)
+    ATTN_DOTS2_STORE(1)
+    ATTN_DOTS2_STORE(2)
+    ATTN_DOTS2_STORE(3)
+    ATTN_DOTS2_STORE(4)
+    ATTN_DOTS2_STORE(5)
+    ATTN_DOTS2_STORE(6)
+    ATTN_DOTS2_STORE(7)
+}
+#undef ATTN_DOTS2_STEP
+#undef ATTN_DOTS2_STORE
+
+__attribute__((target("avx512f"))) static void attn_dots2_T_avx512(const float *a0, const float *a1, const float *xT,
+                                                                   int64_t ld, int64_t nc, float *acc0, float *acc1,
+                                                                   int64_t m)
+{
+    switch ((m + 15) / 16) {
+    case 0: return;
+    case 1: attn_dots2_nv(1, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    case 2: attn_dots2_nv(2, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    case 3: attn_dots2_nv(3, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    case 4: attn_dots2_nv(4, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    case 5: attn_dots2_nv(5, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    case 6: attn_dots2_nv(6, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    case 7: attn_dots2_nv(7, a0, a1, xT, ld, nc, acc0, acc1, m); return;
+    default: attn_dots2_nv(8, a0, a1, xT, ld, nc, acc0, acc1, m); return;  // m ≤ 128
+    }
+}
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -422,6 +489,64 @@ __attribute__((target("avx2,fma"))) static void attn_exp2_avx2(const float *s, f
 }
 #endif
 
+// ---------------------------------------------------------------------------------------------
+// The flash forward's NaN-sticky row max (pp_attn_rowmax_fn) in 16 lanes. The scalar loop replaces
+// m only by a strictly greater s_i or a NaN, so without NaN its result is m when no s_i exceeds m,
+// else the first s_i equal to the largest value (its bits: −0 and +0 compare equal, the first
+// wins); the lanes find the largest value, then the first key equal to it. A NaN anywhere (rare):
+// the scalar loop, whose last NaN wins.
+
+static float attn_rowmax_scalar(const float *s, int64_t n, float m)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (s[i] > m || s[i] != s[i])
+            m = s[i];
+    return m;
+}
+
+#ifdef ATTN_HAVE_AVX2
+__attribute__((target("avx512f"))) static float attn_rowmax_avx512(const float *s, int64_t n, float m)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __m512 vmax = ninf;
+    __mmask16 nan = 0;
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 x = _mm512_mask_loadu_ps(ninf, k, s + c);  // lanes past n: −Inf, never above m's rule
+        nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        vmax = _mm512_max_ps(vmax, x);
+    }
+    if (nan)
+        return attn_rowmax_scalar(s, n, m);
+    float top = _mm512_reduce_max_ps(vmax);
+    if (!(top > m))
+        return m;
+    __m512 vt = _mm512_set1_ps(top);
+    for (int64_t c = 0;; c += 16) {  // top is some s_i: found before n
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __mmask16 eq = _mm512_mask_cmp_ps_mask(k, _mm512_maskz_loadu_ps(k, s + c), vt, _CMP_EQ_OQ);
+        if (eq)
+            return s[c + __builtin_ctz(eq)];
+    }
+}
+#endif
+
+static pp_attn_rowmax_fn attn_pick_rowmax(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_rowmax_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the scalar loop
+}
+
+float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m)
+{
+    pp_attn_rowmax_fn f = attn_pick_rowmax(0, pp_isa_resolve(isa));
+    return f ? f(s, n, m) : attn_rowmax_scalar(s, n, m);
+}
+
 static pp_attn_exp2_fn attn_pick_exp2(int portable, pp_isa isa)
 {
 #ifdef ATTN_HAVE_AVX2
@@ -476,6 +601,28 @@ static pp_attn_dots_fn attn_pick_dots(int portable, pp_isa isa)
 #endif
     (void)portable, (void)isa;
     return NULL;  // the lane steps, PP_ATTN_STEP_BUF at a time
+}
+
+static pp_attn_dots2_fn attn_pick_dots2(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_dots2_T_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the backward's rows one at a time
+}
+
+void pp_attn_cpu_dots2(pp_isa isa, const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
+                       float *acc0, float *acc1, int64_t m)
+{
+    pp_attn_dots2_fn f = attn_pick_dots2(0, pp_isa_resolve(isa));
+    if (f) {
+        f(a0, a1, xT, ld, nc, acc0, acc1, m);
+        return;
+    }
+    pp_attn_cpu_dots(isa, a0, xT, ld, nc, acc0, m);
+    pp_attn_cpu_dots(isa, a1, xT, ld, nc, acc1, m);
 }
 
 static pp_attn_axpy64_fn attn_pick_axpy64(int portable, pp_isa isa)
@@ -607,6 +754,8 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.exp2_fma = attn_pick_exp2(c->portable, isa);
     J.L.axpy64 = attn_pick_axpy64(c->portable, isa);
     J.L.dots64 = attn_pick_dots64(c->portable, isa);
+    J.L.rowmax = attn_pick_rowmax(c->portable, isa);
+    J.L.dots2_T = attn_pick_dots2(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

@@ -44,4 +44,15 @@ void pp_attn_cpu_dots(pp_isa isa, const float *a, const float *xT, int64_t ld, i
 void pp_attn_cpu_axpy64(pp_isa isa, float a, const float *x, double *y, int64_t n);
 void pp_attn_cpu_dots64(pp_isa isa, const float *a, const float *xT, int64_t ld, int64_t nc, double *acc, int64_t m);
 
+// The flash forward's NaN-sticky row max by the device's lanes of level isa (the scalar loop
+// below AVX-512): the loop "for i < n: if (s_i > m || s_i != s_i) m = s_i", its result's bits,
+// for tests/test_attention_rowmax_lanes.c to check.
+float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m);
+
+// Two rows' key-lane dot products by the device's lanes of level isa (below AVX-512: one row, then
+// the other, through pp_attn_cpu_dots): acc0_l, acc1_l the chains of pp_attn_cpu_dots of a0 and a1,
+// l < m ≤ 128, for tests/test_attention_dots_lanes.c to check.
+void pp_attn_cpu_dots2(pp_isa isa, const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
+                       float *acc0, float *acc1, int64_t m);
+
 #endif
