@@ -452,8 +452,18 @@
 //     8 of 448, 2.0% of dS codes flushed to zero, 22.3% subnormal: |dS| ≪ |dP| since P ≤ 1 and
 //     α = 1/√d); with dS's ("max-ds") 0.04% flushed, 0.5% subnormal, amax 448; yet dq max |error| only
 //     0.189 → 0.158, dk 0.328 → 0.317, mismatch within 0.3% (dv unmoved): the e5m2 stores dominate.
-// Not modelled: the order band walks only S's dot in the backward (its dP, D, dq, dk, dv chains
-//   and p stay nominal under run --orders); TE's amax histories themselves (a run is one step: the
+// Order band (backward): cuDNN's orders are not known here either, so the band walks dP's and D's
+//   dots over d (PP_ATTN_MMA_DP, PP_ATTN_MMA_TE_D), dQ's chain over each tile's keys
+//   (PP_ATTN_MMA_DQ) and dK/dV's over the group's (head, row) steps (PP_ATTN_MMA_DKV) in chunks of
+//   16 as the forward's (mma sm90-fp8: not walked, its groups are the model's); the recomputed p is
+//   not moved. Seed 0: the plain chains (the baselines hold; tests/test_attention_te_order.c writes
+//   the walks out by hand). Measured (fp8-attention-bwd, run --orders 8, 9 runs): fp8-te's dq, dk,
+//   dv mismatch against the exact gradients 90.29%, 90.07–90.08%, 88.74%, max |error| the same in
+//   all 9 to the digits printed: short chains of FP8 products are mostly exact in binary32 (a
+//   coarse grid), and the e5m2 stores hide the rest, so its gradient conclusions are robust to
+//   order. (On inputs spread over 2^−12 … 2^1 the chains do round and 15 of 16 seeds move them.)
+// Not modelled: the backward's recomputed p's exp and log by ulps under the band; TE's amax
+//   histories themselves (a run is one step: the
 //   histories are the case's); padding, dropout, bias, the sink token; cuDNN's own FP8 accumulation
 //   (mma sm90-fp8 bounds it).
 // Range diagnostics (kernels/sites.h): d, dp (fp32), ds (dS8: e4m3, before and after), dq, dk, dv
@@ -1127,6 +1137,9 @@ enum { PP_ATTN_MMA_S = 1, PP_ATTN_MMA_S_BWD = 2, PP_ATTN_MMA_DP = 3, PP_ATTN_MMA
 // fp8 = te's row sums (kernels/attention_te_fp8.h; attention.h "FP8 (fp8 = te)", order band): not
 // an MMA, but cuDNN's order of them is not known either, so they walk the same chunks of 16.
 enum { PP_ATTN_MMA_TE_L = 7 };
+// fp8 = te's backward D = Σ_e O8·dO8 (a row reduction, its order not known either); its dP, dQ and
+// dK/dV GEMMs walk PP_ATTN_MMA_DP, _DQ, _DKV as FA2's do (attention_te_fp8_bwd.h).
+enum { PP_ATTN_MMA_TE_D = 8 };
 
 // The permutation of chunk `chunk` (indices 16·chunk … 16·chunk + 15 of the GEMM's reduction) of
 // GEMM `gemm`: index 16·chunk + (a·r + c) mod 16 at step r; the gemm op's draw (kernels/gemm.h

@@ -58,11 +58,14 @@ PP_HD static inline float pp_attn_te_bwd_e4m3(float x, float scale)
     return (float)pp_round(PP_FMT_E4M3, (double)(x * scale), (pp_rounding)(PP_RND_NE | PP_RND_SAT), 0);
 }
 
-// The fp32 chain Σ_e a[e]·b[e] from +0 in e order (FP8 products are exact in binary32).
-PP_HD static inline float pp_attn_te_bwd_dot(const float *a, const float *b, int64_t d)
+// The fp32 chain Σ_e a[e]·b[e] from +0 over e in the order band's walk of GEMM `gemm` (e
+// increasing at seed 0; FP8 products are exact in binary32).
+PP_HD static inline float pp_attn_te_bwd_dot(uint64_t seed, int gemm, const float *a, const float *b, int64_t d)
 {
     float acc = 0.0f;
-    for (int64_t e = 0; e < d; e++)
+    pp_attn_mma_walk w;
+    int64_t e;
+    for (pp_attn_mma_begin(&w, seed, gemm, 0, d); pp_attn_mma_next(&w, &e);)
         acc = fmaf(a[e], b[e], acc);
     return acc;
 }
@@ -72,7 +75,7 @@ PP_HD static inline float pp_attn_te_bwd_dpa(const pp_attn_te_bwd_cfg *c, const 
 {
     if (c->f.sm90)
         return pp_attn_te_sm90(0.0f, do8, 1, v8, 1, d, c->emin_g, PP_ATTN_TE_EMIN_E4M3);
-    return pp_attn_te_bwd_dot(do8, v8, d);
+    return pp_attn_te_bwd_dot(c->f.order_seed, PP_ATTN_MMA_DP, do8, v8, d);
 }
 
 // dP = RN_32(RN_32(dO8·V8ᵀ ⊗ descale_dO) ⊗ descale_v) (the reference's two scalar products).
@@ -100,7 +103,7 @@ PP_HD static inline void pp_attn_te_bwd_pre_row(const pp_attn_te_bwd_cfg *c, con
                                                 int64_t s_kv, int64_t n, int64_t d, float lse, int64_t head,
                                                 pp_ranges *R, float *D, float *amax_dp)
 {
-    float acc = pp_attn_te_bwd_dot(o8, do8, d);
+    float acc = pp_attn_te_bwd_dot(c->f.order_seed, PP_ATTN_MMA_TE_D, o8, do8, d);
     *D = (acc * c->xo) * c->xdo;
     pp_range_note(R, PP_SITE_ATTN_D, head, PP_FMT_FP32, (double)acc * c->xo * c->xdo, *D);
     float am = 0.0f;
@@ -134,7 +137,11 @@ PP_HD static inline void pp_attn_te_bwd_dq_row(const pp_attn_te_bwd_cfg *c, cons
         for (int64_t e = 0; e < d; e++)
             t[e] = chain ? dq[e] : 0.0f;
         jb = j0;
-        for (int64_t j = j0; j < j1; j++) {
+        // the tile's keys in the order band's walk (sm90: in order, its groups are the model's)
+        pp_attn_mma_walk w;
+        int64_t j;
+        for (pp_attn_mma_begin(&w, c->f.sm90 ? 0 : c->f.order_seed, PP_ATTN_MMA_DQ, j0, j1);
+             pp_attn_mma_next(&w, &j);) {
             const float *kj = k8 + j * kstride;
             float p = pp_attn_te_bwd_p(c, q8, kj, d, lse), dpa = pp_attn_te_bwd_dpa(c, do8, v8 + j * kstride, d);
             float dp = (dpa * c->xdo) * c->xv, pre;
@@ -162,7 +169,8 @@ PP_HD static inline void pp_attn_te_bwd_dq_row(const pp_attn_te_bwd_cfg *c, cons
 }
 
 // Key column j of one kv head: dV_j and dK_j over the rows that see it, the group's q heads in
-// ascending order, each head's rows i ascending, one fp32 chain per column e from +0 (the
+// ascending order, each head's rows i ascending (at seed 0; the order band walks these steps in
+// chunks of 16 as any MMA k-chain, PP_ATTN_MMA_DKV), one fp32 chain per column e from +0 (the
 // reference's _kv_reduce: one reduction over (head, i)): av = Σ P8_ij·dO8_ie, ak = Σ dS8_ij·q8_ie;
 // dv = RN_32(RN_32(av ⊗ descale_s) ⊗ descale_dO), dk = RN_32(RN_32(ak ⊗ descale_q) ⊗ descale_dP).
 // q8, do8: the batch's first query row of the group's first head (row stride qstride, head
@@ -180,33 +188,38 @@ PP_HD static inline void pp_attn_te_bwd_dkv_col(const pp_attn_te_bwd_cfg *c, con
     int64_t m = 0, k0 = 0, left = group * span;  // sm90: steps gathered, the first's step, steps to come
     for (int64_t e = 0; e < d; e++)
         dk[e] = dv[e] = 0.0f;
-    for (int64_t hg = 0; hg < group; hg++)
-        for (int64_t i = i0; i < s_q; i++) {
-            const float *qi = q8 + i * qstride + hg * d, *doi = do8 + i * qstride + hg * d;
-            float p = pp_attn_te_bwd_p(c, qi, k8j, d, lse[hg * s_q + i]), p8 = pp_attn_te_bwd_e4m3(p, c->scale_s);
-            float dp = pp_attn_te_bwd_dp(c, doi, v8j, d), pre;
-            float ds8 = pp_attn_te_bwd_ds8(c, p, dp, D[hg * s_q + i], &pre);
-            if (!c->f.sm90) {
-                for (int64_t e = 0; e < d; e++) {
-                    dv[e] = fmaf(p8, doi[e], dv[e]);
-                    dk[e] = fmaf(ds8, qi[e], dk[e]);
-                }
-                continue;
-            }
-            p8b[m] = p8, dsb[m] = ds8;
-            m++, left--;
-            if (m < PP_SM90_FP8_PROMOTE && left > 0)
-                continue;
+    // step k = (head hg, row i0 + r), k = hg·span + r, in the order band's walk (k increasing at
+    // seed 0: heads ascending, rows ascending; sm90: in order, its groups are the model's)
+    pp_attn_mma_walk w;
+    int64_t k;
+    for (pp_attn_mma_begin(&w, c->f.sm90 ? 0 : c->f.order_seed, PP_ATTN_MMA_DKV, 0, group * span);
+         pp_attn_mma_next(&w, &k);) {
+        int64_t hg = k / span, i = i0 + k % span;
+        const float *qi = q8 + i * qstride + hg * d, *doi = do8 + i * qstride + hg * d;
+        float p = pp_attn_te_bwd_p(c, qi, k8j, d, lse[hg * s_q + i]), p8 = pp_attn_te_bwd_e4m3(p, c->scale_s);
+        float dp = pp_attn_te_bwd_dp(c, doi, v8j, d), pre;
+        float ds8 = pp_attn_te_bwd_ds8(c, p, dp, D[hg * s_q + i], &pre);
+        if (!c->f.sm90) {
             for (int64_t e = 0; e < d; e++) {
-                for (int64_t l = 0; l < m; l++)  // step k0 + l's dO8 row
-                    col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
-                dv[e] = pp_attn_te_sm90(dv[e], p8b, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, c->emin_g);
-                for (int64_t l = 0; l < m; l++)
-                    col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
-                dk[e] = pp_attn_te_sm90(dk[e], dsb, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
+                dv[e] = fmaf(p8, doi[e], dv[e]);
+                dk[e] = fmaf(ds8, qi[e], dk[e]);
             }
-            k0 += m, m = 0;
+            continue;
         }
+        p8b[m] = p8, dsb[m] = ds8;
+        m++, left--;
+        if (m < PP_SM90_FP8_PROMOTE && left > 0)
+            continue;
+        for (int64_t e = 0; e < d; e++) {
+            for (int64_t l = 0; l < m; l++)  // step k0 + l's dO8 row
+                col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+            dv[e] = pp_attn_te_sm90(dv[e], p8b, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, c->emin_g);
+            for (int64_t l = 0; l < m; l++)
+                col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+            dk[e] = pp_attn_te_sm90(dk[e], dsb, 1, col, 1, m, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
+        }
+        k0 += m, m = 0;
+    }
     for (int64_t e = 0; e < d; e++) {
         dv[e] = (dv[e] * c->xs) * c->xdo;
         dk[e] = (dk[e] * c->xq) * c->xdp;

@@ -39,12 +39,14 @@ static inline double pp_te_bwd_mul_x(const pp_attn_te_bwd_cfg_x *t, int site, do
 
 // The chain Σ_e a[e]·b[e] from +0 in e order at site (pp_attn_te_bwd_dot; exact: the binary64 sum,
 // exact for e4m3/e5m2 operands as S's chain, attention_te_fp8_x.h pp_attn_te_dot_x).
-static inline double pp_te_bwd_dot_x(const pp_attn_te_bwd_cfg_x *t, int site, const double *a, const double *b,
-                                     int64_t d)
+static inline double pp_te_bwd_dot_x(const pp_attn_te_bwd_cfg_x *t, int site, int gemm, const double *a,
+                                     const double *b, int64_t d)
 {
     int ex = pp_site_exact(t->x, site);
     double acc = 0.0;
-    for (int64_t e = 0; e < d; e++)
+    pp_attn_mma_walk w;
+    int64_t e;
+    for (pp_attn_mma_begin(&w, t->c.f.order_seed, gemm, 0, d); pp_attn_mma_next(&w, &e);)
         acc = ex ? acc + a[e] * b[e] : pp_te_fma32(a[e], b[e], acc);
     return acc;
 }
@@ -77,7 +79,7 @@ static inline double pp_attn_te_bwd_dp_x(const pp_attn_te_bwd_cfg_x *t, const do
     // mma sm90-fp8 (site dp not exact): the kernel's pp_attn_te_bwd_dpa through Hopper's model
     double acc = t->c.f.sm90 && !pp_site_exact(t->x, PP_SITE_ATTN_DP)
                    ? pp_attn_te_sm90_xe(0.0, do8, 1, v8, 1, d, t->c.emin_g, PP_ATTN_TE_EMIN_E4M3)
-                   : pp_te_bwd_dot_x(t, PP_SITE_ATTN_DP, do8, v8, d);
+                   : pp_te_bwd_dot_x(t, PP_SITE_ATTN_DP, PP_ATTN_MMA_DP, do8, v8, d);
     if (pre)
         *pre = acc * t->xdo * t->xv;
     return pp_te_bwd_mul_x(t, PP_SITE_ATTN_DP, pp_te_bwd_mul_x(t, PP_SITE_ATTN_DP, acc, t->xdo), t->xv);
@@ -99,7 +101,7 @@ static inline void pp_attn_te_bwd_pre_row_x(const pp_attn_te_bwd_cfg_x *t, const
                                             int64_t s_kv, int64_t n, int64_t d, double lse, int64_t head,
                                             pp_ranges *R, double *D, double *amax_dp)
 {
-    double acc = pp_te_bwd_dot_x(t, PP_SITE_ATTN_D, o8, do8, d);
+    double acc = pp_te_bwd_dot_x(t, PP_SITE_ATTN_D, PP_ATTN_MMA_TE_D, o8, do8, d);
     *D = pp_te_bwd_mul_x(t, PP_SITE_ATTN_D, pp_te_bwd_mul_x(t, PP_SITE_ATTN_D, acc, t->xo), t->xdo);
     pp_range_note(R, PP_SITE_ATTN_D, head, PP_FMT_FP32, acc * t->xo * t->xdo, *D);
     double am = 0.0;
@@ -132,7 +134,10 @@ static inline void pp_attn_te_bwd_dq_row_x(const pp_attn_te_bwd_cfg_x *t, const 
         for (int64_t e = 0; e < d; e++)
             acc[e] = chain ? dq[e] : 0.0;
         jb = j0;
-        for (int64_t j = j0; j < j1; j++) {
+        pp_attn_mma_walk w;  // the kernel's walk of the tile's keys (sm90: in order)
+        int64_t j;
+        for (pp_attn_mma_begin(&w, t->c.f.sm90 ? 0 : t->c.f.order_seed, PP_ATTN_MMA_DQ, j0, j1);
+             pp_attn_mma_next(&w, &j);) {
             const double *kj = k8 + j * kstride;
             double pre, p = pp_attn_te_bwd_p_x(t, q8, kj, d, lse);
             double dp = pp_attn_te_bwd_dp_x(t, do8, v8 + j * kstride, d, &pre);
@@ -181,37 +186,41 @@ static inline void pp_attn_te_bwd_dkv_col_x(const pp_attn_te_bwd_cfg_x *t, const
     int64_t span = s_q > i0 ? s_q - i0 : 0, nst = 0, k0 = 0, left = group * span;
     for (int64_t e = 0; e < d; e++)
         dk[e] = dv[e] = 0.0;
-    for (int64_t hg = 0; hg < group; hg++)
-        for (int64_t i = i0; i < s_q; i++) {
-            const double *qi = q8 + i * qstride + hg * d, *doi = do8 + i * qstride + hg * d;
-            double p = pp_attn_te_bwd_p_x(t, qi, k8j, d, lse[hg * s_q + i]);
-            double p8 = pp_te_bwd_e4m3_x(t, PP_SITE_ATTN_P, p, t->scale_s);
-            double dp = pp_attn_te_bwd_dp_x(t, doi, v8j, d, NULL);
-            double ds8 = pp_te_bwd_e4m3_x(t, PP_SITE_ATTN_DS, pp_attn_te_bwd_ds_x(t, p, dp, D[hg * s_q + i]),
-                                          t->scale_dp);
-            pp_range_note1(R, PP_SITE_ATTN_EXP, h0 + hg, PP_FMT_FP32, p);
-            pp_range_note(R, PP_SITE_ATTN_P, h0 + hg, PP_FMT_E4M3, pp_te_r32(p * t->scale_s), p8);
-            if (sm90) {
-                p8b[nst] = p8, dsb[nst] = ds8;
-                nst++, left--;
-                if (nst < PP_SM90_FP8_PROMOTE && left > 0)
-                    continue;
-                for (int64_t e = 0; e < d; e++) {
-                    for (int64_t l = 0; l < nst; l++)
-                        col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
-                    dv[e] = pp_attn_te_sm90_xe(dv[e], p8b, 1, col, 1, nst, PP_ATTN_TE_EMIN_E4M3, t->c.emin_g);
-                    for (int64_t l = 0; l < nst; l++)
-                        col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
-                    dk[e] = pp_attn_te_sm90_xe(dk[e], dsb, 1, col, 1, nst, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
-                }
-                k0 += nst, nst = 0;
+    // the kernel's steps k = (head k / span, row i0 + k mod span) in its walk (sm90: in order)
+    pp_attn_mma_walk w;
+    int64_t k;
+    for (pp_attn_mma_begin(&w, t->c.f.sm90 ? 0 : t->c.f.order_seed, PP_ATTN_MMA_DKV, 0, group * span);
+         pp_attn_mma_next(&w, &k);) {
+        int64_t hg = k / span, i = i0 + k % span;
+        const double *qi = q8 + i * qstride + hg * d, *doi = do8 + i * qstride + hg * d;
+        double p = pp_attn_te_bwd_p_x(t, qi, k8j, d, lse[hg * s_q + i]);
+        double p8 = pp_te_bwd_e4m3_x(t, PP_SITE_ATTN_P, p, t->scale_s);
+        double dp = pp_attn_te_bwd_dp_x(t, doi, v8j, d, NULL);
+        double ds8 = pp_te_bwd_e4m3_x(t, PP_SITE_ATTN_DS, pp_attn_te_bwd_ds_x(t, p, dp, D[hg * s_q + i]),
+                                      t->scale_dp);
+        pp_range_note1(R, PP_SITE_ATTN_EXP, h0 + hg, PP_FMT_FP32, p);
+        pp_range_note(R, PP_SITE_ATTN_P, h0 + hg, PP_FMT_E4M3, pp_te_r32(p * t->scale_s), p8);
+        if (sm90) {
+            p8b[nst] = p8, dsb[nst] = ds8;
+            nst++, left--;
+            if (nst < PP_SM90_FP8_PROMOTE && left > 0)
                 continue;
-            }
             for (int64_t e = 0; e < d; e++) {
-                dv[e] = ex ? dv[e] + p8 * doi[e] : pp_te_fma32(p8, doi[e], dv[e]);
-                dk[e] = ex ? dk[e] + ds8 * qi[e] : pp_te_fma32(ds8, qi[e], dk[e]);
+                for (int64_t l = 0; l < nst; l++)
+                    col[l] = do8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+                dv[e] = pp_attn_te_sm90_xe(dv[e], p8b, 1, col, 1, nst, PP_ATTN_TE_EMIN_E4M3, t->c.emin_g);
+                for (int64_t l = 0; l < nst; l++)
+                    col[l] = q8[(i0 + (k0 + l) % span) * qstride + (k0 + l) / span * d + e];
+                dk[e] = pp_attn_te_sm90_xe(dk[e], dsb, 1, col, 1, nst, PP_ATTN_TE_EMIN_E4M3, PP_ATTN_TE_EMIN_E4M3);
             }
+            k0 += nst, nst = 0;
+            continue;
         }
+        for (int64_t e = 0; e < d; e++) {
+            dv[e] = ex ? dv[e] + p8 * doi[e] : pp_te_fma32(p8, doi[e], dv[e]);
+            dk[e] = ex ? dk[e] + ds8 * qi[e] : pp_te_fma32(ds8, qi[e], dk[e]);
+        }
+    }
     for (int64_t e = 0; e < d; e++) {
         dv[e] = ex ? dv[e] * t->xs * t->xdo : pp_te_r32(pp_te_r32(dv[e] * t->xs) * t->xdo);
         dk[e] = ex ? dk[e] * t->xq * t->xdp : pp_te_r32(pp_te_r32(dk[e] * t->xq) * t->xdp);

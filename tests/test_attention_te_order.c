@@ -2,15 +2,18 @@
 // order band; kernels/attention_te_fp8.h): S's dot over d and P8·V8's chains over a tile walk the
 // MMA k-chunks of 16 in the seeded order (the plain chain at seed 0), within the reordering bound
 // of an fp32 sum; the whole run at seed 0 is the nominal one, a nonzero seed moves bits, the same
-// on every device, and stays within the bounds the nominal run is tested against.
+// on every device, and stays within the bounds the nominal run is tested against; the backward's
+// dP, D, dQ and dK/dV chains walk them too.
 // Run: make test (build/rel/tests/test_attention_te_order).
 #include "test_util.h"
 
 #include <math.h>
 
 #include "attention_te_fp8.h"
+#include "attention_te_fp8_bwd.h"
 #include "attention_te_run.h"
 #include "cpu/attention_te_fp8.h"
+#include "cpu/attention_te_fp8_bwd.h"
 #include "ops/attention_ref_quantised.h"
 
 // γ_n = n·u/(1 − n·u), u = 2^−24: any order of an fp32 chain of n + 1 terms (n additions) is
@@ -235,6 +238,161 @@ static void run_seeds(void **state)
     assert_true(pp_attn_te_cfg_make(&v, 0.125f, 1, 1, 1).order_seed == 9);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The backward (attention_te_fp8_bwd.h): dP's and D's dots over d, dQ's keys per tile, dK/dV's
+// (head, row) steps walk the MMA k-chunks of 16 too (the plain chain at seed 0)
+
+// dP's and D's dot: the walk's chain, bit for bit, under 16 seeds; seed 0 the ascending chain; an
+// order that adds small products first keeps them (fill_cancel's by-hand case, 2^16 at seed 0).
+static void bwd_dots_walk_mma_chunks(void **state)
+{
+    (void)state;
+    float q[16], k[16];
+    fill_cancel(q, k, 16);
+    static const int gemms[] = {PP_ATTN_MMA_DP, PP_ATTN_MMA_TE_D};
+    for (int g = 0; g < 2; g++) {
+        assert_true(pp_attn_te_bwd_dot(0, gemms[g], q, k, 16) == 0x1p16f);
+        int moved = 0;
+        for (uint64_t s = 1; s <= 16; s++) {
+            float v = pp_attn_te_bwd_dot(s, gemms[g], q, k, 16);
+            assert_true(pp_f32_bits(v) == pp_f32_bits(chain_in_walk(s, gemms[g], q, k, 16, 0.0f)));
+            moved += v != 0x1p16f;
+        }
+        assert_true(moved > 0);
+    }
+}
+
+// dQ's chain over a tile's keys and dK/dV's over the (head, row) steps, against the same steps
+// written out here in the walk's order (chain_in_walk's chunks over the keys, or over k = hg·span
+// + r): bit for bit under 16 seeds, e4m3 codes spread over 2^−9 … 2^8 so that the order matters,
+// and some seed moves each.
+static void bwd_chains_walk_mma_chunks(void **state)
+{
+    (void)state;
+    enum { NK = 45, DD = 8, G = 2 };
+    static float q8[G * NK * DD], do8[G * NK * DD], k8[NK * DD], v8[NK * DD], t[DD], dq[DD], dq0[DD], dk[DD], dv[DD],
+        dk0[DD], dv0[DD];
+    float lse[G * NK], Dr[G * NK];
+    pp_test_rng r = {pp_test_seed() ^ 0x6471u};
+    float *all[] = {q8, do8, k8, v8};
+    const int n_all[] = {G * NK * DD, G * NK * DD, NK * DD, NK * DD};
+    for (int a = 0; a < 4; a++)
+        for (int i = 0; i < n_all[a]; i++) {
+            double m = ldexp(1.0, -9 + (int)(17.0 * pp_test_rng_unit(&r))) * (1.0 + pp_test_rng_unit(&r));
+            all[a][i] = (float)pp_round(PP_FMT_E4M3, pp_test_rng_unit(&r) < 0.5 ? -m : m, PP_RND_NE, 0);
+        }
+    for (int i = 0; i < G * NK; i++)
+        lse[i] = (float)(2.0 + pp_test_rng_unit(&r)), Dr[i] = (float)(pp_test_rng_unit(&r) - 0.5);
+    pp_attn_te_bwd_cfg c = {.f = {.sigma = 0x1p-6f, .base = PP_ATTN_TE_EXP, .order_seed = 0},
+                            .alpha = 0.125f, .scale_s = 448.0f, .xs = 1.0f / 448.0f, .xq = 1.0f, .xk = 1.0f, .xv = 1.0f,
+                            .xo = 1.0f, .xdo = 1.0f, .scale_dp = 64.0f, .xdp = 1.0f / 64.0f, .block_n = 128,
+                            .dq = PP_ATTN_TE_DQ_BLOCK};
+    int moved_q = 0, moved_kv = 0;
+    for (uint64_t s = 0; s <= 16; s++) {
+        c.f.order_seed = s;
+        // dq of query row 0 over its NK keys (one tile): the kernel, then by hand
+        pp_attn_te_bwd_dq_row(&c, q8, do8, k8, v8, DD, NK, DD, lse[0], Dr[0], 0, NULL, t, dq);
+        float want[DD] = {0};
+        for (int64_t cb = 0; cb < NK; cb += 16) {
+            int64_t a, cc;
+            pp_attn_mma_chunk(s, PP_ATTN_MMA_DQ, cb / 16, &a, &cc);
+            for (int64_t rr = 0; rr < 16; rr++) {
+                int64_t j = cb + (a * rr + cc) % 16;
+                if (j >= NK)
+                    continue;
+                float pre, p = pp_attn_te_bwd_p(&c, q8, k8 + j * DD, DD, lse[0]);
+                float ds8 = pp_attn_te_bwd_ds8(&c, p, pp_attn_te_bwd_dp(&c, do8, v8 + j * DD, DD), Dr[0], &pre);
+                for (int e = 0; e < DD; e++)
+                    want[e] = fmaf(ds8, k8[j * DD + e], want[e]);
+            }
+        }
+        for (int e = 0; e < DD; e++)
+            assert_true(pp_f32_bits(dq[e]) == pp_f32_bits((want[e] * c.xk) * c.xdp));
+        // dk, dv of key 0 over the G heads' NK rows each (i0 = 0): the kernel, then by hand
+        pp_attn_te_bwd_dkv_col(&c, q8, do8, G * DD, lse, Dr, NK, 0, G, k8, v8, DD, dk, dv);
+        float wk[DD] = {0}, wv[DD] = {0};
+        for (int64_t cb = 0; cb < G * NK; cb += 16) {
+            int64_t a, cc;
+            pp_attn_mma_chunk(s, PP_ATTN_MMA_DKV, cb / 16, &a, &cc);
+            for (int64_t rr = 0; rr < 16; rr++) {
+                int64_t k = cb + (a * rr + cc) % 16, hg = k / NK, i = k % NK;
+                if (k >= G * NK)
+                    continue;
+                const float *qi = q8 + i * G * DD + hg * DD, *doi = do8 + i * G * DD + hg * DD;
+                float pre, p = pp_attn_te_bwd_p(&c, qi, k8, DD, lse[hg * NK + i]);
+                float p8 = pp_attn_te_bwd_e4m3(p, c.scale_s);
+                float ds8 = pp_attn_te_bwd_ds8(&c, p, pp_attn_te_bwd_dp(&c, doi, v8, DD), Dr[hg * NK + i], &pre);
+                for (int e = 0; e < DD; e++)
+                    wv[e] = fmaf(p8, doi[e], wv[e]), wk[e] = fmaf(ds8, qi[e], wk[e]);
+            }
+        }
+        for (int e = 0; e < DD; e++) {
+            assert_true(pp_f32_bits(dv[e]) == pp_f32_bits((wv[e] * c.xs) * c.xdo));
+            assert_true(pp_f32_bits(dk[e]) == pp_f32_bits((wk[e] * c.xq) * c.xdp));
+        }
+        if (s == 0) {
+            memcpy(dq0, dq, sizeof dq), memcpy(dk0, dk, sizeof dk), memcpy(dv0, dv, sizeof dv);
+            continue;
+        }
+        moved_q += memcmp(dq, dq0, sizeof dq) != 0;
+        moved_kv += memcmp(dk, dk0, sizeof dk) != 0 || memcmp(dv, dv0, sizeof dv) != 0;
+    }
+    assert_true(moved_q > 0 && moved_kv > 0);
+}
+
+// Values of both signs over 2^−12 … 2^1 (bf16): their e4m3 codes (per-tensor scale from the amax)
+// reach e4m3's subnormals, so the fp32 chains of FP8 products span more than 24 bits and their
+// order matters (with values of one magnitude the products sit on a coarse grid and every order
+// of a short chain gives the exact sum: nothing would move).
+static void wide_inputs(double *x, int64_t n, pp_test_rng *r)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double m = ldexp(1.0, -12 + (int)(14.0 * pp_test_rng_unit(r))) * (1.0 + pp_test_rng_unit(r));
+        x[i] = bf16(pp_test_rng_unit(r) < 0.5 ? -m : m);
+    }
+}
+
+// The whole backward under seeds 1..16 on wide inputs: the same bits on 1 and 3 threads; the
+// gradients (or their binary32 amaxes before the FP8 stores) move under some seed; seed 0 again
+// gives the nominal bits.
+static void bwd_run_seeds(void **state)
+{
+    (void)state;
+    enum { NQ = B * S * H * D, NKV = B * SKV * HKV * D, ROWS = B * H * S };
+    static double q[NQ], k[NKV], vv[NKV], dout[NQ], o[2][NQ], l[2][ROWS], g0[NQ + 2 * NKV], g1[NQ + 2 * NKV],
+        g3[NQ + 2 * NKV];
+    pp_test_rng r = {pp_test_seed() ^ 0x64u};
+    wide_inputs(q, NQ, &r), wide_inputs(k, NKV, &r), wide_inputs(vv, NKV, &r), wide_inputs(dout, NQ, &r);
+    pp_attn_dims dm = {.b = B, .s_q = S, .s_kv = SKV, .h = H, .h_kv = HKV, .d = D, .causal = 1};
+    pp_error err;
+    pp_attn_te_bwd_amax a0, a1, a3;
+    pp_attn_variant v = te_variant(0, PP_ATTN_TE_ONLINE);
+    assert_int_equal(pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o[0], l[0], g0, g0 + NQ, g0 + NQ + NKV, 2, &a0,
+                                            NULL, &err),
+                     PP_OK);
+    int moved = 0;
+    for (uint64_t s = 1; s <= 16; s++) {
+        v.order_seed = s;
+        assert_int_equal(pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o[1], l[1], g1, g1 + NQ, g1 + NQ + NKV, 1,
+                                                &a1, NULL, &err),
+                         PP_OK);
+        assert_int_equal(pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o[1], l[1], g3, g3 + NQ, g3 + NQ + NKV, 3,
+                                                &a3, NULL, &err),
+                         PP_OK);
+        assert_true(same(g1, g3, NQ + 2 * NKV));
+        assert_memory_equal(&a1, &a3, sizeof a1);
+        moved += !same(g0, g1, NQ + 2 * NKV) || a1.amax_dp != a0.amax_dp || a1.amax_dq != a0.amax_dq ||
+                 a1.amax_dk != a0.amax_dk || a1.amax_dv != a0.amax_dv;
+    }
+    assert_true(moved > 0);
+    v.order_seed = 0;
+    assert_int_equal(pp_attn_te_fp8_bwd_cpu(&v, &dm, q, k, vv, dout, o[1], l[1], g1, g1 + NQ, g1 + NQ + NKV, 3, &a1,
+                                            NULL, &err),
+                     PP_OK);
+    assert_true(same(g0, g1, NQ + 2 * NKV));
+    assert_memory_equal(&a0, &a1, sizeof a0);
+}
+
 int main(void)
 {
     pp_test_report_seed();
@@ -243,6 +401,9 @@ int main(void)
         cmocka_unit_test(dot_seed0_is_the_plain_chain),
         cmocka_unit_test(pv_tile_walks_mma_chunks),
         cmocka_unit_test(run_seeds),
+        cmocka_unit_test(bwd_dots_walk_mma_chunks),
+        cmocka_unit_test(bwd_chains_walk_mma_chunks),
+        cmocka_unit_test(bwd_run_seeds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
