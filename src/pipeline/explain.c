@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,8 +205,10 @@ static int check_nominal(const explain_job *j, pp_error *err)
 // Many masks at once: the one-at-a-time and all-but-one runs are independent of each other (each
 // its own outputs, the nominal products and w's memo only read), so they run side by side, up to
 // PP_EXPLAIN_CONCURRENT at a time with the workers shared out among them. One masked run alone
-// keeps two cores only partly busy (its serial set-up and comparison); two at once keep both. Each
-// result lands in its own slot, so the tables never depend on how many ran at once.
+// keeps two cores only partly busy (its serial set-up and comparison); two at once keep both. The
+// runs are taken from a queue in the caller's order as each lane finishes (the caller lists the
+// costly all-but-one runs first: a lane never waits long on the last of them), and each result
+// lands in its own slot, so the tables never depend on how many ran at once or who ran which.
 
 #define PP_EXPLAIN_CONCURRENT 4  // at most this many masked runs' buffers at once (memory)
 
@@ -219,14 +222,18 @@ typedef struct explain_run {
 typedef struct explain_batch {
     const explain_job *j;
     explain_run *runs;
-    int n;
+    int count, n;
+    atomic_int next;  // the next run to take
 } explain_batch;
 
-static void explain_run_task(void *ctx, int64_t i)
+static void explain_lane(void *ctx, int64_t lane)
 {
+    (void)lane;
     explain_batch *b = ctx;
-    explain_run *x = &b->runs[i];
-    x->rc = compare_masked(b->j, x->mask, x->stats, b->n, &x->err);
+    for (int i; !pp_interrupted() && (i = atomic_fetch_add(&b->next, 1)) < b->count;) {
+        explain_run *x = &b->runs[i];
+        x->rc = compare_masked(b->j, x->mask, x->stats, b->n, &x->err);
+    }
 }
 
 // compare_masked for each of runs[0..count), side by side; the first failure's error (in run order).
@@ -238,10 +245,11 @@ static int explain_runs(const explain_job *j, explain_run *runs, int count, int 
     at_once = at_once < 1 ? 1 : at_once;
     explain_job each = *j;
     each.threads = total / at_once > 1 ? total / at_once : 1;
-    explain_batch b = {.j = &each, .runs = runs, .n = n};
+    explain_batch b = {.j = &each, .runs = runs, .count = count, .n = n};
+    atomic_init(&b.next, 0);
     for (int i = 0; i < count; i++)
         runs[i].rc = -1;
-    pp_parallel_for(explain_run_task, &b, count, at_once, NULL);
+    pp_parallel_for(explain_lane, &b, at_once, at_once, NULL);
     for (int i = 0; i < count; i++) {
         if (runs[i].rc > 0) {
             *err = runs[i].err;
@@ -356,18 +364,19 @@ static int explain_variant(const pp_run_plan *plan, const pp_run_products *p, co
         rc = compare_masked(&j, all, st, n, err);
     for (int k = 0; !rc && k < n; k++)
         tab[k].all_exact = st[k];
-    // run 2s: site s alone exact; run 2s + 1: every site but s exact
+    // run s: every site but s exact (the costly ones first: most chains in binary64); run
+    // n_sites + s: site s alone exact
     for (int s = 0; s < n_sites; s++) {
         uint64_t bit = (uint64_t)1 << ids[s];
-        runs[2 * s] = (explain_run){.mask = bit, .stats = st + (size_t)n * (size_t)(2 * s + 1)};
-        runs[2 * s + 1] = (explain_run){.mask = all & ~bit, .stats = st + (size_t)n * (size_t)(2 * s + 2)};
+        runs[s] = (explain_run){.mask = all & ~bit, .stats = st + (size_t)n * (size_t)(s + 1)};
+        runs[n_sites + s] = (explain_run){.mask = bit, .stats = st + (size_t)n * (size_t)(n_sites + s + 1)};
     }
     if (!rc)
         rc = explain_runs(&j, runs, 2 * n_sites, n, err);
     for (int s = 0; !rc && s < n_sites; s++)
         for (int k = 0; k < n; k++) {
-            tab[k].sites[s].exact = runs[2 * s].stats[k];
-            tab[k].sites[s].alone = runs[2 * s + 1].stats[k];
+            tab[k].sites[s].exact = runs[n_sites + s].stats[k];
+            tab[k].sites[s].alone = runs[s].stats[k];
         }
     for (int k = 0; !rc && k < n; k++)
         shares(&tab[k]);
