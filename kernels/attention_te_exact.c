@@ -107,15 +107,10 @@ static int te_run(const pp_attn_variant *v, const pp_attn_dims *dm, const double
 {
     if (v->fp8 != PP_ATTN_FP8_TE)
         return fail(errbuf, errlen, 2, "attention: pp_attn_te_run_x runs fp8 = \"te\" only");
-    if (pp_attn_check(v, dm, 0, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, errbuf, errlen))
-        return 2;
     pp_attn_scalars sc;
-    if (pp_attn_scalars_make(v, dm->d, &sc))
-        return fail(errbuf, errlen, 2, "attention: bad softmax_scale or head dimension");
-    if (amax)
-        amax->amax_s = amax->amax_o = 0, amax->scale_s = amax->scale_o = 1;
-    if (pp_attn_empty_result(dm, 0, out, lse, NULL, NULL, NULL))
-        return 0;
+    int begun = pp_attn_te_begin(v, dm, q, k, vv, out, lse, &sc, amax, errbuf, errlen);
+    if (begun)
+        return begun == 1 ? 0 : begun;
     int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d,
             rows = dm->b * dm->h * dm->s_q;
     // with range notes, at most RANGE_TASKS tasks (an accumulator each, merged exactly after)

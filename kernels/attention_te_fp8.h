@@ -51,20 +51,30 @@ typedef struct pp_attn_te_cfg {
 // accumulator C from +0, C added into total (one RN_32) every 128 elements and at the end. With
 // total = +0 this is pp_sm90_fp8_dot(…, PP_SM90_FP8_PROMOTE) (tests/test_attention_te_sm90.c).
 // The chain forms pass the running binary32 value as total. emin_a, emin_b: the operands' formats'.
+// One group of that accumulation, the one statement of its promotion: the group starting at
+// element l0 (m ≤ 32 products x[i·sx]·y[i·sy]) into *c, after *c is added into *total (one RN_32)
+// at every PP_SM90_FP8_PROMOTE-th element. The binary64 explain body (attention_te_fp8_x.h) steps
+// through it too.
+PP_HD static inline void pp_attn_te_sm90_group(int64_t l0, float *total, float *c, const double *x, int64_t sx,
+                                               const double *y, int64_t sy, int64_t m, int emin_a, int emin_b)
+{
+    if (l0 > 0 && l0 % PP_SM90_FP8_PROMOTE == 0) {
+        *total = *total + *c;
+        *c = 0.0f;
+    }
+    *c = pp_sm90_fp8_group(*c, x, sx, y, sy, m, emin_a, emin_b);
+}
+
 PP_HD static inline float pp_attn_te_sm90(float total, const float *a, int64_t sa, const float *b, int64_t sb,
                                           int64_t n, int emin_a, int emin_b)
 {
     double x[PP_SM90_FP8_GROUP], y[PP_SM90_FP8_GROUP];
     float c = 0.0f;
     for (int64_t l0 = 0; l0 < n; l0 += PP_SM90_FP8_GROUP) {
-        if (l0 > 0 && l0 % PP_SM90_FP8_PROMOTE == 0) {
-            total = total + c;
-            c = 0.0f;
-        }
         int64_t m = n - l0 < PP_SM90_FP8_GROUP ? n - l0 : PP_SM90_FP8_GROUP;
         for (int64_t i = 0; i < m; i++)
             x[i] = a[(l0 + i) * sa], y[i] = b[(l0 + i) * sb];
-        c = pp_sm90_fp8_group(c, x, 1, y, 1, m, emin_a, emin_b);
+        pp_attn_te_sm90_group(l0, &total, &c, x, 1, y, 1, m, emin_a, emin_b);
     }
     return total + c;
 }

@@ -111,12 +111,8 @@ static inline double pp_attn_te_sm90_xe(double total, const double *a, int64_t s
 {
     float tot = (float)total, c = 0.0f;
     for (int64_t l0 = 0; l0 < n; l0 += PP_SM90_FP8_GROUP) {
-        if (l0 > 0 && l0 % PP_SM90_FP8_PROMOTE == 0) {
-            tot = tot + c;
-            c = 0.0f;
-        }
         int64_t m = n - l0 < PP_SM90_FP8_GROUP ? n - l0 : PP_SM90_FP8_GROUP;
-        c = pp_sm90_fp8_group(c, a + l0 * sa, sa, b + l0 * sb, sb, m, emin_a, emin_b);
+        pp_attn_te_sm90_group(l0, &tot, &c, a + l0 * sa, sa, b + l0 * sb, sb, m, emin_a, emin_b);
     }
     return (double)(tot + c);
 }

@@ -14,6 +14,19 @@ static int fail(char *eb, size_t el, int rc, const char *msg)
     return rc;
 }
 
+int pp_attn_te_begin(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
+                     const double *vv, double *out, double *lse, pp_attn_scalars *sc, pp_attn_te_amax *amax,
+                     char *errbuf, size_t errlen)
+{
+    if (pp_attn_check(v, dm, 0, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, errbuf, errlen))
+        return 2;
+    if (pp_attn_scalars_make(v, dm->d, sc))  // pp_attn_check refuses these first
+        return fail(errbuf, errlen, 2, "attention: bad softmax_scale or head dimension");
+    if (amax)
+        amax->amax_s = amax->amax_o = 0, amax->scale_s = amax->scale_o = 1;
+    return pp_attn_empty_result(dm, 0, out, lse, NULL, NULL, NULL) ? 1 : 0;
+}
+
 int pp_attn_te_run(const pp_attn_te_device *dev, const pp_attn_variant *v, const pp_attn_dims *dm, const double *q,
                    const double *k, const double *vv, double *out, double *lse, pp_attn_te_amax *amax, char *errbuf,
                    size_t errlen)
@@ -22,15 +35,10 @@ int pp_attn_te_run(const pp_attn_te_device *dev, const pp_attn_variant *v, const
         return fail(errbuf, errlen, 2, "attention: pp_attn_te_run runs fp8 = \"te\" only");
     if (v->exact_sites)  // its devices run binary32 rows: explain's exact sites are attention_te_exact.c's
         return fail(errbuf, errlen, 2, "attention: fp8 = \"te\" with exact sites runs on the CPU (pp_attn_te_run_x)");
-    if (pp_attn_check(v, dm, 0, 0, q, k, vv, NULL, out, lse, NULL, NULL, NULL, errbuf, errlen))
-        return 2;
     pp_attn_scalars sc;
-    if (pp_attn_scalars_make(v, dm->d, &sc))  // pp_attn_check refuses these first
-        return fail(errbuf, errlen, 2, "attention: bad softmax_scale or head dimension");
-    if (amax)
-        amax->amax_s = amax->amax_o = 0, amax->scale_s = amax->scale_o = 1;
-    if (pp_attn_empty_result(dm, 0, out, lse, NULL, NULL, NULL))
-        return 0;
+    int begun = pp_attn_te_begin(v, dm, q, k, vv, out, lse, &sc, amax, errbuf, errlen);
+    if (begun)
+        return begun == 1 ? 0 : begun;
     int64_t nq = dm->b * dm->s_q * dm->h * dm->d, nkv = dm->b * dm->s_kv * dm->h_kv * dm->d,
             rows = dm->b * dm->h * dm->s_q;
     const int64_t n[3] = {nq, nkv, nkv};

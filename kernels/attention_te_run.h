@@ -30,6 +30,14 @@ typedef struct pp_attn_te_device {
     void *ctx;
 } pp_attn_te_device;
 
+// What every fp8 = te forward run begins with (the device's, pp_attn_te_run, and explain's binary64
+// one, attention_te_exact.c): pp_attn_check of the inputs, the scalars into *sc, amax (may be NULL)
+// cleared to zero amaxes and unit scales, and an empty problem's result written. Returns 0 to go
+// on, 1 when the result is complete (empty), 2 with one line in errbuf for bad input.
+int pp_attn_te_begin(const pp_attn_variant *v, const pp_attn_dims *dm, const double *q, const double *k,
+                     const double *vv, double *out, double *lse, pp_attn_scalars *sc, pp_attn_te_amax *amax,
+                     char *errbuf, size_t errlen);
+
 // Runs v (v->fp8 == PP_ATTN_FP8_TE, forward) on q [b, s_q, h, d], k, vv [b, s_kv, h_kv, d]
 // (values of v->format as binary64): out [b, s_q, h, d] the values O8 stands for (X_o·O8), lse
 // [b, h, s_q] binary32 values (−Inf for a row that sees no key). amax may be NULL. The same bits

@@ -13,6 +13,8 @@
 
 #include "test_util.h"
 
+#include "format.h"
+
 #include "cpu/attention_device.h"
 
 static const pp_isa LEVELS[] = {PP_ISA_AVX512, PP_ISA_AVX2, PP_ISA_BASELINE};
@@ -20,20 +22,6 @@ static const pp_isa LEVELS[] = {PP_ISA_AVX512, PP_ISA_AVX2, PP_ISA_BASELINE};
 #define MAXC 128
 #define MAXL 128
 #define PAD 16
-
-static uint32_t bits32(float x)
-{
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-static float f32(uint32_t b)
-{
-    float x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
 
 // Every level's acc for m lanes, nc steps, stride ld against the plain chain; returns the
 // mismatches (printed, at most 10), lanes past m written counted too.
@@ -51,12 +39,12 @@ static int check_dots(const float *a, const float *xT, int64_t ld, int64_t nc, i
         memset(acc, 0x5A, sizeof acc);
         pp_attn_cpu_dots(LEVELS[v], a, xT, ld, nc, acc, m);
         for (int64_t l = 0; l < m; l++)
-            if (bits32(acc[l]) != bits32(want[l]) && bad++ < 10)
+            if (pp_f32_bits(acc[l]) != pp_f32_bits(want[l]) && bad++ < 10)
                 fprintf(stderr, "  dots (%s), lane %lld of %lld, %lld steps, ld %lld: got %a (0x%08x), want %a (0x%08x)\n",
                         pp_isa_name(LEVELS[v]), (long long)l, (long long)m, (long long)nc, (long long)ld,
-                        (double)acc[l], bits32(acc[l]), (double)want[l], bits32(want[l]));
+                        (double)acc[l], pp_f32_bits(acc[l]), (double)want[l], pp_f32_bits(want[l]));
         for (int64_t l = m; l < MAXL + PAD; l++)
-            if (bits32(acc[l]) != 0x5A5A5A5Au && bad++ < 10)
+            if (pp_f32_bits(acc[l]) != 0x5A5A5A5Au && bad++ < 10)
                 fprintf(stderr, "  dots (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
                         (long long)m);
     }
@@ -72,7 +60,7 @@ static int check_dots(const float *a, const float *xT, int64_t ld, int64_t nc, i
             float s = 0.0f;
             for (int64_t c = 0; c < nc; c++)
                 s = fmaf(b[c], xT[c * ld + l], s);
-            int same = isnan(s) ? isnan(want1[l]) : bits32(s) == bits32(want1[l]);
+            int same = isnan(s) ? isnan(want1[l]) : pp_f32_bits(s) == pp_f32_bits(want1[l]);
             if (!same && bad++ < 10)
                 fprintf(stderr, "  dots (%s), reversed row, lane %lld: got %a, want %a\n", pp_isa_name(LEVELS[v]),
                         (long long)l, (double)want1[l], (double)s);
@@ -81,12 +69,12 @@ static int check_dots(const float *a, const float *xT, int64_t ld, int64_t nc, i
         memset(acc1, 0x5A, sizeof acc1);
         pp_attn_cpu_dots2(LEVELS[v], a, b, xT, ld, nc, acc, acc1, m);
         for (int64_t l = 0; l < m; l++)
-            if ((bits32(acc[l]) != bits32(want[l]) || bits32(acc1[l]) != bits32(want1[l])) && bad++ < 10)
+            if ((pp_f32_bits(acc[l]) != pp_f32_bits(want[l]) || pp_f32_bits(acc1[l]) != pp_f32_bits(want1[l])) && bad++ < 10)
                 fprintf(stderr, "  dots2 (%s), lane %lld of %lld, %lld steps, ld %lld: got %a, %a, want %a, %a\n",
                         pp_isa_name(LEVELS[v]), (long long)l, (long long)m, (long long)nc, (long long)ld,
                         (double)acc[l], (double)acc1[l], (double)want[l], (double)want1[l]);
         for (int64_t l = m; l < MAXL + PAD; l++)
-            if ((bits32(acc[l]) != 0x5A5A5A5Au || bits32(acc1[l]) != 0x5A5A5A5Au) && bad++ < 10)
+            if ((pp_f32_bits(acc[l]) != 0x5A5A5A5Au || pp_f32_bits(acc1[l]) != 0x5A5A5A5Au) && bad++ < 10)
                 fprintf(stderr, "  dots2 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
                         (long long)m);
     }
@@ -123,7 +111,7 @@ static void dots_lanes_hand_computed(void **state)
             xT[pos] = cases[i].x0, xT[MAXL + pos] = cases[i].x1;
             for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
                 pp_attn_cpu_dots(LEVELS[v], a, xT, MAXL, 2, acc, MAXL);
-                int ok = isnan(cases[i].want) ? isnan(acc[pos]) : bits32(acc[pos]) == bits32(cases[i].want);
+                int ok = isnan(cases[i].want) ? isnan(acc[pos]) : pp_f32_bits(acc[pos]) == pp_f32_bits(cases[i].want);
                 if (!ok && bad++ < 10)
                     fprintf(stderr, "  %s (%s), lane %lld: got %a, want %a\n", cases[i].why, pp_isa_name(LEVELS[v]),
                             (long long)pos, (double)acc[pos], (double)cases[i].want);
@@ -145,7 +133,7 @@ static float rand_float(uint64_t *s)
                                        0x00000001u, 0x807fffffu, 0x7f7fffffu};
     uint64_t r = rng_next(s);
     if (r % 8 == 0)
-        return f32(special[(r >> 3) % 8]);
+        return pp_f32_from_bits(special[(r >> 3) % 8]);
     return (float)((double)(int64_t)(rng_next(s) % 2000001) / 1000000.0 - 1.0) * (r % 5 == 1 ? 1e30f : 1.0f);
 }
 
@@ -176,13 +164,6 @@ static void dots_lanes_every_width(void **state)
 // ---- explain's binary64 chains (pp_attn_cpu_axpy64, pp_attn_cpu_dots64): each lane the scalar
 // fma((double)a, (double)x, y) chain, bit for bit, at every level.
 
-static uint64_t bits64(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
 static int check_dots64(const float *a, const float *xT, int64_t ld, int64_t nc, int64_t m)
 {
     double acc[MAXL + PAD], want[MAXL];
@@ -197,12 +178,12 @@ static int check_dots64(const float *a, const float *xT, int64_t ld, int64_t nc,
         memset(acc, 0x5A, sizeof acc);
         pp_attn_cpu_dots64(LEVELS[v], a, xT, ld, nc, acc, m);
         for (int64_t l = 0; l < m; l++)
-            if (bits64(acc[l]) != bits64(want[l]) && bad++ < 10)
+            if (pp_f64_bits(acc[l]) != pp_f64_bits(want[l]) && bad++ < 10)
                 fprintf(stderr, "  dots64 (%s), lane %lld of %lld, %lld steps, ld %lld: got %a, want %a\n",
                         pp_isa_name(LEVELS[v]), (long long)l, (long long)m, (long long)nc, (long long)ld, acc[l],
                         want[l]);
         for (int64_t l = m; l < MAXL + PAD; l++)
-            if (bits64(acc[l]) != 0x5A5A5A5A5A5A5A5Aull && bad++ < 10)
+            if (pp_f64_bits(acc[l]) != 0x5A5A5A5A5A5A5A5Aull && bad++ < 10)
                 fprintf(stderr, "  dots64 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
                         (long long)m);
     }
@@ -225,11 +206,11 @@ static int check_axpy64(const float *a, const float *x, int nt, const double *y0
         for (int t = 0; t < nt; t++)
             pp_attn_cpu_axpy64(LEVELS[v], a[t], x + t * MAXL, y, n);
         for (int64_t l = 0; l < n; l++)
-            if (bits64(y[l]) != bits64(want[l]) && bad++ < 10)
+            if (pp_f64_bits(y[l]) != pp_f64_bits(want[l]) && bad++ < 10)
                 fprintf(stderr, "  axpy64 (%s), lane %lld of %lld, %d steps: got %a, want %a\n",
                         pp_isa_name(LEVELS[v]), (long long)l, (long long)n, nt, y[l], want[l]);
         for (int64_t l = n; l < MAXL + PAD; l++)
-            if (bits64(y[l]) != 0x5A5A5A5A5A5A5A5Aull && bad++ < 10)
+            if (pp_f64_bits(y[l]) != 0x5A5A5A5A5A5A5A5Aull && bad++ < 10)
                 fprintf(stderr, "  axpy64 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
                         (long long)n);
     }
@@ -273,7 +254,7 @@ static void lanes64_hand_computed(void **state)
                 pp_attn_cpu_axpy64(LEVELS[v], a[1], xT + MAXL, y, MAXL);
                 const double got[2] = {acc[pos], y[pos]};
                 for (int k = 0; k < 2; k++) {
-                    int ok = isnan(cases[i].want) ? isnan(got[k]) : bits64(got[k]) == bits64(cases[i].want);
+                    int ok = isnan(cases[i].want) ? isnan(got[k]) : pp_f64_bits(got[k]) == pp_f64_bits(cases[i].want);
                     if (!ok && bad++ < 10)
                         fprintf(stderr, "  %s (%s, %s), lane %lld: got %a, want %a\n", cases[i].why,
                                 k ? "axpy64" : "dots64", pp_isa_name(LEVELS[v]), (long long)pos, got[k],

@@ -11,25 +11,13 @@
 
 #include "test_util.h"
 
+#include "format.h"
+
 #include "cpu/attention_device.h"
 
 static const pp_isa LEVELS[] = {PP_ISA_AVX512, PP_ISA_AVX2, PP_ISA_BASELINE};
 
 #define MAXN 128
-
-static uint32_t bits32(float x)
-{
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-static float f32(uint32_t b)
-{
-    float x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
 
 static float scalar_max(const float *s, int64_t n, float m)
 {
@@ -43,16 +31,16 @@ static float scalar_max(const float *s, int64_t n, float m)
 // mismatches, printed (at most 10 per call).
 static int check(const float *s, int64_t n, float m, const uint32_t *want_bits, const char *why)
 {
-    uint32_t want = want_bits ? *want_bits : bits32(scalar_max(s, n, m));
+    uint32_t want = want_bits ? *want_bits : pp_f32_bits(scalar_max(s, n, m));
     int bad = 0;
-    if (want_bits && bits32(scalar_max(s, n, m)) != want && bad++ < 10)
+    if (want_bits && pp_f32_bits(scalar_max(s, n, m)) != want && bad++ < 10)
         fprintf(stderr, "  %s: the scalar loop gives 0x%08x, the hand-computed value 0x%08x\n", why,
-                bits32(scalar_max(s, n, m)), want);
+                pp_f32_bits(scalar_max(s, n, m)), want);
     for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
         float got = pp_attn_cpu_rowmax(LEVELS[v], s, n, m);
-        if (bits32(got) != want && bad++ < 10)
+        if (pp_f32_bits(got) != want && bad++ < 10)
             fprintf(stderr, "  %s (%s), n %lld, m %a: got %a (0x%08x), want 0x%08x\n", why, pp_isa_name(LEVELS[v]),
-                    (long long)n, (double)m, (double)got, bits32(got), want);
+                    (long long)n, (double)m, (double)got, pp_f32_bits(got), want);
     }
     return bad;
 }
@@ -89,9 +77,9 @@ static void rowmax_lanes_hand_computed(void **state)
             for (int64_t j = 0; j < MAXN; j++)
                 s[j] = -INFINITY;  // the keys before the run: never above m's rule's outcome
             for (int j = 0; j < cases[i].n; j++)
-                s[pos + j] = f32(cases[i].s[j]);
+                s[pos + j] = pp_f32_from_bits(cases[i].s[j]);
             int64_t n = pos + cases[i].n;
-            bad += check(s, n, f32(cases[i].m), &cases[i].want, cases[i].why);
+            bad += check(s, n, pp_f32_from_bits(cases[i].m), &cases[i].want, cases[i].why);
         }
     assert_int_equal(bad, 0);
 }
@@ -115,7 +103,7 @@ static float rand_float(uint64_t *s, int nan_ok)
     uint64_t r = rng_next(s);
     if (r % 8 == 0) {
         uint32_t b = special[(r >> 3) % 8];
-        return !nan_ok && b == 0x7fc00001u ? 0.0f : f32(b);
+        return !nan_ok && b == 0x7fc00001u ? 0.0f : pp_f32_from_bits(b);
     }
     return (float)((double)(int64_t)(rng_next(s) % 2001) / 1000.0 - 1.0);  // many ties
 }

@@ -21,19 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 extern char **environ;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double tv_s(struct timeval t)
-{
-    return (double)t.tv_sec + 1e-6 * (double)t.tv_usec;
-}
 
 static double cpu_now(void)
 {
@@ -122,7 +112,7 @@ int main(int argc, char **argv_in)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, tpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    double t0 = now();
+    double t0 = pp_bench_now();
     int spawned = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (spawned != 0) {
@@ -134,10 +124,10 @@ int main(int argc, char **argv_in)
         perror("bench_attention_e2e: waitpid");
         return 3;
     }
-    double wall = now() - t0;
+    double wall = pp_bench_now() - t0;
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    double cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+    double cpu = pp_bench_tv_s(ru.ru_utime) + pp_bench_tv_s(ru.ru_stime);
     double rss = (double)ru.ru_maxrss / (1024.0 * 1024.0);  // KiB on Linux
     double stage[4] = {0, 0, 0, 0};
     stage_split(tpath, stage);

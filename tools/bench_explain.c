@@ -19,23 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 extern char **environ;
 
 typedef struct child_cost {
     double wall, cpu, peak_gib;
 } child_cost;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double tv_s(struct timeval t)
-{
-    return (double)t.tv_sec + 1e-6 * (double)t.tv_usec;
-}
 
 // Runs argv (output to /dev/null) and measures it; 0, or 3 when it cannot run or fails.
 static int measure(char *const argv[], child_cost *c)
@@ -45,7 +35,7 @@ static int measure(char *const argv[], child_cost *c)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    double t0 = now();
+    double t0 = pp_bench_now();
     int spawned = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (spawned != 0) {
@@ -58,8 +48,8 @@ static int measure(char *const argv[], child_cost *c)
         perror("bench_explain: wait4");
         return 3;
     }
-    c->wall = now() - t0;
-    c->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+    c->wall = pp_bench_now() - t0;
+    c->cpu = pp_bench_tv_s(ru.ru_utime) + pp_bench_tv_s(ru.ru_stime);
     c->peak_gib = (double)ru.ru_maxrss / (1024.0 * 1024.0);  // ru_maxrss: KiB on Linux
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "bench_explain: `%s %s %s` failed (status %d)\n", argv[0], argv[1], argv[2], status);
