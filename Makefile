@@ -114,6 +114,12 @@ build/rel/tests/%: build/rel/tests/%.o build/rel/libprecprobe.a
 	$(CC) $(CFLAGS_rel) $^ -o $@ $(LIBS) -lcmocka $(CUDA_LIBS)
 build/san/tests/%: build/san/tests/%.o build/san/libprecprobe.a
 	$(CC) $(CFLAGS_san) $(LDFLAGS_san) $^ -o $@ $(LIBS) -lcmocka
+# The fuzz targets' seed corpora replayed through their harnesses in the sanitizer build, without
+# libFuzzer (tests/fuzz/replay_main.c): run by `make test` with the sanitizer tests.
+FUZZ_REPLAY := $(patsubst tests/fuzz/fuzz_%.c,build/san/fuzz/replay_%,$(wildcard tests/fuzz/fuzz_*.c))
+build/san/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c build/san/libprecprobe.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_san) $(LDFLAGS_san) -DPP_FUZZ_CORPUS='"tests/fuzz/$*"' $^ -o $@ $(LIBS)
 build/rel/tools/probe_wgmma_fp8: tools/probe_wgmma_fp8.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a $< -o $@
@@ -125,8 +131,8 @@ build/rel/tools/%: build/rel/tools/%.o build/rel/libprecprobe.a
 test: deps
 	@$(MAKE) --no-print-directory check-includes
 	@$(MAKE) --no-print-directory -j2 bin/precprobe build/rel/tools/adamw_emulate $(TESTS_rel) $(TESTS_san) \
-	  $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS)) $(CUDA_TOOLS)
-	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san)
+	  $(patsubst tools/%.c,build/rel/tools/%,$(BENCH_SRCS)) $(CUDA_TOOLS) $(FUZZ_REPLAY)
+	@bash tools/run-tests.sh $(TESTS_rel) -- $(TESTS_san) $(FUZZ_REPLAY)
 
 # The layers' include rules (tools/check-includes.sh), after its self-test shows it can fail.
 check-includes:

@@ -48,9 +48,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == PP_OK) {
         for (size_t i = 0; i < c.count; i++) {
             const pp_pt_record *r = &c.recs[i];
-            // names and keys lie within the bytes given; shapes are as promised
-            if ((r->name && (r->name < (const char *)data || r->name + r->name_len > (const char *)data + size)) ||
-                (!r->what && (r->ndim < 0 || r->ndim > PP_MAX_DIMS || r->offset < 0 || r->storage_bytes < 0)))
+            // a name lies within the bytes given (a top-level key) or is a joined name the contents
+            // own (a nested one, "layer.weight": at most PP_PT_MAX_NAME bytes, every one of them
+            // read here so that ASan checks the buffer holds them); shapes are as promised
+            int in_data = r->name >= (const char *)data && r->name + r->name_len <= (const char *)data + size;
+            if (r->name && !in_data) {
+                if (!c.names || r->name < c.names || r->name_len > PP_PT_MAX_NAME)
+                    __builtin_trap();
+                volatile unsigned char sink = 0;
+                for (size_t j = 0; j < r->name_len; j++)
+                    sink ^= (unsigned char)r->name[j];
+                (void)sink;
+            }
+            if ((!r->what && (r->ndim < 0 || r->ndim > PP_MAX_DIMS || r->offset < 0 || r->storage_bytes < 0)))
                 __builtin_trap();
         }
         pp_pt_contents_free(&c);

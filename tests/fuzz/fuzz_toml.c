@@ -1,7 +1,5 @@
-// fuzz_toml.c — libFuzzer target for the TOML reader (src/io/toml.c). Build with `make fuzz`, or:
-//   clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -ffp-contract=off -Ibase -Isrc \
-//     -fsanitize=fuzzer,address,undefined tests/fuzz/fuzz_toml.c src/io/toml.c src/core/nearest.c \
-//     base/error.c -o build/fuzz/fuzz_toml -lm
+// fuzz_toml.c — libFuzzer target for the TOML reader (src/io/toml.c). Build with `make fuzz`
+// (the clang line there), run with tools/fuzz.sh toml SECONDS, or by hand:
 //   build/fuzz/fuzz_toml -max_len=4096 -timeout=5 CORPUS_DIR tests/fuzz/toml
 // Beyond "no crash, no leak, no undefined behaviour" it checks two properties: a rejection is
 // one line "fuzz.toml:LINE: ..." with LINE a line of the input; an accepted document, written
