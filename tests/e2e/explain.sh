@@ -96,6 +96,16 @@ done
 share() { fa3_row "$1" "$2" | awk '{ sub("%", "", $2); print $2 }'; }
 awk -v a="$(share fp8-fa3-sm90 scores)" -v b="$(share fp8-fa3 scores)" 'BEGIN { exit !(a > b) }' ||
     fail "scores carries no more under sm90-fp8 ($(share fp8-fa3-sm90 scores)%) than under the fp32 chain ($(share fp8-fa3 scores)%)"
+# against fp8-fa3 the sm90 variant's difference is S's chain: scores is out's first site, and
+# with it exact on both sides lse has no mismatch left
+"$bin" explain cases/fp8-attention.toml --variant fp8-fa3-sm90 --against fp8-fa3 --out "$tmp/sm90" -q --no-cache \
+    > "$tmp/sm90.txt" 2> "$tmp/sm90.err" || fail "fp8-fa3-sm90 vs fp8-fa3: explain exited $?: $(cat "$tmp/sm90.err")"
+sm90_top() {  # the first site row of the sm90 variant's table for output $1
+    awk -v t="== where the error comes from: fp8-fa3-sm90 $1 vs fp8-fa3 ==" '$0 == t { f = 1; next }
+        f && /^\(none/ { getline a; print a; exit }' "$tmp/sm90.txt"
+}
+sm90_top out | grep -q '^scores ' || fail "fp8-fa3-sm90 vs fp8-fa3: out's first site is not scores: $(sm90_top out)"
+sm90_top lse | grep -qE '^scores +100\.0% +0% \(-' || fail "fp8-fa3-sm90 vs fp8-fa3: lse: $(sm90_top lse)"
 # te's backward (kernels/attention_te_fp8_bwd_x.h): its sites are explained; dq's table names them,
 # dO's e5m2 quantisation and dq's e5m2 store are its first two rows (measured: dS's e4m3 comes
 # later), dv's first two are dv's store and quant_do; every site exact leaves no mismatch
