@@ -469,6 +469,12 @@
 // Range diagnostics (kernels/sites.h): d, dp (fp32), ds (dS8: e4m3, before and after), dq, dk, dv
 //   (the FP8 stores; dk, dv per kv head), noted by a host pass over the rows (the same bodies) on
 //   either device.
+//   The per-tensor scale sites note the descale, as the forward's do: block_scale_do X_dO and
+//   block_scale_ds X_dP (kernels/attention_te_bwd_exact.c, pp_attn_fp8_scale_note: fp32, `clamped`
+//   where X is not a positive normal binary32), like the forward's block_scale_q/k/v (X per tensor,
+//   src/ops/attention_fp8_ranges.c) and te's block_scale_p (X_s): the factor the kernel multiplies
+//   by, one note per tensor (scale_dP itself is 448/amax rounded once, in range whenever X_dP is).
+//   Exact (explain), each keeps both s and X = 1/s unrounded, the forward's rule too.
 //
 // ---- FP8 scaling schemes (the knob scaling with fp8 = fa3; kernels/attention_fp8.h) ----
 // What follows a source and what is precprobe's own model, scheme by scheme. Every scheme keeps

@@ -1171,7 +1171,9 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 pp_attn_fp8_block_pv(L, &G, b, hh, pch, lo, hi, pexact, o, od);
                 continue;
             }
-            if (L->mma && !od) {  // (pv_acc exact: the binary64 chain below, no groups)  // Hopper's FP8 accumulation: groups of 32 keys from the tile's first (bn % 32 = 0)
+            // Hopper's FP8 accumulation: groups of 32 keys from the tile's first (bn % 32 = 0);
+            // pv_acc exact: the binary64 chain below instead, no groups
+            if (L->mma && !od) {
                 for (int64_t jj = lo; jj < hi; jj++) {
                     pgrp[(jj - j0) % PP_SM90_FP8_GROUP] = pch[jj - cb];
                     vgrp[(jj - j0) % PP_SM90_FP8_GROUP] = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, jj));
