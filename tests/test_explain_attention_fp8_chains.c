@@ -120,21 +120,26 @@ static void fp8_chains_with_nothing_to_round_are_the_kernel(void **state)
                 // pass 0: scores alone; pass 1 (q = 0: every score 0, P·V's chain the one with
                 // nothing to round): pv_acc alone, then both
                 static const pp_site_mask masks[2][2] = {{BIT(SCORES), 0}, {BIT(PV_ACC), BIT(SCORES) | BIT(PV_ACC)}};
+                // each against mask 0, and with FA3's softmax scalars and out exact (the binary64
+                // epilogue pp_attn_fp8_finish_x) against those alone
+                static const pp_site_mask bases[2] = {0, BIT(SOFTMAX_SCALE) | BIT(ROW_MAX) | BIT(ROW_SUM) | BIT(OUT)};
                 for (int pass = 0; pass < 2; pass++) {
                     for (int64_t i = 0; pass && i < nq; i++)
                         R.q[i] = 0.0;
-                    attn_run_go(&R, v, 0, 0);
-                    double *out0 = dupd(R.out, nq), *lse0 = dupd(R.lse, nl);
-                    for (int mi = 0; mi < 2 && masks[pass][mi]; mi++) {
-                        pp_site_mask x = masks[pass][mi];
-                        attn_run_go(&R, v, x, 0);
-                        int64_t dout = n_differing(R.out, out0, nq), dlse = n_differing(R.lse, lse0, nl);
-                        if (dout || dlse)
-                            fail_msg("%s %s causal %d gqa %d: mask %#llx moves %lld out, %lld lse values",
-                                     sch_name(SETTINGS[si].sch), SETTINGS[si].mma ? "sm90" : "chain", causal, gqa,
-                                     (unsigned long long)x, (long long)dout, (long long)dlse);
+                    for (int bi = 0; bi < 2; bi++) {
+                        attn_run_go(&R, v, bases[bi], 0);
+                        double *out0 = dupd(R.out, nq), *lse0 = dupd(R.lse, nl);
+                        for (int mi = 0; mi < 2 && masks[pass][mi]; mi++) {
+                            pp_site_mask x = bases[bi] | masks[pass][mi];
+                            attn_run_go(&R, v, x, 0);
+                            int64_t dout = n_differing(R.out, out0, nq), dlse = n_differing(R.lse, lse0, nl);
+                            if (dout || dlse)
+                                fail_msg("%s %s causal %d gqa %d: mask %#llx moves %lld out, %lld lse values",
+                                         sch_name(SETTINGS[si].sch), SETTINGS[si].mma ? "sm90" : "chain", causal, gqa,
+                                         (unsigned long long)x, (long long)dout, (long long)dlse);
+                        }
+                        free(out0), free(lse0);
                     }
-                    free(out0), free(lse0);
                 }
                 attn_run_free(&R);
             }
