@@ -469,6 +469,12 @@
 // Range diagnostics (kernels/sites.h): d, dp (fp32), ds (dS8: e4m3, before and after), dq, dk, dv
 //   (the FP8 stores; dk, dv per kv head), noted by a host pass over the rows (the same bodies) on
 //   either device.
+//   The per-tensor scale sites note the descale, as the forward's do: block_scale_do X_dO and
+//   block_scale_ds X_dP (kernels/attention_te_bwd_exact.c, pp_attn_fp8_scale_note: fp32, `clamped`
+//   where X is not a positive normal binary32), like the forward's block_scale_q/k/v (X per tensor,
+//   src/ops/attention_fp8_ranges.c) and te's block_scale_p (X_s): the factor the kernel multiplies
+//   by, one note per tensor (scale_dP itself is 448/amax rounded once, in range whenever X_dP is).
+//   Exact (explain), each keeps both s and X = 1/s unrounded, the forward's rule too.
 //
 // ---- FP8 scaling schemes (the knob scaling with fp8 = fa3; kernels/attention_fp8.h) ----
 // What follows a source and what is precprobe's own model, scheme by scheme. Every scheme keeps
@@ -789,7 +795,7 @@ typedef struct pp_attn_variant {
 // operands, gathered as the kernel gathers them (pp_attn_te_sm90_xe); TE's delayed recipe's given
 // scales (amax_history_do, _dq, _dk, _dv) are used as given (block_scale_do exact: X_dO = 1/s in
 // binary64). Mask 0 is the kernel's bits with both (the test's 15 settings).
-// (3) The GEMM accumulation chains (FA2 flash and the unfused kernel, fp8 = none;
+// (3) The GEMM accumulation chains (FA2 flash and the unfused kernel, fp8 = none; FA3 fp8 below;
 // attention_threads.h), made exact by
 // running the chain in binary64 — one binary64 fma per term from +0 (each product of two binary32
 // values is exact in binary64; only the additions round) — and carrying the binary64 value to every
@@ -829,6 +835,35 @@ typedef struct pp_attn_variant {
 //                kernel's tree, in binary64; the epilogue's inv and lse read that l
 //   row_inv      the epilogue's 1/l in binary64 (the kernel: 1 ⊘ l); out_c = RN_F(RN_32(o_c·inv)),
 //                or the binary64 o_c·inv with out exact
+// FA3 fp8 (fp8 = fa3; attention_threads.h pp_attn_flash_dots64, pp_attn_fp8_block_pv, the flash
+// loop's od; attention_fp8.h pp_attn_fp8_p_s64, pp_attn_fp8_finish_x), its two GEMMs under either
+// mma (the fp32 chain or Hopper's truncating groups: exact, neither is run):
+//   scores       S = q8·k8 over d as one binary64 chain from +0, c increasing: exact for e4m3 (each
+//                product a multiple of 2^−18 below 2^18, d ≤ 256 of them: 44 bits) and e2m1
+//                elements; mx, nvfp4: each block's binary64 chain times x_q,b·x_k,b (exact: powers of
+//                two, or E4M3 scales), the blocks summed in binary64, so the block add's RN_32 and ⊕
+//                go too. The per-tensor factors stay in σ' = sl2·X_q·X_k, where the kernel folds
+//                them (tensor-current, -delayed: X_q·X_k; nvfp4: g_q·g_k; none, mx: 1), so only the
+//                chain's roundings go; σ' itself is site softmax_scale. The max reads RN_32(S) (as
+//                FA2's: m only shifts the exponent; lse = m·σ'·ln 2 + log(l/2^8) uses the same m);
+//                the exp2 argument fma(S, σ', −ms) reads S in binary64, rounded once to binary32
+//                unless softmax_in is exact (an S that is a binary32 value takes the kernel's fmaf)
+//   pv_acc       the running o_c in binary64 (the plan's Oacc64): the tile rescale o_c·corr, the
+//                chain fma(P8_j, v8_jc, o_c) over the keys (P8 as P·V reads it: e4m3, or p itself
+//                with site p exact), mx, nvfp4: each block's binary64 chain times x_P,b·x_v,b,c
+//                added in binary64; X_v (nvfp4: g_P·g_v) stays in the epilogue's s = (1 ⊘ l) ⊗ X_v,
+//                which reads o in binary64: out = RN_bf16(RN_32(o·s)), or o·s kept (out exact)
+// Chains with nothing to round give the kernel's bits (tests/test_explain_attention_fp8_chains.c:
+// every scaling × mma × causal × GQA, 333 keys across FA3's 160-key tiles). Every fa3 site exact:
+// what rounds is P's binary32 2^x (|δ| ≤ u = 2^−24) and the kernel's binary32 constant sl2 =
+// RN_32(σ32·log2 e) inside σ' (not a site: ≤ 2u relative, moving each argument x_j = (S_j − m)·σ'
+// by ≤ 2u·|x_j|), so out is within (2 + 4·ln 2·log2 n)·u·max|v| of the exact attention of the
+// inputs (n keys; Σ_j w_j·|x_j| ≤ log2 n for softmax weights), and every site but q, k, v's
+// quantisation within the same of the exact attention of the quantised values X·B·E: measured
+// 1.3e-8 to 1.8e-8·max|v| on every scaling and mma (the test's bound at n = 200: 1.4e-6); on
+// fp8-attention out's max |error| 4.9e-8 with every site exact (all five fa3 variants). With the
+// chains rounding (the rest exact) the error is 0.7e-7 to 3.1e-7·max|v| under the fp32 chain and
+// 4e-4 to 1.3e-3·max|v| under sm90-fp8.
 // With exact_sites = 0 every step is the one above, bit for bit.
 
 // 2^x and e^x of a binary64 argument rounded once to binary32 (exact sites, kind 2): the C

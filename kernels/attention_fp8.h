@@ -340,6 +340,18 @@ PP_HD static inline float pp_attn_fp8_p_x(pp_site_mask x, double sig, float s, d
     return pp_attn_exp2f((float)a);
 }
 
+// p from S kept in binary64 (explain's scores exact, attention.h "Exact sites", FP8 chains): the
+// argument fma(s, σ', −ms) in binary64 and 2^x as pp_attn_fp8_p_x rounds them; an s that is a
+// binary32 value (the chain had nothing to round) takes pp_attn_fp8_p_x itself, so its bits are
+// the kernel's (no double rounding of the argument where the kernel's fmaf rounds once).
+PP_HD static inline float pp_attn_fp8_p_s64(pp_site_mask x, double sig, double s, double ms)
+{
+    if ((double)(float)s == s)
+        return pp_attn_fp8_p_x(x, sig, (float)s, ms);
+    double a = fma(s, sig, -ms);
+    return pp_site_exact(x, PP_SITE_ATTN_SOFTMAX_IN) ? pp_attn_exp2_64(a) : pp_attn_exp2f((float)a);
+}
+
 // The correction exp2((m_old − m_new)·σ'): binary64 argument (softmax_in exact), else RN_32 of
 // (m_old ⊖ m_new)·σ' (the binary32 multiply when σ' is binary32); 0 when m_old = −Inf.
 PP_HD static inline float pp_attn_fp8_corr_x(pp_site_mask x, double sig, float m_old, float m_new)
@@ -391,13 +403,16 @@ PP_HD static inline void pp_attn_finish_lse_x(pp_site_mask x, float m, double a6
 }
 
 // FA3's epilogue (pp_attn_fp8_finish) with the exact sites: l from the binary32 partials l4, or
-// (row_sum exact) from their binary64 shadows l4d, in the order band's tree either way; inv = 1/l, s = inv·X_v, out = RN_F(o·s) (o64: the out store exact, o·s kept in
-// binary64, o then RN_32 of it); lse = fma(m, σ'·ln2_32, log(l·2^−8)) (ln2_32 = RN_32(ln 2), the
+// (row_sum exact) from their binary64 shadows l4d, in the order band's tree either way; inv = 1/l,
+// s = inv·X_v, out = RN_F(RN_32(o·s)) (o64: the out store exact, o·s kept in binary64, o then
+// RN_32 of it); o the binary64 P·V accumulator od where pv_acc is exact (NULL: the kernel's
+// binary32 o; o·s is then the binary64 product rounded as above); lse = fma(m, σ'·ln2_32, log(l·2^−8)) (ln2_32 = RN_32(ln 2), the
 // kernel's constant; lse exact: binary64, into *lse64 when the lse store keeps it, else rounded
 // once). Zeros and lse −Inf for a row that saw no key or whose sum is 0.
 PP_HD static inline void pp_attn_fp8_finish_x(pp_site_mask x, pp_format_id f, double sig, float xv, int seen, float m,
-                                              const float *l4, const double *l4d, float *o, int64_t d, float *lse,
-                                              double *o64, double *lse64, uint64_t order_seed, int64_t row)
+                                              const float *l4, const double *l4d, const double *od, float *o,
+                                              int64_t d, float *lse, double *o64, double *lse64, uint64_t order_seed,
+                                              int64_t row)
 {
     double l = pp_attn_finish_l_x(x, order_seed, row, l4, l4d);
     if (!seen || l == 0.0) {
@@ -407,11 +422,12 @@ PP_HD static inline void pp_attn_fp8_finish_x(pp_site_mask x, pp_format_id f, do
     double inv = pp_site_exact(x, PP_SITE_ATTN_ROW_INV) ? 1.0 / l : (double)(float)(1.0 / l);
     double sc = pp_site_exact(x, PP_SITE_ATTN_OUT_SCALE) ? inv * (double)xv : (double)(float)(inv * (double)xv);
     for (int64_t c = 0; c < d; c++) {
+        double oc = od ? od[c] : (double)o[c];
         if (o64) {
-            o64[c] = (double)o[c] * sc;
+            o64[c] = oc * sc;
             o[c] = (float)o64[c];
         } else {
-            o[c] = pp_attn_store(f, (float)((double)o[c] * sc));
+            o[c] = pp_attn_store(f, (float)(oc * sc));
         }
     }
     const float ln2 = 0.693147182f;

@@ -489,7 +489,8 @@ static int plan_body(plan *P, const pp_attn_variant *v, const pp_attn_dims *dm, 
     cnt[B_DQ64] = (cp ? xadq : xdq) ? 2 * uq : 0;  // CP: the accumulator kept to the output
     cnt[B_DK64] = (cp ? xadkv : xdk) ? 2 * ukv : 0;
     cnt[B_DV64] = (cp ? xadkv : xdv) ? 2 * ukv : 0;
-    cnt[B_OACC64] = !unf && v->fp8 == PP_ATTN_FP8_NONE && pp_site_exact(xs, PP_SITE_ATTN_PV_ACC) ? 2 * uq : 0;
+    // flash's running o kept in binary64 (FA2's and FA3 fp8's; te runs its own loop)
+    cnt[B_OACC64] = !unf && v->fp8 != PP_ATTN_FP8_TE && pp_site_exact(xs, PP_SITE_ATTN_PV_ACC) ? 2 * uq : 0;
     int64_t units = b * hkv, per_unit = 0, per = units;
     for (int i = 0; i < B_COUNT; i++)
         per_unit += cnt[i];

@@ -912,9 +912,13 @@ PP_HD static inline void pp_attn_flash_fwd_notes(const pp_attn_launch *L, int64_
 // schemes"): P's binary32 p (pch[j − lo]) quantised in place with the block's scale x_P
 // (pp_attn_fp8_p_block; pexact: explain's site p, P kept, x_P = 1), then per column c the chain
 // over the block's keys (MMA walk order, from +0) of P8·v8, added to o_c with the block scales'
-// product: o_c = o_c ⊕ RN_32(chain·x_P·x_v(block, c)) (pp_gemm_block_add).
+// product: o_c = o_c ⊕ RN_32(chain·x_P·x_v(block, c)) (pp_gemm_block_add). od (explain's pv_acc
+// exact; NULL: the kernel's o): the block's chain in binary64 (exact: products of e4m3 or e2m1
+// elements), times x_P·x_v(block, c) (exact in binary64: scales of 4-bit significands or powers of
+// two), added to the binary64 o_c: the block add's RN_32 and ⊕ are the accumulation's roundings.
 PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_attn_geom *G, int64_t b,
-                                              int64_t hh, float *pch, int64_t lo, int64_t hi, int pexact, float *o)
+                                              int64_t hh, float *pch, int64_t lo, int64_t hi, int pexact, float *o,
+                                              double *od)
 {
     int64_t n = hi - lo, rh = pp_attn_range_head(L, b, hh);
     float praw[PP_GEMM_MMA_CHUNK > PP_MX_BLOCK ? PP_GEMM_MMA_CHUNK : PP_MX_BLOCK];
@@ -935,11 +939,20 @@ PP_HD static inline void pp_attn_fp8_block_pv(const pp_attn_launch *L, const pp_
     const float *vs0 = L->vs + pp_attn_koff(L, b, hh, pp_attn_krow(L, G, lo));
     for (int64_t c = 0; c < L->d; c++) {
         float part = 0.0f;
+        double part64 = 0.0;
         pp_attn_mma_walk mw;
         int64_t j;
-        for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);)
-            part = pp_gemm_step_fp32(pch[j - lo], L->v[pp_attn_koff(L, b, hh, pp_attn_krow(L, G, j)) + c], part);
-        o[c] = pp_gemm_block_add(o[c], part, xp * (double)vs0[c]);
+        for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);) {
+            float vj = L->v[pp_attn_koff(L, b, hh, pp_attn_krow(L, G, j)) + c];
+            if (od)
+                part64 = fma((double)pch[j - lo], (double)vj, part64);
+            else
+                part = pp_gemm_step_fp32(pch[j - lo], vj, part);
+        }
+        if (od)
+            od[c] += part64 * (xp * (double)vs0[c]);
+        else
+            o[c] = pp_gemm_block_add(o[c], part, xp * (double)vs0[c]);
     }
 }
 
@@ -964,6 +977,33 @@ PP_HD static inline void pp_attn_flash_dots(const pp_attn_launch *L, const pp_at
         pp_attn_fp8_sm90_dots(qr, kT, ld, L->d, w, sv);
     else
         pp_attn_fp8_dots(L, qr, qs, kT, L->fp8_block ? pp_attn_keyT(L, G, L->ksT, b, hh, j) : NULL, ld, w, sv);
+}
+
+// The flash forward's S for w keys kept in binary64 (explain's scores exact, attention.h "Exact
+// sites", chains): the binary64 chain of q·k over d from +0, c increasing (pp_attn_dots_T64: FA2's
+// q'·k'; FA3 fp8's e4m3 or e2m1 elements, whose products are exact in binary64), whatever the
+// kernel accumulates in (fp32 chain or mma sm90); under an fp8 block scaling each block's binary64
+// chain times x_q,b·x_k,b (exact: powers of two, or E4M3 scales), summed over the blocks in one
+// binary64 chain. The per-tensor factors stay in σ', where the kernel folds them.
+PP_HD static inline void pp_attn_flash_dots64(const pp_attn_launch *L, const pp_attn_geom *G, int64_t b, int64_t hh,
+                                              int64_t j, const float *qr, const float *qs, int64_t w, double *sd)
+{
+    const float *kT = pp_attn_keyT(L, G, L->kT, b, hh, j);
+    int64_t ld = pp_attn_keyT_ld(L, G, j);
+    if (!L->fp8_block) {
+        pp_attn_dots_T64(L, qr, kT, ld, w, L->d, sd);
+        return;
+    }
+    const float *ksT = pp_attn_keyT(L, G, L->ksT, b, hh, j);
+    double part[PP_ATTN_MAX_LANES];
+    for (int64_t l = 0; l < w; l++)
+        sd[l] = 0.0;
+    for (int64_t c0 = 0; c0 < L->d; c0 += L->fp8_block) {
+        int64_t c1 = c0 + L->fp8_block < L->d ? c0 + L->fp8_block : L->d;
+        pp_attn_dots_T64(L, qr + c0, kT + c0 * ld, ld, w, c1 - c0, part);
+        for (int64_t l = 0; l < w; l++)
+            sd[l] += part[l] * ((double)qs[c0] * (double)ksT[c0 * ld + l]);
+    }
 }
 
 // The flash epilogue (FA2's or FA3's, pp_attn_fp8_flash_finish) of row o, lse, with explain's
@@ -1051,10 +1091,11 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     // (pv_acc exact: o's binary64 chain in od, the launch's Oacc64, read by that epilogue)
     int x2 = !L->fp8 && (L->exact_sites & (PP_SITE_BIT(PP_SITE_ATTN_ROW_SUM) | PP_SITE_BIT(PP_SITE_ATTN_ROW_INV) |
                                            PP_SITE_BIT(PP_SITE_ATTN_PV_ACC))) != 0;
-    // FA2 with scores exact (attention.h "Exact sites", chains): S's binary64 chain in sd, read by
-    // the exponent's argument; the max and the range notes read RN_32 of it (sv)
-    int xs = !L->fp8 && !L->mma && pp_site_exact(L->exact_sites, PP_SITE_ATTN_SCORES);
-    double *od = !L->fp8 && L->Oacc64 ? L->Oacc64 + (o - L->O) : NULL;
+    // scores exact (attention.h "Exact sites", chains; FA2's and FA3 fp8's under either mma): S's
+    // binary64 chain in sd, read by the exponent's argument; the max and the range notes read
+    // RN_32 of it (sv)
+    int xs = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SCORES);
+    double *od = L->Oacc64 ? L->Oacc64 + (o - L->O) : NULL;
     double sd[PP_ATTN_MAX_LANES];
     double l4d[4] = {0.0, 0.0, 0.0, 0.0};
     for (int64_t c = 0; c < d; c++)
@@ -1069,7 +1110,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         for (int64_t j = j0; j < j1; j += w) {
             w = pp_attn_key_lanes(L, &G, j, j1 - j);
             if (xs) {
-                pp_attn_dots_T64(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
+                pp_attn_flash_dots64(L, &G, b, hh, j, qr, qsr, w, sd);
                 for (int64_t i = 0; i < w; i++)
                     sv[i] = (float)sd[i];
             } else {
@@ -1098,7 +1139,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 const float *sj = sv + (j - j0);
                 const double *sdj = sd + (j - j0);
                 if (!kept && xs) {
-                    pp_attn_dots_T64(L, qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), w, d, sd);
+                    pp_attn_flash_dots64(L, &G, b, hh, j, qr, qsr, w, sd);
                     for (int64_t i = 0; i < w; i++)
                         sv[i] = (float)sd[i];
                     sj = sv, sdj = sd;
@@ -1110,7 +1151,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 int vexp = !(x8 || xin || xmax || xs) && pp_attn_exp2_lanes(L, sj, L->sc.sl2, -ms, pe, w);
                 for (int64_t i = 0; i < w; i++) {
                     float p = pp_attn_order_exp(L->order_seed, PP_ATTN_ORDER_FWD_P, grow, j + i,
-                                                xs ? pp_attn_flash_p_s64(&L->sc, sdj[i], msd, xin)
+                                                xs && L->fp8 ? pp_attn_fp8_p_s64(L->exact_sites, L->fp8_sig, sdj[i], msd)
+                                                : xs ? pp_attn_flash_p_s64(&L->sc, sdj[i], msd, xin)
                                                 : x8 ? pp_attn_fp8_p_x(L->exact_sites, L->fp8_sig, sj[i], msd)
                                                 : xin || xmax ? pp_attn_flash_p64(&L->sc, sj[i], msd, xin)
                                                 : vexp        ? pe[i]
@@ -1126,10 +1168,12 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
                 }
             }
             if (L->fp8_block) {
-                pp_attn_fp8_block_pv(L, &G, b, hh, pch, lo, hi, pexact, o);
+                pp_attn_fp8_block_pv(L, &G, b, hh, pch, lo, hi, pexact, o, od);
                 continue;
             }
-            if (L->mma) {  // Hopper's FP8 accumulation: groups of 32 keys from the tile's first (bn % 32 = 0)
+            // Hopper's FP8 accumulation: groups of 32 keys from the tile's first (bn % 32 = 0);
+            // pv_acc exact: the binary64 chain below instead, no groups
+            if (L->mma && !od) {
                 for (int64_t jj = lo; jj < hi; jj++) {
                     pgrp[(jj - j0) % PP_SM90_FP8_GROUP] = pch[jj - cb];
                     vgrp[(jj - j0) % PP_SM90_FP8_GROUP] = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, jj));
@@ -1156,9 +1200,10 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         m = mn;
     }
     float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow, l4) : 0.0f;  // finish's l
-    if (x8)  // fp8's epilogue with its exact sites (out's and lse's binary64 shadows included)
-        pp_attn_fp8_finish_x(L->exact_sites, pp_attn_out_fmt(L), L->fp8_sig, L->fp8_xv, je >= 0, m, l4, l4d, o, d, lse,
-                             L->O64 ? L->O64 + (o - L->O) : NULL, L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL,
+    // fp8's epilogue with its exact sites (out's and lse's binary64 shadows, pv_acc's binary64 o)
+    if (x8 || (L->fp8 && od))
+        pp_attn_fp8_finish_x(L->exact_sites, pp_attn_out_fmt(L), L->fp8_sig, L->fp8_xv, je >= 0, m, l4, l4d, od, o, d,
+                             lse, L->O64 ? L->O64 + (o - L->O) : NULL, L->Lse64 ? L->Lse64 + (lse - L->Lse) : NULL,
                              L->order_seed, grow);
     else if (x2)
         pp_attn_flash_finish_sum_x(L, je >= 0, m, l4, l4d, od, o, lse, grow);

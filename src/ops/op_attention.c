@@ -817,11 +817,13 @@ static uint64_t explain_sites(const pp_op_params *p, const pp_op_knobs *k)
         // FA3's softmax scalars in binary64 (attention.h "Exact sites", FP8): the max offset
         // (row_max), the exp2 argument and correction (softmax_in), the row sums, 1/l (row_inv),
         // the epilogue scale (out_scale), the lse, and σ' where the descales make it round
-        // (σ' = sl2·X_q·X_k; X = 1 without scaling and with mx: nothing rounds)
+        // (σ' = sl2·X_q·X_k; X = 1 without scaling and with mx: nothing rounds); its two GEMM chains
+        // in binary64 (attention.h "Exact sites", chains: S = q8·k8 and the running o of P8·v8,
+        // under either mma, with the block scales folded in as the kernel folds them)
         pp_scaling sch = pp_attn_fp8_scheme(&v);
         uint64_t m = PP_SITE_BIT(PP_SITE_ATTN_QUANT_Q) | PP_SITE_BIT(PP_SITE_ATTN_QUANT_K) |
                      PP_SITE_BIT(PP_SITE_ATTN_QUANT_V) | PP_SITE_BIT(PP_SITE_ATTN_P) | PP_SITE_BIT(PP_SITE_ATTN_OUT) |
-                     PP_ATTN_FP8_SOFTMAX_SITES;
+                     PP_SITE_BIT(PP_SITE_ATTN_SCORES) | PP_SITE_BIT(PP_SITE_ATTN_PV_ACC) | PP_ATTN_FP8_SOFTMAX_SITES;
         if (sch == PP_SCALING_NONE || sch == PP_SCALING_MX)
             m &= ~PP_SITE_BIT(PP_SITE_ATTN_SOFTMAX_SCALE);
         if (sch == PP_SCALING_NVFP4)

@@ -80,6 +80,32 @@ for v in fp8-te fp8-te-stale-s; do
     grep -q "^== where the error comes from: $v out vs reference" "$tmp/fp8all.txt" || fail "$v not explained"
 done
 grep -q "^note: variant " "$tmp/fp8all.txt" && fail "a variant of fp8-attention not explained: $(grep '^note' "$tmp/fp8all.txt")"
+# fp8 = "fa3"'s own GEMM chains (kernels/attention.h "Exact sites", chains): every fa3 variant's out
+# table has scores and pv_acc rows and no mismatch left with every site exact; under Hopper's
+# truncating accumulation (mma sm90-fp8) S's chain carries more of out's error than the fp32 chain's
+fa3_row() {  # the row of site $2 in variant $1's out table
+    awk -v t="== where the error comes from: $1 out vs reference ==" -v s="$2" '$0 == t { f = 1; next }
+        f && /^$/ { exit } f && index($0, s " ") == 1 { print; exit }' "$tmp/fp8all.txt"
+}
+for v in fp8-fa3 fp8-fa3-delayed fp8-fa3-mx fp8-fa3-nvfp4 fp8-fa3-sm90; do
+    for s in scores pv_acc; do
+        [ -n "$(fa3_row $v $s)" ] || fail "$v: no $s row in out's table"
+    done
+    fa3_row $v '(every site)' | grep -q '^(every site) *0% (-' || fail "$v: mismatches left with every site exact"
+done
+share() { fa3_row "$1" "$2" | awk '{ sub("%", "", $2); print $2 }'; }
+awk -v a="$(share fp8-fa3-sm90 scores)" -v b="$(share fp8-fa3 scores)" 'BEGIN { exit !(a > b) }' ||
+    fail "scores carries no more under sm90-fp8 ($(share fp8-fa3-sm90 scores)%) than under the fp32 chain ($(share fp8-fa3 scores)%)"
+# against fp8-fa3 the sm90 variant's difference is S's chain: scores is out's first site, and
+# with it exact on both sides lse has no mismatch left
+"$bin" explain cases/fp8-attention.toml --variant fp8-fa3-sm90 --against fp8-fa3 --out "$tmp/sm90" -q --no-cache \
+    > "$tmp/sm90.txt" 2> "$tmp/sm90.err" || fail "fp8-fa3-sm90 vs fp8-fa3: explain exited $?: $(cat "$tmp/sm90.err")"
+sm90_top() {  # the first site row of the sm90 variant's table for output $1
+    awk -v t="== where the error comes from: fp8-fa3-sm90 $1 vs fp8-fa3 ==" '$0 == t { f = 1; next }
+        f && /^\(none/ { getline a; print a; exit }' "$tmp/sm90.txt"
+}
+sm90_top out | grep -q '^scores ' || fail "fp8-fa3-sm90 vs fp8-fa3: out's first site is not scores: $(sm90_top out)"
+sm90_top lse | grep -qE '^scores +100\.0% +0% \(-' || fail "fp8-fa3-sm90 vs fp8-fa3: lse: $(sm90_top lse)"
 # te's backward (kernels/attention_te_fp8_bwd_x.h): its sites are explained; dq's table names them,
 # dO's e5m2 quantisation and dq's e5m2 store are its first two rows (measured: dS's e4m3 comes
 # later), dv's first two are dv's store and quant_do; every site exact leaves no mismatch
