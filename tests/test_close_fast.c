@@ -14,6 +14,12 @@
 
 #include "close_oracle.h"
 #include "core/close.h"
+#include "core/close_lanes.h"
+
+// Every level of the pass: the one-pair code alone, then the chunk lanes of each x86-64 level
+// (a level this CPU lacks resolves to the widest below it).
+static const int levels[] = {PP_CLOSE_ISA_NONE, PP_ISA_BASELINE, PP_ISA_AVX2, PP_ISA_AVX512};
+enum { NLEVELS = sizeof levels / sizeof levels[0] };
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
@@ -147,8 +153,8 @@ enum { NMAX = 4096 };
 
 // Runs the pairs as `calls` updates over shuffled index ranges (each call's range contiguous,
 // the calls in random order), through both passes; returns the first differing field or NULL.
-static const char *run_both(pp_test_rng *r, const pp_close_opts *o, const double *a, const double *e, int64_t n,
-                            pp_close_stats *fast, pp_close_stats *slow)
+static const char *run_both_at(pp_test_rng *r, const pp_close_opts *o, const double *a, const double *e, int64_t n,
+                               pp_close_stats *fast, pp_close_stats *slow, int isa)
 {
     int64_t cut[6] = {0};
     int calls = 1 + (int)(pp_test_rng_next(r) % 4);
@@ -167,10 +173,26 @@ static const char *run_both(pp_test_rng *r, const pp_close_opts *o, const double
     }
     for (int k = 0; k < calls; k++) {
         int64_t lo = cut[order[k]], hi = cut[order[k] + 1];
-        pp_close_stats_update(fast, o, a + lo, e + lo, hi - lo, lo);
+        pp_close_stats_update_isa(fast, o, a + lo, e + lo, hi - lo, lo, isa);
         oracle_update(slow, o, a + lo, e + lo, hi - lo, lo);
     }
     return diff(fast, slow);
+}
+
+// run_both_at at every level, each from fresh statistics; the first difference or NULL.
+static const char *run_both(pp_test_rng *r, const pp_close_opts *o, const double *a, const double *e, int64_t n,
+                            pp_close_stats *fast, pp_close_stats *slow)
+{
+    for (int l = 0; l < NLEVELS; l++) {
+        pp_close_stats_init(fast);
+        pp_close_stats_init(slow);
+        const char *f = run_both_at(r, o, a, e, n, fast, slow, levels[l]);
+        if (f) {
+            fprintf(stderr, "  at level %d\n", levels[l]);
+            return f;
+        }
+    }
+    return NULL;
 }
 
 static void report(const char *field, const pp_close_opts *o, int iter)
@@ -221,12 +243,15 @@ static void close_fast_carry_pass_where_oracle_carries(void **state)
         oracle_update(&slow, &o, a, e, n / 2, 0);  // some digits in the limbs
         slow.sum_abs.pending = (1u << 30) - 1 - (uint32_t)(pp_test_rng_next(&r) % 600);
         slow.sum_sq.pending = (1u << 30) - 1 - (uint32_t)(pp_test_rng_next(&r) % 600);
-        fast = slow;
-        pp_close_stats_update(&fast, &o, a + n / 2, e + n / 2, n - n / 2, n / 2);
+        pp_close_stats start = slow;
         oracle_update(&slow, &o, a + n / 2, e + n / 2, n - n / 2, n / 2);
-        const char *f = diff(&fast, &slow);
-        if (f)
-            report(f, &o, it), bad++;
+        for (int l = 0; l < NLEVELS; l++) {
+            fast = start;
+            pp_close_stats_update_isa(&fast, &o, a + n / 2, e + n / 2, n - n / 2, n / 2, levels[l]);
+            const char *f = diff(&fast, &slow);
+            if (f)
+                report(f, &o, it), bad++;
+        }
     }
     assert_int_equal(bad, 0);
 }
@@ -290,14 +315,16 @@ static void close_fast_half_rounding_edges(void **state)
                 pp_close_opts o = {.rtol = rt[t], .atol = at[t], .equal_nan = eq, .torch_major = 2, .torch_minor = 1,
                                    .actual_format = f, .expected_format = f};
                 pp_close_stats fast, slow;
-                pp_close_stats_init(&fast);
                 pp_close_stats_init(&slow);
-                pp_close_stats_update(&fast, &o, a, e, n, 0);
                 oracle_update(&slow, &o, a, e, n, 0);
-                const char *d = diff(&fast, &slow);
-                if (d)
-                    report(d, &o, t);
-                assert_null(d);
+                for (int l = 0; l < NLEVELS; l++) {
+                    pp_close_stats_init(&fast);
+                    pp_close_stats_update_isa(&fast, &o, a, e, n, 0, levels[l]);
+                    const char *d = diff(&fast, &slow);
+                    if (d)
+                        report(d, &o, t);
+                    assert_null(d);
+                }
             }
     }
 }
@@ -315,9 +342,13 @@ static void close_fast_half_lanes(void **state)
     static const double rt[] = {0.5, 0.25, 1.5, 1e-3, 3.0}, at[] = {0.0, 0x1p-25, 0x3p-26, 1e-5, 0x1p-14};
     static const double odd[] = {NAN, -NAN, INFINITY, -INFINITY, 65504.0, -65504.0, 65520.0, 0.0, -0.0};
     int bad = 0;
-    for (int it = 0; it < (int)pp_test_iters(300) && bad < 5; it++) {
+    for (int it = 0; it < (int)pp_test_iters(600) && bad < 5; it++) {
         pp_format_id f = pp_test_rng_next(&r) & 1 ? PP_FMT_BF16 : PP_FMT_FP16;
-        int n = 1 + (int)(pp_test_rng_next(&r) % M);
+        // every other iteration without the odd values, in whole chunks, so that the chunk lanes
+        // (close_lanes.h) take them and meet the same subnormal grid, ties and zeros
+        int usual = it & 1;
+        int n = usual ? PP_CLOSE_CHUNK * (1 + (int)(pp_test_rng_next(&r) % (M / PP_CLOSE_CHUNK)))
+                      : 1 + (int)(pp_test_rng_next(&r) % M);
         for (int i = 0; i < n; i++) {
             uint64_t k = pp_test_rng_next(&r);
             double sg = k & 1 ? -1.0 : 1.0, x = sg * (double)((k >> 1) % 2048) * 0x1p-24;  // fp16 subnormals
@@ -325,9 +356,9 @@ static void close_fast_half_lanes(void **state)
                 x = sg * ldexp(1.0 + (double)((k >> 24) % 1024) / 1024.0, (int)((k >> 40) % 30) - 20);
             e[i] = pp_round(f, x, PP_RND_NE, 0);
             a[i] = pp_round(f, e[i] + (double)((int)((k >> 50) % 9) - 4) * 0x1p-24, PP_RND_NE, 0);
-            if ((k >> 60) == 0)
+            if ((k >> 60) == 0 && !usual)
                 a[i] = odd[(k >> 32) % 9];
-            if ((k >> 56) % 32 == 1)
+            if ((k >> 56) % 32 == 1 && !usual)
                 e[i] = odd[(k >> 36) % 9];
         }
         pp_close_opts o = {.rtol = rt[pp_test_rng_next(&r) % 5],
@@ -347,6 +378,186 @@ static void close_fast_half_lanes(void **state)
     assert_int_equal(bad, 0);
 }
 
+// Long runs of usual pairs (close_lanes.h: finite, exact differences), so that most chunks take
+// the lanes, with a rare unusual pair (NaN, Inf, an overflowing or inexact binary64 difference,
+// fp64's subnormal quantum) that sends its chunk to the one-pair code between lane chunks; ties
+// of every maximum (repeated pairs); every format, version, tolerance and equality mode.
+static void usual_pairs(pp_test_rng *r, const pp_close_opts *o, double *a, double *e, int64_t n)
+{
+    pp_format_id fa = o->actual_format, fe = o->expected_format;
+    static const double odd[] = {NAN, -NAN, INFINITY, -INFINITY, DBL_MAX, -DBL_MAX, 0x1p-1074, 0x1p-1060, 0.0, -0.0};
+    int scale = (int)(pp_test_rng_next(r) % 24) - 12;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t k = pp_test_rng_next(r);
+        double x = (pp_test_rng_unit(r) - 0.5) * ldexp(1.0, scale + (int)(k % 8));
+        if (k % 97 == 0)  // the format's smallest magnitudes
+            x = (pp_test_rng_unit(r) - 0.5) * ldexp(1.0, pp_format_get(fe).emin - (int)(k % 3));
+        e[i] = pp_round(fe, x, PP_RND_NE, 0);
+        switch ((k >> 8) % 8) {
+        case 0: a[i] = pp_round(fa, e[i], PP_RND_NE, 0); break;  // equal where fa holds e
+        case 1:
+            if (i > 0) {
+                int64_t j = (int64_t)(pp_test_rng_next(r) % (uint64_t)i);
+                a[i] = a[j], e[i] = e[j];
+                break;
+            }
+            /* fall through */
+        case 2:
+        case 3: {
+            double y = pp_round(fa, e[i], PP_RND_NE, 0);
+            a[i] = pp_round(fa, y + (double)((int)((k >> 16) % 9) - 4) * pp_ulp(fa, y), PP_RND_NE, 0);
+            break;
+        }
+        default: {
+            double allowed = o->atol + o->rtol * fabs(e[i]);
+            a[i] = pp_round(fa, e[i] + allowed * ((double)((k >> 16) % 4096) / 1024.0 - 2.0), PP_RND_NE, 0);
+            break;
+        }
+        }
+        if ((k >> 40) % 1000 == 0)
+            a[i] = odd[(k >> 50) % 10];
+        if ((k >> 40) % 1000 == 1)
+            e[i] = odd[(k >> 50) % 10];
+        if (!isnan(a[i]))
+            a[i] = pp_round(fa, a[i], PP_RND_NE, 0);
+        if (!isnan(e[i]))
+            e[i] = pp_round(fe, e[i], PP_RND_NE, 0);
+    }
+}
+
+static void close_fast_lane_chunks(void **state)
+{
+    (void)state;
+    pp_test_rng r = {pp_test_seed() ^ 0x1A9Eu};
+    static double a[NMAX], e[NMAX];
+    int iters = (int)pp_test_iters(300), bad = 0;
+    for (int it = 0; it < iters && bad < 5; it++) {
+        pp_close_opts o;
+        some_opts(&r, &o);
+        if (pp_test_rng_next(&r) % 3 == 0)  // torch's defaults: about half the pairs mismatch
+            pp_default_tolerances(o.actual_format, o.expected_format, &o.rtol, &o.atol);
+        int64_t n = pp_test_rng_next(&r) % 2 ? 64 * (1 + (int64_t)(pp_test_rng_next(&r) % 60))
+                                              : 1 + (int64_t)(pp_test_rng_next(&r) % NMAX);
+        usual_pairs(&r, &o, a, e, n);
+        pp_close_stats fast, slow;
+        const char *f = run_both(&r, &o, a, e, n, &fast, &slow);
+        if (f)
+            report(f, &o, it), bad++;
+    }
+    assert_int_equal(bad, 0);
+}
+
+// The lanes take a chunk of usual pairs at every level and decline one with a single unusual
+// pair in any lane, so the tests above exercise both sides of the split.
+static void close_lanes_take_usual_decline_unusual(void **state)
+{
+    (void)state;
+    double a[PP_CLOSE_CHUNK], e[PP_CLOSE_CHUNK];
+    pp_close_chunk ch;
+    static const pp_format_id fm[] = {PP_FMT_FP64, PP_FMT_FP32, PP_FMT_BF16};
+    static const double bad_a[] = {NAN, INFINITY, -INFINITY, DBL_MAX, 1.0 + 0x1p-52, 0x1p-1070};
+    static const double bad_e[] = {1.0, 1.0, 1.0, -DBL_MAX, 0x1p-80, 0x1p-1072};
+    for (int f = 0; f < 3; f++) {
+        pp_format F = pp_format_get(fm[f]);
+        pp_close_lanes_ctx c = {.verdict = f == 0 ? PP_CLOSE_V_F64 : f == 1 ? PP_CLOSE_V_F32 : PP_CLOSE_V_BF16,
+                                .rtol = 1e-3, .atol = 1e-5, .rtol32 = 1e-3f, .atol32 = 1e-5f,
+                                .max_finite = F.max_finite, .emin = F.emin, .p = F.p};
+        for (int l = 1; l < NLEVELS; l++) {
+            pp_close_chunk_fn fn = pp_close_chunk_for((pp_isa)levels[l]);
+            for (int i = 0; i < PP_CLOSE_CHUNK; i++)
+                e[i] = pp_round(fm[f], 1.0 + i / 64.0, PP_RND_NE, 0), a[i] = pp_round(fm[f], e[i] * 1.001, PP_RND_NE, 0);
+            assert_int_equal(fn(&c, a, e, &ch), 1);
+            for (int b = 0; b < 6; b++) {
+                if (f > 0 && b >= 3)  // the binary64-only cases
+                    break;
+                int lane = (b * 11) % PP_CLOSE_CHUNK;
+                double sa = a[lane], se = e[lane];
+                a[lane] = bad_a[b], e[lane] = bad_e[b];
+                if (b == 5)  // fp64's subnormal quantum: ulp exponent −1074
+                    assert_int_equal(f, 0);
+                assert_int_equal(fn(&c, a, e, &ch), 0);
+                a[lane] = sa, e[lane] = se;
+            }
+        }
+    }
+}
+
+// The lanes' fp16/bf16 opmath roundings against pp_round, value by value: random finite fp16
+// and bf16 values within a few binades of a random centre (subnormals included), mostly a few
+// ulps apart or equal, so that a − e, rtol·e, atol + |t| and err/|e| land on the
+// subnormal grid, on ties and on zeros. Per lane, torch's differences (reported where not
+// close) and the verdict, from the chunk at every level, against the binary32 operations
+// rounded by pp_round.
+static double half_value(pp_test_rng *r, pp_format_id f, int center)
+{
+    uint64_t k = pp_test_rng_next(r);
+    int E = center + (int)(k % 13) - 6;  // the exponent field, within 6 binades of center
+    E = E < 0 ? 0 : E;
+    int fr = (int)((k >> 8) % (f == PP_FMT_FP16 ? 1024 : 128)), bits = f == PP_FMT_FP16 ? 10 : 7;
+    int bias = f == PP_FMT_FP16 ? 15 : 127;
+    double v = E == 0 ? ldexp(fr, 1 - bias - bits) : ldexp((1 << bits) + fr, E - bias - bits);
+    return (k >> 20) & 1 ? -v : v;
+}
+
+static void close_lanes_half_roundings(void **state)
+{
+    (void)state;
+    pp_test_rng r = {pp_test_seed() ^ 0x4A1Du};
+    double a[PP_CLOSE_CHUNK], e[PP_CLOSE_CHUNK];
+    pp_close_chunk ch;
+    static const float rt[] = {0.0f, 0.5f, 1.5f, 3.0f, 1e-3f, 1.6e-2f};
+    static const float at[] = {0.0f, 0x1p-25f, 0x3p-26f, 1e-5f, 0x1p-14f, 0x1p-130f};
+    int bad = 0, taken = 0, iters = (int)pp_test_iters(3000);
+    for (int it = 0; it < iters && bad < 5; it++) {
+        pp_format_id f = it & 1 ? PP_FMT_BF16 : PP_FMT_FP16;
+        pp_format F = pp_format_get(f);
+        float rtol = rt[pp_test_rng_next(&r) % 6], atol = at[pp_test_rng_next(&r) % 6];
+        pp_close_lanes_ctx c = {.verdict = f == PP_FMT_BF16 ? PP_CLOSE_V_BF16 : PP_CLOSE_V_FP16,
+                                .equality = rtol == 0.0f && atol == 0.0f, .rtol = rtol, .atol = atol,
+                                .rtol32 = rtol, .atol32 = atol, .max_finite = F.max_finite, .emin = F.emin, .p = F.p};
+        // exponents around a centre (fp16's up to 2^11: no overflow), subnormals included
+        int center = (int)(pp_test_rng_next(&r) % (f == PP_FMT_FP16 ? 26 : 230));
+        for (int i = 0; i < PP_CLOSE_CHUNK; i++) {
+            e[i] = half_value(&r, f, center);
+            uint64_t k = pp_test_rng_next(&r) % 64;
+            if (k == 0)  // unrelated
+                a[i] = half_value(&r, f, center);
+            else if (k < 16)
+                a[i] = e[i];
+            else  // near e: small differences, the subnormal grid
+                a[i] = pp_round(f, e[i] + (double)((int)(pp_test_rng_next(&r) % 9) - 4) * pp_ulp(f, e[i]), PP_RND_NE, 0);
+        }
+        int64_t mism = 0;
+        double ad[PP_CLOSE_CHUNK], rd[PP_CLOSE_CHUNK];
+        for (int i = 0; i < PP_CLOSE_CHUNK; i++) {  // the oracle: binary32 operations, pp_round
+            float af = (float)a[i], ef = (float)e[i];
+            double err = fabs(pp_round(f, (double)(af - ef), PP_RND_NE, 0));
+            double t = pp_round(f, (double)(rtol * ef), PP_RND_NE, 0);
+            double allowed = pp_round(f, (double)(atol + (float)fabs(t)), PP_RND_NE, 0);
+            double rel = pp_round(f, (double)((float)err / fabsf(ef)), PP_RND_NE, 0);
+            int close = a[i] == e[i] || (!c.equality && isfinite(err) && err <= allowed);
+            mism += !close;
+            ad[i] = close ? 0.0 : err;
+            rd[i] = close ? 0.0 : rel;
+        }
+        for (int l = 1; l < NLEVELS; l++) {
+            if (!pp_close_chunk_for((pp_isa)levels[l])(&c, a, e, &ch))
+                continue;  // a rounding for pp_round, or a NaN statistic: the one-pair code's
+            taken++;
+            int ok = ch.mismatched == mism;
+            for (int i = 0; i < PP_CLOSE_CHUNK; i++)
+                ok &= pp_test_same_bits(ch.ad[i], ad[i]) && pp_test_same_bits(ch.rd[i], rd[i]);
+            if (!ok) {
+                fprintf(stderr, "FAIL half lanes differ from pp_round (iteration %d, level %d, %s, rtol %g, atol %a)\n",
+                        it, levels[l], F.name, (double)rtol, (double)atol);
+                bad++;
+            }
+        }
+    }
+    assert_int_equal(bad, 0);
+    assert_true(taken > iters / 2);  // many chunks taken: the lanes were tested, not skipped
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +566,9 @@ int main(void)
         cmocka_unit_test(close_fast_fp64_inexact_and_overflow),
         cmocka_unit_test(close_fast_half_rounding_edges),
         cmocka_unit_test(close_fast_half_lanes),
+        cmocka_unit_test(close_fast_lane_chunks),
+        cmocka_unit_test(close_lanes_take_usual_decline_unusual),
+        cmocka_unit_test(close_lanes_half_roundings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 // close.c — torch.testing.assert_close's isclose and its message numbers, emulated in the
 // arithmetic of the torch version named, plus binary64 error statistics; all exactly mergeable.
 #include "core/close.h"
+#include "core/close_lanes.h"
 #include "core/opmath_round.h"
 
 #include <ctype.h>
@@ -225,7 +226,7 @@ typedef uint32_t v4u __attribute__((vector_size(16)));
 typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 
-enum { HALF_CHUNK = 64 };
+enum { HALF_CHUNK = PP_CLOSE_CHUNK };  // the lanes' chunk (close_lanes.h)
 
 static inline v4f abs_v(v4f x)
 {
@@ -295,11 +296,9 @@ static inline __attribute__((always_inline)) void half_chunk(const pair_ctx *c, 
         if (c->equal_nan)
             same |= __builtin_convertvector((av != av) & (ev != ev), v4u);
         v4u close = (same & 1u) | (within & not_eq_mode & 1u);
-        for (int j = 0; j < 4; j++) {
-            cl[k + j] = (int)close[j];
-            err[k + j] = er[j];
-            rel[k + j] = rl[j];
-        }
+        memcpy(cl + k, &close, sizeof close);  // lanes of 0 or 1: the ints' bits
+        memcpy(err + k, &er, sizeof er);
+        memcpy(rel + k, &rl, sizeof rl);
         if (slow[0] | slow[1] | slow[2] | slow[3])
             for (int j = 0; j < 4; j++)
                 if (slow[j]) {
@@ -473,6 +472,20 @@ static inline void lmax_offer(lmax *m, double v, int64_t i, double a, double e)
         *m = (lmax){v, i, a, e};
 }
 
+// A chunk's offers at once (close_lanes.h): its maximum vmax of v[0 .. PP_CLOSE_CHUNK − 1], none
+// NaN, beats m only by being greater, and then its first occurrence is what offering the values
+// one by one would keep.
+static inline void lmax_offer_chunk(lmax *m, double vmax, const double *v, int64_t idx0, const double *a,
+                                    const double *e)
+{
+    if (!(vmax > m->value))
+        return;
+    int j = 0;
+    while (v[j] != vmax)
+        j++;
+    *m = (lmax){vmax, idx0 + j, a[j], e[j]};
+}
+
 static void max_merge(pp_close_max *into, const pp_close_max *from);
 
 static void lmax_merge(pp_close_max *into, const lmax *m)
@@ -503,7 +516,9 @@ static void pass_flush(pass *P, pp_close_stats *s)
 // arithmetic gets its own loop without the per-pair switch).
 static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_stats *s, const pair_ctx *c,
                                                           const pp_format *F, arith ar, const double *actual,
-                                                          const double *expected, int64_t n, int64_t first)
+                                                          const double *expected, int64_t n, int64_t first,
+                                                          pp_close_chunk_fn chunk, const pp_close_lanes_ctx *lc,
+                                                          pp_close_chunk *ch)
 {
     pair_ctx cc = *c;
     cc.ar = ar;
@@ -518,6 +533,29 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
     float herr[HALF_CHUNK], hrel[HALF_CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += HALF_CHUNK) {
     int64_t i1 = n - i0 < HALF_CHUNK ? n : i0 + HALF_CHUNK;
+    if (chunk && i1 - i0 == PP_CLOSE_CHUNK && chunk(lc, actual + i0, expected + i0, ch)) {
+        // every pair usual: the lanes' results offered as the loop below would offer them
+        mismatched += ch->mismatched;
+        n_finite += PP_CLOSE_CHUNK;
+        max_abs_e = ch->max_abs_e > max_abs_e ? ch->max_abs_e : max_abs_e;
+        for (int j = 0; j < PP_CLOSE_CHUNK; j++)
+            hist2[j & 1][ch->bin[j]]++;
+        pass_flush(P, s);  // the terms in index order: the buffer's before the chunk's
+        pp_exactsum_add_abs_sq(&s->sum_abs, &s->sum_sq, ch->d, PP_CLOSE_CHUNK);  // zeros add nothing
+        const double *a0 = actual + i0, *e0 = expected + i0;
+        int64_t idx0 = first + i0;
+        lmax_offer_chunk(&P->abs_diff, ch->max_ad, ch->ad, idx0, a0, e0);
+        lmax_offer_chunk(&P->rel_diff, ch->max_rd, ch->rd, idx0, a0, e0);
+        lmax_offer_chunk(&P->tol_ratio, ch->max_tr, ch->tr, idx0, a0, e0);
+        lmax_offer_chunk(&P->ulp_err, ch->max_u, ch->u, idx0, a0, e0);
+        if (ch->max_absd > P->abs_err.value) {  // its values are |d|, not stored
+            int j = 0;
+            while (fabs(ch->d[j]) != ch->max_absd)
+                j++;
+            P->abs_err = (lmax){ch->max_absd, idx0 + j, a0[j], e0[j]};
+        }
+        continue;
+    }
     if (ar == AR_HALF)
         half_chunk(&cc, actual + i0, expected + i0, (int)(i1 - i0), hcl, herr, hrel);
     for (int64_t i = i0; i < i1; i++) {
@@ -584,6 +622,12 @@ static inline __attribute__((always_inline)) void pass_run(pass *P, pp_close_sta
 void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const double *actual,
                            const double *expected, int64_t n, int64_t first_flat_index)
 {
+    pp_close_stats_update_isa(s, o, actual, expected, n, first_flat_index, PP_ISA_AUTO);
+}
+
+void pp_close_stats_update_isa(pp_close_stats *s, const pp_close_opts *o, const double *actual,
+                               const double *expected, int64_t n, int64_t first_flat_index, int isa)
+{
     pair_ctx c;
     ctx_init(&c, o);
     pp_format F = pp_format_get(o->actual_format);
@@ -591,10 +635,24 @@ void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const doub
     memset(&P, 0, sizeof P);
     P.abs_diff = P.rel_diff = P.tol_ratio = P.ulp_err = P.abs_err = (lmax){-1.0, -1, 0.0, 0.0};
     P.max_abs_e = -1.0;
+    pp_close_lanes_ctx lc = {.verdict = c.ar == AR_F64       ? PP_CLOSE_V_F64
+                                        : c.ar == AR_F32     ? PP_CLOSE_V_F32
+                                        : c.c == PP_FMT_BF16 ? PP_CLOSE_V_BF16
+                                                             : PP_CLOSE_V_FP16,
+                             .equality = c.equality,
+                             .rtol = c.rtol,
+                             .atol = c.atol,
+                             .rtol32 = c.rtol32,
+                             .atol32 = c.atol32,
+                             .max_finite = F.max_finite,
+                             .emin = F.emin,
+                             .p = F.p};
+    pp_close_chunk_fn chunk = isa == PP_CLOSE_ISA_NONE ? NULL : pp_close_chunk_for((pp_isa)isa);
+    pp_close_chunk ch;
     switch (c.ar) {
-    case AR_F64: pass_run(&P, s, &c, &F, AR_F64, actual, expected, n, first_flat_index); break;
-    case AR_F32: pass_run(&P, s, &c, &F, AR_F32, actual, expected, n, first_flat_index); break;
-    default: pass_run(&P, s, &c, &F, AR_HALF, actual, expected, n, first_flat_index); break;
+    case AR_F64: pass_run(&P, s, &c, &F, AR_F64, actual, expected, n, first_flat_index, chunk, &lc, &ch); break;
+    case AR_F32: pass_run(&P, s, &c, &F, AR_F32, actual, expected, n, first_flat_index, chunk, &lc, &ch); break;
+    default: pass_run(&P, s, &c, &F, AR_HALF, actual, expected, n, first_flat_index, chunk, &lc, &ch); break;
     }
     pass_flush(&P, s);
     s->mismatched += P.mismatched;

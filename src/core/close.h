@@ -101,6 +101,14 @@ void pp_close_stats_init(pp_close_stats *s);
 void pp_close_stats_update(pp_close_stats *s, const pp_close_opts *o, const double *actual,
                            const double *expected, int64_t n, int64_t first_flat_index);
 
+// pp_close_stats_update with the lanes of x86-64 level isa (a pp_isa, base/isa.h: PP_ISA_AUTO is
+// the widest this CPU runs, which pp_close_stats_update uses) for the chunks of usual pairs
+// (src/core/close_lanes.h), or PP_CLOSE_ISA_NONE: every pair by the one-pair code. The same
+// statistics, bit for bit, at every level (tests/test_close_fast.c); for tests and benchmarks.
+#define PP_CLOSE_ISA_NONE (-1)
+void pp_close_stats_update_isa(pp_close_stats *s, const pp_close_opts *o, const double *actual,
+                               const double *expected, int64_t n, int64_t first_flat_index, int isa);
+
 // into ∪= from: afterwards into holds exactly what one update over both index ranges would
 // give, whatever the split and the order of merges. from is unchanged.
 void pp_close_stats_merge(pp_close_stats *into, const pp_close_stats *from);

@@ -120,16 +120,35 @@ void pp_exactsum_add_product(pp_exactsum *s, double a, double b)
         add_bits(s, hi, qa + qb + 64, na ^ nb);
 }
 
-// limb[k..k+2] += the base-2^32 digits of m·2^(p & 31) with k = p >> 5, p = q − LSB: what
-// add_bits adds for a positive term, without its pending count.
-static inline void add_digits_pos(int64_t *limb, uint64_t m, int q)
+// A run of digit additions at one limb position, kept in registers: the terms of a batch mostly
+// share their position (differences of similar size), and adding each to the limbs in memory
+// makes every addition wait for the previous one's store. Limb k + j receives the sum of the
+// runs' digit j, which is what adding the terms one by one gives (integer sums: any order), so
+// the limbs afterwards are the same bits. Five digits: a square's low and high 64 bits.
+typedef struct digit_run {
+    int64_t *limb;
+    int nd;         // digits per term: 3 (|x|) or 5 (x²); limbs k .. k + nd − 1 exist
+    int k;          // the run's position; −1: none yet
+    int64_t r[5];   // digit sums for limbs k .. k + 4 (each < 2^32 per term: no overflow
+                    // within a batch below the carry pass's 2^30 additions)
+} digit_run;
+
+static inline void run_flush(digit_run *R)
 {
-    int p = q - PP_EXACTSUM_LSB;
-    int64_t *l = limb + (p >> 5);
-    pp_u128 v = (pp_u128)m << (p & 31);
-    l[0] += (int64_t)((uint64_t)v & 0xFFFFFFFF);
-    l[1] += (int64_t)((uint64_t)(v >> 32) & 0xFFFFFFFF);
-    l[2] += (int64_t)(uint64_t)(v >> 64);
+    if (R->k < 0)
+        return;
+    for (int j = 0; j < R->nd; j++)
+        R->limb[R->k + j] += R->r[j];
+}
+
+static inline void run_add(digit_run *R, int k, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4)
+{
+    if (k != R->k) {
+        run_flush(R);
+        R->k = k;
+        R->r[0] = R->r[1] = R->r[2] = R->r[3] = R->r[4] = 0;
+    }
+    R->r[0] += d0, R->r[1] += d1, R->r[2] += d2, R->r[3] += d3, R->r[4] += d4;
 }
 
 void pp_exactsum_add_abs_sq(pp_exactsum *abs, pp_exactsum *sq, const double *d, int n)
@@ -147,6 +166,7 @@ void pp_exactsum_add_abs_sq(pp_exactsum *abs, pp_exactsum *sq, const double *d, 
         return;
     }
     uint32_t na = 0, ns = 0;
+    digit_run ra = {abs->limb, 3, -1, {0}}, rs = {sq->limb, 5, -1, {0}};
     for (int i = 0; i < n; i++) {
         double x = d[i];
         if (!isfinite(x) || x == 0.0) {  // counted or nothing, exactly as the calls do
@@ -159,16 +179,25 @@ void pp_exactsum_add_abs_sq(pp_exactsum *abs, pp_exactsum *sq, const double *d, 
         uint64_t m;
         int q, neg;
         split(x, &m, &q, &neg);
-        add_digits_pos(abs->limb, m, q);
-        pp_u128 p = (pp_u128)m * m;  // x² = m²·2^(2q), positive
-        uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64);
-        if (lo)
-            add_digits_pos(sq->limb, lo, 2 * q);
-        if (hi)
-            add_digits_pos(sq->limb, hi, 2 * q + 64);
+        // |x| = m·2^q: three digits from limb k on
+        int p = q - PP_EXACTSUM_LSB;
+        pp_u128 v = (pp_u128)m << (p & 31);
+        run_add(&ra, p >> 5, (int64_t)((uint64_t)v & 0xFFFFFFFF), (int64_t)((uint64_t)(v >> 32) & 0xFFFFFFFF),
+                (int64_t)(uint64_t)(v >> 64), 0, 0);
+        // x² = m²·2^(2q), positive: its low 64 bits' three digits from limb k, its high 64 bits'
+        // from limb k + 2 (64 bits on), so five digits from k
+        pp_u128 sqm = (pp_u128)m * m;
+        uint64_t lo = (uint64_t)sqm, hi = (uint64_t)(sqm >> 64);
+        int ps = 2 * q - PP_EXACTSUM_LSB;
+        pp_u128 vl = (pp_u128)lo << (ps & 31), vh = (pp_u128)hi << (ps & 31);
+        run_add(&rs, ps >> 5, (int64_t)((uint64_t)vl & 0xFFFFFFFF), (int64_t)((uint64_t)(vl >> 32) & 0xFFFFFFFF),
+                (int64_t)(uint64_t)(vl >> 64) + (int64_t)((uint64_t)vh & 0xFFFFFFFF),
+                (int64_t)((uint64_t)(vh >> 32) & 0xFFFFFFFF), (int64_t)(uint64_t)(vh >> 64));
         na++;
         ns += (lo != 0) + (hi != 0);
     }
+    run_flush(&ra);
+    run_flush(&rs);
     abs->pending += na;
     sq->pending += ns;
 }
