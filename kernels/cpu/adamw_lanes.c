@@ -30,14 +30,34 @@
 // gb[s][l] = (float)pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l]: the
 // binary64 values first, then their rounding to P side by side (kernels/round_lanes.h; the
 // scalar pp_round's branches kept this loop scalar: a fifth of the synthetic lines' time).
+// With rs set (snr a power of two, recip_pow2 below) z/snr is computed as z·rs: the same bits
+// (both are the one correctly rounded value of z·2^-k), a multiplication instead of a division
+// (the division was a third of the divider's work per normal, with the log's and the polar
+// transform's).
 LANES_INLINE void lanes_synth_round(const pp_adamw_problem *pr, pp_format_id P, int ns, const double *sig,
-                                    const double *z, float (*gb)[L])
+                                    const double *z, double rs, float (*gb)[L])
 {
     double y[GB * L];
-    for (int s = 0; s < ns; s++)
-        for (int l = 0; l < L; l++)
-            y[s * L + l] = pp_adamw_synth_grad_unrounded(pr, sig[l], z[s * L + l]);
+    if (rs != 0.0) {
+        for (int s = 0; s < ns; s++)
+            for (int l = 0; l < L; l++)
+                y[s * L + l] = pr->grad_scale * (sig[l] + z[s * L + l] * rs);
+    } else {
+        for (int s = 0; s < ns; s++)
+            for (int l = 0; l < L; l++)
+                y[s * L + l] = pp_adamw_synth_grad_unrounded(pr, sig[l], z[s * L + l]);
+    }
     pp_round_ne_f32_lanes(P, ns * L, y, &gb[0][0]);
+}
+
+// 1/x where x = ±2^k and 1/x = ±2^-k is a binary64 value (then x·(1/x) = 1 and z/x = z·(1/x)
+// exactly as real numbers, so both round to the same bits, underflow or overflow included);
+// 0 otherwise (the caller divides).
+static double recip_pow2(double x)
+{
+    int e;
+    double f = frexp(x, &e), r = 1.0 / x;
+    return (f == 0.5 || f == -0.5) && r * x == 1.0 ? r : 0.0;
 }
 
 // The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
@@ -68,12 +88,13 @@ static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem
             tid[s * L + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * L + l] = (uint64_t)(i0 + l);
     pp_rand_normal_batch(pr->seed, tid, idx, ns * L, rf, z);
     // the rounding to P with P a constant where it is fp32 or bf16 (the format's parameters fold)
+    double rs = recip_pow2(pr->snr);
     if (P == PP_FMT_FP32)
-        lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, gb);
+        lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, rs, gb);
     else if (P == PP_FMT_BF16)
-        lanes_synth_round(pr, PP_FMT_BF16, ns, sig, z, gb);
+        lanes_synth_round(pr, PP_FMT_BF16, ns, sig, z, rs, gb);
     else
-        lanes_synth_round(pr, P, ns, sig, z, gb);
+        lanes_synth_round(pr, P, ns, sig, z, rs, gb);
 }
 
 // One step of every lane, the step's scalars in a local copy (loads that cannot fault, so the
