@@ -137,11 +137,13 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
     float h[L], opt[L], g[L], gb[GB][L];
     double sig[L], xb[GB][L];  // xb: loss terms of the steps since tb, not yet added
     int tb = t0;
-    uint32_t r0[L], r1[L];
+    uint32_t r0[L], r1[L], sr_c0[L], sr_c1[L], sr_c2[L];  // sr_c*: the stochastic rounding's counters
+    pp_philox4x32_key sr_key = {{(uint32_t)pr->seed, (uint32_t)(pr->seed >> 32)}};
     for (int l = 0; l < L; l++) {
         pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i0 + l);
         h[l] = d.h, opt[l] = d.opt, sig[l] = d.sig;
         r0[l] = r1[l] = 0;
+        sr_c0[l] = (uint32_t)(i0 + l), sr_c1[l] = (uint32_t)((uint64_t)(i0 + l) >> 32), sr_c2[l] = PP_ADAMW_TID_SR;
     }
     // the quadratic source's gradient, with the kind a constant so the lane loop has no branch
     pp_adamw_problem quad = *pr;
@@ -168,7 +170,14 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
                 g[l] = pp_adamw_src_grad(va, &quad, t, i0 + l, &d, th[l]);
             }
         }
-        if (va->stochastic) {
+        if (va->stochastic && rf.words) {
+            // pp_adamw_sr_bits's block (counter: i, PP_ADAMW_TID_SR, draw t) by the level's
+            // Philox (cpu/philox_lanes.h: its intrinsics, against GCC's vectorisation of
+            // pp_philox4x32_10 that widens every word to 64 bits), words 0 and 1 kept
+            uint32_t w2[L], w3[L];
+            uint32_t *const w[4] = {r0, r1, w2, w3};
+            rf.words(sr_key, sr_c0, sr_c1, sr_c2, (uint32_t)t, L, w);
+        } else if (va->stochastic) {
             LANES_IVDEP
             for (int l = 0; l < L; l++) {
                 uint32_t rb[2];

@@ -1,7 +1,7 @@
 // cpu/det_log_lanes_body.h — pp_det_log_normal(b, 0) (kernels/random_dist.h) on a register of
 // binary64 lanes (b: the bits of positive normal values), Dekker's exact product replaced by one
-// FMA. Written once, included by cpu/polar_lanes.c per x86-64 level with that level's operations
-// as macros:
+// FMA. The operations are macros, so the body is written once for any register width
+// (cpu/polar_lanes.c includes it with AVX2 + FMA's, which the AVX-512 level runs too):
 //   DL_NAME  the function's name        DL_TARGET  its target attribute
 //   VD / VI  the double / 64-bit integer register type
 //   DL_ADD, DL_SUB, DL_MUL, DL_DIV (a, b), DL_FMSUB (a, b, c) = RN(a·b − c), DL_SET1 (double)

@@ -4,7 +4,7 @@
 // Philox block per 64-bit lane, each 32×32→64 multiplication a single vpmuludq whose product
 // holds both halves (8 blocks per AVX-512 register, 4 per AVX2 one); and the costly half (the
 // deterministic log of s, a division, a square root) with Dekker's exact product as one FMA
-// (cpu/det_log_lanes_body.h says why the bits are the same). The same bits as the inline
+// (cpu/det_log_lanes_body.h says why the bits are the same), 4 lanes at both levels. The same bits as the inline
 // definitions at every level (tests/test_random_lanes.c).
 #ifndef PP_CPU_POLAR_LANES_H
 #define PP_CPU_POLAR_LANES_H
