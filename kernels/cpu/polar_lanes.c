@@ -54,58 +54,74 @@ static inline __m512d u11_512(__m512i lo, __m512i hi)
     return _mm512_mul_pd(_mm512_cvtepi64_pd(k), _mm512_set1_pd(0x1p-53));
 }
 
-// The cheap half of entries k .. k + 8·J − 1, J registers side by side (one register's rounds are
-// a chain of dependent multiplies, 10 × ~7 cycles; several hide each other's latency). Lanes at
-// or past n are masked: not read, not written.
-__attribute__((target("avx512f,avx512dq,avx512vl"), always_inline))
-static inline void us512_block(const int64_t *k0, const int64_t *k1, const uint32_t *tid, const uint64_t *idx,
-                               uint32_t d, int k, int n, int J, double *u, double *s, int *acc)
-{
-    const __m512i m0 = _mm512_set1_epi64(PP_PHILOX_M0), m1 = _mm512_set1_epi64(PP_PHILOX_M1);
-    __m512i x0[4], x1[4], x2[4], x3[4];
-    __mmask8 live[4];
-    for (int j = 0; j < J; j++) {
-        int kj = k + 8 * j, left = n - kj;
-        live[j] = left >= 8 ? (__mmask8)0xFF : left > 0 ? (__mmask8)((1u << left) - 1) : (__mmask8)0;
-        // pp_philox_element's counter (low word of i, high word of i, tensor, draw)
-        x0[j] = _mm512_maskz_loadu_epi64(live[j], idx + kj), x1[j] = _mm512_srli_epi64(x0[j], 32);
-        x2[j] = _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(live[j], tid + kj));
-        x3[j] = _mm512_set1_epi64((int64_t)d);
-    }
-#pragma GCC unroll 10
-    for (int r = 0; r < PP_PHILOX_ROUNDS; r++) {
-        __m512i c0 = _mm512_set1_epi64(k0[r]), c1 = _mm512_set1_epi64(k1[r]);
-        for (int j = 0; j < J; j++) {  // pp_philox4x32_round; 0x96: a ^ b ^ c
-            __m512i p0 = _mm512_mul_epu32(x0[j], m0), p1 = _mm512_mul_epu32(x2[j], m1);
-            x0[j] = _mm512_ternarylogic_epi64(HI512(p1), x1[j], c0, 0x96);
-            x2[j] = _mm512_ternarylogic_epi64(HI512(p0), x3[j], c1, 0x96);
-            x1[j] = p1, x3[j] = p0;
-        }
-    }
-    for (int j = 0; j < J; j++) {
-        int kj = k + 8 * j;
-        __m512d uk = u11_512(x0[j], x1[j]), vk = u11_512(x2[j], x3[j]);
-        __m512d sk = _mm512_add_pd(_mm512_mul_pd(uk, uk), _mm512_mul_pd(vk, vk));
-        __mmask8 a = _mm512_cmp_pd_mask(sk, _mm512_set1_pd(1.0), _CMP_LT_OQ);
-        _mm512_mask_storeu_pd(u + kj, live[j], uk);
-        _mm512_mask_storeu_pd(s + kj, live[j], sk);
-        _mm256_mask_storeu_epi32(acc + kj, live[j], _mm256_maskz_mov_epi32(a, _mm256_set1_epi32(1)));
-    }
-}
+// One register of 8 entries from kj on (lanes at or past n masked: not read, not written):
+// LOAD512 the counters of pp_philox_element (low word of i, high word of i, tensor, draw), ROUND512
+// one pp_philox4x32_round (0x96: a ^ b ^ c), STORE512 u, s and s < 1. Macros over named registers,
+// so that several registers' rounds interleave in one block of code with nothing on the stack
+// (GCC kept arrays of registers in memory: a store and a load in every round's chain).
+#define LOAD512(x0, x1, x2, x3, live, kj)                                                        \
+    do {                                                                                        \
+        int left_ = n - (kj);                                                                   \
+        live = left_ >= 8 ? (__mmask8)0xFF : left_ > 0 ? (__mmask8)((1u << left_) - 1) : (__mmask8)0; \
+        x0 = _mm512_maskz_loadu_epi64(live, idx + (kj)), x1 = _mm512_srli_epi64(x0, 32);        \
+        x2 = _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(live, tid + (kj)));                 \
+        x3 = _mm512_set1_epi64((int64_t)d);                                                     \
+    } while (0)
+#define ROUND512(x0, x1, x2, x3, c0, c1)                                                         \
+    do {                                                                                        \
+        __m512i p0_ = _mm512_mul_epu32(x0, m0), p1_ = _mm512_mul_epu32(x2, m1);                 \
+        x0 = _mm512_ternarylogic_epi64(HI512(p1_), x1, c0, 0x96);                               \
+        x2 = _mm512_ternarylogic_epi64(HI512(p0_), x3, c1, 0x96);                               \
+        x1 = p1_, x3 = p0_;                                                                     \
+    } while (0)
+#define STORE512(x0, x1, x2, x3, live, kj)                                                       \
+    do {                                                                                        \
+        __m512d uk_ = u11_512(x0, x1), vk_ = u11_512(x2, x3);                                   \
+        __m512d sk_ = _mm512_add_pd(_mm512_mul_pd(uk_, uk_), _mm512_mul_pd(vk_, vk_));          \
+        __mmask8 a_ = _mm512_cmp_pd_mask(sk_, _mm512_set1_pd(1.0), _CMP_LT_OQ);                 \
+        _mm512_mask_storeu_pd(u + (kj), live, uk_);                                             \
+        _mm512_mask_storeu_pd(s + (kj), live, sk_);                                             \
+        _mm256_mask_storeu_epi32(acc + (kj), live, _mm256_maskz_mov_epi32(a_, _mm256_set1_epi32(1))); \
+    } while (0)
 
-// 32 entries a pass while they last (measured: 4 registers side by side, 2.1 ns per entry of a batch of 256, against 2.7 for 1), then 8
-// (the batch's retries are short lists: a pass of 32 would mask most of its lanes).
+// 32 entries a pass while they last, four registers' rounds interleaved (one register's rounds
+// are a chain of dependent multiplies, 10 × ~7 cycles), then 8 a pass (the batch's retries are
+// short lists: a pass of 32 would mask most of its lanes).
 __attribute__((target("avx512f,avx512dq,avx512vl"), noinline))
 static void us_avx512(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d, int n, double *u,
                       double *s, int *acc)
 {
     int64_t k0[PP_PHILOX_ROUNDS], k1[PP_PHILOX_ROUNDS];
     round_keys64(seed, k0, k1);
+    const __m512i m0 = _mm512_set1_epi64(PP_PHILOX_M0), m1 = _mm512_set1_epi64(PP_PHILOX_M1);
     int k = 0;
-    for (; k + 32 <= n; k += 32)
-        us512_block(k0, k1, tid, idx, d, k, n, 4, u, s, acc);
-    for (; k < n; k += 8)
-        us512_block(k0, k1, tid, idx, d, k, n, 1, u, s, acc);
+    for (; k + 32 <= n; k += 32) {
+        __m512i a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3, f0, f1, f2, f3;
+        __mmask8 la, lb, le, lf;
+        LOAD512(a0, a1, a2, a3, la, k);
+        LOAD512(b0, b1, b2, b3, lb, k + 8);
+        LOAD512(e0, e1, e2, e3, le, k + 16);
+        LOAD512(f0, f1, f2, f3, lf, k + 24);
+        for (int r = 0; r < PP_PHILOX_ROUNDS; r++) {
+            __m512i c0 = _mm512_set1_epi64(k0[r]), c1 = _mm512_set1_epi64(k1[r]);
+            ROUND512(a0, a1, a2, a3, c0, c1);
+            ROUND512(b0, b1, b2, b3, c0, c1);
+            ROUND512(e0, e1, e2, e3, c0, c1);
+            ROUND512(f0, f1, f2, f3, c0, c1);
+        }
+        STORE512(a0, a1, a2, a3, la, k);
+        STORE512(b0, b1, b2, b3, lb, k + 8);
+        STORE512(e0, e1, e2, e3, le, k + 16);
+        STORE512(f0, f1, f2, f3, lf, k + 24);
+    }
+    for (; k < n; k += 8) {
+        __m512i a0, a1, a2, a3;
+        __mmask8 la;
+        LOAD512(a0, a1, a2, a3, la, k);
+        for (int r = 0; r < PP_PHILOX_ROUNDS; r++)
+            ROUND512(a0, a1, a2, a3, _mm512_set1_epi64(k0[r]), _mm512_set1_epi64(k1[r]));
+        STORE512(a0, a1, a2, a3, la, k);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
