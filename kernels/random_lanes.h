@@ -84,7 +84,7 @@ PP_RAND_LANES_INLINE int pp_rejected_scalar(const int *acc, const int *src, int 
     return r;
 }
 
-#define PP_RAND_BATCH_MAX 256
+#define PP_RAND_BATCH_MAX 512
 #define PP_RAND_BATCH_DRAWS 64  // draws tried side by side; later ones (never, in practice) scalar
 
 // The cheap half of a polar attempt (pp_polar_try on draw d) for each of n entries side by side,

@@ -4,7 +4,7 @@
 // losses, for every knob combination of adamw_cases.h on both element-parallel sources with two
 // lane groups and an odd tail (n = 2·16 + 5), a group alone (n = 16), and adamw_cases.h's sweep
 // (n = 2100: three loss blocks, the last ragged; linear regression runs the scalar loop on both);
-// the synthetic source over 37 steps (gradients drawn 16 steps at a time: two batches and a part),
+// the synthetic source over 37 steps (gradients drawn 32 steps at a time: a batch and a part),
 // at gradient scales that underflow and overflow the formats, and at snr 0.7 and 3 (divided) and
 // 0.25 and 2^20 (multiplied by the exact reciprocal);
 // and the vector path's code at every x86-64 level (AVX-512, AVX2, baseline) named, not dispatched.
@@ -51,7 +51,7 @@ static int every_knob(adamw_backend_fn fn, const char *name)
             fails += adamw_case_run(fn, name, vi, &q, 0, 0);
         }
     }
-    // T = 2·16 + 5: the θ-independent sources' gradient batches (16 steps) whole and ragged
+    // T = 37: the θ-independent sources' gradient batches (32 steps) whole and ragged
     for (int vi = 0; vi < ADAMW_N_VARIANTS; vi++) {
         pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_LANES + 3, 37, 0, vi);
         fails += adamw_case_run(fn, name, vi, &s, 0, 0);

@@ -7,7 +7,7 @@
 //   DL_ADD, DL_SUB, DL_MUL, DL_DIV (a, b), DL_FMSUB (a, b, c) = RN(a·b − c), DL_SET1 (double)
 //   DL_IAND, DL_IADD, DL_ISUB (a, b), DL_ISRL (a, k), DL_ISET1 (int64), DL_GE_BIG (b): all ones
 //   where b ≥ RN(√2)'s bits else 0, DL_I2D (e): (double)e of a small integer, exactly,
-//   DL_CASTD / DL_CASTI: the bits of a register as the other type.
+//   DL_CASTD: the bits of an integer register as doubles.
 //
 // Why the FMA gives the same bits. pp_det_log_normal forms pe = ((qh·dh − p) + qh·dl + ql·dh)
 // + ql·dl, Dekker's product of the Veltkamp halves of q and den (split by 2^27 + 1), with
