@@ -54,10 +54,23 @@ typedef void (*pp_philox_words_fn)(pp_philox4x32_key key, const uint32_t *c0, co
 // x86-64 level; pp_rejected_scalar is the definition.
 typedef int (*pp_rejected_fn)(const int *acc, const int *src, int n, int *dst);
 
-// A level's lane functions, passed together; a NULL member: the inline definition.
+// The cheap half of a polar attempt for n entries side by side: pp_polar_us_lanes below (u[k],
+// s[k], acc[k] of draw d of element idx[k] of tensor tid[k]). kernels/cpu/polar_lanes.h writes one
+// per x86-64 level.
+typedef void (*pp_polar_us_fn)(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d, int n,
+                               double *u, double *s, int *acc);
+
+// The costly half for n entries side by side: pp_polar_z_lanes below. kernels/cpu/polar_lanes.h
+// writes one per x86-64 level.
+typedef void (*pp_polar_z_fn)(int n, const double *u, const double *s, double *z);
+
+// A level's lane functions, passed together; a NULL member: the inline definition. us, where
+// set, replaces words (it runs its own Philox).
 typedef struct pp_rand_lanes_fns {
     pp_philox_words_fn words;
     pp_rejected_fn rejected;
+    pp_polar_us_fn us;
+    pp_polar_z_fn z;
 } pp_rand_lanes_fns;
 
 // pp_rejected_fn's definition, branch-free (a rejection is random: a branch on it mispredicts).
@@ -71,7 +84,7 @@ PP_RAND_LANES_INLINE int pp_rejected_scalar(const int *acc, const int *src, int 
     return r;
 }
 
-#define PP_RAND_BATCH_MAX 256
+#define PP_RAND_BATCH_MAX 512
 #define PP_RAND_BATCH_DRAWS 64  // draws tried side by side; later ones (never, in practice) scalar
 
 // The cheap half of a polar attempt (pp_polar_try on draw d) for each of n entries side by side,
@@ -126,7 +139,8 @@ PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double 
 }
 
 // z[k] = pp_rand_normal(seed, tid[k], idx[k]) for k < n ≤ PP_RAND_BATCH_MAX (n a multiple of 16
-// runs fastest), Philox by f.words, the rejected lists by f.rejected (NULL: inline). The cheap
+// runs fastest), the cheap half by f.us (else Philox by f.words), the rejected lists by
+// f.rejected, the costly half by f.z (each NULL: inline). The cheap
 // half of draw 0 of every entry side by side; then the rejected entries gathered into a compact
 // list and the cheap half of their draw 1 tried side by side, and so on (with p = 1 − π/4
 // rejected per draw, about 1/(1 − p) ≈ 1.27 attempts per entry); then the costly half (the log,
@@ -147,28 +161,40 @@ PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *ti
     uint64_t pi[PP_RAND_BATCH_MAX];
     double u[PP_RAND_BATCH_MAX], s[PP_RAND_BATCH_MAX], pu[PP_RAND_BATCH_MAX], ps[PP_RAND_BATCH_MAX];
     pp_rejected_fn rejected = f.rejected ? f.rejected : pp_rejected_scalar;
-    pp_polar_us_lanes(seed, tid, idx, 0, n, f.words, u, s, acc);
+    if (f.us)
+        f.us(seed, tid, idx, 0, n, u, s, acc);
+    else
+        pp_polar_us_lanes(seed, tid, idx, 0, n, f.words, u, s, acc);
     int np = rejected(acc, NULL, n, pend);
     uint32_t d = 1;
     for (; np > 0 && d < PP_RAND_BATCH_DRAWS; d++) {
         // padded to a multiple of 16 with copies of the last entry (their results unused), so
-        // the attempts run as whole vectors with no scalar remainder loop
-        int nv = (np + 15) & ~15;
+        // the attempts run as whole vectors with no scalar remainder loop; f.us masks its own
+        // tail, whole registers of 8 (fewer wasted attempts)
+        int nv = f.us ? (np + 7) & ~7 : (np + 15) & ~15;
         for (int j = 0; j < nv; j++) {
             int k = pend[j < np ? j : np - 1];
             pt[j] = tid[k], pi[j] = idx[k];
         }
-        pp_polar_us_lanes(seed, pt, pi, d, nv, f.words, pu, ps, acc);
-        for (int j = 0; j < np; j++) {  // the accepted attempts' u and s to their entries
+        if (f.us)
+            f.us(seed, pt, pi, d, nv, pu, ps, acc);
+        else
+            pp_polar_us_lanes(seed, pt, pi, d, nv, f.words, pu, ps, acc);
+        // every attempt's u and s to its entry, accepted or not: a rejected entry's are
+        // overwritten by its accepted attempt's later (or by the placeholder below); no select
+        // on acc (GCC made it a branch, mispredicted a fifth of the time)
+        for (int j = 0; j < np; j++) {
             int k = pend[j];
-            u[k] = acc[j] ? pu[j] : u[k];
-            s[k] = acc[j] ? ps[j] : s[k];
+            u[k] = pu[j], s[k] = ps[j];
         }
         np = rejected(acc, pend, np, pend);
     }
     for (int j = 0; j < np; j++)  // still rejected (never, in practice): a valid s for the lanes
         u[pend[j]] = 0.0, s[pend[j]] = 0.5;
-    pp_polar_z_lanes(n, u, s, z);
+    if (f.z)
+        f.z(n, u, s, z);
+    else
+        pp_polar_z_lanes(n, u, s, z);
     for (int j = 0; j < np; j++)
         z[pend[j]] = pp_rand_normal_from(seed, tid[pend[j]], idx[pend[j]], d);
 }

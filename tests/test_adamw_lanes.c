@@ -4,8 +4,9 @@
 // losses, for every knob combination of adamw_cases.h on both element-parallel sources with two
 // lane groups and an odd tail (n = 2·16 + 5), a group alone (n = 16), and adamw_cases.h's sweep
 // (n = 2100: three loss blocks, the last ragged; linear regression runs the scalar loop on both);
-// the synthetic source over 37 steps (gradients drawn 16 steps at a time: two batches and a part)
-// and at gradient scales that underflow and overflow the formats;
+// the synthetic source over 37 steps (gradients drawn 32 steps at a time: a batch and a part),
+// at gradient scales that underflow and overflow the formats, and at snr 0.7 and 3 (divided) and
+// 0.25 and 2^20 (multiplied by the exact reciprocal);
 // and the vector path's code at every x86-64 level (AVX-512, AVX2, baseline) named, not dispatched.
 // Run: make build/rel/tests/test_adamw_lanes
 #include "adamw_cases.h"
@@ -50,7 +51,7 @@ static int every_knob(adamw_backend_fn fn, const char *name)
             fails += adamw_case_run(fn, name, vi, &q, 0, 0);
         }
     }
-    // T = 2·16 + 5: the θ-independent sources' gradient batches (16 steps) whole and ragged
+    // T = 37: the θ-independent sources' gradient batches (32 steps) whole and ragged
     for (int vi = 0; vi < ADAMW_N_VARIANTS; vi++) {
         pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, PP_ADAMW_LANES + 3, 37, 0, vi);
         fails += adamw_case_run(fn, name, vi, &s, 0, 0);
@@ -64,6 +65,16 @@ static int every_knob(adamw_backend_fn fn, const char *name)
             s.grad_scale = e ? 1e38 : 1e-41;
             fails += adamw_case_run(fn, name, vi, &s, 0, 0);
         }
+    // snr not a power of two (the lanes divide z by it) and powers of two other than 1 (they
+    // multiply by the exact reciprocal): odd n, T not a multiple of the 16-step batches
+    for (int vi = 0; vi < ADAMW_N_VARIANTS; vi++) {
+        static const double snrs[] = {0.7, 3.0, 0.25, 0x1p20};
+        for (int k = 0; k < 2; k++) {  // one divided, one multiplied per variant, in turn
+            pp_adamw_problem s = adamw_case_problem(PP_ADAMW_GRAD_SYNTHETIC, 2 * PP_ADAMW_LANES + 5, 21, 0, vi);
+            s.snr = snrs[(vi % 2) + 2 * k];
+            fails += adamw_case_run(fn, name, vi, &s, 0, 0);
+        }
+    }
     fails += adamw_case_all(fn, name, 0);
     return fails;
 }

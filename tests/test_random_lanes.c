@@ -39,7 +39,7 @@ static void rand_normal_lanes_bit_identical(void **state)
     assert_int_equal(bad, 0);
 }
 
-// The batch (pp_rand_normal_batch): entries of mixed tensors and elements, every count 1..256 of
+// The batch (pp_rand_normal_batch): entries of mixed tensors and elements, every count 1..512 of
 // a few shapes (one tensor's consecutive elements; 16 lanes × 16 tensors as the emulation's
 // lanes draw them), bit for bit against pp_rand_normal; rejections at draws 1 and 2 occur. Philox
 // and the rejected lists inline, and by each x86-64 level's functions (cpu/reject_lanes.h).

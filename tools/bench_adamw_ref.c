@@ -7,7 +7,9 @@
 //     input: a recorded [T, n] gradient tensor read; synthetic: plus a normal draw per
 //     element-step) against torch.optim.AdamW on the CPU
 //     (foreach and fused fp32, bf16, one gradient reused), run by tools/bench_adamw_torch.py
-//     through PRECPROBE_PYTHON; without torch the line says so.
+//     through PRECPROBE_PYTHON; without torch the line says so. The synthetic lines also against
+//     fused fp32 on a gradient drawn by torch.randn every step (fp32-fused-randn: a normal per
+//     element-step and the update, like for like).
 // Times are CPU seconds of the process (the machine may be shared: wall times are printed too);
 // ns per element-step are CPU time / (n·T).
 // The emulation lines and torch's are each the median of reps runs (default 5).
@@ -32,15 +34,16 @@ static double clock_s(clockid_t id)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-// torch's CPU seconds per configuration (fp32, fp32-fused, bf16); < 0 where absent.
+// torch's CPU seconds per configuration (fp32, fp32-fused, fp32-fused-randn, bf16); < 0 where
+// absent. fused_randn draws the gradient by torch.randn every step: the synthetic lines' like for like.
 typedef struct torch_times {
-    double fp32, fused, bf16;
+    double fp32, fused, fused_randn, bf16;
     char why[200];
 } torch_times;
 
 static void run_torch1(int64_t n, int T, int threads, torch_times *tt)
 {
-    tt->fp32 = tt->fused = tt->bf16 = -1.0;
+    tt->fp32 = tt->fused = tt->fused_randn = tt->bf16 = -1.0;
     snprintf(tt->why, sizeof tt->why, "PRECPROBE_PYTHON not set");
     const char *py = getenv("PRECPROBE_PYTHON");
     if (!py || !*py)
@@ -61,6 +64,8 @@ static void run_torch1(int64_t n, int T, int threads, torch_times *tt)
                 tt->fp32 = cpu;
             else if (!strcmp(name, "fp32-fused"))
                 tt->fused = cpu;
+            else if (!strcmp(name, "fp32-fused-randn"))
+                tt->fused_randn = cpu;
             else if (!strcmp(name, "bf16"))
                 tt->bf16 = cpu;
         } else if (!strncmp(line, "absent", 6)) {
@@ -90,12 +95,13 @@ static double median(double *x, int r)
 // moves one run, not the median).
 static void run_torch(int64_t n, int T, int threads, int reps, torch_times *tt)
 {
-    double f32[MAX_REPS], fu[MAX_REPS], b16[MAX_REPS];
+    double f32[MAX_REPS], fu[MAX_REPS], fr[MAX_REPS], b16[MAX_REPS];
     for (int r = 0; r < reps; r++) {
         run_torch1(n, T, threads, tt);
-        f32[r] = tt->fp32, fu[r] = tt->fused, b16[r] = tt->bf16;
+        f32[r] = tt->fp32, fu[r] = tt->fused, fr[r] = tt->fused_randn, b16[r] = tt->bf16;
     }
-    tt->fp32 = median(f32, reps), tt->fused = median(fu, reps), tt->bf16 = median(b16, reps);
+    tt->fp32 = median(f32, reps), tt->fused = median(fu, reps), tt->fused_randn = median(fr, reps);
+    tt->bf16 = median(b16, reps);
 }
 
 // One emulation run's CPU seconds, the trace recorded (as a run's report needs it: the loss of
@@ -187,12 +193,13 @@ int main(int argc, char **argv)
     // ---- the emulation against torch: every time the median of reps runs (CPU time)
     torch_times tt;
     run_torch(n, T, threads, reps, &tt);
-    if (tt.fp32 < 0 && tt.fused < 0 && tt.bf16 < 0)
+    if (tt.fp32 < 0 && tt.fused < 0 && tt.fused_randn < 0 && tt.bf16 < 0)
         printf("adamw torch anchor absent (%s): emulation lines without a ratio\n", tt.why);
     else
         printf("adamw torch.optim.AdamW cpu, same run, n = %lld, T = %d, %d threads, median of %d: fp32 foreach "
-               "%.3f s, fp32 fused %.3f s, bf16 %.3f s (cpu; < 0: absent)\n",
-               (long long)n, T, threads, reps, tt.fp32, tt.fused, tt.bf16);
+               "%.3f s, fp32 fused %.3f s, fp32 fused on torch.randn gradients %.3f s, bf16 %.3f s (cpu; < 0: "
+               "absent)\n",
+               (long long)n, T, threads, reps, tt.fp32, tt.fused, tt.fused_randn, tt.bf16);
     // the quadratic source's gradient is two operations (torch's anchor reuses one gradient):
     // the like-for-like line; the input one reads a recorded [T, n] gradient tensor (the
     // synthetic source's own gradients, so only the source's cost differs), as a torch
@@ -236,10 +243,14 @@ int main(int argc, char **argv)
                bv->name, src_names[src], (long long)n, T, threads, reps, w, c, c / es * 1e9);
         if (anchor > 0)
             printf(": %.2fx torch's %s cpu time (target <= %s)", c / anchor, aname, k == 0 ? "2x fused" : "3x");
+        if (src == 2 && tt.fused_randn > 0)  // like for like: a normal per element-step on both sides
+            printf("; %.2fx torch's fused fp32 on torch.randn gradients", c / tt.fused_randn);
         if (k == 0) {
             printf("; update only (no trace) %.3f s cpu (%.1f ns)", cu, cu / es * 1e9);
             if (anchor > 0)
                 printf(": %.2fx", cu / anchor);
+            if (src == 2 && tt.fused_randn > 0)
+                printf(", %.2fx on torch.randn", cu / tt.fused_randn);
         }
         printf("\n");
     }

@@ -26,9 +26,13 @@ def main():
         return 0
     torch.set_num_threads(threads)
     gen = torch.Generator().manual_seed(42)
-    for name, dtype, extra in (("fp32", torch.float32, {"foreach": True}),
-                               ("fp32-fused", torch.float32, {"fused": True}),
-                               ("bf16", torch.bfloat16, {"foreach": True})):
+    # fp32-fused-randn: the fused step on a gradient drawn by torch.randn every step (into one
+    # buffer), the like-for-like anchor of the emulation's synthetic source (a normal per
+    # element-step, then the update); the others reuse one gradient.
+    for name, dtype, extra, randn in (("fp32", torch.float32, {"foreach": True}, False),
+                                      ("fp32-fused", torch.float32, {"fused": True}, False),
+                                      ("fp32-fused-randn", torch.float32, {"fused": True}, True),
+                                      ("bf16", torch.bfloat16, {"foreach": True}, False)):
         p = torch.nn.Parameter(torch.randn(n, generator=gen).to(dtype))
         g = (torch.randn(n, generator=gen) * 1e-3).to(dtype)
         try:
@@ -40,6 +44,8 @@ def main():
             continue
         t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(steps):
+            if randn:
+                torch.randn(n, generator=gen, out=g)
             p.grad = g
             opt.step()
         print(f"{name} {time.perf_counter() - t0:.6f} {time.process_time() - c0:.6f}")

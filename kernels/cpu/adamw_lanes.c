@@ -25,19 +25,39 @@
 // GB·L element-steps drawn as one batch (kernels/random_lanes.h: the rejected draws gathered and
 // retried side by side), the input source's rows read GB at a time (GB cache-line misses in
 // flight instead of one: rows are n apart).
-#define GB 16
+#define GB 32  // measured: 32 against 16, the fp32 synthetic line 5% less CPU (retry tails amortised)
 
 // gb[s][l] = (float)pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l]: the
 // binary64 values first, then their rounding to P side by side (kernels/round_lanes.h; the
 // scalar pp_round's branches kept this loop scalar: a fifth of the synthetic lines' time).
+// With rs set (snr a power of two, recip_pow2 below) z/snr is computed as z·rs: the same bits
+// (both are the one correctly rounded value of z·2^-k), a multiplication instead of a division
+// (the division was a third of the divider's work per normal, with the log's and the polar
+// transform's).
 LANES_INLINE void lanes_synth_round(const pp_adamw_problem *pr, pp_format_id P, int ns, const double *sig,
-                                    const double *z, float (*gb)[L])
+                                    const double *z, double rs, float (*gb)[L])
 {
     double y[GB * L];
-    for (int s = 0; s < ns; s++)
-        for (int l = 0; l < L; l++)
-            y[s * L + l] = pp_adamw_synth_grad_unrounded(pr, sig[l], z[s * L + l]);
+    if (rs != 0.0) {
+        for (int s = 0; s < ns; s++)
+            for (int l = 0; l < L; l++)
+                y[s * L + l] = pr->grad_scale * (sig[l] + z[s * L + l] * rs);
+    } else {
+        for (int s = 0; s < ns; s++)
+            for (int l = 0; l < L; l++)
+                y[s * L + l] = pp_adamw_synth_grad_unrounded(pr, sig[l], z[s * L + l]);
+    }
     pp_round_ne_f32_lanes(P, ns * L, y, &gb[0][0]);
+}
+
+// 1/x where x = ±2^k and 1/x = ±2^-k is a binary64 value (then x·(1/x) = 1 and z/x = z·(1/x)
+// exactly as real numbers, so both round to the same bits, underflow or overflow included);
+// 0 otherwise (the caller divides).
+static double recip_pow2(double x)
+{
+    int e;
+    double f = frexp(x, &e), r = 1.0 / x;
+    return (f == 0.5 || f == -0.5) && r * x == 1.0 ? r : 0.0;
 }
 
 // The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
@@ -68,12 +88,13 @@ static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem
             tid[s * L + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * L + l] = (uint64_t)(i0 + l);
     pp_rand_normal_batch(pr->seed, tid, idx, ns * L, rf, z);
     // the rounding to P with P a constant where it is fp32 or bf16 (the format's parameters fold)
+    double rs = recip_pow2(pr->snr);
     if (P == PP_FMT_FP32)
-        lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, gb);
+        lanes_synth_round(pr, PP_FMT_FP32, ns, sig, z, rs, gb);
     else if (P == PP_FMT_BF16)
-        lanes_synth_round(pr, PP_FMT_BF16, ns, sig, z, gb);
+        lanes_synth_round(pr, PP_FMT_BF16, ns, sig, z, rs, gb);
     else
-        lanes_synth_round(pr, P, ns, sig, z, gb);
+        lanes_synth_round(pr, P, ns, sig, z, rs, gb);
 }
 
 // One step of every lane, the step's scalars in a local copy (loads that cannot fault, so the
@@ -116,11 +137,13 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
     float h[L], opt[L], g[L], gb[GB][L];
     double sig[L], xb[GB][L];  // xb: loss terms of the steps since tb, not yet added
     int tb = t0;
-    uint32_t r0[L], r1[L];
+    uint32_t r0[L], r1[L], sr_c0[L], sr_c1[L], sr_c2[L];  // sr_c*: the stochastic rounding's counters
+    pp_philox4x32_key sr_key = {{(uint32_t)pr->seed, (uint32_t)(pr->seed >> 32)}};
     for (int l = 0; l < L; l++) {
         pp_adamw_elem_data d = pp_adamw_elem_data_make(pr, i0 + l);
         h[l] = d.h, opt[l] = d.opt, sig[l] = d.sig;
         r0[l] = r1[l] = 0;
+        sr_c0[l] = (uint32_t)(i0 + l), sr_c1[l] = (uint32_t)((uint64_t)(i0 + l) >> 32), sr_c2[l] = PP_ADAMW_TID_SR;
     }
     // the quadratic source's gradient, with the kind a constant so the lane loop has no branch
     pp_adamw_problem quad = *pr;
@@ -147,7 +170,14 @@ LANES_INLINE void lanes_body(const pp_adamw_variant *va, const pp_adamw_problem 
                 g[l] = pp_adamw_src_grad(va, &quad, t, i0 + l, &d, th[l]);
             }
         }
-        if (va->stochastic) {
+        if (va->stochastic && rf.words) {
+            // pp_adamw_sr_bits's block (counter: i, PP_ADAMW_TID_SR, draw t) by the level's
+            // Philox (cpu/philox_lanes.h: its intrinsics, against GCC's vectorisation of
+            // pp_philox4x32_10 that widens every word to 64 bits), words 0 and 1 kept
+            uint32_t w2[L], w3[L];
+            uint32_t *const w[4] = {r0, r1, w2, w3};
+            rf.words(sr_key, sr_c0, sr_c1, sr_c2, (uint32_t)t, L, w);
+        } else if (va->stochastic) {
             LANES_IVDEP
             for (int l = 0; l < L; l++) {
                 uint32_t rb[2];

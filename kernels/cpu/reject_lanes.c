@@ -3,6 +3,7 @@
 // of its width with the scalar loop.
 #include "reject_lanes.h"
 #include "philox_lanes.h"
+#include "polar_lanes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -84,5 +85,6 @@ pp_rejected_fn pp_rejected_for(pp_isa isa)
 
 pp_rand_lanes_fns pp_rand_lanes_fns_for(pp_isa isa)
 {
-    return (pp_rand_lanes_fns){.words = pp_philox_words_for(isa), .rejected = pp_rejected_for(isa)};
+    return (pp_rand_lanes_fns){.words = pp_philox_words_for(isa), .rejected = pp_rejected_for(isa),
+                               .us = pp_polar_us_for(isa), .z = pp_polar_z_for(isa)};
 }

@@ -12,8 +12,8 @@
 // lacks: the widest below it, pp_isa_resolve's). See pp_rejected_fn (random_lanes.h).
 pp_rejected_fn pp_rejected_for(pp_isa isa);
 
-// The lane functions of level isa together: its Philox words (cpu/philox_lanes.h) and its
-// rejected list.
+// The lane functions of level isa together: its Philox words (cpu/philox_lanes.h), its rejected
+// list, and its halves of a polar attempt (cpu/polar_lanes.h).
 pp_rand_lanes_fns pp_rand_lanes_fns_for(pp_isa isa);
 
 #endif
