@@ -1025,8 +1025,17 @@ PP_HD static inline float pp_attn_mul_store(pp_format_id f, float s, float x)
 }
 
 // The unfused score of one element from its GEMM accumulator (fp32 or storage accumulation).
+// fp32: RN_F(RN_32(α_c·acc)) (pp_gemm_epilogue_fp32). α_c is then a binary32 value (the fp32
+// compute type's), so α_c·acc, a product of two binary32 values, is exact in binary64 and its
+// RN_32 is the binary32 product's one rounding (subnormals, overflow and a NaN acc alike: the
+// product returns acc's NaN quieted, as the binary64 product and its conversion do); RN_F of a
+// binary32 value is pp_attn_store's for F = fp16, bf16, fp32. The same bits as the generic
+// epilogue (tests/test_attention_store.c), without pp_round's table lookup per score (14% of the
+// unfused kernel's CPU time); any other F keeps the generic path.
 PP_HD static inline float pp_attn_score_fp32(pp_format_id f, const pp_attn_scalars *s, float acc)
 {
+    if (f == PP_FMT_BF16 || f == PP_FMT_FP16 || f == PP_FMT_FP32)
+        return pp_attn_store(f, (float)s->alpha_c * acc);
     return (float)pp_gemm_epilogue_fp32(f, s->alpha_c, acc);
 }
 PP_HD static inline float pp_attn_score_storage(pp_format_id f, const pp_attn_scalars *s, double acc)

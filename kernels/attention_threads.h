@@ -104,6 +104,10 @@ typedef float (*pp_attn_rowmax_fn)(const float *s, int64_t n, float m);
 // +0, c = 0 … nc − 1 in order): each key's loads serve both rows, each lane the same bits.
 typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
                                  float *acc0, float *acc1, int64_t m);
+// The unfused softmax's exponentials of a row, as a host device supplies them (vector binary64
+// arithmetic): p_i = pp_expf(x_i − m) for i < n (the binary32 subtraction, then pp_expf's IEEE
+// operations in its order per lane: the same bits); p may be x.
+typedef void (*pp_attn_expf_fn)(const float *x, float m, float *p, int64_t n);
 
 typedef struct pp_attn_launch {
     int op;
@@ -185,6 +189,7 @@ typedef struct pp_attn_launch {
     pp_attn_dots64_fn dots64;
     pp_attn_rowmax_fn rowmax;  // the flash forward's row max (NULL: the scalar loop)
     pp_attn_dots2_fn dots2_T;  // two rows' dots (NULL: the flash backward's rows one at a time)
+    pp_attn_expf_fn expf_sub;  // the unfused softmax's exponentials (NULL: pp_expf one key at a time)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -456,6 +461,21 @@ PP_HD static inline int pp_attn_exp2_lanes(const pp_attn_launch *L, const float 
     }
 #endif
     (void)L, (void)s, (void)a, (void)b, (void)p, (void)n;
+    return 0;
+}
+
+// p_i = pp_expf(x_i − m) for i < n (p may be x) through the host device's vector exponentials
+// (expf_sub: the same bits); returns 0, having done nothing, where there are none (the GPU, the
+// portable CPU path).
+PP_HD static inline int pp_attn_expf_lanes(const pp_attn_launch *L, const float *x, float m, float *p, int64_t n)
+{
+#ifndef __CUDA_ARCH__
+    if (L->expf_sub) {
+        L->expf_sub(x, m, p, n);
+        return 1;
+    }
+#endif
+    (void)L, (void)x, (void)m, (void)p, (void)n;
     return 0;
 }
 
@@ -774,18 +794,16 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     float M = pb ? L->Mblk[t / L->BQ] : 0.0f;
     int64_t rh = pp_attn_range_head(L, b, hh);
     pp_format_id xf = L->softmax == PP_ATTN_SOFTMAX_FP32 ? PP_FMT_FP32 : L->f;  // x's format
-    for (int64_t j = 0; j <= je; j++) {
+    // (no PB-Relax, L = 1 and no range notes: x = S, nothing to do)
+    for (int64_t j = 0; (pb || L->sc.L != 1.0f || R) && j <= je; j++) {
         pp_format_id fx = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCALED_SCORES, L->f);
         float tt = pb ? pp_attn_pb_relax(fx, L->softmax, P[j], M, L->sc.A) : P[j];
         P[j] = pp_attn_layer_scale(fx, L->softmax, tt, L->sc.L);
         pp_range_note(R, PP_SITE_ATTN_SCALED_SCORES, rh, xf, (double)tt * L->sc.L, P[j]);
     }
-    float m = 0.0f;
-    if (L->max_subtract != PP_ATTN_MAX_NONE) {
-        m = P[0];
-        for (int64_t j = 1; j <= je; j++)
-            m = P[j] > m || P[j] != P[j] ? P[j] : m;
-    }
+    // the max: the NaN-sticky loop m = P[0], then P[j] > m || P[j] != P[j] ? P[j] : m (j
+    // increasing), pp_attn_rowmax's, in the device's lanes where it has them
+    float m = L->max_subtract != PP_ATTN_MAX_NONE ? pp_attn_rowmax(L, P + 1, je, P[0]) : 0.0f;
     int naive = L->softmax == PP_ATTN_SOFTMAX_NAIVE;
     pp_format_id nf = naive ? L->f : PP_FMT_FP32;  // the naive softmax rounds its steps to F
     pp_range_note1(R, PP_SITE_ATTN_ROW_MAX, rh, xf, m);
@@ -793,12 +811,21 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     // row_sum exact without naive: the sum's binary64 chain (pp_attn_softmax_prob_s64, _lse_sd)
     int xsum = !naive && pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_SUM);
     double sum64 = 0.0;
+    // e = pp_expf(x − m) (pp_attn_softmax_exp but for naive) of the whole row in the device's
+    // vector lanes, first (the notes of its argument before: they read x), then the sums over the
+    // e in j order: each e and each sum step as the one-key loop below computes them
+    int lanes = !naive && !pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
+    for (int64_t j = 0; lanes && R && j <= je; j++)
+        pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m, P[j] - m);
+    lanes = lanes && pp_attn_expf_lanes(L, P, m, P, je + 1);
     for (int64_t j = 0; j <= je; j++) {
-        if (R)  // the exponent's argument, as pp_attn_softmax_exp forms it
+        if (R && !lanes)  // the exponent's argument, as pp_attn_softmax_exp forms it
             pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
                           naive ? pp_attn_store(L->f, P[j] - m) : P[j] - m);
-        P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN) ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
-                                                                     : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
+        if (!lanes)
+            P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN)
+                       ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
+                       : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
         sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
                                        P[j]);
         sum64 += P[j];
@@ -883,8 +910,13 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         }
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
+        // the lane steps collected (pp_attn_step_push: the device's axpy_n keeps acc in registers
+        // across PP_ATTN_STEP_BUF keys), the same steps in the same order
+        pp_attn_steps T;
+        T.n = 0;
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
-            pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+            pp_attn_step_push(L, &T, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+        pp_attn_step_flush(L, &T, acc, m);
         for (int64_t l = 0; l < m; l++)
             o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
         for (int64_t l = 0; L->O64 && l < m; l++)  // exact: the binary32 opmath value is the value

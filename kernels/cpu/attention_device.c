@@ -490,6 +490,152 @@ __attribute__((target("avx2,fma"))) static void attn_exp2_avx2(const float *s, f
 #endif
 
 // ---------------------------------------------------------------------------------------------
+// The unfused softmax's exponentials p_i = pp_expf(x_i − m) (pp_attn_expf_fn) in vector lanes: the
+// binary32 subtraction (one rounding per lane), then pp_expf's binary64 statements lane by lane —
+// the clamp to [−120, 100], n = (x·log2 e + 1.5·2^52) − 1.5·2^52 (a multiply and an add: no FMA,
+// as -ffp-contract=off compiles the scalar), r = (x − n·LN2_HI) − n·LN2_LO, the degree-13 Taylor
+// polynomial by Horner (multiply, add), times 2^n, one conversion to binary32 — and NaN lanes by
+// the scalar statements (pp_expf returns its NaN argument); so each lane's bits are the scalar
+// call's. The constants are pp_math.h's, written as it writes them. p may be x (in place).
+
+// One p by the scalar statements, compiled for the baseline target like the thread bodies' own.
+__attribute__((noinline)) static float attn_expf_one(float x, float m)
+{
+    return pp_expf(x - m);
+}
+
+static void attn_expf_scalar(const float *x, float m, float *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        p[i] = attn_expf_one(x[i], m);
+}
+
+#ifdef ATTN_HAVE_AVX2
+#define ATTN_EXPF_LOG2E 1.4426950408889634
+#define ATTN_EXPF_LN2_HI 6.93147180369123816490e-01
+#define ATTN_EXPF_LN2_LO 1.90821492927058770002e-10
+
+// e^x for 8 binary32 values (no NaN handling: the caller's), AVX-512.
+__attribute__((target("avx512f"))) static __m256 attn_expf_8_avx512(__m256 x)
+{
+    __m512d xd = _mm512_cvtps_pd(x);
+    xd = _mm512_max_pd(_mm512_min_pd(xd, _mm512_set1_pd(100.0)), _mm512_set1_pd(-120.0));
+    __m512d sh = _mm512_set1_pd(ATTN_EXP2_SHIFT);
+    __m512d n = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(xd, _mm512_set1_pd(ATTN_EXPF_LOG2E)), sh), sh);
+    __m512d r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(n, _mm512_set1_pd(ATTN_EXPF_LN2_HI))),
+                              _mm512_mul_pd(n, _mm512_set1_pd(ATTN_EXPF_LN2_LO)));
+#define ATTN_H512(c) p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(c))
+    __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
+    ATTN_H512(1.0 / 479001600.0);
+    ATTN_H512(1.0 / 39916800.0);
+    ATTN_H512(1.0 / 3628800.0);
+    ATTN_H512(1.0 / 362880.0);
+    ATTN_H512(1.0 / 40320.0);
+    ATTN_H512(1.0 / 5040.0);
+    ATTN_H512(1.0 / 720.0);
+    ATTN_H512(1.0 / 120.0);
+    ATTN_H512(1.0 / 24.0);
+    ATTN_H512(1.0 / 6.0);
+    ATTN_H512(0.5);
+    ATTN_H512(1.0);
+    ATTN_H512(1.0);
+#undef ATTN_H512
+    __m512i e = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(n));  // n integral, |n| ≤ 174: exact
+    __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
+    return _mm512_cvtpd_ps(_mm512_mul_pd(p, scale));
+}
+
+__attribute__((target("avx512f"))) static void attn_expf_avx512(const float *x, float m, float *p, int64_t n)
+{
+    __m512 vm = _mm512_set1_ps(m);
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 xv = _mm512_maskz_loadu_ps(k, x + c);
+        __m512 t = _mm512_sub_ps(xv, vm);  // x − m, one binary32 rounding
+        __m256 lo = attn_expf_8_avx512(_mm512_castps512_ps256(t));
+        __m256 hi = attn_expf_8_avx512(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+        __mmask16 nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q) & k;
+        float xs[16];
+        if (nan)  // x as loaded: p may be x
+            _mm512_storeu_ps(xs, xv);
+        _mm512_mask_storeu_ps(p + c, k, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                                                            _mm256_castps_pd(hi), 1)));
+        for (int i = 0; nan; i++, nan >>= 1)  // NaN (rare): the scalar statements
+            if (nan & 1)
+                p[c + i] = attn_expf_one(xs[i], m);
+    }
+}
+
+// e^x for 4 binary32 values, AVX2.
+__attribute__((target("avx2,fma"))) static __m128 attn_expf_4_avx2(__m128 x)
+{
+    __m256d xd = _mm256_cvtps_pd(x);
+    xd = _mm256_max_pd(_mm256_min_pd(xd, _mm256_set1_pd(100.0)), _mm256_set1_pd(-120.0));
+    __m256d sh = _mm256_set1_pd(ATTN_EXP2_SHIFT);
+    __m256d n = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(xd, _mm256_set1_pd(ATTN_EXPF_LOG2E)), sh), sh);
+    __m256d r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(n, _mm256_set1_pd(ATTN_EXPF_LN2_HI))),
+                              _mm256_mul_pd(n, _mm256_set1_pd(ATTN_EXPF_LN2_LO)));
+#define ATTN_H256(c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
+    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
+    ATTN_H256(1.0 / 479001600.0);
+    ATTN_H256(1.0 / 39916800.0);
+    ATTN_H256(1.0 / 3628800.0);
+    ATTN_H256(1.0 / 362880.0);
+    ATTN_H256(1.0 / 40320.0);
+    ATTN_H256(1.0 / 5040.0);
+    ATTN_H256(1.0 / 720.0);
+    ATTN_H256(1.0 / 120.0);
+    ATTN_H256(1.0 / 24.0);
+    ATTN_H256(1.0 / 6.0);
+    ATTN_H256(0.5);
+    ATTN_H256(1.0);
+    ATTN_H256(1.0);
+#undef ATTN_H256
+    __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));  // n integral: exact
+    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
+    return _mm256_cvtpd_ps(_mm256_mul_pd(p, scale));
+}
+
+__attribute__((target("avx2,fma"))) static void attn_expf_avx2(const float *x, float m, float *p, int64_t n)
+{
+    __m128 vm = _mm_set1_ps(m);
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        __m128 xv = _mm_loadu_ps(x + c), t = _mm_sub_ps(xv, vm);  // x − m, one binary32 rounding
+        int nan = _mm_movemask_ps(_mm_cmpunord_ps(t, t));
+        float xs[4];
+        _mm_storeu_ps(xs, xv);  // x as loaded: p may be x
+        _mm_storeu_ps(p + c, attn_expf_4_avx2(t));
+        for (int i = 0; nan; i++, nan >>= 1)  // NaN (rare): the scalar statements
+            if (nan & 1)
+                p[c + i] = attn_expf_one(xs[i], m);
+    }
+    attn_expf_scalar(x + c, m, p + c, n - c);
+}
+#endif
+
+static pp_attn_expf_fn attn_pick_expf(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_expf_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_expf_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // pp_expf one key at a time
+}
+
+void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n)
+{
+    pp_attn_expf_fn f = attn_pick_expf(0, pp_isa_resolve(isa));
+    if (f)
+        f(x, m, p, n);
+    else
+        attn_expf_scalar(x, m, p, n);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The flash forward's NaN-sticky row max (pp_attn_rowmax_fn) in 16 lanes. The scalar loop replaces
 // m only by a strictly greater s_i or a NaN, so without NaN its result is m when no s_i exceeds m,
 // else the first s_i equal to the largest value (its bits: −0 and +0 compare equal, the first
@@ -756,6 +902,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.dots64 = attn_pick_dots64(c->portable, isa);
     J.L.rowmax = attn_pick_rowmax(c->portable, isa);
     J.L.dots2_T = attn_pick_dots2(c->portable, isa);
+    J.L.expf_sub = attn_pick_expf(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

@@ -55,4 +55,9 @@ float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m);
 void pp_attn_cpu_dots2(pp_isa isa, const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
                        float *acc0, float *acc1, int64_t m);
 
+// The unfused softmax's exponentials p_i = pp_expf(x_i − m), i < n (p may be x), by the device's
+// vector lanes of level isa (the scalar calls below AVX2): the same bits as the scalar calls, for
+// tests/test_attention_exp2_lanes.c to check.
+void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n);
+
 #endif
