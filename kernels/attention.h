@@ -1567,25 +1567,45 @@ PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
     return pp_attn_cp_lse_merge64_d(lse, (double)lse_i);
 }
 
-// CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum.
-PP_HD static inline float pp_attn_cp_out_step(pp_format_id c, float acc, float out_i, float lse_i, float lse)
+// CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum. The factor
+// w = exp(lse_i − lse) depends on the row only: pp_attn_cp_out_step_w takes it computed once per
+// row and step (pp_attn_cp_out_w), the same value for every column.
+PP_HD static inline float pp_attn_cp_out_w(float lse_i, float lse)
+{
+    return pp_expf(lse_i - lse);
+}
+PP_HD static inline float pp_attn_cp_out_step_w(pp_format_id c, float acc, float out_i, float lse_i, float w)
 {
     if (lse_i == -INFINITY)  // an empty partial (out_i = 0) adds nothing
         return acc;
-    float t = out_i * pp_expf(lse_i - lse);
+    float t = out_i * w;
     return pp_attn_store(c, acc + t);
+}
+PP_HD static inline float pp_attn_cp_out_step(pp_format_id c, float acc, float out_i, float lse_i, float lse)
+{
+    return pp_attn_cp_out_step_w(c, acc, out_i, lse_i, lse_i == -INFINITY ? 0.0f : pp_attn_cp_out_w(lse_i, lse));
 }
 
 // CP before PR 821, a second-half step (i > rank, causal): its correction reads softmax_lse_, the
 // [..., 1, :] view taken of the binary64 lse before the fp32 rounding reassigned softmax_lse
 // (attention.py @ 9709147e:786, 818-822), so t = out_i·exp(lse_i − lse64) and the add run in
 // binary64 (type promotion), then RN_C.
-PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+// As pp_attn_cp_out_step, its factor e = exp(lse_i − lse64) once per row and step
+// (pp_attn_cp_out_w64) for pp_attn_cp_out_step64_w.
+PP_HD static inline double pp_attn_cp_out_w64(float lse_i, double lse64)
+{
+    return exp((double)lse_i - lse64);
+}
+PP_HD static inline float pp_attn_cp_out_step64_w(pp_format_id c, float acc, float out_i, float lse_i, double e)
 {
     if (lse_i == -INFINITY)
         return acc;
-    double t = (double)out_i * exp((double)lse_i - lse64);
+    double t = (double)out_i * e;
     return (float)pp_round(c, (double)acc + t, PP_RND_NE, 0);
+}
+PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+{
+    return pp_attn_cp_out_step64_w(c, acc, out_i, lse_i, lse_i == -INFINITY ? 0.0 : pp_attn_cp_out_w64(lse_i, lse64));
 }
 
 // CP out merge step with cp_lse_merge exact: the correction exp(lse_i − lse64) of the binary64

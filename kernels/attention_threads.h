@@ -684,6 +684,19 @@ PP_HD static inline int pp_attn_row(const pp_attn_launch *L, int64_t t, int64_t 
     return *x < G->nq;
 }
 
+// The fp32 epilogue of m keys' chains acc of a scores (dp 0) or dP row of q head hh: out_l the
+// score's or dP's store, and the range notes.
+PP_HD static inline void pp_attn_row_dots_end(const pp_attn_launch *L, int dp, int64_t b, int64_t hh,
+                                              const float *acc, float *out, int64_t m)
+{
+    for (int64_t l = 0; l < m; l++)
+        out[l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
+                    : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc, acc[l]);
+    for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
+        pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
+                      dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[l]);
+}
+
 // Threads [t0, t0 + n) of one row of a [..][BQ][BK] launch (scores or dP): the visible keys'
 // dot products of the row's a (q' or dout) with x (k' or v; xT key-major), then the epilogue.
 PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0, int64_t n, int dp)
@@ -733,15 +746,59 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
         m = pp_attn_key_lanes(L, &G, y, y1 - y);
         pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), pp_attn_keyT_ld(L, &G, y), m,
                        acc);
-        for (int64_t l = 0; l < m; l++)
-            out[y + l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
-                            : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc,
-                                                 acc[l]);
-        for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
-            pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
-                          dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[y + l]);
+        pp_attn_row_dots_end(L, dp, b, hh, acc, out + y, m);
     }
 }
+
+#ifndef __CUDA_ARCH__
+// The host device's pairs of rows of a scores or dP launch (dots2_T, fp32 accumulation, seed 0,
+// the site not exact): two consecutive rows of one block get their chains from one pass over the
+// keys either sees (each key's loads serve both rows), then each row's epilogue on its own visible
+// keys (a row's chains past its last key are dropped: masked keys are not written). Each chain is
+// the one pp_attn_r_row_dots computes, so the same bits; other runs go alone. Whole runs only.
+PP_HD static inline int pp_attn_row_dots_pairs(const pp_attn_launch *L, int dp)
+{
+    return L->dots2_T && L->order_seed == 0 && L->accum != PP_ATTN_ACC_STORAGE &&
+           !pp_site_exact(L->exact_sites, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES);
+}
+
+static inline void pp_attn_r_row_dots_pairs(const pp_attn_launch *L, int64_t t0, int64_t n, int dp)
+{
+    int64_t t = t0, BK = L->BK;
+    float acc[2][PP_ATTN_MAX_LANES];
+    while (t + BK < t0 + n) {
+        int64_t b[2], hh[2], x[2];
+        int r[2];
+        pp_attn_geom G[2];
+        int ok = pp_attn_row(L, t / BK, &b[0], &hh[0], &r[0], &x[0], &G[0]);
+        ok = pp_attn_row(L, t / BK + 1, &b[1], &hh[1], &r[1], &x[1], &G[1]) && ok;
+        ok = ok && b[0] == b[1] && hh[0] == hh[1] && r[0] == r[1];  // one block: G[0] is G[1]
+        if (!ok) {
+            pp_attn_r_row_dots(L, t, BK, dp);
+            t += BK;
+            continue;
+        }
+        int64_t y1[2] = {pp_attn_jend(&G[0], x[0]) + 1, pp_attn_jend(&G[1], x[1]) + 1};
+        int64_t ye = y1[0] > y1[1] ? y1[0] : y1[1];
+        const float *a0 = (dp ? L->go : L->q) + pp_attn_qoff(L, b[0], hh[0], pp_attn_qrow(L, &G[0], x[0]));
+        const float *a1 = (dp ? L->go : L->q) + pp_attn_qoff(L, b[1], hh[1], pp_attn_qrow(L, &G[1], x[1]));
+        float *out0 = (dp ? L->DS : L->SP) + t, *out1 = out0 + BK;
+        for (int64_t y = 0, m; y < ye; y += m) {
+            m = pp_attn_key_lanes(L, &G[0], y, ye - y);
+            L->dots2_T(a0, a1, pp_attn_keyT(L, &G[0], dp ? L->vT : L->kT, b[0], hh[0], y),
+                       pp_attn_keyT_ld(L, &G[0], y), L->d, acc[0], acc[1], m);
+            int64_t m0 = y1[0] - y < m ? y1[0] - y : m, m1 = y1[1] - y < m ? y1[1] - y : m;
+            if (m0 > 0)
+                pp_attn_row_dots_end(L, dp, b[0], hh[0], acc[0], out0 + y, m0);
+            if (m1 > 0)
+                pp_attn_row_dots_end(L, dp, b[1], hh[1], acc[1], out1 + y, m1);
+        }
+        t += 2 * BK;
+    }
+    for (; t < t0 + n; t += BK)
+        pp_attn_r_row_dots(L, t, BK, dp);
+}
+#endif
 
 // NaN-sticky max of |x|: one step of PB-Relax's M.
 PP_HD static inline float pp_attn_pb_step(float M, float s)
@@ -1854,16 +1911,19 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
                 continue;
             const float *oi = L->Oall + i * rows * L->d + t;
             float li = L->Lall[i * rows + row];
+            // the factors exp(li − lse) once for the row (the same value in every column)
             if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
+                double e = li == -INFINITY ? 0.0 : pp_attn_cp_out_w64(li, L->run_lse64[row]);
                 for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
-                    acc[l] = pp_attn_cp_out_step64(ca, acc[l], oi[l], li, L->run_lse64[row]);
+                    acc[l] = pp_attn_cp_out_step64_w(ca, acc[l], oi[l], li, e);
                 for (int64_t l = 0; L->ranges && l < m; l++)
                     pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
                 continue;
             }
+            float w = x64 || li == -INFINITY ? 0.0f : pp_attn_cp_out_w(li, lse);
             for (int64_t l = 0; l < m; l++)  // cp_lse_merge exact: the correction reads the binary64 lse
                 acc[l] = x64 ? pp_attn_cp_out_step_x(ca, acc[l], oi[l], li, L->run_lse64[row])
-                             : pp_attn_cp_out_step(ca, acc[l], oi[l], li, lse);
+                             : pp_attn_cp_out_step_w(ca, acc[l], oi[l], li, w);
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
         }
@@ -2069,6 +2129,11 @@ PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_
 #ifndef __CUDA_ARCH__
     if (L->op == PP_AT_FLASH_BWD_ROW && pp_attn_bwd_pairs(L)) {
         pp_attn_r_flash_bwd_pairs(L, t0, n);
+        return;
+    }
+    int dp = L->op == PP_AT_UNF_DP;
+    if ((dp || L->op == PP_AT_UNF_SCORES) && t0 % L->BK == 0 && n % L->BK == 0 && pp_attn_row_dots_pairs(L, dp)) {
+        pp_attn_r_row_dots_pairs(L, t0, n, dp);
         return;
     }
 #endif
