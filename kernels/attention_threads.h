@@ -108,6 +108,9 @@ typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *
 // arithmetic): p_i = pp_expf(x_i − m) for i < n (the binary32 subtraction, then pp_expf's IEEE
 // operations in its order per lane: the same bits); p may be x.
 typedef void (*pp_attn_expf_fn)(const float *x, float m, float *p, int64_t n);
+// The unfused softmax's probabilities of a row, as a host device supplies them: p_i =
+// pp_attn_store(f, e_i / sum) for i < n (the binary32 division, then the store): p may be e.
+typedef void (*pp_attn_prob_fn)(pp_format_id f, const float *e, float sum, float *p, int64_t n);
 
 typedef struct pp_attn_launch {
     int op;
@@ -190,6 +193,7 @@ typedef struct pp_attn_launch {
     pp_attn_rowmax_fn rowmax;  // the flash forward's row max (NULL: the scalar loop)
     pp_attn_dots2_fn dots2_T;  // two rows' dots (NULL: the flash backward's rows one at a time)
     pp_attn_expf_fn expf_sub;  // the unfused softmax's exponentials (NULL: pp_expf one key at a time)
+    pp_attn_prob_fn prob;      // the unfused softmax's probabilities (NULL: one key at a time)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -875,6 +879,7 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     for (int64_t j = 0; lanes && R && j <= je; j++)
         pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m, P[j] - m);
     lanes = lanes && pp_attn_expf_lanes(L, P, m, P, je + 1);
+    pp_format_id fsum = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f);
     for (int64_t j = 0; j <= je; j++) {
         if (R && !lanes)  // the exponent's argument, as pp_attn_softmax_exp forms it
             pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
@@ -883,14 +888,22 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
             P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN)
                        ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
                        : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
-        sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
-                                       P[j]);
+        sum = pp_attn_softmax_sum_step(fsum, L->softmax, sum, P[j]);
         sum64 += P[j];
     }
     if (xsum)
         sum = (float)sum64;
     pp_range_note1(R, PP_SITE_ATTN_ROW_SUM, rh, nf, sum);
-    for (int64_t j = 0; j <= je; j++) {
+    // P = RN_F(e / sum) of the row in the device's lanes where it has them (no notes to take: they
+    // read e before the store)
+    int probs = 0;
+#ifndef __CUDA_ARCH__
+    if (L->prob && !xsum && !R) {
+        L->prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P, sum, P, je + 1);
+        probs = 1;
+    }
+#endif
+    for (int64_t j = 0; !probs && j <= je; j++) {
         double e = (double)P[j] / sum;
         P[j] = xsum ? pp_attn_softmax_prob_s64(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum64)
                     : pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);

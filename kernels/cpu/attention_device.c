@@ -636,6 +636,96 @@ void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n)
 }
 
 // ---------------------------------------------------------------------------------------------
+// The unfused softmax's probabilities p_i = RN_F(e_i / sum) (pp_attn_prob_fn) in vector lanes: the
+// binary32 division (correctly rounded in every lane), then pp_attn_store's rounding: bf16 by its
+// integer statements in lanes (up iff rem + odd > 2^15; a NaN kept as it is), fp32 the quotient,
+// fp16 by the scalar pp_attn_store of each quotient. The same bits as the scalar loop; p may be e.
+
+static void attn_prob_scalar(pp_format_id f, const float *e, float sum, float *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        p[i] = pp_attn_store(f, e[i] / sum);
+}
+
+#ifdef ATTN_HAVE_AVX2
+__attribute__((target("avx512f"))) static void attn_prob_avx512(pp_format_id f, const float *e, float sum, float *p,
+                                                                int64_t n)
+{
+    __m512 vs = _mm512_set1_ps(sum);
+    const __m512i odd = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF), hi = _mm512_set1_epi32((int)0xFFFF0000u);
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 q = _mm512_div_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), k, e + c), vs);
+        if (f == PP_FMT_BF16) {
+            __m512i u = _mm512_castps_si512(q);
+            __m512i r = _mm512_and_si512(
+                _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_srli_epi32(u, 16), odd)), hi);
+            __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
+            q = _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, r, u));
+        }
+        if (f == PP_FMT_FP16) {
+            float qs[16];
+            _mm512_storeu_ps(qs, q);
+            for (int64_t i = 0; i < 16 && c + i < n; i++)
+                p[c + i] = pp_attn_store(f, qs[i]);
+            continue;
+        }
+        _mm512_mask_storeu_ps(p + c, k, q);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void attn_prob_avx2(pp_format_id f, const float *e, float sum, float *p,
+                                                               int64_t n)
+{
+    __m256 vs = _mm256_set1_ps(sum);
+    const __m256i odd = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7FFF), hi = _mm256_set1_epi32((int)0xFFFF0000u);
+    const __m256i abs = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m256 q = _mm256_div_ps(_mm256_loadu_ps(e + c), vs);
+        if (f == PP_FMT_BF16) {
+            __m256i u = _mm256_castps_si256(q);
+            __m256i r = _mm256_and_si256(
+                _mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(_mm256_srli_epi32(u, 16), odd)), hi);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);  // |u| > Inf's bits: signed compare holds
+            q = _mm256_castsi256_ps(_mm256_blendv_epi8(r, u, nan));
+        }
+        if (f == PP_FMT_FP16) {
+            float qs[8];
+            _mm256_storeu_ps(qs, q);
+            for (int i = 0; i < 8; i++)
+                p[c + i] = pp_attn_store(f, qs[i]);
+            continue;
+        }
+        _mm256_storeu_ps(p + c, q);
+    }
+    attn_prob_scalar(f, e + c, sum, p + c, n - c);
+}
+#endif
+
+static pp_attn_prob_fn attn_pick_prob(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_prob_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_prob_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the scalar loop
+}
+
+void pp_attn_cpu_prob(pp_isa isa, pp_format_id f, const float *e, float sum, float *p, int64_t n)
+{
+    pp_attn_prob_fn fn = attn_pick_prob(0, pp_isa_resolve(isa));
+    if (fn)
+        fn(f, e, sum, p, n);
+    else
+        attn_prob_scalar(f, e, sum, p, n);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The flash forward's NaN-sticky row max (pp_attn_rowmax_fn) in 16 lanes. The scalar loop replaces
 // m only by a strictly greater s_i or a NaN, so without NaN its result is m when no s_i exceeds m,
 // else the first s_i equal to the largest value (its bits: −0 and +0 compare equal, the first
@@ -903,6 +993,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.rowmax = attn_pick_rowmax(c->portable, isa);
     J.L.dots2_T = attn_pick_dots2(c->portable, isa);
     J.L.expf_sub = attn_pick_expf(c->portable, isa);
+    J.L.prob = attn_pick_prob(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

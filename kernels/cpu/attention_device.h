@@ -57,7 +57,12 @@ void pp_attn_cpu_dots2(pp_isa isa, const float *a0, const float *a1, const float
 
 // The unfused softmax's exponentials p_i = pp_expf(x_i − m), i < n (p may be x), by the device's
 // vector lanes of level isa (the scalar calls below AVX2): the same bits as the scalar calls, for
-// tests/test_attention_exp2_lanes.c to check.
+// tests/test_attention_softmax_lanes.c to check.
 void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n);
+
+// The unfused softmax's probabilities p_i = pp_attn_store(f, e_i / sum), i < n (p may be e), by the
+// device's vector lanes of level isa (the scalar loop below AVX2): the same bits, for
+// tests/test_attention_softmax_lanes.c to check.
+void pp_attn_cpu_prob(pp_isa isa, pp_format_id f, const float *e, float sum, float *p, int64_t n);
 
 #endif
