@@ -111,6 +111,13 @@ typedef void (*pp_attn_expf_fn)(const float *x, float m, float *p, int64_t n);
 // The unfused softmax's probabilities of a row, as a host device supplies them: p_i =
 // pp_attn_store(f, e_i / sum) for i < n (the binary32 division, then the store): p may be e.
 typedef void (*pp_attn_prob_fn)(pp_format_id f, const float *e, float sum, float *p, int64_t n);
+// Rank-1 updates of a group of key chains (dk, dv), as a host device supplies them: for rows
+// r = 0 … nr − 1 in order and each key g < min(na_r, ng) (a row's active keys are a prefix),
+// acc[g·PP_ATTN_MAX_LANES + l] = fma(a_r[g], x_r[l], acc[g·PP_ATTN_MAX_LANES + l]) for l < m ≤
+// PP_ATTN_MAX_LANES: each chain's steps in row order, one rounding each, so any blocking of keys
+// and lanes gives the scalar loop's bits.
+typedef void (*pp_attn_ger_fn)(int nr, const float *const *a, const float *const *x, const int *na, int ng,
+                               float *acc, int64_t m);
 
 typedef struct pp_attn_launch {
     int op;
@@ -194,6 +201,7 @@ typedef struct pp_attn_launch {
     pp_attn_dots2_fn dots2_T;  // two rows' dots (NULL: the flash backward's rows one at a time)
     pp_attn_expf_fn expf_sub;  // the unfused softmax's exponentials (NULL: pp_expf one key at a time)
     pp_attn_prob_fn prob;      // the unfused softmax's probabilities (NULL: one key at a time)
+    pp_attn_ger_fn ger;        // dk/dv's key groups (NULL: each key's lane steps, pp_attn_step_push)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -1637,6 +1645,29 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
 #define PP_ATTN_DKV_KEYS 8
 #endif
 
+// Rows of dk/dv's chains collected for the host device's rank-1 updates (pp_attn_ger_fn): each
+// row's P and dS at the group's first key, its dO and q' at the run's first column, its active keys.
+typedef struct pp_attn_ger_rows {
+    const float *P[PP_ATTN_STEP_BUF], *dS[PP_ATTN_STEP_BUF], *go[PP_ATTN_STEP_BUF], *q[PP_ATTN_STEP_BUF];
+    int na[PP_ATTN_STEP_BUF];
+    int n;
+} pp_attn_ger_rows;
+
+// The collected rows' steps: dv's chains av (P·dO), dk's ak (dS·q').
+PP_HD static inline void pp_attn_ger_flush(const pp_attn_launch *L, pp_attn_ger_rows *R, int ng,
+                                           float (*av)[PP_ATTN_MAX_LANES], float (*ak)[PP_ATTN_MAX_LANES], int64_t m)
+{
+#ifndef __CUDA_ARCH__
+    if (R->n > 0) {
+        L->ger(R->n, R->P, R->go, R->na, ng, &av[0][0], m);
+        L->ger(R->n, R->dS, R->q, R->na, ng, &ak[0][0], m);
+    }
+#else
+    (void)L, (void)ng, (void)av, (void)ak, (void)m;
+#endif
+    R->n = 0;
+}
+
 // dv and dk' of q head hh for the ng keys [y0, y0 + ng) of rank r's block, columns [e0, e0 + ne):
 // per key y, chains over the block rows that see it (x ≥ i0(y)), increasing (P, dS of dead rows
 // are 0). dvh, dkh indices start at out (key y0, column 0).
@@ -1674,6 +1705,14 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         // from m_block_max − 1 down), rows increasing within a block; unfused: one chain, x increasing
         int64_t bm = L->kernel == PP_ATTN_FLASH && L->bbm > 0 ? L->bbm : G.nq;
         // (rows in the MMA k-chunk walk: increasing at seed 0, "Order band")
+        // the host device's rank-1 updates (ger): the rows collected in chain order with their
+        // active keys, then each key group's chains in the device's registers (the same steps)
+        pp_attn_ger_rows gr;
+        gr.n = 0;
+        int ger = 0;
+#ifndef __CUDA_ARCH__
+        ger = L->ger && !xacc && !storage;
+#endif
         for (int64_t x0 = G.nq <= 0 ? -1 : (G.nq - 1) - (G.nq - 1) % bm; x0 >= 0; x0 -= bm)
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DKV, x0 > i0[0] ? x0 : i0[0],
                                x0 + bm < G.nq ? x0 + bm : G.nq);
@@ -1681,6 +1720,15 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
             int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
             const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
             const float *go = L->go + qo, *qr = L->q + qo;
+            if (ger) {
+                int na = 0;
+                while (na < ng && x >= i0[na])
+                    na++;
+                gr.P[gr.n] = P, gr.dS[gr.n] = dS, gr.go[gr.n] = go, gr.q[gr.n] = qr, gr.na[gr.n] = na;
+                if (++gr.n == PP_ATTN_STEP_BUF)
+                    pp_attn_ger_flush(L, &gr, (int)ng, av, ak, m);
+                continue;
+            }
             for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
                 if (xacc) {
                     pp_attn_axpy64(L, P[g], go, dv[g], m);
@@ -1698,6 +1746,8 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
                 pp_attn_step_push(L, &tk[g], dS[g], qr, ak[g], m);
             }
         }
+        if (ger)
+            pp_attn_ger_flush(L, &gr, (int)ng, av, ak, m);
         for (int64_t g = 0; g < ng; g++) {
             pp_attn_step_flush(L, &tv[g], av[g], m);
             pp_attn_step_flush(L, &tk[g], ak[g], m);

@@ -726,6 +726,124 @@ void pp_attn_cpu_prob(pp_isa isa, pp_format_id f, const float *e, float sum, flo
 }
 
 // ---------------------------------------------------------------------------------------------
+// dk/dv's rank-1 updates (pp_attn_ger_fn) in AVX-512 registers: tiles of up to 4 keys by up to 4
+// vectors of 16 lanes (16 accumulators), loaded once, then every row's x vectors loaded once for
+// the tile's keys (4 FMAs a load, against 1 for the lane steps), stored after the last row. Each
+// chain gets its rows in order, one FMA each, so each lane is the scalar loop's chain of fmaf.
+
+static void attn_ger_scalar(int nr, const float *const *a, const float *const *x, const int *na, int ng, float *acc,
+                            int64_t m)
+{
+    for (int r = 0; r < nr; r++)
+        for (int g = 0; g < ng && g < na[r]; g++)
+            for (int64_t l = 0; l < m; l++)
+                acc[g * PP_ATTN_MAX_LANES + l] = fmaf(a[r][g], x[r][l], acc[g * PP_ATTN_MAX_LANES + l]);
+}
+
+#ifdef ATTN_HAVE_AVX2
+// NV vectors from lane v0·16 (the last under mask ml), keys g0 … g0 + K − 1.
+#define ATTN_GER_LD(k, v)                                                                          \
+    if ((k) < K && (v) < NV)                                                                       \
+    a##k##v = (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, y + (k) * PP_ATTN_MAX_LANES + 16 * (v))     \
+                            : _mm512_loadu_ps(y + (k) * PP_ATTN_MAX_LANES + 16 * (v))
+#define ATTN_GER_ST(k, v)                                                                          \
+    if ((k) < K && (v) < NV) {                                                                     \
+        if ((v) == NV - 1)                                                                         \
+            _mm512_mask_storeu_ps(y + (k) * PP_ATTN_MAX_LANES + 16 * (v), ml, a##k##v);            \
+        else                                                                                       \
+            _mm512_storeu_ps(y + (k) * PP_ATTN_MAX_LANES + 16 * (v), a##k##v);                     \
+    }
+#define ATTN_GER_X(v)                                                                              \
+    if ((v) < NV)                                                                                  \
+    x##v = (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, xr + 16 * (v)) : _mm512_loadu_ps(xr + 16 * (v))
+#define ATTN_GER_FMA(k)                                                                            \
+    if ((k) < ka) {                                                                                \
+        __m512 c_ = _mm512_set1_ps(ar[k]);                                                         \
+        if (0 < NV)                                                                                \
+            a##k##0 = _mm512_fmadd_ps(c_, x0, a##k##0);                                            \
+        if (1 < NV)                                                                                \
+            a##k##1 = _mm512_fmadd_ps(c_, x1, a##k##1);                                            \
+        if (2 < NV)                                                                                \
+            a##k##2 = _mm512_fmadd_ps(c_, x2, a##k##2);                                            \
+        if (3 < NV)                                                                                \
+            a##k##3 = _mm512_fmadd_ps(c_, x3, a##k##3);                                            \
+    }
+__attribute__((target("avx512f"), always_inline)) static inline void
+attn_ger_tile(const int NV, int K, int nr, const float *const *a, const float *const *x, const int *na, int g0,
+              int64_t l0, float *y, __mmask16 ml)
+{
+    __m512 z = _mm512_setzero_ps();
+    __m512 a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
+    __m512 a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
+    ATTN_GER_LD(0, 0); ATTN_GER_LD(0, 1); ATTN_GER_LD(0, 2); ATTN_GER_LD(0, 3);
+    ATTN_GER_LD(1, 0); ATTN_GER_LD(1, 1); ATTN_GER_LD(1, 2); ATTN_GER_LD(1, 3);
+    ATTN_GER_LD(2, 0); ATTN_GER_LD(2, 1); ATTN_GER_LD(2, 2); ATTN_GER_LD(2, 3);
+    ATTN_GER_LD(3, 0); ATTN_GER_LD(3, 1); ATTN_GER_LD(3, 2); ATTN_GER_LD(3, 3);
+    for (int r = 0; r < nr; r++) {
+        int ka = na[r] - g0;  // the row's active keys in the tile (a prefix)
+        ka = ka < K ? ka : K;
+        if (ka <= 0)
+            continue;
+        const float *xr = x[r] + l0, *ar = a[r] + g0;
+        __m512 x0 = z, x1 = z, x2 = z, x3 = z;
+        ATTN_GER_X(0); ATTN_GER_X(1); ATTN_GER_X(2); ATTN_GER_X(3);
+        ATTN_GER_FMA(0)
+        ATTN_GER_FMA(1)
+        ATTN_GER_FMA(2)
+        ATTN_GER_FMA(3)
+    }
+    ATTN_GER_ST(0, 0) ATTN_GER_ST(0, 1) ATTN_GER_ST(0, 2) ATTN_GER_ST(0, 3)
+    ATTN_GER_ST(1, 0) ATTN_GER_ST(1, 1) ATTN_GER_ST(1, 2) ATTN_GER_ST(1, 3)
+    ATTN_GER_ST(2, 0) ATTN_GER_ST(2, 1) ATTN_GER_ST(2, 2) ATTN_GER_ST(2, 3)
+    ATTN_GER_ST(3, 0) ATTN_GER_ST(3, 1) ATTN_GER_ST(3, 2) ATTN_GER_ST(3, 3)
+}
+#undef ATTN_GER_LD
+#undef ATTN_GER_ST
+#undef ATTN_GER_X
+#undef ATTN_GER_FMA
+
+__attribute__((target("avx512f"))) static void attn_ger_avx512(int nr, const float *const *a, const float *const *x,
+                                                               const int *na, int ng, float *acc, int64_t m)
+{
+    int64_t nv = (m + 15) / 16;  // m ≤ PP_ATTN_MAX_LANES: at most 8 vectors
+    for (int g0 = 0; g0 < ng; g0 += 4) {
+        int K = ng - g0 < 4 ? ng - g0 : 4;
+        for (int64_t v0 = 0; v0 < nv; v0 += 4) {
+            int64_t NV = nv - v0 < 4 ? nv - v0 : 4, rest = m - 16 * (v0 + NV - 1);  // lanes of the tile's last vector
+            __mmask16 ml = rest >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rest) - 1u);
+            float *y = acc + g0 * PP_ATTN_MAX_LANES + 16 * v0;
+            switch (NV) {
+            case 1: attn_ger_tile(1, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            case 2: attn_ger_tile(2, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            case 3: attn_ger_tile(3, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            default: attn_ger_tile(4, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            }
+        }
+    }
+}
+#endif
+
+static pp_attn_ger_fn attn_pick_ger(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_ger_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // each key's lane steps
+}
+
+void pp_attn_cpu_ger(pp_isa isa, int nr, const float *const *a, const float *const *x, const int *na, int ng,
+                     float *acc, int64_t m)
+{
+    pp_attn_ger_fn f = attn_pick_ger(0, pp_isa_resolve(isa));
+    if (f)
+        f(nr, a, x, na, ng, acc, m);
+    else
+        attn_ger_scalar(nr, a, x, na, ng, acc, m);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The flash forward's NaN-sticky row max (pp_attn_rowmax_fn) in 16 lanes. The scalar loop replaces
 // m only by a strictly greater s_i or a NaN, so without NaN its result is m when no s_i exceeds m,
 // else the first s_i equal to the largest value (its bits: −0 and +0 compare equal, the first
@@ -994,6 +1112,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.dots2_T = attn_pick_dots2(c->portable, isa);
     J.L.expf_sub = attn_pick_expf(c->portable, isa);
     J.L.prob = attn_pick_prob(c->portable, isa);
+    J.L.ger = attn_pick_ger(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

@@ -65,4 +65,10 @@ void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n);
 // tests/test_attention_softmax_lanes.c to check.
 void pp_attn_cpu_prob(pp_isa isa, pp_format_id f, const float *e, float sum, float *p, int64_t n);
 
+// dk/dv's rank-1 updates (pp_attn_ger_fn: acc[g·PP_ATTN_MAX_LANES + l] = fmaf(a_r[g], x_r[l], ·) for
+// rows r < nr in order, keys g < min(na_r, ng), l < m ≤ PP_ATTN_MAX_LANES) by the device's lanes of
+// level isa (the scalar loop below AVX-512): the same bits, for tests/test_attention_dots_lanes.c.
+void pp_attn_cpu_ger(pp_isa isa, int nr, const float *const *a, const float *const *x, const int *na, int ng,
+                     float *acc, int64_t m);
+
 #endif
