@@ -509,12 +509,19 @@ PP_HD static inline void pp_attn_mma_begin(pp_attn_mma_walk *w, uint64_t seed, i
 {
     w->seed = seed, w->gemm = gemm, w->lo = lo, w->hi = hi, w->r = 0;
     w->cb = lo - lo % PP_GEMM_MMA_CHUNK;
-    pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
+    if (seed != 0)  // seed 0: the identity permutation, walked directly (pp_attn_mma_next)
+        pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
 }
 
 // The next reduction index into *l; 0 when the chain is done.
 PP_HD static inline int pp_attn_mma_next(pp_attn_mma_walk *w, int64_t *l)
 {
+    if (w->seed == 0) {  // every chunk's permutation the identity: lo, lo + 1, …, hi − 1 in order
+        if (w->lo >= w->hi)
+            return 0;
+        *l = w->lo++;
+        return 1;
+    }
     for (;;) {
         if (w->r == PP_GEMM_MMA_CHUNK) {
             w->cb += PP_GEMM_MMA_CHUNK, w->r = 0;
