@@ -513,15 +513,21 @@ PP_HD static inline void pp_attn_mma_begin(pp_attn_mma_walk *w, uint64_t seed, i
         pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
 }
 
-// The next reduction index into *l; 0 when the chain is done.
-PP_HD static inline int pp_attn_mma_next(pp_attn_mma_walk *w, int64_t *l)
+// The next reduction index into *l; 0 when the chain is done: at seed 0 inline (every chunk's
+// permutation the identity: lo, lo + 1, …, hi − 1 in order), else the chunks' walk.
+PP_HD static inline int pp_attn_mma_next_perm(pp_attn_mma_walk *w, int64_t *l);
+PP_HD static PP_ATTN_STORE_INLINE int pp_attn_mma_next(pp_attn_mma_walk *w, int64_t *l)
 {
-    if (w->seed == 0) {  // every chunk's permutation the identity: lo, lo + 1, …, hi − 1 in order
+    if (w->seed == 0) {
         if (w->lo >= w->hi)
             return 0;
         *l = w->lo++;
         return 1;
     }
+    return pp_attn_mma_next_perm(w, l);
+}
+PP_HD static inline int pp_attn_mma_next_perm(pp_attn_mma_walk *w, int64_t *l)
+{
     for (;;) {
         if (w->r == PP_GEMM_MMA_CHUNK) {
             w->cb += PP_GEMM_MMA_CHUNK, w->r = 0;
@@ -708,9 +714,21 @@ PP_HD static inline int pp_attn_row(const pp_attn_launch *L, int64_t t, int64_t 
 PP_HD static inline void pp_attn_row_dots_end(const pp_attn_launch *L, int dp, int64_t b, int64_t hh,
                                               const float *acc, float *out, int64_t m)
 {
-    for (int64_t l = 0; l < m; l++)
-        out[l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
-                    : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc, acc[l]);
+    // (the format and the branch hoisted: loops the compiler may vectorise)
+    pp_format_id f = pp_attn_site_fmt(L->exact_sites, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, L->f);
+    float alpha = (float)L->sc.alpha_c;
+    if (dp && f == PP_FMT_BF16)
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_round_bf16_ne(acc[l]);
+    else if (dp)
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_attn_store(f, acc[l]);
+    else if (f == PP_FMT_BF16)  // pp_attn_score_fp32's bf16 path: RN_bf16 of the binary32 product
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_round_bf16_ne(alpha * acc[l]);
+    else
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_attn_score_fp32(f, &L->sc, acc[l]);
     for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
         pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
                       dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[l]);
