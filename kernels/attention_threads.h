@@ -509,8 +509,10 @@ PP_HD static inline void pp_attn_mma_begin(pp_attn_mma_walk *w, uint64_t seed, i
 {
     w->seed = seed, w->gemm = gemm, w->lo = lo, w->hi = hi, w->r = 0;
     w->cb = lo - lo % PP_GEMM_MMA_CHUNK;
-    if (seed != 0)  // seed 0: the identity permutation, walked directly (pp_attn_mma_next)
+    if (seed != 0)
         pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
+    else  // the identity permutation (seed 0's draw), walked directly by pp_attn_mma_next
+        w->a = 1, w->c = 0;
 }
 
 // The next reduction index into *l; 0 when the chain is done: at seed 0 inline (every chunk's
