@@ -476,6 +476,18 @@ PP_HD static inline int pp_attn_exp2_lanes(const pp_attn_launch *L, const float 
     return 0;
 }
 
+// Whether the host device has the unfused softmax's vector exponentials (pp_attn_expf_lanes then
+// computes them): 0 on the GPU and the portable CPU path.
+PP_HD static inline int pp_attn_expf_has(const pp_attn_launch *L)
+{
+#ifndef __CUDA_ARCH__
+    return L->expf_sub != 0;
+#else
+    (void)L;
+    return 0;
+#endif
+}
+
 // p_i = pp_expf(x_i − m) for i < n (p may be x) through the host device's vector exponentials
 // (expf_sub: the same bits); returns 0, having done nothing, where there are none (the GPU, the
 // portable CPU path).
@@ -910,7 +922,7 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     // e = pp_expf(x − m) (pp_attn_softmax_exp but for naive) of the whole row in the device's
     // vector lanes, first (the notes of its argument before: they read x), then the sums over the
     // e in j order: each e and each sum step as the one-key loop below computes them
-    int lanes = !naive && !pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
+    int lanes = !naive && !pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN) && pp_attn_expf_has(L);
     for (int64_t j = 0; lanes && R && j <= je; j++)
         pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m, P[j] - m);
     lanes = lanes && pp_attn_expf_lanes(L, P, m, P, je + 1);
