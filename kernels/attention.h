@@ -1025,8 +1025,17 @@ PP_HD static inline float pp_attn_mul_store(pp_format_id f, float s, float x)
 }
 
 // The unfused score of one element from its GEMM accumulator (fp32 or storage accumulation).
+// fp32: RN_F(RN_32(α_c·acc)) (pp_gemm_epilogue_fp32). α_c is then a binary32 value (the fp32
+// compute type's), so α_c·acc, a product of two binary32 values, is exact in binary64 and its
+// RN_32 is the binary32 product's one rounding (subnormals, overflow and a NaN acc alike: the
+// product returns acc's NaN quieted, as the binary64 product and its conversion do); RN_F of a
+// binary32 value is pp_attn_store's for F = fp16, bf16, fp32. The same bits as the generic
+// epilogue (tests/test_attention_store.c), without pp_round's table lookup per score (14% of the
+// unfused kernel's CPU time); any other F keeps the generic path.
 PP_HD static inline float pp_attn_score_fp32(pp_format_id f, const pp_attn_scalars *s, float acc)
 {
+    if (f == PP_FMT_BF16 || f == PP_FMT_FP16 || f == PP_FMT_FP32)
+        return pp_attn_store(f, (float)s->alpha_c * acc);
     return (float)pp_gemm_epilogue_fp32(f, s->alpha_c, acc);
 }
 PP_HD static inline float pp_attn_score_storage(pp_format_id f, const pp_attn_scalars *s, double acc)
@@ -1558,25 +1567,45 @@ PP_HD static inline double pp_attn_cp_lse_merge64(double lse, float lse_i)
     return pp_attn_cp_lse_merge64_d(lse, (double)lse_i);
 }
 
-// CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum.
-PP_HD static inline float pp_attn_cp_out_step(pp_format_id c, float acc, float out_i, float lse_i, float lse)
+// CP: out accumulator step acc = RN_C(acc + out_i·exp(lse_i − lse)), C = cp_accum. The factor
+// w = exp(lse_i − lse) depends on the row only: pp_attn_cp_out_step_w takes it computed once per
+// row and step (pp_attn_cp_out_w), the same value for every column.
+PP_HD static inline float pp_attn_cp_out_w(float lse_i, float lse)
+{
+    return pp_expf(lse_i - lse);
+}
+PP_HD static inline float pp_attn_cp_out_step_w(pp_format_id c, float acc, float out_i, float lse_i, float w)
 {
     if (lse_i == -INFINITY)  // an empty partial (out_i = 0) adds nothing
         return acc;
-    float t = out_i * pp_expf(lse_i - lse);
+    float t = out_i * w;
     return pp_attn_store(c, acc + t);
+}
+PP_HD static inline float pp_attn_cp_out_step(pp_format_id c, float acc, float out_i, float lse_i, float lse)
+{
+    return pp_attn_cp_out_step_w(c, acc, out_i, lse_i, lse_i == -INFINITY ? 0.0f : pp_attn_cp_out_w(lse_i, lse));
 }
 
 // CP before PR 821, a second-half step (i > rank, causal): its correction reads softmax_lse_, the
 // [..., 1, :] view taken of the binary64 lse before the fp32 rounding reassigned softmax_lse
 // (attention.py @ 9709147e:786, 818-822), so t = out_i·exp(lse_i − lse64) and the add run in
 // binary64 (type promotion), then RN_C.
-PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+// As pp_attn_cp_out_step, its factor e = exp(lse_i − lse64) once per row and step
+// (pp_attn_cp_out_w64) for pp_attn_cp_out_step64_w.
+PP_HD static inline double pp_attn_cp_out_w64(float lse_i, double lse64)
+{
+    return exp((double)lse_i - lse64);
+}
+PP_HD static inline float pp_attn_cp_out_step64_w(pp_format_id c, float acc, float out_i, float lse_i, double e)
 {
     if (lse_i == -INFINITY)
         return acc;
-    double t = (double)out_i * exp((double)lse_i - lse64);
+    double t = (double)out_i * e;
     return (float)pp_round(c, (double)acc + t, PP_RND_NE, 0);
+}
+PP_HD static inline float pp_attn_cp_out_step64(pp_format_id c, float acc, float out_i, float lse_i, double lse64)
+{
+    return pp_attn_cp_out_step64_w(c, acc, out_i, lse_i, lse_i == -INFINITY ? 0.0 : pp_attn_cp_out_w64(lse_i, lse64));
 }
 
 // CP out merge step with cp_lse_merge exact: the correction exp(lse_i − lse64) of the binary64

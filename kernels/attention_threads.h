@@ -104,6 +104,20 @@ typedef float (*pp_attn_rowmax_fn)(const float *s, int64_t n, float m);
 // +0, c = 0 … nc − 1 in order): each key's loads serve both rows, each lane the same bits.
 typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
                                  float *acc0, float *acc1, int64_t m);
+// The unfused softmax's exponentials of a row, as a host device supplies them (vector binary64
+// arithmetic): p_i = pp_expf(x_i − m) for i < n (the binary32 subtraction, then pp_expf's IEEE
+// operations in its order per lane: the same bits); p may be x.
+typedef void (*pp_attn_expf_fn)(const float *x, float m, float *p, int64_t n);
+// The unfused softmax's probabilities of a row, as a host device supplies them: p_i =
+// pp_attn_store(f, e_i / sum) for i < n (the binary32 division, then the store): p may be e.
+typedef void (*pp_attn_prob_fn)(pp_format_id f, const float *e, float sum, float *p, int64_t n);
+// Rank-1 updates of a group of key chains (dk, dv), as a host device supplies them: for rows
+// r = 0 … nr − 1 in order and each key g < min(na_r, ng) (a row's active keys are a prefix),
+// acc[g·PP_ATTN_MAX_LANES + l] = fma(a_r[g], x_r[l], acc[g·PP_ATTN_MAX_LANES + l]) for l < m ≤
+// PP_ATTN_MAX_LANES: each chain's steps in row order, one rounding each, so any blocking of keys
+// and lanes gives the scalar loop's bits.
+typedef void (*pp_attn_ger_fn)(int nr, const float *const *a, const float *const *x, const int *na, int ng,
+                               float *acc, int64_t m);
 
 typedef struct pp_attn_launch {
     int op;
@@ -185,6 +199,9 @@ typedef struct pp_attn_launch {
     pp_attn_dots64_fn dots64;
     pp_attn_rowmax_fn rowmax;  // the flash forward's row max (NULL: the scalar loop)
     pp_attn_dots2_fn dots2_T;  // two rows' dots (NULL: the flash backward's rows one at a time)
+    pp_attn_expf_fn expf_sub;  // the unfused softmax's exponentials (NULL: pp_expf one key at a time)
+    pp_attn_prob_fn prob;      // the unfused softmax's probabilities (NULL: one key at a time)
+    pp_attn_ger_fn ger;        // dk/dv's key groups (NULL: each key's lane steps, pp_attn_step_push)
     // Range diagnostics (kernels/ranges.h, kernels/sites.h): where the threads note their sites
     // (NULL: nowhere; the CPU device gives each worker its own, the GPU one device accumulator
     // that every thread notes into atomically); a slice's (b, hh) is the run's q head
@@ -459,6 +476,33 @@ PP_HD static inline int pp_attn_exp2_lanes(const pp_attn_launch *L, const float 
     return 0;
 }
 
+// Whether the host device has the unfused softmax's vector exponentials (pp_attn_expf_lanes then
+// computes them): 0 on the GPU and the portable CPU path.
+PP_HD static inline int pp_attn_expf_has(const pp_attn_launch *L)
+{
+#ifndef __CUDA_ARCH__
+    return L->expf_sub != 0;
+#else
+    (void)L;
+    return 0;
+#endif
+}
+
+// p_i = pp_expf(x_i − m) for i < n (p may be x) through the host device's vector exponentials
+// (expf_sub: the same bits); returns 0, having done nothing, where there are none (the GPU, the
+// portable CPU path).
+PP_HD static inline int pp_attn_expf_lanes(const pp_attn_launch *L, const float *x, float m, float *p, int64_t n)
+{
+#ifndef __CUDA_ARCH__
+    if (L->expf_sub) {
+        L->expf_sub(x, m, p, n);
+        return 1;
+    }
+#endif
+    (void)L, (void)x, (void)m, (void)p, (void)n;
+    return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // MMA k-chunks (attention.h "Order band"): a chain over the reduction indices [lo, hi) of one of
 // the attention's GEMMs walks the chunks of 16 indices (aligned to multiples of 16 from the GEMM's
@@ -477,11 +521,26 @@ PP_HD static inline void pp_attn_mma_begin(pp_attn_mma_walk *w, uint64_t seed, i
 {
     w->seed = seed, w->gemm = gemm, w->lo = lo, w->hi = hi, w->r = 0;
     w->cb = lo - lo % PP_GEMM_MMA_CHUNK;
-    pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
+    if (seed != 0)
+        pp_attn_mma_chunk(seed, gemm, w->cb / PP_GEMM_MMA_CHUNK, &w->a, &w->c);
+    else  // the identity permutation (seed 0's draw), walked directly by pp_attn_mma_next
+        w->a = 1, w->c = 0;
 }
 
-// The next reduction index into *l; 0 when the chain is done.
-PP_HD static inline int pp_attn_mma_next(pp_attn_mma_walk *w, int64_t *l)
+// The next reduction index into *l; 0 when the chain is done: at seed 0 inline (every chunk's
+// permutation the identity: lo, lo + 1, …, hi − 1 in order), else the chunks' walk.
+PP_HD static inline int pp_attn_mma_next_perm(pp_attn_mma_walk *w, int64_t *l);
+PP_HD static PP_ATTN_STORE_INLINE int pp_attn_mma_next(pp_attn_mma_walk *w, int64_t *l)
+{
+    if (w->seed == 0) {
+        if (w->lo >= w->hi)
+            return 0;
+        *l = w->lo++;
+        return 1;
+    }
+    return pp_attn_mma_next_perm(w, l);
+}
+PP_HD static inline int pp_attn_mma_next_perm(pp_attn_mma_walk *w, int64_t *l)
 {
     for (;;) {
         if (w->r == PP_GEMM_MMA_CHUNK) {
@@ -664,6 +723,31 @@ PP_HD static inline int pp_attn_row(const pp_attn_launch *L, int64_t t, int64_t 
     return *x < G->nq;
 }
 
+// The fp32 epilogue of m keys' chains acc of a scores (dp 0) or dP row of q head hh: out_l the
+// score's or dP's store, and the range notes.
+PP_HD static inline void pp_attn_row_dots_end(const pp_attn_launch *L, int dp, int64_t b, int64_t hh,
+                                              const float *acc, float *out, int64_t m)
+{
+    // (the format and the branch hoisted: loops the compiler may vectorise)
+    pp_format_id f = pp_attn_site_fmt(L->exact_sites, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, L->f);
+    float alpha = (float)L->sc.alpha_c;
+    if (dp && f == PP_FMT_BF16)
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_round_bf16_ne(acc[l]);
+    else if (dp)
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_attn_store(f, acc[l]);
+    else if (f == PP_FMT_BF16)  // pp_attn_score_fp32's bf16 path: RN_bf16 of the binary32 product
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_round_bf16_ne(alpha * acc[l]);
+    else
+        for (int64_t l = 0; l < m; l++)
+            out[l] = pp_attn_score_fp32(f, &L->sc, acc[l]);
+    for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
+        pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
+                      dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[l]);
+}
+
 // Threads [t0, t0 + n) of one row of a [..][BQ][BK] launch (scores or dP): the visible keys'
 // dot products of the row's a (q' or dout) with x (k' or v; xT key-major), then the epilogue.
 PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0, int64_t n, int dp)
@@ -713,15 +797,59 @@ PP_HD static inline void pp_attn_r_row_dots(const pp_attn_launch *L, int64_t t0,
         m = pp_attn_key_lanes(L, &G, y, y1 - y);
         pp_attn_dots_T(L, gemm, a, pp_attn_keyT(L, &G, dp ? L->vT : L->kT, b, hh, y), pp_attn_keyT_ld(L, &G, y), m,
                        acc);
-        for (int64_t l = 0; l < m; l++)
-            out[y + l] = dp ? pp_attn_store(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DP, L->f), acc[l])
-                            : pp_attn_score_fp32(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCORES, L->f), &L->sc,
-                                                 acc[l]);
-        for (int64_t l = 0; L->ranges && (dp || !L->recompute) && l < m; l++)
-            pp_range_note(L->ranges, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES, pp_attn_range_head(L, b, hh), L->f,
-                          dp ? (double)acc[l] : L->sc.alpha_c * acc[l], out[y + l]);
+        pp_attn_row_dots_end(L, dp, b, hh, acc, out + y, m);
     }
 }
+
+#ifndef __CUDA_ARCH__
+// The host device's pairs of rows of a scores or dP launch (dots2_T, fp32 accumulation, seed 0,
+// the site not exact): two consecutive rows of one block get their chains from one pass over the
+// keys either sees (each key's loads serve both rows), then each row's epilogue on its own visible
+// keys (a row's chains past its last key are dropped: masked keys are not written). Each chain is
+// the one pp_attn_r_row_dots computes, so the same bits; other runs go alone. Whole runs only.
+PP_HD static inline int pp_attn_row_dots_pairs(const pp_attn_launch *L, int dp)
+{
+    return L->dots2_T && L->order_seed == 0 && L->accum != PP_ATTN_ACC_STORAGE &&
+           !pp_site_exact(L->exact_sites, dp ? PP_SITE_ATTN_DP : PP_SITE_ATTN_SCORES);
+}
+
+static inline void pp_attn_r_row_dots_pairs(const pp_attn_launch *L, int64_t t0, int64_t n, int dp)
+{
+    int64_t t = t0, BK = L->BK;
+    float acc[2][PP_ATTN_MAX_LANES];
+    while (t + BK < t0 + n) {
+        int64_t b[2], hh[2], x[2];
+        int r[2];
+        pp_attn_geom G[2];
+        int ok = pp_attn_row(L, t / BK, &b[0], &hh[0], &r[0], &x[0], &G[0]);
+        ok = pp_attn_row(L, t / BK + 1, &b[1], &hh[1], &r[1], &x[1], &G[1]) && ok;
+        ok = ok && b[0] == b[1] && hh[0] == hh[1] && r[0] == r[1];  // one block: G[0] is G[1]
+        if (!ok) {
+            pp_attn_r_row_dots(L, t, BK, dp);
+            t += BK;
+            continue;
+        }
+        int64_t y1[2] = {pp_attn_jend(&G[0], x[0]) + 1, pp_attn_jend(&G[1], x[1]) + 1};
+        int64_t ye = y1[0] > y1[1] ? y1[0] : y1[1];
+        const float *a0 = (dp ? L->go : L->q) + pp_attn_qoff(L, b[0], hh[0], pp_attn_qrow(L, &G[0], x[0]));
+        const float *a1 = (dp ? L->go : L->q) + pp_attn_qoff(L, b[1], hh[1], pp_attn_qrow(L, &G[1], x[1]));
+        float *out0 = (dp ? L->DS : L->SP) + t, *out1 = out0 + BK;
+        for (int64_t y = 0, m; y < ye; y += m) {
+            m = pp_attn_key_lanes(L, &G[0], y, ye - y);
+            L->dots2_T(a0, a1, pp_attn_keyT(L, &G[0], dp ? L->vT : L->kT, b[0], hh[0], y),
+                       pp_attn_keyT_ld(L, &G[0], y), L->d, acc[0], acc[1], m);
+            int64_t m0 = y1[0] - y < m ? y1[0] - y : m, m1 = y1[1] - y < m ? y1[1] - y : m;
+            if (m0 > 0)
+                pp_attn_row_dots_end(L, dp, b[0], hh[0], acc[0], out0 + y, m0);
+            if (m1 > 0)
+                pp_attn_row_dots_end(L, dp, b[1], hh[1], acc[1], out1 + y, m1);
+        }
+        t += 2 * BK;
+    }
+    for (; t < t0 + n; t += BK)
+        pp_attn_r_row_dots(L, t, BK, dp);
+}
+#endif
 
 // NaN-sticky max of |x|: one step of PB-Relax's M.
 PP_HD static inline float pp_attn_pb_step(float M, float s)
@@ -774,18 +902,16 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     float M = pb ? L->Mblk[t / L->BQ] : 0.0f;
     int64_t rh = pp_attn_range_head(L, b, hh);
     pp_format_id xf = L->softmax == PP_ATTN_SOFTMAX_FP32 ? PP_FMT_FP32 : L->f;  // x's format
-    for (int64_t j = 0; j <= je; j++) {
+    // (no PB-Relax, L = 1 and no range notes: x = S, nothing to do)
+    for (int64_t j = 0; (pb || L->sc.L != 1.0f || R) && j <= je; j++) {
         pp_format_id fx = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_SCALED_SCORES, L->f);
         float tt = pb ? pp_attn_pb_relax(fx, L->softmax, P[j], M, L->sc.A) : P[j];
         P[j] = pp_attn_layer_scale(fx, L->softmax, tt, L->sc.L);
         pp_range_note(R, PP_SITE_ATTN_SCALED_SCORES, rh, xf, (double)tt * L->sc.L, P[j]);
     }
-    float m = 0.0f;
-    if (L->max_subtract != PP_ATTN_MAX_NONE) {
-        m = P[0];
-        for (int64_t j = 1; j <= je; j++)
-            m = P[j] > m || P[j] != P[j] ? P[j] : m;
-    }
+    // the max: the NaN-sticky loop m = P[0], then P[j] > m || P[j] != P[j] ? P[j] : m (j
+    // increasing), pp_attn_rowmax's, in the device's lanes where it has them
+    float m = L->max_subtract != PP_ATTN_MAX_NONE ? pp_attn_rowmax(L, P + 1, je, P[0]) : 0.0f;
     int naive = L->softmax == PP_ATTN_SOFTMAX_NAIVE;
     pp_format_id nf = naive ? L->f : PP_FMT_FP32;  // the naive softmax rounds its steps to F
     pp_range_note1(R, PP_SITE_ATTN_ROW_MAX, rh, xf, m);
@@ -793,20 +919,38 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     // row_sum exact without naive: the sum's binary64 chain (pp_attn_softmax_prob_s64, _lse_sd)
     int xsum = !naive && pp_site_exact(L->exact_sites, PP_SITE_ATTN_ROW_SUM);
     double sum64 = 0.0;
+    // e = pp_expf(x − m) (pp_attn_softmax_exp but for naive) of the whole row in the device's
+    // vector lanes, first (the notes of its argument before: they read x), then the sums over the
+    // e in j order: each e and each sum step as the one-key loop below computes them
+    int lanes = !naive && !pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN) && pp_attn_expf_has(L);
+    for (int64_t j = 0; lanes && R && j <= je; j++)
+        pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m, P[j] - m);
+    lanes = lanes && pp_attn_expf_lanes(L, P, m, P, je + 1);
+    pp_format_id fsum = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f);
     for (int64_t j = 0; j <= je; j++) {
-        if (R)  // the exponent's argument, as pp_attn_softmax_exp forms it
+        if (R && !lanes)  // the exponent's argument, as pp_attn_softmax_exp forms it
             pp_range_note(R, PP_SITE_ATTN_SOFTMAX_IN, rh, nf, (double)P[j] - m,
                           naive ? pp_attn_store(L->f, P[j] - m) : P[j] - m);
-        P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN) ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
-                                                                     : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
-        sum = pp_attn_softmax_sum_step(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_ROW_SUM, L->f), L->softmax, sum,
-                                       P[j]);
+        if (!lanes)
+            P[j] = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN)
+                       ? pp_attn_softmax_exp64(L->f, L->softmax, P[j], m)
+                       : pp_attn_softmax_exp(L->f, L->softmax, P[j], m);
+        sum = pp_attn_softmax_sum_step(fsum, L->softmax, sum, P[j]);
         sum64 += P[j];
     }
     if (xsum)
         sum = (float)sum64;
     pp_range_note1(R, PP_SITE_ATTN_ROW_SUM, rh, nf, sum);
-    for (int64_t j = 0; j <= je; j++) {
+    // P = RN_F(e / sum) of the row in the device's lanes where it has them (no notes to take: they
+    // read e before the store)
+    int probs = 0;
+#ifndef __CUDA_ARCH__
+    if (L->prob && !xsum && !R) {
+        L->prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P, sum, P, je + 1);
+        probs = 1;
+    }
+#endif
+    for (int64_t j = 0; !probs && j <= je; j++) {
         double e = (double)P[j] / sum;
         P[j] = xsum ? pp_attn_softmax_prob_s64(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum64)
                     : pp_attn_softmax_prob(pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f), P[j], sum);
@@ -883,8 +1027,13 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         }
         for (int64_t l = 0; l < m; l++)
             acc[l] = 0.0f;
+        // the lane steps collected (pp_attn_step_push: the device's axpy_n keeps acc in registers
+        // across PP_ATTN_STEP_BUF keys), the same steps in the same order
+        pp_attn_steps T;
+        T.n = 0;
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
-            pp_attn_axpy(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+            pp_attn_step_push(L, &T, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+        pp_attn_step_flush(L, &T, acc, m);
         for (int64_t l = 0; l < m; l++)
             o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
         for (int64_t l = 0; L->O64 && l < m; l++)  // exact: the binary32 opmath value is the value
@@ -1535,6 +1684,29 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
 #define PP_ATTN_DKV_KEYS 8
 #endif
 
+// Rows of dk/dv's chains collected for the host device's rank-1 updates (pp_attn_ger_fn): each
+// row's P and dS at the group's first key, its dO and q' at the run's first column, its active keys.
+typedef struct pp_attn_ger_rows {
+    const float *P[PP_ATTN_STEP_BUF], *dS[PP_ATTN_STEP_BUF], *go[PP_ATTN_STEP_BUF], *q[PP_ATTN_STEP_BUF];
+    int na[PP_ATTN_STEP_BUF];
+    int n;
+} pp_attn_ger_rows;
+
+// The collected rows' steps: dv's chains av (P·dO), dk's ak (dS·q').
+PP_HD static inline void pp_attn_ger_flush(const pp_attn_launch *L, pp_attn_ger_rows *R, int ng,
+                                           float (*av)[PP_ATTN_MAX_LANES], float (*ak)[PP_ATTN_MAX_LANES], int64_t m)
+{
+#ifndef __CUDA_ARCH__
+    if (R->n > 0) {
+        L->ger(R->n, R->P, R->go, R->na, ng, &av[0][0], m);
+        L->ger(R->n, R->dS, R->q, R->na, ng, &ak[0][0], m);
+    }
+#else
+    (void)L, (void)ng, (void)av, (void)ak, (void)m;
+#endif
+    R->n = 0;
+}
+
 // dv and dk' of q head hh for the ng keys [y0, y0 + ng) of rank r's block, columns [e0, e0 + ne):
 // per key y, chains over the block rows that see it (x ≥ i0(y)), increasing (P, dS of dead rows
 // are 0). dvh, dkh indices start at out (key y0, column 0).
@@ -1572,6 +1744,14 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
         // from m_block_max − 1 down), rows increasing within a block; unfused: one chain, x increasing
         int64_t bm = L->kernel == PP_ATTN_FLASH && L->bbm > 0 ? L->bbm : G.nq;
         // (rows in the MMA k-chunk walk: increasing at seed 0, "Order band")
+        // the host device's rank-1 updates (ger): the rows collected in chain order with their
+        // active keys, then each key group's chains in the device's registers (the same steps)
+        pp_attn_ger_rows gr;
+        gr.n = 0;
+        int ger = 0;
+#ifndef __CUDA_ARCH__
+        ger = L->ger && !xacc && !storage;
+#endif
         for (int64_t x0 = G.nq <= 0 ? -1 : (G.nq - 1) - (G.nq - 1) % bm; x0 >= 0; x0 -= bm)
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DKV, x0 > i0[0] ? x0 : i0[0],
                                x0 + bm < G.nq ? x0 + bm : G.nq);
@@ -1579,6 +1759,15 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
             int64_t qo = pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x)) + e;
             const float *P = L->SP + base + x * L->BK, *dS = L->DS + base + x * L->BK;
             const float *go = L->go + qo, *qr = L->q + qo;
+            if (ger) {
+                int na = 0;
+                while (na < ng && x >= i0[na])
+                    na++;
+                gr.P[gr.n] = P, gr.dS[gr.n] = dS, gr.go[gr.n] = go, gr.q[gr.n] = qr, gr.na[gr.n] = na;
+                if (++gr.n == PP_ATTN_STEP_BUF)
+                    pp_attn_ger_flush(L, &gr, (int)ng, av, ak, m);
+                continue;
+            }
             for (int64_t g = 0; g < ng && x >= i0[g]; g++) {
                 if (xacc) {
                     pp_attn_axpy64(L, P[g], go, dv[g], m);
@@ -1596,6 +1785,8 @@ PP_HD static inline void pp_attn_dkv_keys(const pp_attn_launch *L, int64_t b, in
                 pp_attn_step_push(L, &tk[g], dS[g], qr, ak[g], m);
             }
         }
+        if (ger)
+            pp_attn_ger_flush(L, &gr, (int)ng, av, ak, m);
         for (int64_t g = 0; g < ng; g++) {
             pp_attn_step_flush(L, &tv[g], av[g], m);
             pp_attn_step_flush(L, &tk[g], ak[g], m);
@@ -1822,16 +2013,19 @@ PP_HD static inline void pp_attn_r_cp_out(const pp_attn_launch *L, int64_t t0, i
                 continue;
             const float *oi = L->Oall + i * rows * L->d + t;
             float li = L->Lall[i * rows + row];
+            // the factors exp(li − lse) once for the row (the same value in every column)
             if (L->cp_flavour == PP_ATTN_CP_TE_2024 && pp_attn_step_type(L->causal, pp_attn_cp_rank_of(L, s), i) == 2) {
+                double e = li == -INFINITY ? 0.0 : pp_attn_cp_out_w64(li, L->run_lse64[row]);
                 for (int64_t l = 0; l < m; l++)  // the stale binary64 view of the second half
-                    acc[l] = pp_attn_cp_out_step64(ca, acc[l], oi[l], li, L->run_lse64[row]);
+                    acc[l] = pp_attn_cp_out_step64_w(ca, acc[l], oi[l], li, e);
                 for (int64_t l = 0; L->ranges && l < m; l++)
                     pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
                 continue;
             }
+            float w = x64 || li == -INFINITY ? 0.0f : pp_attn_cp_out_w(li, lse);
             for (int64_t l = 0; l < m; l++)  // cp_lse_merge exact: the correction reads the binary64 lse
                 acc[l] = x64 ? pp_attn_cp_out_step_x(ca, acc[l], oi[l], li, L->run_lse64[row])
-                             : pp_attn_cp_out_step(ca, acc[l], oi[l], li, lse);
+                             : pp_attn_cp_out_step_w(ca, acc[l], oi[l], li, w);
             for (int64_t l = 0; L->ranges && l < m; l++)
                 pp_range_note1(L->ranges, PP_SITE_ATTN_CP_OUT_MERGE, rh, L->cp_accum, acc[l]);
         }
@@ -2037,6 +2231,11 @@ PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_
 #ifndef __CUDA_ARCH__
     if (L->op == PP_AT_FLASH_BWD_ROW && pp_attn_bwd_pairs(L)) {
         pp_attn_r_flash_bwd_pairs(L, t0, n);
+        return;
+    }
+    int dp = L->op == PP_AT_UNF_DP;
+    if ((dp || L->op == PP_AT_UNF_SCORES) && t0 % L->BK == 0 && n % L->BK == 0 && pp_attn_row_dots_pairs(L, dp)) {
+        pp_attn_r_row_dots_pairs(L, t0, n, dp);
         return;
     }
 #endif

@@ -6,7 +6,9 @@
 // counts 0, 1, 7 and 128, column strides, and random inputs biased to special values.
 // The two-row form (pp_attn_cpu_dots2: the flash backward's pairs of rows) alongside, its second
 // row a reversed and negated. The same for explain's binary64 chains (pp_attn_cpu_dots64,
-// pp_attn_cpu_axpy64) against the scalar binary64 fma loops.
+// pp_attn_cpu_axpy64) against the scalar binary64 fma loops. And dk/dv's rank-1 updates
+// (pp_attn_cpu_ger: a group of keys' chains over rows, each row's active keys a prefix) against the
+// scalar fmaf loop.
 // Run: build/rel/tests/test_attention_dots_lanes
 #include <math.h>
 #include <string.h>
@@ -294,6 +296,96 @@ static void lanes64_every_width(void **state)
     assert_int_equal(bad, 0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// dk/dv's rank-1 updates (pp_attn_cpu_ger) against the scalar loop of fmaf, bit for bit: every key
+// count 1 … 8 with every lane count 1 … 128, rows whose active keys are every prefix (0 … ng: the
+// causal edge, where a row's later keys do not see it), row counts 0, 1, 5 and 32, initial
+// accumulators and operands biased to special values (±0, ±Inf, NaN payloads, subnormals, ties of
+// the fused step), and nothing written past a key's m lanes nor to keys past ng (NaN results
+// against NaN: the FMA's choice of NaN operand is the hardware's).
+
+#define GER_ROWS 32
+#define GER_KEYS 8
+
+static float ger_special(pp_test_rng *r)
+{
+    static const uint32_t sp[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00011u, 0xFFA00003u,
+                                  0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu, 0x3F800001u, 0x33800000u, 0xB3800000u};
+    uint64_t u = pp_test_rng_next(r);
+    if (u % 7 == 0)
+        return pp_f32_from_bits(sp[(u >> 8) % (sizeof sp / sizeof *sp)]);
+    return (float)(pp_test_rng_unit(r) * 4.0 - 2.0);
+}
+
+static int check_ger(pp_test_rng *r, int nr, int ng, int64_t m)
+{
+    static float arows[GER_ROWS][GER_KEYS], xrows[GER_ROWS][MAXL], acc0[GER_KEYS * MAXL];
+    static float got[GER_KEYS * MAXL], want[GER_KEYS * MAXL];
+    const float *a[GER_ROWS], *x[GER_ROWS];
+    int na[GER_ROWS];
+    for (int i = 0; i < nr; i++) {
+        for (int g = 0; g < GER_KEYS; g++)
+            arows[i][g] = ger_special(r);
+        for (int64_t l = 0; l < MAXL; l++)
+            xrows[i][l] = ger_special(r);
+        a[i] = arows[i], x[i] = xrows[i];
+        uint64_t u = pp_test_rng_next(r) % 4;  // mostly all keys, else any prefix (0 … ng, past ng too)
+        na[i] = u ? ng + (int)(pp_test_rng_next(r) % 2) : (int)(pp_test_rng_next(r) % (uint64_t)(ng + 1));
+    }
+    for (int i = 0; i < GER_KEYS * MAXL; i++)
+        acc0[i] = ger_special(r);
+    memcpy(want, acc0, sizeof want);
+    for (int i = 0; i < nr; i++)
+        for (int g = 0; g < ng && g < na[i]; g++)
+            for (int64_t l = 0; l < m; l++)
+                want[g * MAXL + l] = fmaf(a[i][g], x[i][l], want[g * MAXL + l]);
+    int bad = 0;
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        memcpy(got, acc0, sizeof got);
+        pp_attn_cpu_ger(LEVELS[v], nr, a, x, na, ng, got, m);
+        // NaN against NaN: which NaN operand an FMA passes on is the hardware's choice (as for the
+        // dots above); every other value bit for bit
+        for (int i = 0; i < GER_KEYS * MAXL; i++)
+            if ((isnan(want[i]) ? !isnan(got[i]) : pp_f32_bits(got[i]) != pp_f32_bits(want[i])) && bad++ < 10)
+                fprintf(stderr, "  ger lanes (%s): rows %d, keys %d, lanes %lld: key %d lane %d: got %a (0x%08x), "
+                        "want %a (0x%08x)\n", pp_isa_name(LEVELS[v]), nr, ng, (long long)m, i / MAXL, i % MAXL,
+                        (double)got[i], pp_f32_bits(got[i]), (double)want[i], pp_f32_bits(want[i]));
+    }
+    return bad;
+}
+
+static void ger_lanes_every_width(void **state)
+{
+    (void)state;
+    pp_test_rng r = {pp_test_seed() ^ 0x6E12u};
+    int bad = 0;
+    for (int ng = 1; ng <= GER_KEYS && bad == 0; ng++)
+        for (int64_t m = 1; m <= MAXL && bad == 0; m++)
+            bad += check_ger(&r, m % 3 == 0 ? 5 : GER_ROWS, ng, m);
+    for (int ng = 1; ng <= GER_KEYS; ng++) {
+        bad += check_ger(&r, 0, ng, 128);
+        bad += check_ger(&r, 1, ng, 128);
+        bad += check_ger(&r, 1, ng, 40);
+    }
+    // the fused step's single rounding: 1 + 2^−12 times itself, added to −1 (an unfused
+    // product-then-add rounds the product's 2^−24 away, the FMA keeps it: 2^−11 + 2^−24)
+    float one = 0x1.001p0f, xr[MAXL], accv[GER_KEYS * MAXL];
+    const float *ap[1] = {(const float[GER_KEYS]){one, one, one, one, one, one, one, one}}, *xp[1] = {xr};
+    for (int64_t l = 0; l < MAXL; l++)
+        xr[l] = one;
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        for (int i = 0; i < GER_KEYS * MAXL; i++)
+            accv[i] = -1.0f;
+        pp_attn_cpu_ger(LEVELS[v], 1, ap, xp, (const int[]){8}, 8, accv, 128);
+        for (int i = 0; i < GER_KEYS * MAXL; i++)
+            bad += pp_f32_bits(accv[i]) != pp_f32_bits(fmaf(one, one, -1.0f));
+    }
+    assert_true(pp_f32_bits(fmaf(one, one, -1.0f)) == pp_f32_bits(0x1.0008p-11f));  // the oracle fuses
+    if (bad)
+        pp_test_report_seed();
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +393,7 @@ int main(void)
         cmocka_unit_test(dots_lanes_every_width),
         cmocka_unit_test(lanes64_hand_computed),
         cmocka_unit_test(lanes64_every_width),
+        cmocka_unit_test(ger_lanes_every_width),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,12 +2,16 @@
 // normal range written out inline, the rest through pp_round_fp16_ne) bit for bit against the named
 // rounding functions: hand-computed cases (±0, ties to even, the largest finite and the overflow
 // tie, the edges of the normal range, subnormals, ±Inf, NaN), every pattern near those edges, and
-// every high half with the low halves that decide rounding.
+// every high half with the low halves that decide rounding; and the unfused score's fp32 epilogue
+// pp_attn_score_fp32 against the generic one.
 // Run: build/rel/tests/test_attention_store
 #include "test_util.h"
 
 #include "attention.h"
 #include "format.h"
+
+#include <math.h>
+#include <string.h>
 
 #define MAX_FAILS 10
 
@@ -127,6 +131,56 @@ static void attn_store_fp16_matches_named(void **state) { (void)state; sweep(PP_
 static void attn_store_bf16_matches_named(void **state) { (void)state; sweep(PP_FMT_BF16); }
 static void attn_store_fp32_is_identity(void **state) { (void)state; sweep(PP_FMT_FP32); }
 
+// ---------------------------------------------------------------------------------------------
+// The unfused score's fp32 epilogue pp_attn_score_fp32 (the binary32 product, then pp_attn_store)
+// against the generic RN_F(RN_32(α_c·acc)) of pp_gemm_epilogue_fp32, for α_c the default scales
+// 1/√d of the fp32 compute type, 1, a subnormal, one near the largest finite, and every acc near
+// the edges (±0, subnormals, normal range, overflow, ±Inf, NaN payloads) plus a sample of all 2^32.
+
+static int check_score(pp_format_id f, double alpha_c, uint32_t u, int *fails)
+{
+    pp_attn_scalars sc;
+    memset(&sc, 0, sizeof sc);
+    sc.alpha_c = alpha_c;
+    float acc = pp_f32_from_bits(u), got = pp_attn_score_fp32(f, &sc, acc);
+    float want = (float)pp_gemm_epilogue_fp32(f, alpha_c, acc);
+    if (pp_f32_bits(got) == pp_f32_bits(want))
+        return 1;
+    if (++*fails <= MAX_FAILS)
+        fprintf(stderr, "FAIL attn_score_fp32_matches_epilogue: %s alpha %a acc 0x%08x: got 0x%08x, want 0x%08x\n",
+                pp_format_get(f).name, alpha_c, u, pp_f32_bits(got), pp_f32_bits(want));
+    return 0;
+}
+
+static void attn_score_fp32_matches_epilogue(void **state)
+{
+    (void)state;
+    const double alphas[] = {(double)(1.0f / sqrtf(128.0f)), pp_gemm_round_kroot(PP_FMT_FP32, 64, 2),
+                             pp_gemm_round_kroot(PP_FMT_FP32, 80, 2), 1.0, 0x1.8p-140, 0x1.fffffep+127, 0.75};
+    const pp_format_id fs[] = {PP_FMT_BF16, PP_FMT_FP16, PP_FMT_FP32};
+    const uint32_t edge[] = {0x00000000u, 0x00800000u, 0x3F800000u, 0x7F7FFFFFu, 0x7F800000u, 0x7FC00000u,
+                             0x7F800001u, 0x38800000u, 0x477FF000u};
+    int fails = 0;
+    uint64_t checked = 0;
+    uint64_t stride = ((1ull << 32) / pp_test_iters(1u << 18)) | 1;
+    for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; a++)
+        for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) {
+            for (size_t e = 0; e < sizeof edge / sizeof edge[0]; e++)
+                for (int64_t d = -300; d <= 300; d++)
+                    for (uint32_t sign = 0; sign < 2; sign++) {
+                        int64_t v = (int64_t)edge[e] + d;
+                        if (v < 0 || v > 0x7FFFFFFF)
+                            continue;
+                        check_score(fs[i], alphas[a], (uint32_t)v | sign << 31, &fails);
+                        checked++;
+                    }
+            for (uint64_t u = 0; u < (1ull << 32); u += stride, checked++)
+                check_score(fs[i], alphas[a], (uint32_t)u, &fails);
+        }
+    assert_int_equal(fails, 0);
+    assert_true(checked > 200000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +189,7 @@ int main(void)
         cmocka_unit_test(attn_store_fp16_matches_named),
         cmocka_unit_test(attn_store_bf16_matches_named),
         cmocka_unit_test(attn_store_fp32_is_identity),
+        cmocka_unit_test(attn_score_fp32_matches_epilogue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

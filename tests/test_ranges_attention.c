@@ -1,6 +1,7 @@
 // test_ranges_attention.c — range diagnostics of the attention (kernels/attention_threads.h's
 // notes, the CPU device's per-worker accumulators): recording changes no output bit, gives the
-// same counters for any thread count, and counts a hand-computed overflow in the right head only.
+// same counters for any thread count and on every path of the CPU device's lanes (portable, each
+// x86-64 level), and counts a hand-computed overflow in the right head only.
 // Run: build/rel/tests/test_ranges_attention.
 #include "test_util.h"
 
@@ -52,15 +53,20 @@ static void prob_free(prob *P)
         free(P->o[i]);
 }
 
-static int prob_run(prob *P, const pp_attn_variant *v, int threads, pp_ranges *R)
+static int prob_run_isa(prob *P, const pp_attn_variant *v, int threads, pp_ranges *R, int portable, pp_isa isa)
 {
-    pp_attn_cpu_opts o = {.ranges = R};
+    pp_attn_cpu_opts o = {.ranges = R, .portable = portable, .isa = isa};
     pp_error e = {0};
     int rc = pp_attention_cpu_opts(v, &P->dm, 1, P->q, P->k, P->v, P->dout, P->o[0], P->o[1], P->o[2], P->o[3],
                                    P->o[4], threads, &o, &e);
     if (rc)
         fprintf(stderr, "  error: %s\n", e.msg);
     return rc;
+}
+
+static int prob_run(prob *P, const pp_attn_variant *v, int threads, pp_ranges *R)
+{
+    return prob_run_isa(P, v, threads, R, 0, PP_ISA_AUTO);
 }
 
 static pp_attn_variant variant(pp_format_id f, pp_attn_kernel kern)
@@ -155,6 +161,41 @@ static void ranges_attention_deterministic(void **state)
     }
 }
 
+// The counters do not depend on the device's lanes either: the portable path (the scalar loops)
+// and every x86-64 level give the bytes of the widest level's (the vector softmax notes each
+// argument once, before its lanes overwrite the row), with an fp32 softmax of each format too.
+static void ranges_attention_lanes_equal_portable(void **state)
+{
+    (void)state;
+    pp_attn_variant vs[12];
+    int n = sweep(vs);
+    vs[n++] = variant(PP_FMT_BF16, PP_ATTN_UNFUSED);
+    vs[n++] = variant(PP_FMT_FP16, PP_ATTN_UNFUSED);
+    size_t bytes = PP_SITE_COUNT * DIMS.h * sizeof(pp_range_cell);
+    const struct {
+        int portable;
+        pp_isa isa;
+    } paths[] = {{1, PP_ISA_AUTO}, {0, PP_ISA_AVX2}, {0, PP_ISA_BASELINE}};
+    for (int i = 0; i < n; i++) {
+        pp_range_cell *c0 = malloc(bytes), *c1 = malloc(bytes);
+        pp_ranges R0;
+        pp_ranges_init(&R0, c0, DIMS.h);
+        prob A;
+        prob_make(&A, DIMS, vs[i].format);
+        assert_int_equal(prob_run(&A, &vs[i], 2, &R0), 0);
+        for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
+            pp_ranges R1;
+            pp_ranges_init(&R1, c1, DIMS.h);
+            assert_int_equal(prob_run_isa(&A, &vs[i], 2, &R1, paths[p].portable, paths[p].isa), 0);
+            if (memcmp(c0, c1, bytes))
+                fprintf(stderr, "FAIL variant %d: the range counters differ on path %d\n", i, (int)p);
+            assert_memory_equal(c0, c1, bytes);
+        }
+        free(c0), free(c1);
+        prob_free(&A);
+    }
+}
+
 // Hand-computed: unfused fp16, softmax storage, L = 70, d = 4, no mask. Head 1's q and k are all
 // 200: the score GEMM's acc = 4·200·200 = 160000, α_c = RN_32(1/(70·2)), S = RN_16(α_c·acc) ≈
 // 1142.9 (finite), then x = RN_16(RN_32(S·70)) ≈ 80000 > 65520: every score of head 1 overflows at
@@ -201,6 +242,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ranges_attention_change_no_bit),
         cmocka_unit_test(ranges_attention_deterministic),
+        cmocka_unit_test(ranges_attention_lanes_equal_portable),
         cmocka_unit_test(ranges_attention_known_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

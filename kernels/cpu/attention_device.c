@@ -490,6 +490,360 @@ __attribute__((target("avx2,fma"))) static void attn_exp2_avx2(const float *s, f
 #endif
 
 // ---------------------------------------------------------------------------------------------
+// The unfused softmax's exponentials p_i = pp_expf(x_i − m) (pp_attn_expf_fn) in vector lanes: the
+// binary32 subtraction (one rounding per lane), then pp_expf's binary64 statements lane by lane —
+// the clamp to [−120, 100], n = (x·log2 e + 1.5·2^52) − 1.5·2^52 (a multiply and an add: no FMA,
+// as -ffp-contract=off compiles the scalar), r = (x − n·LN2_HI) − n·LN2_LO, the degree-13 Taylor
+// polynomial by Horner (multiply, add), times 2^n, one conversion to binary32 — and NaN lanes by
+// the scalar statements (pp_expf returns its NaN argument); so each lane's bits are the scalar
+// call's. The constants are pp_math.h's, written as it writes them. p may be x (in place).
+
+// One p by the scalar statements, compiled for the baseline target like the thread bodies' own.
+__attribute__((noinline)) static float attn_expf_one(float x, float m)
+{
+    return pp_expf(x - m);
+}
+
+static void attn_expf_scalar(const float *x, float m, float *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        p[i] = attn_expf_one(x[i], m);
+}
+
+#ifdef ATTN_HAVE_AVX2
+#define ATTN_EXPF_LOG2E 1.4426950408889634
+#define ATTN_EXPF_LN2_HI 6.93147180369123816490e-01
+#define ATTN_EXPF_LN2_LO 1.90821492927058770002e-10
+
+// e^x for 8 binary32 values (no NaN handling: the caller's), AVX-512.
+__attribute__((target("avx512f"))) static __m256 attn_expf_8_avx512(__m256 x)
+{
+    __m512d xd = _mm512_cvtps_pd(x);
+    xd = _mm512_max_pd(_mm512_min_pd(xd, _mm512_set1_pd(100.0)), _mm512_set1_pd(-120.0));
+    __m512d sh = _mm512_set1_pd(ATTN_EXP2_SHIFT);
+    __m512d n = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(xd, _mm512_set1_pd(ATTN_EXPF_LOG2E)), sh), sh);
+    __m512d r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(n, _mm512_set1_pd(ATTN_EXPF_LN2_HI))),
+                              _mm512_mul_pd(n, _mm512_set1_pd(ATTN_EXPF_LN2_LO)));
+#define ATTN_H512(c) p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(c))
+    __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
+    ATTN_H512(1.0 / 479001600.0);
+    ATTN_H512(1.0 / 39916800.0);
+    ATTN_H512(1.0 / 3628800.0);
+    ATTN_H512(1.0 / 362880.0);
+    ATTN_H512(1.0 / 40320.0);
+    ATTN_H512(1.0 / 5040.0);
+    ATTN_H512(1.0 / 720.0);
+    ATTN_H512(1.0 / 120.0);
+    ATTN_H512(1.0 / 24.0);
+    ATTN_H512(1.0 / 6.0);
+    ATTN_H512(0.5);
+    ATTN_H512(1.0);
+    ATTN_H512(1.0);
+#undef ATTN_H512
+    __m512i e = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(n));  // n integral, |n| ≤ 174: exact
+    __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
+    return _mm512_cvtpd_ps(_mm512_mul_pd(p, scale));
+}
+
+__attribute__((target("avx512f"))) static void attn_expf_avx512(const float *x, float m, float *p, int64_t n)
+{
+    __m512 vm = _mm512_set1_ps(m);
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 xv = _mm512_maskz_loadu_ps(k, x + c);
+        __m512 t = _mm512_sub_ps(xv, vm);  // x − m, one binary32 rounding
+        __m256 lo = attn_expf_8_avx512(_mm512_castps512_ps256(t));
+        __m256 hi = attn_expf_8_avx512(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+        __mmask16 nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q) & k;
+        float xs[16];
+        if (nan)  // x as loaded: p may be x
+            _mm512_storeu_ps(xs, xv);
+        _mm512_mask_storeu_ps(p + c, k, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                                                            _mm256_castps_pd(hi), 1)));
+        for (int i = 0; nan; i++, nan >>= 1)  // NaN (rare): the scalar statements
+            if (nan & 1)
+                p[c + i] = attn_expf_one(xs[i], m);
+    }
+}
+
+// e^x for 4 binary32 values, AVX2.
+__attribute__((target("avx2,fma"))) static __m128 attn_expf_4_avx2(__m128 x)
+{
+    __m256d xd = _mm256_cvtps_pd(x);
+    xd = _mm256_max_pd(_mm256_min_pd(xd, _mm256_set1_pd(100.0)), _mm256_set1_pd(-120.0));
+    __m256d sh = _mm256_set1_pd(ATTN_EXP2_SHIFT);
+    __m256d n = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(xd, _mm256_set1_pd(ATTN_EXPF_LOG2E)), sh), sh);
+    __m256d r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(n, _mm256_set1_pd(ATTN_EXPF_LN2_HI))),
+                              _mm256_mul_pd(n, _mm256_set1_pd(ATTN_EXPF_LN2_LO)));
+#define ATTN_H256(c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
+    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
+    ATTN_H256(1.0 / 479001600.0);
+    ATTN_H256(1.0 / 39916800.0);
+    ATTN_H256(1.0 / 3628800.0);
+    ATTN_H256(1.0 / 362880.0);
+    ATTN_H256(1.0 / 40320.0);
+    ATTN_H256(1.0 / 5040.0);
+    ATTN_H256(1.0 / 720.0);
+    ATTN_H256(1.0 / 120.0);
+    ATTN_H256(1.0 / 24.0);
+    ATTN_H256(1.0 / 6.0);
+    ATTN_H256(0.5);
+    ATTN_H256(1.0);
+    ATTN_H256(1.0);
+#undef ATTN_H256
+    __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));  // n integral: exact
+    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
+    return _mm256_cvtpd_ps(_mm256_mul_pd(p, scale));
+}
+
+__attribute__((target("avx2,fma"))) static void attn_expf_avx2(const float *x, float m, float *p, int64_t n)
+{
+    __m128 vm = _mm_set1_ps(m);
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        __m128 xv = _mm_loadu_ps(x + c), t = _mm_sub_ps(xv, vm);  // x − m, one binary32 rounding
+        int nan = _mm_movemask_ps(_mm_cmpunord_ps(t, t));
+        float xs[4];
+        _mm_storeu_ps(xs, xv);  // x as loaded: p may be x
+        _mm_storeu_ps(p + c, attn_expf_4_avx2(t));
+        for (int i = 0; nan; i++, nan >>= 1)  // NaN (rare): the scalar statements
+            if (nan & 1)
+                p[c + i] = attn_expf_one(xs[i], m);
+    }
+    attn_expf_scalar(x + c, m, p + c, n - c);
+}
+#endif
+
+static pp_attn_expf_fn attn_pick_expf(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_expf_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_expf_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // pp_expf one key at a time
+}
+
+void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n)
+{
+    pp_attn_expf_fn f = attn_pick_expf(0, pp_isa_resolve(isa));
+    if (f)
+        f(x, m, p, n);
+    else
+        attn_expf_scalar(x, m, p, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The unfused softmax's probabilities p_i = RN_F(e_i / sum) (pp_attn_prob_fn) in vector lanes: the
+// binary32 division (correctly rounded in every lane), then pp_attn_store's rounding: bf16 by its
+// integer statements in lanes (up iff rem + odd > 2^15; a NaN kept as it is), fp32 the quotient,
+// fp16 by the scalar pp_attn_store of each quotient. The same bits as the scalar loop; p may be e.
+
+static void attn_prob_scalar(pp_format_id f, const float *e, float sum, float *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        p[i] = pp_attn_store(f, e[i] / sum);
+}
+
+#ifdef ATTN_HAVE_AVX2
+__attribute__((target("avx512f"))) static void attn_prob_avx512(pp_format_id f, const float *e, float sum, float *p,
+                                                                int64_t n)
+{
+    __m512 vs = _mm512_set1_ps(sum);
+    const __m512i odd = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF), hi = _mm512_set1_epi32((int)0xFFFF0000u);
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    for (int64_t c = 0; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - c)) - 1u);
+        __m512 q = _mm512_div_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), k, e + c), vs);
+        if (f == PP_FMT_BF16) {
+            __m512i u = _mm512_castps_si512(q);
+            __m512i r = _mm512_and_si512(
+                _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_srli_epi32(u, 16), odd)), hi);
+            __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
+            q = _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, r, u));
+        }
+        if (f == PP_FMT_FP16) {
+            float qs[16];
+            _mm512_storeu_ps(qs, q);
+            for (int64_t i = 0; i < 16 && c + i < n; i++)
+                p[c + i] = pp_attn_store(f, qs[i]);
+            continue;
+        }
+        _mm512_mask_storeu_ps(p + c, k, q);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void attn_prob_avx2(pp_format_id f, const float *e, float sum, float *p,
+                                                               int64_t n)
+{
+    __m256 vs = _mm256_set1_ps(sum);
+    const __m256i odd = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7FFF), hi = _mm256_set1_epi32((int)0xFFFF0000u);
+    const __m256i abs = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m256 q = _mm256_div_ps(_mm256_loadu_ps(e + c), vs);
+        if (f == PP_FMT_BF16) {
+            __m256i u = _mm256_castps_si256(q);
+            __m256i r = _mm256_and_si256(
+                _mm256_add_epi32(_mm256_add_epi32(u, half), _mm256_and_si256(_mm256_srli_epi32(u, 16), odd)), hi);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);  // |u| > Inf's bits: signed compare holds
+            q = _mm256_castsi256_ps(_mm256_blendv_epi8(r, u, nan));
+        }
+        if (f == PP_FMT_FP16) {
+            float qs[8];
+            _mm256_storeu_ps(qs, q);
+            for (int i = 0; i < 8; i++)
+                p[c + i] = pp_attn_store(f, qs[i]);
+            continue;
+        }
+        _mm256_storeu_ps(p + c, q);
+    }
+    attn_prob_scalar(f, e + c, sum, p + c, n - c);
+}
+#endif
+
+static pp_attn_prob_fn attn_pick_prob(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_prob_avx512;
+    if (!portable && isa == PP_ISA_AVX2)
+        return attn_prob_avx2;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // the scalar loop
+}
+
+void pp_attn_cpu_prob(pp_isa isa, pp_format_id f, const float *e, float sum, float *p, int64_t n)
+{
+    pp_attn_prob_fn fn = attn_pick_prob(0, pp_isa_resolve(isa));
+    if (fn)
+        fn(f, e, sum, p, n);
+    else
+        attn_prob_scalar(f, e, sum, p, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// dk/dv's rank-1 updates (pp_attn_ger_fn) in AVX-512 registers: tiles of up to 4 keys by up to 4
+// vectors of 16 lanes (16 accumulators), loaded once, then every row's x vectors loaded once for
+// the tile's keys (4 FMAs a load, against 1 for the lane steps), stored after the last row. Each
+// chain gets its rows in order, one FMA each, so each lane is the scalar loop's chain of fmaf.
+
+static void attn_ger_scalar(int nr, const float *const *a, const float *const *x, const int *na, int ng, float *acc,
+                            int64_t m)
+{
+    for (int r = 0; r < nr; r++)
+        for (int g = 0; g < ng && g < na[r]; g++)
+            for (int64_t l = 0; l < m; l++)
+                acc[g * PP_ATTN_MAX_LANES + l] = fmaf(a[r][g], x[r][l], acc[g * PP_ATTN_MAX_LANES + l]);
+}
+
+#ifdef ATTN_HAVE_AVX2
+// NV vectors from lane v0·16 (the last under mask ml), keys g0 … g0 + K − 1.
+#define ATTN_GER_LD(k, v)                                                                          \
+    if ((k) < K && (v) < NV)                                                                       \
+    a##k##v = (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, y + (k) * PP_ATTN_MAX_LANES + 16 * (v))     \
+                            : _mm512_loadu_ps(y + (k) * PP_ATTN_MAX_LANES + 16 * (v))
+#define ATTN_GER_ST(k, v)                                                                          \
+    if ((k) < K && (v) < NV) {                                                                     \
+        if ((v) == NV - 1)                                                                         \
+            _mm512_mask_storeu_ps(y + (k) * PP_ATTN_MAX_LANES + 16 * (v), ml, a##k##v);            \
+        else                                                                                       \
+            _mm512_storeu_ps(y + (k) * PP_ATTN_MAX_LANES + 16 * (v), a##k##v);                     \
+    }
+#define ATTN_GER_X(v)                                                                              \
+    if ((v) < NV)                                                                                  \
+    x##v = (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, xr + 16 * (v)) : _mm512_loadu_ps(xr + 16 * (v))
+#define ATTN_GER_FMA(k)                                                                            \
+    if ((k) < ka) {                                                                                \
+        __m512 c_ = _mm512_set1_ps(ar[k]);                                                         \
+        if (0 < NV)                                                                                \
+            a##k##0 = _mm512_fmadd_ps(c_, x0, a##k##0);                                            \
+        if (1 < NV)                                                                                \
+            a##k##1 = _mm512_fmadd_ps(c_, x1, a##k##1);                                            \
+        if (2 < NV)                                                                                \
+            a##k##2 = _mm512_fmadd_ps(c_, x2, a##k##2);                                            \
+        if (3 < NV)                                                                                \
+            a##k##3 = _mm512_fmadd_ps(c_, x3, a##k##3);                                            \
+    }
+__attribute__((target("avx512f"), always_inline)) static inline void
+attn_ger_tile(const int NV, int K, int nr, const float *const *a, const float *const *x, const int *na, int g0,
+              int64_t l0, float *y, __mmask16 ml)
+{
+    __m512 z = _mm512_setzero_ps();
+    __m512 a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
+    __m512 a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
+    ATTN_GER_LD(0, 0); ATTN_GER_LD(0, 1); ATTN_GER_LD(0, 2); ATTN_GER_LD(0, 3);
+    ATTN_GER_LD(1, 0); ATTN_GER_LD(1, 1); ATTN_GER_LD(1, 2); ATTN_GER_LD(1, 3);
+    ATTN_GER_LD(2, 0); ATTN_GER_LD(2, 1); ATTN_GER_LD(2, 2); ATTN_GER_LD(2, 3);
+    ATTN_GER_LD(3, 0); ATTN_GER_LD(3, 1); ATTN_GER_LD(3, 2); ATTN_GER_LD(3, 3);
+    for (int r = 0; r < nr; r++) {
+        int ka = na[r] - g0;  // the row's active keys in the tile (a prefix)
+        ka = ka < K ? ka : K;
+        if (ka <= 0)
+            continue;
+        const float *xr = x[r] + l0, *ar = a[r] + g0;
+        __m512 x0 = z, x1 = z, x2 = z, x3 = z;
+        ATTN_GER_X(0); ATTN_GER_X(1); ATTN_GER_X(2); ATTN_GER_X(3);
+        ATTN_GER_FMA(0)
+        ATTN_GER_FMA(1)
+        ATTN_GER_FMA(2)
+        ATTN_GER_FMA(3)
+    }
+    ATTN_GER_ST(0, 0) ATTN_GER_ST(0, 1) ATTN_GER_ST(0, 2) ATTN_GER_ST(0, 3)
+    ATTN_GER_ST(1, 0) ATTN_GER_ST(1, 1) ATTN_GER_ST(1, 2) ATTN_GER_ST(1, 3)
+    ATTN_GER_ST(2, 0) ATTN_GER_ST(2, 1) ATTN_GER_ST(2, 2) ATTN_GER_ST(2, 3)
+    ATTN_GER_ST(3, 0) ATTN_GER_ST(3, 1) ATTN_GER_ST(3, 2) ATTN_GER_ST(3, 3)
+}
+#undef ATTN_GER_LD
+#undef ATTN_GER_ST
+#undef ATTN_GER_X
+#undef ATTN_GER_FMA
+
+__attribute__((target("avx512f"))) static void attn_ger_avx512(int nr, const float *const *a, const float *const *x,
+                                                               const int *na, int ng, float *acc, int64_t m)
+{
+    int64_t nv = (m + 15) / 16;  // m ≤ PP_ATTN_MAX_LANES: at most 8 vectors
+    for (int g0 = 0; g0 < ng; g0 += 4) {
+        int K = ng - g0 < 4 ? ng - g0 : 4;
+        for (int64_t v0 = 0; v0 < nv; v0 += 4) {
+            int64_t NV = nv - v0 < 4 ? nv - v0 : 4, rest = m - 16 * (v0 + NV - 1);  // lanes of the tile's last vector
+            __mmask16 ml = rest >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rest) - 1u);
+            float *y = acc + g0 * PP_ATTN_MAX_LANES + 16 * v0;
+            switch (NV) {
+            case 1: attn_ger_tile(1, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            case 2: attn_ger_tile(2, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            case 3: attn_ger_tile(3, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            default: attn_ger_tile(4, K, nr, a, x, na, g0, 16 * v0, y, ml); break;
+            }
+        }
+    }
+}
+#endif
+
+static pp_attn_ger_fn attn_pick_ger(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_ger_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // each key's lane steps
+}
+
+void pp_attn_cpu_ger(pp_isa isa, int nr, const float *const *a, const float *const *x, const int *na, int ng,
+                     float *acc, int64_t m)
+{
+    pp_attn_ger_fn f = attn_pick_ger(0, pp_isa_resolve(isa));
+    if (f)
+        f(nr, a, x, na, ng, acc, m);
+    else
+        attn_ger_scalar(nr, a, x, na, ng, acc, m);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The flash forward's NaN-sticky row max (pp_attn_rowmax_fn) in 16 lanes. The scalar loop replaces
 // m only by a strictly greater s_i or a NaN, so without NaN its result is m when no s_i exceeds m,
 // else the first s_i equal to the largest value (its bits: −0 and +0 compare equal, the first
@@ -756,6 +1110,9 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.dots64 = attn_pick_dots64(c->portable, isa);
     J.L.rowmax = attn_pick_rowmax(c->portable, isa);
     J.L.dots2_T = attn_pick_dots2(c->portable, isa);
+    J.L.expf_sub = attn_pick_expf(c->portable, isa);
+    J.L.prob = attn_pick_prob(c->portable, isa);
+    J.L.ger = attn_pick_ger(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken

@@ -55,4 +55,20 @@ float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m);
 void pp_attn_cpu_dots2(pp_isa isa, const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
                        float *acc0, float *acc1, int64_t m);
 
+// The unfused softmax's exponentials p_i = pp_expf(x_i − m), i < n (p may be x), by the device's
+// vector lanes of level isa (the scalar calls below AVX2): the same bits as the scalar calls, for
+// tests/test_attention_softmax_lanes.c to check.
+void pp_attn_cpu_expf(pp_isa isa, const float *x, float m, float *p, int64_t n);
+
+// The unfused softmax's probabilities p_i = pp_attn_store(f, e_i / sum), i < n (p may be e), by the
+// device's vector lanes of level isa (the scalar loop below AVX2): the same bits, for
+// tests/test_attention_softmax_lanes.c to check.
+void pp_attn_cpu_prob(pp_isa isa, pp_format_id f, const float *e, float sum, float *p, int64_t n);
+
+// dk/dv's rank-1 updates (pp_attn_ger_fn: acc[g·PP_ATTN_MAX_LANES + l] = fmaf(a_r[g], x_r[l], ·) for
+// rows r < nr in order, keys g < min(na_r, ng), l < m ≤ PP_ATTN_MAX_LANES) by the device's lanes of
+// level isa (the scalar loop below AVX-512): the same bits, for tests/test_attention_dots_lanes.c.
+void pp_attn_cpu_ger(pp_isa isa, int nr, const float *const *a, const float *const *x, const int *na, int ng,
+                     float *acc, int64_t m);
+
 #endif
