@@ -396,14 +396,12 @@ __attribute__((noinline)) static float attn_exp2_one(float s, float a, float b)
 #define ATTN_EXP2_SHIFT 6755399441055744.0  // 1.5·2^52
 #define ATTN_EXP2_LN2 0.69314718055994530942
 
-// 2^x for 8 binary32 values (no NaN handling: the caller's), AVX-512.
-__attribute__((target("avx512f"))) static __m256 attn_exp2_8_avx512(__m256 x)
+// The common tail of the exponentials below (pp_attn_exp2f's and pp_expf's binary64
+// statements): e^r by its Taylor polynomial of degree 13 in Horner's form, one rounding per
+// multiply and per add, times 2^n built from n's bits (n integral and within the callers'
+// clamps: the conversion is exact and 2^n a normal binary64), rounded once to binary32.
+__attribute__((target("avx512f"), always_inline)) static inline __m256 attn_exp_tail_8_avx512(__m512d r, __m512d n)
 {
-    __m512d xd = _mm512_cvtps_pd(x);
-    xd = _mm512_min_pd(_mm512_max_pd(xd, _mm512_set1_pd(-160.0)), _mm512_set1_pd(150.0));
-    __m512d sh = _mm512_set1_pd(ATTN_EXP2_SHIFT);
-    __m512d n = _mm512_sub_pd(_mm512_add_pd(xd, sh), sh);
-    __m512d r = _mm512_mul_pd(_mm512_sub_pd(xd, n), _mm512_set1_pd(ATTN_EXP2_LN2));
 #define ATTN_H512(c) p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(c))
     __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
     ATTN_H512(1.0 / 479001600.0);
@@ -420,9 +418,43 @@ __attribute__((target("avx512f"))) static __m256 attn_exp2_8_avx512(__m256 x)
     ATTN_H512(1.0);
     ATTN_H512(1.0);
 #undef ATTN_H512
-    __m512i e = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(n));  // n integral: exact
+    __m512i e = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(n));
     __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
     return _mm512_cvtpd_ps(_mm512_mul_pd(p, scale));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m128 attn_exp_tail_4_avx2(__m256d r, __m256d n)
+{
+#define ATTN_H256(c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
+    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
+    ATTN_H256(1.0 / 479001600.0);
+    ATTN_H256(1.0 / 39916800.0);
+    ATTN_H256(1.0 / 3628800.0);
+    ATTN_H256(1.0 / 362880.0);
+    ATTN_H256(1.0 / 40320.0);
+    ATTN_H256(1.0 / 5040.0);
+    ATTN_H256(1.0 / 720.0);
+    ATTN_H256(1.0 / 120.0);
+    ATTN_H256(1.0 / 24.0);
+    ATTN_H256(1.0 / 6.0);
+    ATTN_H256(0.5);
+    ATTN_H256(1.0);
+    ATTN_H256(1.0);
+#undef ATTN_H256
+    __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));
+    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
+    return _mm256_cvtpd_ps(_mm256_mul_pd(p, scale));
+}
+
+// 2^x for 8 binary32 values (no NaN handling: the caller's), AVX-512.
+__attribute__((target("avx512f"))) static __m256 attn_exp2_8_avx512(__m256 x)
+{
+    __m512d xd = _mm512_cvtps_pd(x);
+    xd = _mm512_min_pd(_mm512_max_pd(xd, _mm512_set1_pd(-160.0)), _mm512_set1_pd(150.0));
+    __m512d sh = _mm512_set1_pd(ATTN_EXP2_SHIFT);
+    __m512d n = _mm512_sub_pd(_mm512_add_pd(xd, sh), sh);
+    __m512d r = _mm512_mul_pd(_mm512_sub_pd(xd, n), _mm512_set1_pd(ATTN_EXP2_LN2));
+    return attn_exp_tail_8_avx512(r, n);
 }
 
 __attribute__((target("avx512f"))) static void attn_exp2_avx512(const float *s, float a, float b, float *p, int64_t n)
@@ -451,25 +483,7 @@ __attribute__((target("avx2,fma"))) static __m128 attn_exp2_4_avx2(__m128 x)
     __m256d sh = _mm256_set1_pd(ATTN_EXP2_SHIFT);
     __m256d n = _mm256_sub_pd(_mm256_add_pd(xd, sh), sh);
     __m256d r = _mm256_mul_pd(_mm256_sub_pd(xd, n), _mm256_set1_pd(ATTN_EXP2_LN2));
-#define ATTN_H256(c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
-    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
-    ATTN_H256(1.0 / 479001600.0);
-    ATTN_H256(1.0 / 39916800.0);
-    ATTN_H256(1.0 / 3628800.0);
-    ATTN_H256(1.0 / 362880.0);
-    ATTN_H256(1.0 / 40320.0);
-    ATTN_H256(1.0 / 5040.0);
-    ATTN_H256(1.0 / 720.0);
-    ATTN_H256(1.0 / 120.0);
-    ATTN_H256(1.0 / 24.0);
-    ATTN_H256(1.0 / 6.0);
-    ATTN_H256(0.5);
-    ATTN_H256(1.0);
-    ATTN_H256(1.0);
-#undef ATTN_H256
-    __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));  // n integral: exact
-    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
-    return _mm256_cvtpd_ps(_mm256_mul_pd(p, scale));
+    return attn_exp_tail_4_avx2(r, n);
 }
 
 __attribute__((target("avx2,fma"))) static void attn_exp2_avx2(const float *s, float a, float b, float *p, int64_t n)
@@ -524,25 +538,7 @@ __attribute__((target("avx512f"))) static __m256 attn_expf_8_avx512(__m256 x)
     __m512d n = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(xd, _mm512_set1_pd(ATTN_EXPF_LOG2E)), sh), sh);
     __m512d r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(n, _mm512_set1_pd(ATTN_EXPF_LN2_HI))),
                               _mm512_mul_pd(n, _mm512_set1_pd(ATTN_EXPF_LN2_LO)));
-#define ATTN_H512(c) p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(c))
-    __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
-    ATTN_H512(1.0 / 479001600.0);
-    ATTN_H512(1.0 / 39916800.0);
-    ATTN_H512(1.0 / 3628800.0);
-    ATTN_H512(1.0 / 362880.0);
-    ATTN_H512(1.0 / 40320.0);
-    ATTN_H512(1.0 / 5040.0);
-    ATTN_H512(1.0 / 720.0);
-    ATTN_H512(1.0 / 120.0);
-    ATTN_H512(1.0 / 24.0);
-    ATTN_H512(1.0 / 6.0);
-    ATTN_H512(0.5);
-    ATTN_H512(1.0);
-    ATTN_H512(1.0);
-#undef ATTN_H512
-    __m512i e = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(n));  // n integral, |n| ≤ 174: exact
-    __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
-    return _mm512_cvtpd_ps(_mm512_mul_pd(p, scale));
+    return attn_exp_tail_8_avx512(r, n);
 }
 
 __attribute__((target("avx512f"))) static void attn_expf_avx512(const float *x, float m, float *p, int64_t n)
@@ -575,25 +571,7 @@ __attribute__((target("avx2,fma"))) static __m128 attn_expf_4_avx2(__m128 x)
     __m256d n = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(xd, _mm256_set1_pd(ATTN_EXPF_LOG2E)), sh), sh);
     __m256d r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(n, _mm256_set1_pd(ATTN_EXPF_LN2_HI))),
                               _mm256_mul_pd(n, _mm256_set1_pd(ATTN_EXPF_LN2_LO)));
-#define ATTN_H256(c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
-    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
-    ATTN_H256(1.0 / 479001600.0);
-    ATTN_H256(1.0 / 39916800.0);
-    ATTN_H256(1.0 / 3628800.0);
-    ATTN_H256(1.0 / 362880.0);
-    ATTN_H256(1.0 / 40320.0);
-    ATTN_H256(1.0 / 5040.0);
-    ATTN_H256(1.0 / 720.0);
-    ATTN_H256(1.0 / 120.0);
-    ATTN_H256(1.0 / 24.0);
-    ATTN_H256(1.0 / 6.0);
-    ATTN_H256(0.5);
-    ATTN_H256(1.0);
-    ATTN_H256(1.0);
-#undef ATTN_H256
-    __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n));  // n integral: exact
-    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
-    return _mm256_cvtpd_ps(_mm256_mul_pd(p, scale));
+    return attn_exp_tail_4_avx2(r, n);
 }
 
 __attribute__((target("avx2,fma"))) static void attn_expf_avx2(const float *x, float m, float *p, int64_t n)
