@@ -320,6 +320,12 @@ PP_HD static inline int64_t pp_attn_koff(const pp_attn_launch *L, int64_t b, int
 {
     return ((b * L->h_kv + hh / L->grp) * L->skv + s) * L->d;
 }
+// Key row s's offset from its head's key row 0 (kh = pp_attn_koff(L, b, hh, 0)): the same integer
+// as pp_attn_koff(L, b, hh, s), without a division by grp in every key's step of a chain.
+PP_HD static inline int64_t pp_attn_koff_at(const pp_attn_launch *L, int64_t kh, int64_t s)
+{
+    return kh + s * L->d;
+}
 
 // Key-major tiles. A head's key-major array (kT, vT, ksT: S = s_kv keys by d columns) is one row
 // of S keys per column (key_tile 0: [d][S], what the GPU reads), or, where a host device sets
@@ -987,6 +993,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
     const float *P = L->SP + rt * L->BK;
     float acc[PP_ATTN_MAX_LANES];
     double dacc[PP_ATTN_MAX_LANES];
+    int64_t kh = pp_attn_koff(L, b, hh, 0);
     pp_attn_mma_walk w;
     int64_t j;
     // pv_acc exact (attention.h "Exact sites", chains): P·V's chain in binary64 (fp32 or storage
@@ -998,7 +1005,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
-                pp_attn_axpy64(L, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, dacc, m);
+                pp_attn_axpy64(L, P[j], L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e, dacc, m);
             for (int64_t l = 0; l < m; l++)
                 o[e + l] = pp_attn_store(pp_attn_out_fmt(L), (float)dacc[l]);
             for (int64_t l = 0; L->O64 && l < m; l++)
@@ -1012,7 +1019,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);) {
-                const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                const float *vr = L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e;
                 for (int64_t l = 0; l < m; l++)
                     dacc[l] = pp_gemm_step_storage(L->f, P[j], vr[l], dacc[l]);
             }
@@ -1032,7 +1039,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         pp_attn_steps T;
         T.n = 0;
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
-            pp_attn_step_push(L, &T, P[j], L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, acc, m);
+            pp_attn_step_push(L, &T, P[j], L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e, acc, m);
         pp_attn_step_flush(L, &T, acc, m);
         for (int64_t l = 0; l < m; l++)
             o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
@@ -1220,7 +1227,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     const float *qr = L->q + pp_attn_qoff(L, b, hh, s);
     float *o = L->O + pp_attn_qoff(L, b, hh, s);
     float *lse = L->Lse + (b * L->h + hh) * L->sq + s;
-    int64_t grow = pp_attn_order_row(L, b, hh, s);
+    int64_t grow = pp_attn_order_row(L, b, hh, s), kh = pp_attn_koff(L, b, hh, 0);
     int none = L->max_subtract == PP_ATTN_MAX_NONE;
     float m = none ? 0.0f : -INFINITY, l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
@@ -1325,7 +1332,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             if (L->mma && !od) {
                 for (int64_t jj = lo; jj < hi; jj++) {
                     pgrp[(jj - j0) % PP_SM90_FP8_GROUP] = pch[jj - cb];
-                    vgrp[(jj - j0) % PP_SM90_FP8_GROUP] = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, jj));
+                    vgrp[(jj - j0) % PP_SM90_FP8_GROUP] = L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, jj));
                 }
                 int64_t g0 = j0 + (hi - 1 - j0) / PP_SM90_FP8_GROUP * PP_SM90_FP8_GROUP;
                 if ((hi - j0) % PP_SM90_FP8_GROUP == 0 || hi == j1)
@@ -1337,7 +1344,7 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
             T.n = 0;
             int64_t j;
             for (pp_attn_mma_begin(&mw, L->order_seed, PP_ATTN_MMA_PV, lo, hi); pp_attn_mma_next(&mw, &j);) {
-                const float *vr = L->v + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j));
+                const float *vr = L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j));
                 if (!od) {
                     pp_attn_step_push(L, &T, pch[j - cb], vr, o, d);
                     continue;
@@ -1606,6 +1613,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
     double dacc[PP_ATTN_MAX_LANES];
     int post_round = L->kernel != PP_ATTN_FLASH;
     const float *dS = L->DS + rt * L->BK;
+    int64_t kh = pp_attn_koff(L, b, hh, 0);
     pp_attn_mma_walk w;
     int64_t j;
     // dq_acc exact (attention.h "Exact sites", chains): one binary64 chain over the keys (flash's
@@ -1618,7 +1626,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, 0, je + 1); pp_attn_mma_next(&w, &j);) {
-                const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                const float *kr = L->k + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e;
                 pp_attn_axpy64(L, dS[j], kr, dacc, m);
             }
             for (int64_t l = 0; l < m; l++)
@@ -1633,7 +1641,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             for (int64_t l = 0; l < m; l++)
                 dacc[l] = 0.0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, 0, je + 1); pp_attn_mma_next(&w, &j);) {
-                const float *kr = L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e;
+                const float *kr = L->k + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e;
                 for (int64_t l = 0; l < m; l++)
                     dacc[l] = pp_gemm_step_storage(L->f, dS[j], kr[l], dacc[l]);
             }
@@ -1662,7 +1670,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
             pp_attn_steps T;
             T.n = 0;
             for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_DQ, j0, j1); pp_attn_mma_next(&w, &j);)
-                pp_attn_step_push(L, &T, dS[j], L->k + pp_attn_koff(L, b, hh, pp_attn_krow(L, &G, j)) + e, part, m);
+                pp_attn_step_push(L, &T, dS[j], L->k + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e, part, m);
             pp_attn_step_flush(L, &T, part, m);
             for (int64_t l = 0; l < m; l++)
                 acc[l] = i == 0 ? part[l] : acc[l] + part[l];

@@ -1,5 +1,6 @@
 // cpu/attention_device.c — the CPU device of the attention plan (see attention_device.h).
 #include "attention_device.h"
+#include "attention_run_levels.h"
 
 #include "parallel.h"
 
@@ -1054,8 +1055,31 @@ static int attn_cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
 // turn as they finish (a worker slowed by another process takes fewer); every run is computed
 // alone, so who computes it never matters
 
+// A launch's threads [t0, t0 + n): pp_attn_run, or its copy compiled at the device's x86-64 level
+// (attention_run_level.h: the same source, so the same bits).
+typedef void (*attn_cpu_run_fn)(const pp_attn_launch *L, int64_t t0, int64_t n);
+
+static void attn_run_baseline(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    pp_attn_run(L, t0, n);
+}
+
+static attn_cpu_run_fn attn_pick_run(int portable, pp_isa isa)
+{
+#ifdef PP_ATTN_RUN_LEVELS
+    if (!portable && isa == PP_ISA_AVX512)
+        return pp_attn_cpu_run_v4;
+    if (!portable && isa == PP_ISA_AVX2)
+        return pp_attn_cpu_run_v3;
+#else
+    (void)portable, (void)isa;
+#endif
+    return attn_run_baseline;
+}
+
 typedef struct attn_cpu_job {
     pp_attn_launch L;
+    attn_cpu_run_fn run;
     int64_t width, runs, per_chunk, chunks;
     atomic_llong next;  // the next chunk to take
     pp_ranges *wr;      // range diagnostics: one accumulator per worker, or NULL
@@ -1068,7 +1092,7 @@ static void attn_cpu_worker(void *ctx, int64_t worker)
     L.ranges = J->wr ? &J->wr[worker] : NULL;
     for (int64_t c; (c = atomic_fetch_add(&J->next, 1)) < J->chunks;) {
         int64_t r0 = c * J->per_chunk, r1 = r0 + J->per_chunk < J->runs ? r0 + J->per_chunk : J->runs;
-        pp_attn_run(&L, r0 * J->width, (r1 - r0) * J->width);
+        J->run(&L, r0 * J->width, (r1 - r0) * J->width);
     }
 }
 
@@ -1091,6 +1115,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.expf_sub = attn_pick_expf(c->portable, isa);
     J.L.prob = attn_pick_prob(c->portable, isa);
     J.L.ger = attn_pick_ger(c->portable, isa);
+    J.run = attn_pick_run(c->portable, isa);
     J.width = pp_attn_run_width(L);
     if (L->n % J.width)
         J.width = 1;  // the plan sizes lane launches in whole runs; never taken
