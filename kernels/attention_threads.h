@@ -1375,6 +1375,161 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
     }
 }
 
+#ifndef __CUDA_ARCH__
+// The host device's groups of flash forward rows (ger, dots2_T): up to PP_ATTN_FWD_ROWS
+// consecutive live rows of one block go through the key tiles together, from the group's last
+// tile down. Each row takes a tile only from its own first tile on (a tile past a row's last
+// visible key is an exact no-op, as in pp_attn_t_flash_fwd), and within it computes what it
+// computes alone: its scores (two rows per pass over the tile's key-major keys, dots2_T: each
+// row's chains the ones pp_attn_flash_dots runs), its max, correction, max offset, rescale,
+// exponentials (element by element: one call for the tile is the chunks' calls), row sums in key
+// order and P's store, in the same order. Then P·V of the tile for every row at once as rank-1
+// updates (ger: each key's v row loaded once for the group), each row's o chain over the tile's
+// keys in increasing order: the single row's MMA chunks of 16 keys one after the other at seed 0.
+// The same operations in the same order on each row: the same bits (tests/test_attention_cpu.c,
+// test_attention_run_levels.c: the baseline copy has no ger and runs every row alone). The plain
+// FA2 forward only (seed 0, no exact site, no fp8, a row max, d and block_n at most the lanes);
+// every other launch, rows of other blocks and rows that see no key run alone.
+#define PP_ATTN_FWD_ROWS 4
+static inline int pp_attn_fwd_rows(const pp_attn_launch *L)
+{
+    return L->dots2_T && L->ger && L->order_seed == 0 && L->exact_sites == 0 && !L->fp8 && !L->fp8_block &&
+           !L->mma && L->max_subtract != PP_ATTN_MAX_NONE && !L->O64 && !L->Oacc64 && !L->Lse64 &&
+           L->bn <= PP_ATTN_MAX_LANES && L->d <= PP_ATTN_MAX_LANES;
+}
+
+// Rows g < nr of one block, given by their threads tg[g] (block rows x increasing, so their last
+// visible keys je[g] do not decrease); P·V's rank-1 updates want the rows active at a key to be a
+// prefix, so row g sits at ger position nr − 1 − g.
+static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_t *tg, int nr)
+{
+    int64_t b = 0, hh = 0, x[PP_ATTN_FWD_ROWS], je[PP_ATTN_FWD_ROWS] = {0}, grow[PP_ATTN_FWD_ROWS];
+    int r = 0;
+    pp_attn_geom G;
+    pp_attn_row(L, tg[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
+    for (int g = 1; g < nr; g++)
+        pp_attn_row(L, tg[g], &b, &hh, &r, &x[g], &G);
+    int64_t d = L->d, bn = L->bn, kh = pp_attn_koff(L, b, hh, 0), rh = pp_attn_range_head(L, b, hh);
+    const float *qr[PP_ATTN_FWD_ROWS];
+    float *o[PP_ATTN_FWD_ROWS], *lse[PP_ATTN_FWD_ROWS];
+    float m[PP_ATTN_FWD_ROWS], l4[PP_ATTN_FWD_ROWS][4];
+    float oacc[PP_ATTN_FWD_ROWS * PP_ATTN_MAX_LANES];   // o of row g at ger position nr − 1 − g
+    float sv[PP_ATTN_FWD_ROWS][PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
+    float pT[PP_ATTN_MAX_LANES * PP_ATTN_FWD_ROWS];     // P of key t for ger position k at [t·nr + k]
+    const float *pa[PP_ATTN_MAX_LANES], *vx[PP_ATTN_MAX_LANES];
+    int na[PP_ATTN_MAX_LANES];
+    pp_format_id fp = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f);
+    for (int g = 0; g < nr; g++) {
+        int64_t s = pp_attn_qrow(L, &G, x[g]);
+        je[g] = pp_attn_jend(&G, x[g]);
+        qr[g] = L->q + pp_attn_qoff(L, b, hh, s);
+        o[g] = L->O + pp_attn_qoff(L, b, hh, s);
+        lse[g] = L->Lse + (b * L->h + hh) * L->sq + s;
+        grow[g] = pp_attn_order_row(L, b, hh, s);
+        m[g] = -INFINITY;
+        l4[g][0] = l4[g][1] = l4[g][2] = l4[g][3] = 0.0f;
+        for (int64_t c = 0; c < d; c++)
+            oacc[(nr - 1 - g) * PP_ATTN_MAX_LANES + c] = 0.0f;
+    }
+    int64_t jl = je[nr - 1];  // the group's last visible key
+    for (int64_t j0 = jl - jl % bn; j0 >= 0; j0 -= bn) {
+        int64_t w[PP_ATTN_FWD_ROWS];  // row g's keys in this tile (0: not yet begun)
+        for (int g = 0; g < nr; g++)
+            w[g] = je[g] < j0 ? 0 : (j0 + bn <= je[g] + 1 ? bn : je[g] + 1 - j0);
+        // scores: two rows a pass over the key runs of the second's keys (w[g] ≤ w[g + 1]), or one
+        for (int g = 0; g < nr; g += 2) {
+            int64_t wa = w[g], wb = g + 1 < nr ? w[g + 1] : 0, wt = wb > wa ? wb : wa;
+            int one = wa > 0 ? g : g + 1;  // the row alone when the other takes no key here
+            if (wt == 0)
+                continue;
+            for (int64_t j = j0, wl; j < j0 + wt; j += wl) {
+                wl = pp_attn_key_lanes(L, &G, j, j0 + wt - j);
+                const float *kT = pp_attn_keyT(L, &G, L->kT, b, hh, j);
+                int64_t ld = pp_attn_keyT_ld(L, &G, j);
+                if (wa > 0 && wb > 0)
+                    L->dots2_T(qr[g], qr[g + 1], kT, ld, d, sv[g] + (j - j0), sv[g + 1] + (j - j0), wl);
+                else
+                    pp_attn_dots_T(L, PP_ATTN_MMA_S, qr[one], kT, ld, wl, sv[one] + (j - j0));
+            }
+        }
+        int64_t nk = 0;  // the tile's keys any row takes
+        for (int g = 0; g < nr; g++) {
+            if (w[g] == 0)
+                continue;
+            nk = w[g] > nk ? w[g] : nk;
+            float mn = pp_attn_rowmax(L, sv[g], w[g], m[g]);
+            float corr = pp_attn_flash_corr(&L->sc, m[g], mn), ms = pp_attn_flash_max_scaled(&L->sc, mn);
+            int k = nr - 1 - g;
+            pp_attn_flash_rescale(oacc + k * PP_ATTN_MAX_LANES, d, l4[g], corr);
+            int vexp = pp_attn_exp2_lanes(L, sv[g], L->sc.sl2, -ms, pe, w[g]);
+            for (int64_t i = 0; i < w[g]; i++) {
+                float p = vexp ? pe[i] : pp_attn_flash_p(&L->sc, sv[g][i], ms);
+                int64_t q = ((j0 + i) & 7) >> 1;
+                l4[g][q] = l4[g][q] + p;
+                pT[i * nr + k] = pp_attn_fp8_p(0, fp, p);
+                if (L->ranges)
+                    pp_attn_flash_fwd_notes(L, rh, sv[g][i], ms, p, pT[i * nr + k]);
+            }
+            m[g] = mn;
+        }
+        for (int64_t i = 0; i < nk; i++) {
+            int a = 0;  // rows whose keys reach j0 + i: the last ones, ger's first positions
+            for (int g = 0; g < nr; g++)
+                a += w[g] > i;
+            na[i] = a;
+            pa[i] = pT + i * nr;
+            vx[i] = L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j0 + i));
+        }
+        L->ger((int)nk, pa, vx, na, nr, oacc, d);
+    }
+    for (int g = 0; g < nr; g++) {
+        const float *og = oacc + (nr - 1 - g) * PP_ATTN_MAX_LANES;
+        for (int64_t c = 0; c < d; c++)
+            o[g][c] = og[c];
+        float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow[g], l4[g]) : 0.0f;  // finish's l
+        pp_attn_flash_finish_x(L, 1, m[g], l4[g], o[g], lse[g], grow[g]);
+        if (L->ranges) {
+            pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m[g]);
+            pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_SUM, rh, PP_FMT_FP32, lsum);
+            pp_range_note1(L->ranges, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse[g]);
+            for (int64_t c = 0; c < d; c++)
+                pp_range_note1(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, o[g][c]);
+        }
+    }
+}
+
+// Threads [t0, t0 + n) of the flash forward: groups of up to PP_ATTN_FWD_ROWS consecutive rows of
+// one block that see a key (pp_attn_flash_fwd_group), every other row alone.
+static inline void pp_attn_r_flash_fwd_rows(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t tg[PP_ATTN_FWD_ROWS];
+    int nr = 0;
+    int64_t gb = -1, gh = -1;
+    int gr = -1;
+    for (int64_t t = t0; t <= t0 + n; t++) {
+        int64_t b = -1, hh = -1, x = 0;
+        int r = -1;
+        pp_attn_geom G;
+        int live = t < t0 + n && pp_attn_row(L, t, &b, &hh, &r, &x, &G) && pp_attn_jend(&G, x) >= 0;
+        if (nr > 0 && (!live || b != gb || hh != gh || r != gr || nr == PP_ATTN_FWD_ROWS)) {
+            if (nr == 1)
+                pp_attn_t_flash_fwd(L, tg[0]);
+            else
+                pp_attn_flash_fwd_group(L, tg, nr);
+            nr = 0;
+        }
+        if (t == t0 + n)
+            break;
+        if (!live) {
+            pp_attn_t_flash_fwd(L, t);
+            continue;
+        }
+        gb = b, gh = hh, gr = r;
+        tg[nr++] = t;
+    }
+}
+#endif
+
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
 PP_HD static inline int pp_attn_bwd_row_dead(const pp_attn_launch *L, const pp_attn_geom *G, int64_t b, int64_t hh,
                                              int64_t x)
@@ -2237,6 +2392,10 @@ PP_HD static inline void pp_attn_run1(const pp_attn_launch *L, int64_t t0, int64
 PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
 #ifndef __CUDA_ARCH__
+    if (L->op == PP_AT_FLASH_FWD && pp_attn_fwd_rows(L)) {
+        pp_attn_r_flash_fwd_rows(L, t0, n);
+        return;
+    }
     if (L->op == PP_AT_FLASH_BWD_ROW && pp_attn_bwd_pairs(L)) {
         pp_attn_r_flash_bwd_pairs(L, t0, n);
         return;
