@@ -102,6 +102,10 @@ typedef float (*pp_attn_rowmax_fn)(const float *s, int64_t n, float m);
 // Two rows' key-lane dot products in one pass over the keys, as a host device supplies them: for
 // l < m ≤ PP_ATTN_MAX_LANES, acc0_l and acc1_l the chains of pp_attn_dots_fn of a0 and of a1 (from
 // +0, c = 0 … nc − 1 in order): each key's loads serve both rows, each lane the same bits.
+// Four rows' key-lane dot products, as a host device supplies them: for i < 4, acc[i][l] the
+// chain of pp_attn_dots_fn for a[i] (l < m ≤ PP_ATTN_MAX_LANES), each key vector loaded once.
+typedef void (*pp_attn_dots4_fn)(const float *const *a, const float *xT, int64_t ld, int64_t nc, float *const *acc,
+                                 int64_t m);
 typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
                                  float *acc0, float *acc1, int64_t m);
 // The unfused softmax's exponentials of a row, as a host device supplies them (vector binary64
@@ -199,6 +203,7 @@ typedef struct pp_attn_launch {
     pp_attn_dots64_fn dots64;
     pp_attn_rowmax_fn rowmax;  // the flash forward's row max (NULL: the scalar loop)
     pp_attn_dots2_fn dots2_T;  // two rows' dots (NULL: the flash backward's rows one at a time)
+    pp_attn_dots4_fn dots4_T;  // four rows' dots (NULL: the flash rows' groups by twos)
     pp_attn_expf_fn expf_sub;  // the unfused softmax's exponentials (NULL: pp_expf one key at a time)
     pp_attn_prob_fn prob;      // the unfused softmax's probabilities (NULL: one key at a time)
     pp_attn_ger_fn ger;        // dk/dv's key groups (NULL: each key's lane steps, pp_attn_step_push)
@@ -1436,8 +1441,16 @@ static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_
         int64_t w[PP_ATTN_FWD_ROWS];  // row g's keys in this tile (0: not yet begun)
         for (int g = 0; g < nr; g++)
             w[g] = je[g] < j0 ? 0 : (j0 + bn <= je[g] + 1 ? bn : je[g] + 1 - j0);
-        // scores: two rows a pass over the key runs of the second's keys (w[g] ≤ w[g + 1]), or one
-        for (int g = 0; g < nr; g += 2) {
+        // scores: four rows a pass over the key runs of the last one's keys (w[g] ≤ w[g + 1]) where
+        // the device has dots4_T and all four take keys here, else two a pass, or one
+        if (nr == PP_ATTN_FWD_ROWS && L->dots4_T && w[0] > 0) {
+            for (int64_t j = j0, wl; j < j0 + w[nr - 1]; j += wl) {
+                wl = pp_attn_key_lanes(L, &G, j, j0 + w[nr - 1] - j);
+                float *acc[PP_ATTN_FWD_ROWS] = {sv[0] + (j - j0), sv[1] + (j - j0), sv[2] + (j - j0), sv[3] + (j - j0)};
+                L->dots4_T(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), d, acc, wl);
+            }
+        }
+        for (int g = 0; g < nr && !(nr == PP_ATTN_FWD_ROWS && L->dots4_T && w[0] > 0); g += 2) {
             int64_t wa = w[g], wb = g + 1 < nr ? w[g + 1] : 0, wt = wb > wa ? wb : wa;
             int one = wa > 0 ? g : g + 1;  // the row alone when the other takes no key here
             if (wt == 0)
@@ -1624,12 +1637,14 @@ PP_HD static inline void pp_attn_t_flash_bwd_row(const pp_attn_launch *L, int64_
 }
 
 #ifndef __CUDA_ARCH__
-// The host device's pairs of backward rows (dots2_T): two consecutive live rows of one block get
-// their S and dP chains from one pass over the keys (each key tile's loads serve both rows), over
-// the keys either sees, then each row runs its body on them. Each chain is the one the row would
-// compute alone (seed 0, neither chain exact), so the same bits; blocks of more than
-// PP_ATTN_PAIR_KEYS keys, other rows, and the last of an odd count run alone.
+// The host device's groups of backward rows (dots4_T, dots2_T): up to four consecutive live rows of
+// one block (two where the device has no dots4_T) get their S and dP chains from one pass over the
+// keys (each key tile's loads serve every row of the group), over the keys the last of them sees
+// (je does not decrease along a block's rows), then each row runs its body on them. Each chain is
+// the one the row would compute alone (seed 0, neither chain exact), so the same bits; blocks of
+// more than PP_ATTN_PAIR_KEYS keys, other rows, and a group's lone row run alone.
 #define PP_ATTN_PAIR_KEYS 4096
+#define PP_ATTN_BWD_ROWS 4
 static inline int pp_attn_bwd_pairs(const pp_attn_launch *L)
 {
     return L->dots2_T && L->order_seed == 0 && L->BK <= PP_ATTN_PAIR_KEYS &&
@@ -1638,37 +1653,47 @@ static inline int pp_attn_bwd_pairs(const pp_attn_launch *L)
 
 static inline void pp_attn_r_flash_bwd_pairs(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    float S[2][PP_ATTN_PAIR_KEYS], dP[2][PP_ATTN_PAIR_KEYS];
+    float S[PP_ATTN_BWD_ROWS][PP_ATTN_PAIR_KEYS], dP[PP_ATTN_BWD_ROWS][PP_ATTN_PAIR_KEYS];
+    int most = L->dots4_T ? PP_ATTN_BWD_ROWS : 2;
     int64_t t = t0;
-    while (t + 1 < t0 + n) {
-        int64_t b[2], hh[2], x[2];
-        int r[2];
-        pp_attn_geom G[2];
-        int ok = pp_attn_row(L, t, &b[0], &hh[0], &r[0], &x[0], &G[0]);
-        ok = pp_attn_row(L, t + 1, &b[1], &hh[1], &r[1], &x[1], &G[1]) && ok;
-        ok = ok && b[0] == b[1] && hh[0] == hh[1] && r[0] == r[1];  // one block: G[0] is G[1]
-        ok = ok && !pp_attn_bwd_row_dead(L, &G[0], b[0], hh[0], x[0]) && !pp_attn_bwd_row_dead(L, &G[1], b[1], hh[1], x[1]);
-        if (!ok) {
+    while (t < t0 + n) {
+        int64_t b[PP_ATTN_BWD_ROWS], hh[PP_ATTN_BWD_ROWS], x[PP_ATTN_BWD_ROWS], off[PP_ATTN_BWD_ROWS];
+        int r[PP_ATTN_BWD_ROWS], k = 0;
+        pp_attn_geom G[PP_ATTN_BWD_ROWS];
+        for (; k < most && t + k < t0 + n; k++) {
+            int ok = pp_attn_row(L, t + k, &b[k], &hh[k], &r[k], &x[k], &G[k]);
+            ok = ok && (k == 0 || (b[k] == b[0] && hh[k] == hh[0] && r[k] == r[0]));  // one block: G[k] is G[0]
+            if (!ok || pp_attn_bwd_row_dead(L, &G[k], b[k], hh[k], x[k]))
+                break;
+            off[k] = pp_attn_qoff(L, b[k], hh[k], pp_attn_qrow(L, &G[k], x[k]));
+        }
+        k = k == 3 ? 2 : k;  // a pair, and the third row starts the next group
+        if (k < 2) {
             pp_attn_t_flash_bwd_row(L, t++);
             continue;
         }
-        int64_t je0 = pp_attn_jend(&G[0], x[0]), je1 = pp_attn_jend(&G[1], x[1]), je = je0 > je1 ? je0 : je1;
-        int64_t o0 = pp_attn_qoff(L, b[0], hh[0], pp_attn_qrow(L, &G[0], x[0]));
-        int64_t o1 = pp_attn_qoff(L, b[1], hh[1], pp_attn_qrow(L, &G[1], x[1]));
+        int64_t je = pp_attn_jend(&G[k - 1], x[k - 1]);
         for (int64_t j = 0, w; j <= je; j += w) {
             w = pp_attn_key_lanes(L, &G[0], j, je + 1 - j);
             int64_t ld = pp_attn_keyT_ld(L, &G[0], j);
-            L->dots2_T(L->q + o0, L->q + o1, pp_attn_keyT(L, &G[0], L->kT, b[0], hh[0], j), ld, L->d, S[0] + j,
-                       S[1] + j, w);
-            L->dots2_T(L->go + o0, L->go + o1, pp_attn_keyT(L, &G[0], L->vT, b[0], hh[0], j), ld, L->d, dP[0] + j,
-                       dP[1] + j, w);
+            const float *kT = pp_attn_keyT(L, &G[0], L->kT, b[0], hh[0], j);
+            const float *vT = pp_attn_keyT(L, &G[0], L->vT, b[0], hh[0], j);
+            if (k == 2) {
+                L->dots2_T(L->q + off[0], L->q + off[1], kT, ld, L->d, S[0] + j, S[1] + j, w);
+                L->dots2_T(L->go + off[0], L->go + off[1], vT, ld, L->d, dP[0] + j, dP[1] + j, w);
+                continue;
+            }
+            const float *qa[PP_ATTN_BWD_ROWS] = {L->q + off[0], L->q + off[1], L->q + off[2], L->q + off[3]};
+            const float *ga[PP_ATTN_BWD_ROWS] = {L->go + off[0], L->go + off[1], L->go + off[2], L->go + off[3]};
+            float *sa[PP_ATTN_BWD_ROWS] = {S[0] + j, S[1] + j, S[2] + j, S[3] + j};
+            float *pa[PP_ATTN_BWD_ROWS] = {dP[0] + j, dP[1] + j, dP[2] + j, dP[3] + j};
+            L->dots4_T(qa, kT, ld, L->d, sa, w);
+            L->dots4_T(ga, vT, ld, L->d, pa, w);
         }
-        pp_attn_flash_bwd_row_(L, t, S[0], dP[0]);
-        pp_attn_flash_bwd_row_(L, t + 1, S[1], dP[1]);
-        t += 2;
+        for (int i = 0; i < k; i++)
+            pp_attn_flash_bwd_row_(L, t + i, S[i], dP[i]);
+        t += k;
     }
-    for (; t < t0 + n; t++)
-        pp_attn_t_flash_bwd_row(L, t);
 }
 #endif
 

@@ -4,7 +4,7 @@
 // CPU runs: hand-computed chains (the fused step's single rounding, a tie to even, −0 products from
 // +0, overflow to Inf, Inf − Inf, NaN), every lane count 0 … 128 (the masked last vector), step
 // counts 0, 1, 7 and 128, column strides, and random inputs biased to special values.
-// The two-row form (pp_attn_cpu_dots2: the flash backward's pairs of rows) alongside, its second
+// The four-row form (pp_attn_cpu_dots4) too. The two-row form (pp_attn_cpu_dots2: the flash backward's pairs of rows) alongside, its second
 // row a reversed and negated. The same for explain's binary64 chains (pp_attn_cpu_dots64,
 // pp_attn_cpu_axpy64) against the scalar binary64 fma loops. And dk/dv's rank-1 updates
 // (pp_attn_cpu_ger: a group of keys' chains over rows, each row's active keys a prefix) against the
@@ -79,6 +79,33 @@ static int check_dots(const float *a, const float *xT, int64_t ld, int64_t nc, i
             if ((pp_f32_bits(acc[l]) != 0x5A5A5A5Au || pp_f32_bits(acc1[l]) != 0x5A5A5A5Au) && bad++ < 10)
                 fprintf(stderr, "  dots2 (%s): wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), (long long)l,
                         (long long)m);
+    }
+    // the four-row form (pp_attn_cpu_dots4: the flash forward's row groups, the backward's quads):
+    // rows b, a, a, b (each row's own chain, not a neighbour's), each the one-row form's bits at
+    // the same level, but for which NaN: with two NaN operands an FMA passes on the one its
+    // instruction form puts first, and GCC picks the form per register allocation (the masked
+    // last vector of a 64-key half here), so a NaN is checked as a NaN; nothing written past m
+    float acc2[MAXL + PAD], acc3[MAXL + PAD];
+    const float *rows4[4] = {b, a, a, b};
+    float *accs4[4] = {acc, acc1, acc2, acc3};
+    const float *want4[4] = {want1, want, want, want1};
+    for (size_t v = 0; v < sizeof LEVELS / sizeof *LEVELS; v++) {
+        pp_attn_cpu_dots(LEVELS[v], b, xT, ld, nc, want1, m);
+        for (int i = 0; i < 4; i++)
+            memset(accs4[i], 0x5A, sizeof acc);
+        pp_attn_cpu_dots4(LEVELS[v], rows4, xT, ld, nc, accs4, m);
+        for (int i = 0; i < 4; i++) {
+            for (int64_t l = 0; l < m; l++)
+                if (!(isnan(want4[i][l]) ? isnan(accs4[i][l]) : pp_f32_bits(accs4[i][l]) == pp_f32_bits(want4[i][l])) &&
+                    bad++ < 10)
+                    fprintf(stderr, "  dots4 (%s), row %d, lane %lld of %lld, %lld steps, ld %lld: got %a, want %a\n",
+                            pp_isa_name(LEVELS[v]), i, (long long)l, (long long)m, (long long)nc, (long long)ld,
+                            (double)accs4[i][l], (double)want4[i][l]);
+            for (int64_t l = m; l < MAXL + PAD; l++)
+                if (pp_f32_bits(accs4[i][l]) != 0x5A5A5A5Au && bad++ < 10)
+                    fprintf(stderr, "  dots4 (%s): row %d wrote lane %lld past %lld\n", pp_isa_name(LEVELS[v]), i,
+                            (long long)l, (long long)m);
+        }
     }
     return bad;
 }

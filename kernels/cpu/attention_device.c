@@ -244,6 +244,71 @@ __attribute__((target("avx512f"))) static void attn_dots2_T_avx512(const float *
     default: attn_dots2_nv(8, a0, a1, xT, ld, nc, acc0, acc1, m); return;  // m ≤ 128
     }
 }
+
+// Four rows' key-lane dot products (pp_attn_dots4_fn): attn_dots_nv's chains for a_0 … a_3 at
+// once over 64 keys at a time (4 rows × 4 vectors: 16 accumulators in registers), each key vector
+// loaded once for the four rows' FMAs (the flash forward's row groups and the backward's quads:
+// half the loads of dots2 per FMA). Each lane of each row the chain of single roundings of nc
+// fmaf calls from +0, c increasing, as attn_dots_T_avx512's.
+#define ATTN_DOTS4_STEP(v)                                                                          \
+    if ((v) < NV) {                                                                                 \
+        __m512 x_ = (v) == NV - 1 ? _mm512_maskz_loadu_ps(ml, x + 16 * (v)) : _mm512_loadu_ps(x + 16 * (v)); \
+        r##v = _mm512_fmadd_ps(va, x_, r##v);                                                       \
+        s##v = _mm512_fmadd_ps(vb, x_, s##v);                                                       \
+        t##v = _mm512_fmadd_ps(vc, x_, t##v);                                                       \
+        u##v = _mm512_fmadd_ps(vd, x_, u##v);                                                       \
+    }
+#define ATTN_DOTS4_ST1(p, r, v)                                                                     \
+    if ((v) == NV - 1)                                                                              \
+        _mm512_mask_storeu_ps((p) + 16 * (v), ml, r);                                               \
+    else                                                                                            \
+        _mm512_storeu_ps((p) + 16 * (v), r);
+#define ATTN_DOTS4_STORE(v)                                                                         \
+    if ((v) < NV) {                                                                                 \
+        ATTN_DOTS4_ST1(acc[0] + l0, r##v, v)                                                        \
+        ATTN_DOTS4_ST1(acc[1] + l0, s##v, v)                                                        \
+        ATTN_DOTS4_ST1(acc[2] + l0, t##v, v)                                                        \
+        ATTN_DOTS4_ST1(acc[3] + l0, u##v, v)                                                        \
+    }
+__attribute__((target("avx512f"), always_inline)) static inline void
+attn_dots4_nv(const int NV, const float *const *a, const float *xT, int64_t ld, int64_t nc, float *const *acc,
+              int64_t l0, int64_t m)
+{
+    __mmask16 ml = (__mmask16)(m - 16 * (NV - 1) >= 16 ? 0xffffu : (1u << (m - 16 * (NV - 1))) - 1u);
+    __m512 z = _mm512_setzero_ps(), r0 = z, r1 = z, r2 = z, r3 = z, s0 = z, s1 = z, s2 = z, s3 = z;
+    __m512 t0 = z, t1 = z, t2 = z, t3 = z, u0 = z, u1 = z, u2 = z, u3 = z;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    for (int64_t c = 0; c < nc; c++) {
+        __m512 va = _mm512_set1_ps(a0[c]), vb = _mm512_set1_ps(a1[c]), vc = _mm512_set1_ps(a2[c]),
+               vd = _mm512_set1_ps(a3[c]);
+        const float *x = xT + c * ld + l0;
+        ATTN_DOTS4_STEP(0)
+        ATTN_DOTS4_STEP(1)
+        ATTN_DOTS4_STEP(2)
+        ATTN_DOTS4_STEP(3)
+    }
+    ATTN_DOTS4_STORE(0)
+    ATTN_DOTS4_STORE(1)
+    ATTN_DOTS4_STORE(2)
+    ATTN_DOTS4_STORE(3)
+}
+#undef ATTN_DOTS4_STEP
+#undef ATTN_DOTS4_ST1
+#undef ATTN_DOTS4_STORE
+
+__attribute__((target("avx512f"))) static void attn_dots4_T_avx512(const float *const *a, const float *xT, int64_t ld,
+                                                                   int64_t nc, float *const *acc, int64_t m)
+{
+    for (int64_t l0 = 0; l0 < m; l0 += 64) {  // m ≤ 128: one or two runs of 64 keys
+        int64_t n = m - l0 < 64 ? m - l0 : 64;
+        switch ((n + 15) / 16) {
+        case 1: attn_dots4_nv(1, a, xT, ld, nc, acc, l0, n); break;
+        case 2: attn_dots4_nv(2, a, xT, ld, nc, acc, l0, n); break;
+        case 3: attn_dots4_nv(3, a, xT, ld, nc, acc, l0, n); break;
+        default: attn_dots4_nv(4, a, xT, ld, nc, acc, l0, n); break;
+        }
+    }
+}
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -946,6 +1011,28 @@ static pp_attn_dots2_fn attn_pick_dots2(int portable, pp_isa isa)
     return NULL;  // the backward's rows one at a time
 }
 
+static pp_attn_dots4_fn attn_pick_dots4(int portable, pp_isa isa)
+{
+#ifdef ATTN_HAVE_AVX2
+    if (!portable && isa == PP_ISA_AVX512)
+        return attn_dots4_T_avx512;
+#endif
+    (void)portable, (void)isa;
+    return NULL;  // pairs of rows, or one
+}
+
+void pp_attn_cpu_dots4(pp_isa isa, const float *const *a, const float *xT, int64_t ld, int64_t nc,
+                       float *const *acc, int64_t m)
+{
+    pp_attn_dots4_fn f = attn_pick_dots4(0, pp_isa_resolve(isa));
+    if (f) {
+        f(a, xT, ld, nc, acc, m);
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        pp_attn_cpu_dots(isa, a[i], xT, ld, nc, acc[i], m);
+}
+
 void pp_attn_cpu_dots2(pp_isa isa, const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
                        float *acc0, float *acc1, int64_t m)
 {
@@ -1112,6 +1199,7 @@ static int attn_cpu_launch(void *ctx, const pp_attn_launch *L)
     J.L.dots64 = attn_pick_dots64(c->portable, isa);
     J.L.rowmax = attn_pick_rowmax(c->portable, isa);
     J.L.dots2_T = attn_pick_dots2(c->portable, isa);
+    J.L.dots4_T = attn_pick_dots4(c->portable, isa);
     J.L.expf_sub = attn_pick_expf(c->portable, isa);
     J.L.prob = attn_pick_prob(c->portable, isa);
     J.L.ger = attn_pick_ger(c->portable, isa);

@@ -49,6 +49,12 @@ void pp_attn_cpu_dots64(pp_isa isa, const float *a, const float *xT, int64_t ld,
 // for tests/test_attention_rowmax_lanes.c to check.
 float pp_attn_cpu_rowmax(pp_isa isa, const float *s, int64_t n, float m);
 
+// Four rows' key-lane dot products by the device's lanes of level isa (below AVX-512: each row
+// through pp_attn_cpu_dots): acc[i]_l the chain of pp_attn_cpu_dots of a[i], i < 4, l < m ≤ 128,
+// for tests/test_attention_dots_lanes.c to check.
+void pp_attn_cpu_dots4(pp_isa isa, const float *const *a, const float *xT, int64_t ld, int64_t nc,
+                       float *const *acc, int64_t m);
+
 // Two rows' key-lane dot products by the device's lanes of level isa (below AVX-512: one row, then
 // the other, through pp_attn_cpu_dots): acc0_l, acc1_l the chains of pp_attn_cpu_dots of a0 and a1,
 // l < m ≤ 128, for tests/test_attention_dots_lanes.c to check.
