@@ -135,7 +135,7 @@ typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, int64_t d, 
 
 // Keys per block of the out and dq accumulations: a row takes a block's terms in one call (its
 // accumulator in registers), the block's k or v rows stay in L1 for the group's rows.
-#define FAST_ACC_KEYS 16
+#define FAST_ACC_KEYS 32
 
 typedef struct fast_ws {
     double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [FAST_GROUP][s_kv]: the group rows' scores
