@@ -135,7 +135,7 @@ typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, int64_t d, 
 
 // Keys per block of the out and dq accumulations: a row takes a block's terms in one call (its
 // accumulator in registers), the block's k or v rows stay in L1 for the group's rows.
-#define FAST_ACC_KEYS 16
+#define FAST_ACC_KEYS 32
 
 typedef struct fast_ws {
     double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp;  // [FAST_GROUP][s_kv]: the group rows' scores
@@ -145,9 +145,10 @@ typedef struct fast_ws {
     double *dkh, *dkl, *dvh, *dvl;            // [s_kv·d]: the task's dk, dv accumulators
     double *colP, *colDP, *colCut, *colDS, *colEdS;  // [s_kv]: per-key bound sums
     // The vector path (NULL: the portable loops) and the task's k and v in transposed blocks of
-    // PP_ATTN_KEY_BLOCK keys (its Dot2 runs one key per lane), the last block padded with zeros.
+    // PP_ATTN_KEY_BLOCK keys (its Dot2 runs one key per lane), the last block padded with zeros;
+    // |q| and |dout| of the group's rows ([FAST_GROUP][d]).
     const pp_attn_lanes_ *lanes;
-    double *kt, *vt;
+    double *kt, *vt, *qa, *oa;
     // The backward's row block: dk_j and dv_j take each row's share in row order, as before, but a
     // block of rows at a time (fast_flush), so that the 4·s_kv·d accumulators pass through the
     // cache once per block rather than once per row. Per row r: its keys nv, offset qo, dP bound;
@@ -161,18 +162,18 @@ typedef struct fast_ws {
 
 // A key's state in a block row: PP_ATTN_BLK_CUT, _DROP or _ACC (attention_ref_eft.h).
 // The block's size: up to 32 rows (one row group: fast_rows), its per-(row, key) arrays up to
-// about 2^21 entries.
+// about 2^21 entries. (128 rows measured slower at s = 4096: the larger arrays cost more than the
+// accumulators' passes they save.)
 #define FAST_BLOCK_ROWS 32
 #define FAST_BLOCK_ENTRIES ((int64_t)1 << 21)
-_Static_assert(FAST_BLOCK_ROWS <= PP_ATTN_ACC_TERMS && FAST_ACC_KEYS <= PP_ATTN_ACC_TERMS,
-               "a flush or key block's terms fit one pp_attn_acc_multi_ call");
+_Static_assert(FAST_ACC_KEYS <= PP_ATTN_ACC_TERMS, "a key block's terms fit one pp_attn_acc_multi_ call");
 
 static void fast_ws_free(fast_ws *w)
 {
     double **arr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp,
                       &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->dkh,
                       &w->dkl, &w->dvh, &w->dvl, &w->colP, &w->colDP, &w->colCut, &w->colDS,
-                      &w->colEdS, &w->kt, &w->vt, &w->blk_dP, &w->blk_sh, &w->blk_sl,
+                      &w->colEdS, &w->kt, &w->vt, &w->qa, &w->oa, &w->blk_dP, &w->blk_sh, &w->blk_sl,
                       &w->blk_e, &w->blk_ph, &w->blk_pl};
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++)
         free(*arr[i]);
@@ -228,6 +229,9 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
         size_t nt = (n + PP_ATTN_KEY_BLOCK - 1) / PP_ATTN_KEY_BLOCK * PP_ATTN_KEY_BLOCK * nd;
         if (!(w->kt = calloc(nt, sizeof(double))) || (backward && !(w->vt = calloc(nt, sizeof(double)))))
             return -1;
+        if (!(w->qa = malloc(FAST_GROUP * nd * sizeof(double))) ||
+            (backward && !(w->oa = malloc(FAST_GROUP * nd * sizeof(double)))))
+            return -1;
     }
     return 0;
 }
@@ -244,18 +248,26 @@ static void fast_transpose(const pp_attn_job_ *J, const pp_attn_span_ *sp, const
     }
 }
 
+// The two transposed blocks of keys j0 … j0 + 15 (j0 a multiple of 16) that a row seeing nv keys
+// reads: the second is the first again when the row sees none of its keys (it may not exist).
+static void fast_kblocks(const double *yt, int64_t j0, int64_t nv, int64_t d, const double *b[2])
+{
+    b[0] = yt + j0 / PP_ATTN_KEY_BLOCK * PP_ATTN_KEY_BLOCK * d;
+    b[1] = j0 + PP_ATTN_KEY_BLOCK < nv ? b[0] + PP_ATTN_KEY_BLOCK * d : b[0];
+}
+
 // Dot2 of x with keys j0 … min(j0 + 16, nv) − 1 of y (the task's k or v; yt the same transposed):
 // h, c, T at [j − j0]. The vector path runs 16 keys in its lanes; the portable loops take four
 // at a time (dot2x4). Either way each key's chain is the same operations in the same order.
 static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
-                        const double *x, const double *y, const double *yt, int64_t j0, int64_t nv,
-                        double h[16], double c[16], double T[16])
+                        const double *x, const double *xa, const double *y, const double *yt,
+                        int64_t j0, int64_t nv, double h[16], double c[16], double T[16])
 {
     const int64_t d = J->d;
     if (w->lanes) {
-        const double *b0 = yt + j0 * d;  // j0 is a multiple of 16
-        const double *b1 = j0 + PP_ATTN_KEY_BLOCK < nv ? b0 + PP_ATTN_KEY_BLOCK * d : b0;
-        w->lanes->dot2_keys16(x, b0, b1, d, h, c, T);
+        const double *b[2];
+        fast_kblocks(yt, j0, nv, d, b);
+        w->lanes->dot2_keys16(x, xa, b[0], b[1], d, h, c, T);
         return;
     }
     for (int64_t q0 = j0; q0 < j0 + 16 && q0 < nv; q0 += 4) {
@@ -285,11 +297,33 @@ static int absmax_row(double *m, const double *x, int64_t d)
 typedef struct fast_row_st {
     int64_t hh, i, nv, qo, lo_idx, slot;  // slot: its row in the backward's block
     const double *qi, *oi;                // its q and dout rows
+    const double *qa, *oa;                // their magnitudes (the vector path's Dot2; else NULL)
     double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp, *ah, *al;  // its rows of the workspace
     unsigned char *cut;
     double M, dP, Dh, Dl, eD, aD;         // max score; P̂'s relative bound; D̂ and its bound
     int64_t ncut;                         // keys cut (P̂ = 0)
 } fast_row_st;
+
+// Dot2 of row r of the group (and of row r + 1 with it, where the vector path runs and that row
+// also sees a key of the block: one pass over the block for both) with keys j0 … j0 + 15 of k
+// (dp = 0: x = q) or v (dp = 1: x = dout); row r + k's h, c, T at [16·k + m]. Returns 1 when
+// row r + 1 was done too. Each row's chains are the ones fast_dots16 gives it alone.
+static int fast_dots_rows(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
+                          const fast_row_st *st, int64_t nr, int64_t r, int dp, int64_t j0,
+                          double h[32], double c[32], double T[32])
+{
+    const fast_row_st *S = &st[r], *S1 = r + 1 < nr ? &st[r + 1] : NULL;
+    const double *y = dp ? J->v : J->k, *yt = dp ? w->vt : w->kt;
+    if (w->lanes && S1 && j0 < S1->nv) {
+        const double *b[2];
+        fast_kblocks(yt, j0, S->nv > S1->nv ? S->nv : S1->nv, J->d, b);
+        w->lanes->dot2_rows2(dp ? S->oi : S->qi, dp ? S->oa : S->qa, dp ? S1->oi : S1->qi,
+                             dp ? S1->oa : S1->qa, b[0], b[1], J->d, h, c, T);
+        return 1;
+    }
+    fast_dots16(J, w, sp, dp ? S->oi : S->qi, dp ? S->oa : S->qa, y, yt, j0, S->nv, h, c, T);
+    return 0;
+}
 
 // Scores of the group's rows: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double
 // (PROOFS: "Scores"), and each row's max. Key blocks outer, rows inner: a block of keys is read
@@ -303,18 +337,23 @@ static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_sp
         st[r].M = -INFINITY;
     for (int64_t j0 = 0; j0 < jmax; j0 += 16)
         for (int64_t r = 0; r < nr; r++) {
-            fast_row_st *S = &st[r];
-            if (j0 >= S->nv)
+            if (j0 >= st[r].nv)
                 continue;
-            double hc[16], cc[16], T[16];
-            fast_dots16(J, w, sp, S->qi, J->k, w->kt, j0, S->nv, hc, cc, T);
-            int64_t m = S->nv - j0 < 16 ? S->nv - j0 : 16;
-            if ((w->lanes ? w->lanes->score_keys : pp_attn_score_keys_)(
-                    m, hc, cc, T, J->sig_h, J->sig_l, J->sig_b, sig_coef, S->Sh + j0, S->Sl + j0,
-                    S->eS + j0))
-                return 1;
-            for (int64_t j = j0; j < j0 + m; j++)
-                S->M = S->Sh[j] > S->M ? S->Sh[j] : S->M;
+            double hc[32], cc[32], T[32];
+            int two = fast_dots_rows(J, w, sp, st, nr, r, 0, j0, hc, cc, T);
+            for (int k = 0; k <= two; k++) {
+                fast_row_st *S = &st[r + k];
+                int64_t m = S->nv - j0 < 16 ? S->nv - j0 : 16;
+                if ((w->lanes ? w->lanes->score_keys : pp_attn_score_keys_)(
+                        m, hc + 16 * k, cc + 16 * k, T + 16 * k, J->sig_h, J->sig_l, J->sig_b,
+                        sig_coef, S->Sh + j0, S->Sl + j0, S->eS + j0))
+                    return 1;
+                double M = S->M;
+                for (int64_t j = j0; j < j0 + m; j++)
+                    M = S->Sh[j] > M ? S->Sh[j] : M;
+                S->M = M;
+            }
+            r += two;
         }
     return 0;
 }
@@ -399,16 +438,17 @@ static void fast_out(pp_attn_job_ *J, const fast_ws *w, const fast_row_st *st, i
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
             const double *ty[FAST_ACC_KEYS];
-            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS], ps = Psum[r];
             int64_t n = 0;
             for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
                 if (S->cut[j])
                     continue;
-                Psum[r] += S->Ph[j];
+                ps += S->Ph[j];
                 ty[n] = vb[j - j0];
                 th[n] = S->Ph[j];
                 tl[n++] = S->Pl[j];
             }
+            Psum[r] = ps;
             acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
@@ -422,6 +462,24 @@ static void fast_out(pp_attn_job_ *J, const fast_ws *w, const fast_row_st *st, i
             pp_attn_put_(J->out, J->elem.out, S->qo + l, S->ah[l] + S->al[l], pre, &R->max[0]);
         }
     }
+}
+
+// A row's sums over its keys in fast_dp: D̂ (dd_add of P̂_j·dP̂_j), Z = Σ P̂_j·|dP̂_j|, Y = Σ P̂_j·e_j
+// and the cut keys' bound.
+typedef struct fast_d_acc {
+    double Dh, Dl, Z, Y, cut;
+} fast_d_acc;
+
+static inline void fast_d_key(const fast_row_st *S, int64_t j, double mh, double ml, fast_d_acc *a)
+{
+    double adp = fabs(S->dph[j]) * (1.0 + 0x1p-50);
+    if (S->cut[j]) {
+        a->cut += 0x1p-720 * (adp + S->edp[j]);
+        return;
+    }
+    pp_attn_dd_add_inl_(a->Dh, a->Dl, mh, ml, &a->Dh, &a->Dl);  // ±3.02u²(|D|+|m|)
+    a->Z += S->Ph[j] * adp;
+    a->Y += S->Ph[j] * S->edp[j];
 }
 
 // The group's dP_j = dout·v_j by Dot2 and D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward"):
@@ -438,26 +496,33 @@ static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_
     }
     for (int64_t j0 = 0; j0 < jmax; j0 += 16)
         for (int64_t r = 0; r < nr; r++) {
-            fast_row_st *S = &st[r];
-            if (j0 >= S->nv)
+            if (j0 >= st[r].nv)
                 continue;
-            double hc[16], cc[16], V[16], mh[16], ml[16];
-            fast_dots16(J, w, sp, S->oi, J->v, w->vt, j0, S->nv, hc, cc, V);
-            int64_t n = S->nv - j0 < 16 ? S->nv - j0 : 16;
-            (w->lanes ? w->lanes->dp_keys : pp_attn_dp_keys_)(n, hc, cc, V, dot_coef, S->Ph + j0,
-                                                              S->Pl + j0, S->dph + j0, S->dpl + j0,
-                                                              S->edp + j0, mh, ml);
-            for (int m = 0; m < n; m++) {
-                int64_t j = j0 + m;
-                double adp = fabs(S->dph[j]) * (1.0 + 0x1p-50);
-                if (S->cut[j]) {
-                    cutD[r] += 0x1p-720 * (adp + S->edp[j]);
-                    continue;
-                }
-                pp_attn_dd_add_inl_(S->Dh, S->Dl, mh[m], ml[m], &S->Dh, &S->Dl);  // ±3.02u²(|D|+|m|)
-                Z[r] += S->Ph[j] * adp;
-                Y[r] += S->Ph[j] * S->edp[j];
+            double hc[32], cc[32], V[32], mh[32], ml[32];
+            int two = fast_dots_rows(J, w, sp, st, nr, r, 1, j0, hc, cc, V);
+            int64_t n[2] = {0, 0};
+            for (int k = 0; k <= two; k++) {
+                fast_row_st *S = &st[r + k];
+                n[k] = S->nv - j0 < 16 ? S->nv - j0 : 16;
+                (w->lanes ? w->lanes->dp_keys : pp_attn_dp_keys_)(
+                    n[k], hc + 16 * k, cc + 16 * k, V + 16 * k, dot_coef, S->Ph + j0, S->Pl + j0,
+                    S->dph + j0, S->dpl + j0, S->edp + j0, mh + 16 * k, ml + 16 * k);
             }
+            // the rows' sums over the block's keys in locals (no store and reload per key on
+            // their chains), the two rows' chains side by side, each in its keys' order
+            fast_row_st *S0 = &st[r], *S1 = &st[r + two];
+            fast_d_acc a0 = {S0->Dh, S0->Dl, Z[r], Y[r], cutD[r]};
+            fast_d_acc a1 = {S1->Dh, S1->Dl, Z[r + two], Y[r + two], cutD[r + two]};
+            for (int m = 0; m < 16; m++) {
+                if (m < n[0])
+                    fast_d_key(S0, j0 + m, mh[m], ml[m], &a0);
+                if (m < n[1])
+                    fast_d_key(S1, j0 + m, mh[16 + m], ml[16 + m], &a1);
+            }
+            S0->Dh = a0.Dh, S0->Dl = a0.Dl, Z[r] = a0.Z, Y[r] = a0.Y, cutD[r] = a0.cut;
+            if (two)
+                S1->Dh = a1.Dh, S1->Dl = a1.Dl, Z[r + 1] = a1.Z, Y[r + 1] = a1.Y, cutD[r + 1] = a1.cut;
+            r += two;
         }
     for (int64_t r = 0; r < nr; r++) {
         fast_row_st *S = &st[r];
@@ -500,18 +565,19 @@ static void fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const 
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
             const double *ty[FAST_ACC_KEYS];
-            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS], ds = rowDS[r], eds = rowEdS[r];
             int64_t n = 0;
             for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
                 int64_t x = S->slot * J->s_kv + j;
                 if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
-                    rowDS[r] += fabs(w->blk_sh[x]);
+                    ds += fabs(w->blk_sh[x]);
                     ty[n] = kb[j - j0];
                     th[n] = w->blk_sh[x];
                     tl[n++] = w->blk_sl[x];
                 }
-                rowEdS[r] += w->blk_e[x];
+                eds += w->blk_e[x];
             }
+            rowDS[r] = ds, rowEdS[r] = eds;
             acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
@@ -562,6 +628,15 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
                            .Sh = w->Sh + o, .Sl = w->Sl + o, .eS = w->eS + o, .Ph = w->Ph + o, .Pl = w->Pl + o,
                            .dph = w->dph + o, .dpl = w->dpl + o, .edp = w->edp + o, .ah = w->ah + od,
                            .al = w->al + od, .cut = w->cut + o};
+        if (w->lanes) {
+            double *qa = w->qa + od, *oa = J->backward ? w->oa + od : NULL;
+            for (int64_t l = 0; l < d; l++) {
+                qa[l] = fabs(S->qi[l]);
+                if (oa)
+                    oa[l] = fabs(S->oi[l]);
+            }
+            S->qa = qa, S->oa = oa;
+        }
         jmax = nv > jmax ? nv : jmax;
         nr++;
     }
@@ -592,34 +667,45 @@ static void fast_flush(pp_attn_job_ *J, fast_ws *w)
     for (int64_t r = 0; r < w->blk_n; r++)
         jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
     for (int64_t j = 0; j < jmax; j++) {
-        // key j's terms, rows in order: dk takes the accumulated dŜ, dv every P̂ not cut
+        // key j's terms, rows in order: dk takes the accumulated dŜ, dv every P̂ not cut; the
+        // key's bound sums in locals (no store and reload per row)
         const double *ky[FAST_BLOCK_ROWS], *vy[FAST_BLOCK_ROWS];
         double kh[FAST_BLOCK_ROWS], kl[FAST_BLOCK_ROWS], vh[FAST_BLOCK_ROWS], vl[FAST_BLOCK_ROWS];
+        double cEdS = w->colEdS[j], cCut = w->colCut[j], cDS = w->colDS[j], cP = w->colP[j],
+               cDP = w->colDP[j];
         int64_t nk = 0, nv = 0;
         for (int64_t r = 0; r < w->blk_n; r++) {
             if (j >= w->blk_nv[r])
                 continue;
             int64_t x = r * J->s_kv + j;
             if (w->blk_state[x] == PP_ATTN_BLK_CUT) {
-                w->colEdS[j] += w->blk_e[x];
-                w->colCut[j] += 1.0;
+                cEdS += w->blk_e[x];
+                cCut += 1.0;
                 continue;
             }
             if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
                 ky[nk] = J->q + w->blk_qo[r];
                 kh[nk] = w->blk_sh[x];
                 kl[nk++] = w->blk_sl[x];
-                w->colDS[j] += fabs(w->blk_sh[x]);
+                cDS += fabs(w->blk_sh[x]);
             }
-            w->colEdS[j] += w->blk_e[x];
+            cEdS += w->blk_e[x];
             vy[nv] = J->dout + w->blk_qo[r];
             vh[nv] = w->blk_ph[x];
             vl[nv++] = w->blk_pl[x];
-            w->colP[j] += w->blk_ph[x];
-            w->colDP[j] += w->blk_dP[r] * w->blk_ph[x];
+            cP += w->blk_ph[x];
+            cDP += w->blk_dP[r] * w->blk_ph[x];
         }
-        acc(w->dkh + j * d, w->dkl + j * d, d, nk, ky, kh, kl);
-        acc(w->dvh + j * d, w->dvl + j * d, d, nv, vy, vh, vl);
+        w->colEdS[j] = cEdS, w->colCut[j] = cCut, w->colDS[j] = cDS, w->colP[j] = cP,
+        w->colDP[j] = cDP;
+        // up to PP_ATTN_ACC_TERMS terms a call: the accumulator continues from one call to the
+        // next, so the same operations in the same order as one call with all of them
+        for (int64_t t = 0; t < nk; t += PP_ATTN_ACC_TERMS)
+            acc(w->dkh + j * d, w->dkl + j * d, d,
+                nk - t < PP_ATTN_ACC_TERMS ? nk - t : PP_ATTN_ACC_TERMS, ky + t, kh + t, kl + t);
+        for (int64_t t = 0; t < nv; t += PP_ATTN_ACC_TERMS)
+            acc(w->dvh + j * d, w->dvl + j * d, d,
+                nv - t < PP_ATTN_ACC_TERMS ? nv - t : PP_ATTN_ACC_TERMS, vy + t, vh + t, vl + t);
     }
     w->blk_n = 0;
 }

@@ -44,11 +44,17 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
 
 struct pp_attn_lanes_ {
     const char *name;
-    // Dot2 of x (d values) with the 16 keys of two transposed blocks kt0, kt1: for each key, the
-    // TwoSum chain h, its recursive error sum c, and T = Σ|x·y|, over l = 0…d−1 in order — the
-    // scalar dot2x4's chain per key. Results for key m of kt0 at [m], of kt1 at [8 + m].
-    void (*dot2_keys16)(const double *x, const double *kt0, const double *kt1, int64_t d,
-                        double h[16], double c[16], double T[16]);
+    // Dot2 of x (d values; xa[l] = |x[l]|) with the 16 keys of two transposed blocks kt0, kt1:
+    // for each key, the TwoSum
+    // chain h, its recursive error sum c, and T = Σ|x·y|, over l = 0…d−1 in order — the scalar
+    // dot2x4's chain per key. Results for key m of kt0 at [m], of kt1 at [8 + m].
+    void (*dot2_keys16)(const double *x, const double *xa, const double *kt0, const double *kt1,
+                        int64_t d, double h[16], double c[16], double T[16]);
+    // dot2_keys16 of two rows x0, x1 (magnitudes xa0, xa1) with the same 16 keys: row i's
+    // results at [16·i + m], the same values as two calls.
+    void (*dot2_rows2)(const double *x0, const double *xa0, const double *x1, const double *xa1,
+                       const double *kt0, const double *kt1, int64_t d, double h[32], double c[32],
+                       double T[32]);
     // (h, lo)[l] += (xh + xl)·y[l] for l < d: the scalar acc_split, element by element. For
     // 2^−800 ≤ |xh| < 2^998 and y binary32 values (x1·y, x2·y exact: the fast path's domain).
     void (*acc_split)(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,

@@ -186,24 +186,38 @@ static void attention_ref_lanes_loops_bit_identical(void **state)
         }
         for (int rep = 0; rep < 200 && fails < 10; rep++) {
             int64_t d = 1 + (int64_t)(lcg(&s) % D_MAX);
-            double x[D_MAX], keys[KEYS][D_MAX], kt[2][D_MAX * PP_ATTN_KEY_BLOCK];
+            double x[2][D_MAX], xa[2][D_MAX], keys[KEYS][D_MAX], kt[2][D_MAX * PP_ATTN_KEY_BLOCK];
             double mirror = lcg(&s) % 4 == 0;  // key 1 = −key 0: exact cancellation
             for (int64_t l = 0; l < d; l++) {
-                x[l] = draw_f32(&s);
+                for (int i = 0; i < 2; i++) {
+                    x[i][l] = draw_f32(&s);
+                    xa[i][l] = fabs(x[i][l]);
+                }
                 for (int m = 0; m < KEYS; m++)
                     keys[m][l] = m == 1 && mirror ? -keys[0][l] : draw_f32(&s);
             }
             for (int m = 0; m < KEYS; m++)
                 for (int64_t l = 0; l < d; l++)
                     kt[m / 8][l * PP_ATTN_KEY_BLOCK + m % 8] = keys[m][l];
-            double h[KEYS], c[KEYS], T[KEYS], h4[KEYS], c4[KEYS], T4[KEYS];
-            L->dot2_keys16(x, kt[0], kt[1], d, h, c, T);
-            for (int q = 0; q < KEYS; q += 4) {
-                const double *y[4] = {keys[q], keys[q + 1], keys[q + 2], keys[q + 3]};
-                pp_attn_dot2x4_(x, y, d, h4 + q, c4 + q, T4 + q);
+            // one row (dot2_keys16) and two rows at once (dot2_rows2), each row against dot2x4
+            double h[2 * KEYS], c[2 * KEYS], T[2 * KEYS], h2[2 * KEYS], c2[2 * KEYS], T2[2 * KEYS];
+            double h4[2 * KEYS], c4[2 * KEYS], T4[2 * KEYS];
+            for (int i = 0; i < 2; i++) {
+                L->dot2_keys16(x[i], xa[i], kt[0], kt[1], d, h + KEYS * i, c + KEYS * i, T + KEYS * i);
+                for (int q = 0; q < KEYS; q += 4) {
+                    const double *y[4] = {keys[q], keys[q + 1], keys[q + 2], keys[q + 3]};
+                    int o = KEYS * i + q;
+                    pp_attn_dot2x4_(x[i], y, d, h4 + o, c4 + o, T4 + o);
+                }
             }
+            L->dot2_rows2(x[0], xa[0], x[1], xa[1], kt[0], kt[1], d, h2, c2, T2);
             if (memcmp(h, h4, sizeof h) || memcmp(c, c4, sizeof c) || memcmp(T, T4, sizeof T)) {
                 fprintf(stderr, "FAIL: %s: dot2_keys16 differs from dot2x4 (d %lld)\n", L->name,
+                        (long long)d);
+                fails++;
+            }
+            if (memcmp(h2, h4, sizeof h2) || memcmp(c2, c4, sizeof c2) || memcmp(T2, T4, sizeof T2)) {
+                fprintf(stderr, "FAIL: %s: dot2_rows2 differs from dot2x4 (d %lld)\n", L->name,
                         (long long)d);
                 fails++;
             }
@@ -267,6 +281,49 @@ static void attention_ref_lanes_bit_identical(void **state)
     }
 }
 
+// Shapes for the row pairs of the vector Dot2 (dot2_rows2: two rows of a group over one pass of
+// a key block, the last row of an odd group alone) and the side-by-side D chains of fast_dp: odd
+// row counts per group and per head, blocks of keys that end inside a pair's last block, d not a
+// multiple of 8 or 16, GQA, causal with s_q ≠ s_kv. Each vector path against the portable path,
+// bit for bit (the portable path is the oracle: its values are pinned by the hashes above).
+static void attention_ref_lanes_row_pairs_bit_identical(void **state)
+{
+    (void)state;
+    static const lanes_case PAIRS[] = {
+        {1, 33, 33, 1, 1, 128, 1, 1, FILL_PLAIN, 0},
+        {1, 65, 47, 3, 1, 100, 1, 1, FILL_PLAIN, 0},
+        {1, 31, 70, 2, 2, 17, 1, 1, FILL_SPECIAL, 0},
+        {2, 35, 35, 2, 1, 24, 0, 1, FILL_CUT, 0},
+        {1, 67, 67, 2, 2, 3, 0, 1, FILL_PLAIN, 0},
+        {1, 45, 45, 2, 2, 40, 1, 0, FILL_PLAIN, 0},
+    };
+    const pp_attn_ref_lanes choice[2] = {PP_ATTN_REF_LANES_AUTO, PP_ATTN_REF_LANES_AVX2};
+    for (int k = 0; k < 2; k++) {
+        const char *name = pp_attn_lanes_name_(pp_attn_lanes_pick_(choice[k]));
+        for (size_t ci = 0; ci < sizeof PAIRS / sizeof *PAIRS; ci++) {
+            lanes_run a, v;
+            run_case(&PAIRS[ci], PP_ATTN_REF_LANES_PORTABLE, &a);
+            run_case(&PAIRS[ci], choice[k], &v);
+            int fails = 0;
+            for (int t = 0; t < 5; t++)
+                if (memcmp(a.t[t], v.t[t], sizeof(double) * (size_t)a.n[t]) ||
+                    memcmp(a.e[t], v.e[t], sizeof(double) * (size_t)a.n[t])) {
+                    fprintf(stderr, "FAIL: %s, pair case %zu: %s differs from portable\n", name,
+                            ci, NAMES[t]);
+                    fails++;
+                }
+            if (memcmp(&a.b, &v.b, sizeof a.b) != 0 || a.b.plain_tasks != 0) {
+                fprintf(stderr, "FAIL: %s, pair case %zu: per-tensor bounds differ or fell back\n",
+                        name, ci);
+                fails++;
+            }
+            run_free(&a);
+            run_free(&v);
+            assert_int_equal(fails, 0);
+        }
+    }
+}
+
 // The portable path gives the values it gave before the vector paths (hashes recorded then).
 static void attention_ref_lanes_portable_unchanged(void **state)
 {
@@ -299,6 +356,7 @@ int main(void)
         cmocka_unit_test(attention_ref_lanes_portable_unchanged),
         cmocka_unit_test(attention_ref_lanes_loops_bit_identical),
         cmocka_unit_test(attention_ref_lanes_bit_identical),
+        cmocka_unit_test(attention_ref_lanes_row_pairs_bit_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
