@@ -1582,8 +1582,34 @@ PP_HD static inline void pp_attn_flash_bwd_row_(const pp_attn_launch *L, int64_t
         pp_range_note1(L->ranges, PP_SITE_ATTN_D, pp_attn_range_head(L, b, hh), PP_FMT_FP32, D);
         float sv[PP_ATTN_MAX_LANES], dpv[PP_ATTN_MAX_LANES], pe[PP_ATTN_MAX_LANES];
         double sd[PP_ATTN_MAX_LANES], dpd[PP_ATTN_MAX_LANES];
-        int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN);
-        for (int64_t j = 0, w; j <= je; j += w) {  // s and dP in key lanes
+        int xin = pp_site_exact(L->exact_sites, PP_SITE_ATTN_SOFTMAX_IN), done = 0;
+#ifndef __CUDA_ARCH__
+        // The host's groups of rows (S, dP given) with nothing exact, at seed 0, where the device has
+        // the exponentials' lanes: the loop below without its exact-site branches and copies, in
+        // runs of the lanes: p = 2^(s·sl2 − RN_32(lse·log2e_32)) (pp_attn_bwd_p, pp_attn_exp2_lanes),
+        // P and dS = p·(dP − D) stored as the loop below stores them; the same bits.
+        if (Spre && dPpre && !xd && !xs && !xdp && !xin && !L->lse_f64 && L->order_seed == 0 && L->exp2_fma) {
+            pp_format_id fP = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f);
+            pp_format_id fS = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_DS, L->f);
+            int64_t rh = pp_attn_range_head(L, b, hh);
+            for (int64_t j = 0, w; j <= je; j += w) {
+                w = je + 1 - j < PP_ATTN_MAX_LANES ? je + 1 - j : PP_ATTN_MAX_LANES;
+                L->exp2_fma(Spre + j, L->sc.sl2, -(lse * 1.44269502f), pe, w);
+                for (int64_t i = 0; i < w; i++) {
+                    float p = pe[i], ds = pp_attn_bwd_ds(p, dPpre[j + i], D);
+                    P[j + i] = pp_attn_store(fP, p);
+                    dS[j + i] = pp_attn_store(fS, ds);
+                    if (L->ranges) {
+                        pp_range_note(L->ranges, PP_SITE_ATTN_P, rh, L->f, p, P[j + i]);
+                        pp_range_note1(L->ranges, PP_SITE_ATTN_DP, rh, PP_FMT_FP32, dPpre[j + i]);
+                        pp_range_note(L->ranges, PP_SITE_ATTN_DS, rh, L->f, ds, dS[j + i]);
+                    }
+                }
+            }
+            done = 1;
+        }
+#endif
+        for (int64_t j = 0, w; !done && j <= je; j += w) {  // s and dP in key lanes
             w = pp_attn_key_lanes(L, &G, j, je + 1 - j);
             int64_t ld = pp_attn_keyT_ld(L, &G, j);
             if (xs)
