@@ -1890,6 +1890,119 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
     }
 }
 
+#ifndef __CUDA_ARCH__
+// The host device's groups of flash dq rows (ger): up to PP_ATTN_DQ_ROWS consecutive live rows of
+// one block, whole rows (t0 and n multiples of d), go through the key blocks together: per block
+// each row's partial from +0 over the block's keys in increasing order (seed 0's MMA walk) as
+// rank-1 updates (ger: each k row loaded once for the group; a row's keys end at its last visible
+// key, the group's rows in reverse so that the rows a key reaches are a prefix), then added to the
+// row's dQ in fp32 in block order, as pp_attn_r_bwd_dq does for each row alone: the same bits.
+// The flash kernel's fp32 chains only (seed 0, dq_acc not exact, no binary64 shadow, d at most
+// the lanes); rows that are dead or of another block run alone.
+#define PP_ATTN_DQ_ROWS 4
+static inline int pp_attn_dq_rows(const pp_attn_launch *L)
+{
+    return L->ger && L->kernel == PP_ATTN_FLASH && L->bbn > 0 && L->order_seed == 0 && !L->dqb64 &&
+           !pp_site_exact(L->exact_sites, PP_SITE_ATTN_DQ_ACC) && !pp_attn_chain_storage(L) &&
+           L->d <= PP_ATTN_MAX_LANES;
+}
+
+static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, int nr)
+{
+    int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
+    int r = 0;
+    pp_attn_geom G;
+    pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
+    for (int g = 1; g < nr; g++)
+        pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
+    int64_t d = L->d, bn = L->bbn, kh = pp_attn_koff(L, b, hh, 0), rh = pp_attn_range_head(L, b, hh);
+    float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
+    float part[PP_ATTN_DQ_ROWS * PP_ATTN_MAX_LANES];  // row g's partial at ger position nr − 1 − g
+    float dsT[PP_ATTN_MAX_LANES * PP_ATTN_DQ_ROWS];   // dS of key t for ger position k at [t·nr + k]
+    const float *pa[PP_ATTN_MAX_LANES], *kx[PP_ATTN_MAX_LANES];
+    int na[PP_ATTN_MAX_LANES];
+    for (int g = 0; g < nr; g++)
+        je[g] = pp_attn_jend(&G, x[g]);
+    int64_t nb = je[nr - 1] / bn + 1;  // the last row's blocks: every row's are a prefix of them
+    for (int64_t i = 0; i < nb; i++) {
+        int64_t j0 = i * bn;
+        for (int64_t j1 = j0; j1 < j0 + bn && j1 <= je[nr - 1]; j1 += PP_ATTN_MAX_LANES) {
+            // keys [j1, j1 + nk) of the block: at most the lanes per ger call (the chain goes on in
+            // the next call: ger adds to part)
+            int64_t end = j0 + bn < je[nr - 1] + 1 ? j0 + bn : je[nr - 1] + 1;
+            int64_t nk = end - j1 < PP_ATTN_MAX_LANES ? end - j1 : PP_ATTN_MAX_LANES;
+            if (j1 == j0)
+                for (int g = 0; g < nr; g++)
+                    for (int64_t c = 0; c < d; c++)
+                        part[(nr - 1 - g) * PP_ATTN_MAX_LANES + c] = 0.0f;
+            for (int64_t t = 0; t < nk; t++) {
+                int a = 0;
+                for (int g = nr - 1; g >= 0 && je[g] >= j1 + t; g--, a++)
+                    dsT[t * nr + a] = L->DS[rt[g] * L->BK + j1 + t];
+                na[t] = a;
+                pa[t] = dsT + t * nr;
+                kx[t] = L->k + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j1 + t));
+            }
+            L->ger((int)nk, pa, kx, na, nr, part, d);
+        }
+        for (int g = 0; g < nr; g++) {
+            if (je[g] < j0)
+                continue;  // the row's blocks ended
+            const float *pg = part + (nr - 1 - g) * PP_ATTN_MAX_LANES;
+            for (int64_t c = 0; c < d; c++)
+                acc[g][c] = i == 0 ? pg[c] : acc[g][c] + pg[c];
+        }
+    }
+    float alpha = pp_attn_bwd_alpha(L);
+    for (int g = 0; g < nr; g++) {
+        float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x[g]));
+        for (int64_t c = 0; c < d; c++)
+            y[c] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, 0, acc[g][c]);
+        for (int64_t c = 0; L->ranges && c < d; c++)
+            pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, rh, L->f, y[c]);
+    }
+}
+
+// Threads [t0, t0 + n) of a flash dq launch: whole rows in groups (pp_attn_dq_group), a part of a
+// row, dead rows and rows of other blocks alone (pp_attn_r_bwd_dq).
+static inline void pp_attn_r_bwd_dq_rows(const pp_attn_launch *L, int64_t t0, int64_t n)
+{
+    int64_t d = L->d;
+    if (t0 % d || n % d) {
+        for (int64_t t = t0; t < t0 + n;) {
+            int64_t w = d - t % d < t0 + n - t ? d - t % d : t0 + n - t;
+            pp_attn_r_bwd_dq(L, t, w);
+            t += w;
+        }
+        return;
+    }
+    int64_t rt[PP_ATTN_DQ_ROWS], gb = -1, gh = -1;
+    int nr = 0, gr = -1;
+    for (int64_t row = t0 / d; row <= (t0 + n) / d; row++) {
+        int64_t b = -1, hh = -1, x = 0;
+        int r = -1;
+        pp_attn_geom G;
+        int live = row < (t0 + n) / d && pp_attn_row(L, row, &b, &hh, &r, &x, &G) &&
+                   !pp_attn_bwd_row_dead(L, &G, b, hh, x);
+        if (nr > 0 && (!live || b != gb || hh != gh || r != gr || nr == PP_ATTN_DQ_ROWS)) {
+            if (nr == 1)
+                pp_attn_r_bwd_dq(L, rt[0] * d, d);
+            else
+                pp_attn_dq_group(L, rt, nr);
+            nr = 0;
+        }
+        if (row == (t0 + n) / d)
+            break;
+        if (!live) {
+            pp_attn_r_bwd_dq(L, row * d, d);
+            continue;
+        }
+        gb = b, gh = hh, gr = r;
+        rt[nr++] = row;
+    }
+}
+#endif
+
 // Keys per group in dk/dv: a group's chains share each row's loads (P, dS of consecutive keys
 // lie side by side); the lane count caps it (1 on the GPU).
 #ifdef __CUDA_ARCH__
@@ -2454,6 +2567,12 @@ PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_
     int dp = L->op == PP_AT_UNF_DP;
     if ((dp || L->op == PP_AT_UNF_SCORES) && t0 % L->BK == 0 && n % L->BK == 0 && pp_attn_row_dots_pairs(L, dp)) {
         pp_attn_r_row_dots_pairs(L, t0, n, dp);
+        return;
+    }
+#endif
+#ifndef __CUDA_ARCH__
+    if (L->op == PP_AT_BWD_DQ && pp_attn_dq_rows(L)) {
+        pp_attn_r_bwd_dq_rows(L, t0, n);
         return;
     }
 #endif

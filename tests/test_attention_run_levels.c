@@ -139,12 +139,70 @@ static void levels_exact_sites_and_ranges(void **state)
         }
 }
 
+// Rows longer than the flash kernel's key tiles and the backward's dq blocks (128 keys at d 64 and
+// 128): the forward's row groups across tiles, the backward's groups of four rows over several
+// lane runs, dq's row groups over several blocks with rows that end in different blocks; causal and
+// not, GQA, CP world 2, d 64 and 128, with the range notes: every level against the widest, bit
+// for bit.
+static void levels_long_rows(void **state)
+{
+    (void)state;
+    static const pp_attn_dims shapes[] = {
+        {.b = 1, .s_q = 300, .s_kv = 300, .h = 2, .h_kv = 1, .d = 64, .causal = 1},
+        {.b = 1, .s_q = 260, .s_kv = 260, .h = 1, .h_kv = 1, .d = 128, .causal = 1},
+        {.b = 1, .s_q = 133, .s_kv = 270, .h = 2, .h_kv = 2, .d = 40, .causal = 0},
+    };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int world = 1; world <= 2; world++) {
+            pp_attn_dims dm = shapes[si];
+            if (world > 1 && (dm.s_q != dm.s_kv || dm.s_q % 4))
+                continue;
+            pp_attn_variant v = {.format = PP_FMT_BF16, .kernel = PP_ATTN_FLASH, .cp_world = world,
+                                 .cp_accum = PP_FMT_FP32, .cp_grad_accum = PP_FMT_FP32};
+            bufs B;
+            bufs_init(&B, &dm, v.format, 1.0, 0x10ad + si);
+            pp_range_cell *cells[2];
+            pp_ranges R[2];
+            for (int s = 0; s < 2; s++) {
+                cells[s] = malloc((size_t)PP_SITE_COUNT * (size_t)dm.h * sizeof(pp_range_cell));
+                assert_non_null(cells[s]);
+            }
+            pp_ranges_init(&R[1], cells[1], dm.h);
+            pp_attn_cpu_opts wide = {.ranges = &R[1]};
+            pp_error e = {0};
+            assert_int_equal(pp_attention_cpu_opts(&v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[1], B.l[1], B.dq[1], B.dk[1],
+                                                   B.dv[1], 2, &wide, &e), 0);
+            for (size_t li = 0; li < 3; li++) {
+                pp_ranges_init(&R[0], cells[0], dm.h);
+                pp_attn_cpu_opts o = levels[li].o;
+                o.ranges = &R[0];
+                assert_int_equal(pp_attention_cpu_opts(&v, &dm, 1, B.q, B.k, B.v, B.dout, B.o[0], B.l[0], B.dq[0],
+                                                       B.dk[0], B.dv[0], 2, &o, &e), 0);
+                char what[96];
+                snprintf(what, sizeof what, "shape %zu world %d", si, world);
+                int fails = compare(levels[li].name, what, "out", B.o[0], B.o[1], B.nq) +
+                            compare(levels[li].name, what, "lse", B.l[0], B.l[1], B.nl) +
+                            compare(levels[li].name, what, "dq", B.dq[0], B.dq[1], B.nq) +
+                            compare(levels[li].name, what, "dk", B.dk[0], B.dk[1], B.nkv) +
+                            compare(levels[li].name, what, "dv", B.dv[0], B.dv[1], B.nkv);
+                if (fails)
+                    fail_msg("%s: %s: %d outputs differ from the widest level's", levels[li].name, what, fails);
+                if (pp_test_ranges_differ(&R[0], &R[1], PP_SITE_ATTN_FIRST, PP_SITE_ATTN_END, what))
+                    fail_msg("%s: %s: the range notes differ from the widest level's", levels[li].name, what);
+            }
+            for (int s = 0; s < 2; s++)
+                free(cells[s]);
+            bufs_free(&B);
+        }
+}
+
 int main(void)
 {
     (void)attn_case_cublas_sweep, (void)worst_units;  // the cuBLAS sweep is the GPU tests'
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(levels_every_case),
         cmocka_unit_test(levels_exact_sites_and_ranges),
+        cmocka_unit_test(levels_long_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
