@@ -1891,18 +1891,18 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
 }
 
 #ifndef __CUDA_ARCH__
-// The host device's groups of flash dq rows (ger): up to PP_ATTN_DQ_ROWS consecutive live rows of
+// The host device's groups of dq rows (ger): up to PP_ATTN_DQ_ROWS consecutive live rows of
 // one block, whole rows (t0 and n multiples of d), go through the key blocks together: per block
 // each row's partial from +0 over the block's keys in increasing order (seed 0's MMA walk) as
 // rank-1 updates (ger: each k row loaded once for the group; a row's keys end at its last visible
 // key, the group's rows in reverse so that the rows a key reaches are a prefix), then added to the
 // row's dQ in fp32 in block order, as pp_attn_r_bwd_dq does for each row alone: the same bits.
-// The flash kernel's fp32 chains only (seed 0, dq_acc not exact, no binary64 shadow, d at most
-// the lanes); rows that are dead or of another block run alone.
+// The unfused kernel's one chain a row likewise (one block). fp32 chains only (seed 0, dq_acc not
+// exact, no binary64 shadow, d at most the lanes); rows that are dead or of another block run alone.
 #define PP_ATTN_DQ_ROWS 4
 static inline int pp_attn_dq_rows(const pp_attn_launch *L)
 {
-    return L->ger && L->kernel == PP_ATTN_FLASH && L->bbn > 0 && L->order_seed == 0 && !L->dqb64 &&
+    return L->ger && L->order_seed == 0 && !L->dqb64 &&
            !pp_site_exact(L->exact_sites, PP_SITE_ATTN_DQ_ACC) && !pp_attn_chain_storage(L) &&
            L->d <= PP_ATTN_MAX_LANES;
 }
@@ -1915,7 +1915,7 @@ static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, 
     pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
     for (int g = 1; g < nr; g++)
         pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
-    int64_t d = L->d, bn = L->bbn, kh = pp_attn_koff(L, b, hh, 0), rh = pp_attn_range_head(L, b, hh);
+    int64_t d = L->d, kh = pp_attn_koff(L, b, hh, 0), rh = pp_attn_range_head(L, b, hh);
     float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
     float part[PP_ATTN_DQ_ROWS * PP_ATTN_MAX_LANES];  // row g's partial at ger position nr − 1 − g
     float dsT[PP_ATTN_MAX_LANES * PP_ATTN_DQ_ROWS];   // dS of key t for ger position k at [t·nr + k]
@@ -1923,6 +1923,10 @@ static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, 
     int na[PP_ATTN_MAX_LANES];
     for (int g = 0; g < nr; g++)
         je[g] = pp_attn_jend(&G, x[g]);
+    // flash: FA2's key blocks; unfused (or no blocks): one chain a row, here one block to the last
+    // row's last key, each row's chain ending at its own (the keys a row reaches are its prefix)
+    int post_round = L->kernel != PP_ATTN_FLASH;
+    int64_t bn = L->kernel == PP_ATTN_FLASH && L->bbn > 0 ? L->bbn : je[nr - 1] + 1;
     int64_t nb = je[nr - 1] / bn + 1;  // the last row's blocks: every row's are a prefix of them
     for (int64_t i = 0; i < nb; i++) {
         int64_t j0 = i * bn;
@@ -1957,13 +1961,13 @@ static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, 
     for (int g = 0; g < nr; g++) {
         float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x[g]));
         for (int64_t c = 0; c < d; c++)
-            y[c] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, 0, acc[g][c]);
+            y[c] = pp_attn_chain_end32(L, PP_SITE_ATTN_DQ, alpha, post_round, acc[g][c]);
         for (int64_t c = 0; L->ranges && c < d; c++)
             pp_range_note1(L->ranges, PP_SITE_ATTN_DQ, rh, L->f, y[c]);
     }
 }
 
-// Threads [t0, t0 + n) of a flash dq launch: whole rows in groups (pp_attn_dq_group), a part of a
+// Threads [t0, t0 + n) of a dq launch: whole rows in groups (pp_attn_dq_group), a part of a
 // row, dead rows and rows of other blocks alone (pp_attn_r_bwd_dq).
 static inline void pp_attn_r_bwd_dq_rows(const pp_attn_launch *L, int64_t t0, int64_t n)
 {

@@ -140,7 +140,7 @@ static void levels_exact_sites_and_ranges(void **state)
 }
 
 // Rows longer than the flash kernel's key tiles and the backward's dq blocks (128 keys at d 64 and
-// 128): the forward's row groups across tiles, the backward's groups of four rows over several
+// 128), and one unfused shape (dq's groups of one-chain rows): the forward's row groups across tiles, the backward's groups of four rows over several
 // lane runs, dq's row groups over several blocks with rows that end in different blocks; causal and
 // not, GQA, CP world 2, d 64 and 128, with the range notes: every level against the widest, bit
 // for bit.
@@ -159,6 +159,8 @@ static void levels_long_rows(void **state)
                 continue;
             pp_attn_variant v = {.format = PP_FMT_BF16, .kernel = PP_ATTN_FLASH, .cp_world = world,
                                  .cp_accum = PP_FMT_FP32, .cp_grad_accum = PP_FMT_FP32};
+            if (world == 1 && si == 1)  // the unfused kernel's dq groups: one chain a row
+                v.kernel = PP_ATTN_UNFUSED, v.format = PP_FMT_FP16;
             bufs B;
             bufs_init(&B, &dm, v.format, 1.0, 0x10ad + si);
             pp_range_cell *cells[2];
