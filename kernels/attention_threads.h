@@ -1907,45 +1907,37 @@ static inline int pp_attn_dq_rows(const pp_attn_launch *L)
            L->d <= PP_ATTN_MAX_LANES;
 }
 
-static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, int nr)
+// The chains of a group's rows g < nr (row tasks rt[g] of one block G, last visible keys je[g] not
+// decreasing): acc[g][c] = Σ over key blocks of bn keys, in order, of the block's chain from +0 over
+// its keys in increasing order of coef(rt[g], j)·x_j[c] (x_j the key's row of xs: k or v), each a
+// rank-1 update through ger (each x row loaded once for the group), the first block's chain the
+// sum, every other added in fp32 — as one row alone computes it (pp_attn_r_bwd_dq, pp_attn_r_unf_pv
+// at seed 0). coef: the rows' dS or P (row task t's keys at coef + t·BK).
+static inline void pp_attn_group_chains(const pp_attn_launch *L, const pp_attn_geom *G, int64_t b, int64_t hh,
+                                        const float *xs, const float *coef, const int64_t *rt, const int64_t *je,
+                                        int nr, int64_t bn, float (*acc)[PP_ATTN_MAX_LANES])
 {
-    int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
-    int r = 0;
-    pp_attn_geom G;
-    pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
-    for (int g = 1; g < nr; g++)
-        pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
-    int64_t d = L->d, kh = pp_attn_koff(L, b, hh, 0), rh = pp_attn_range_head(L, b, hh);
-    float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
+    int64_t d = L->d, kh = pp_attn_koff(L, b, hh, 0);
     float part[PP_ATTN_DQ_ROWS * PP_ATTN_MAX_LANES];  // row g's partial at ger position nr − 1 − g
-    float dsT[PP_ATTN_MAX_LANES * PP_ATTN_DQ_ROWS];   // dS of key t for ger position k at [t·nr + k]
+    float cT[PP_ATTN_MAX_LANES * PP_ATTN_DQ_ROWS];    // coef of key t for ger position k at [t·nr + k]
     const float *pa[PP_ATTN_MAX_LANES], *kx[PP_ATTN_MAX_LANES];
     int na[PP_ATTN_MAX_LANES];
-    for (int g = 0; g < nr; g++)
-        je[g] = pp_attn_jend(&G, x[g]);
-    // flash: FA2's key blocks; unfused (or no blocks): one chain a row, here one block to the last
-    // row's last key, each row's chain ending at its own (the keys a row reaches are its prefix)
-    int post_round = L->kernel != PP_ATTN_FLASH;
-    int64_t bn = L->kernel == PP_ATTN_FLASH && L->bbn > 0 ? L->bbn : je[nr - 1] + 1;
     int64_t nb = je[nr - 1] / bn + 1;  // the last row's blocks: every row's are a prefix of them
     for (int64_t i = 0; i < nb; i++) {
-        int64_t j0 = i * bn;
-        for (int64_t j1 = j0; j1 < j0 + bn && j1 <= je[nr - 1]; j1 += PP_ATTN_MAX_LANES) {
-            // keys [j1, j1 + nk) of the block: at most the lanes per ger call (the chain goes on in
-            // the next call: ger adds to part)
-            int64_t end = j0 + bn < je[nr - 1] + 1 ? j0 + bn : je[nr - 1] + 1;
+        int64_t j0 = i * bn, end = j0 + bn < je[nr - 1] + 1 ? j0 + bn : je[nr - 1] + 1;
+        for (int g = 0; g < nr; g++)
+            for (int64_t c = 0; c < d; c++)
+                part[(nr - 1 - g) * PP_ATTN_MAX_LANES + c] = 0.0f;
+        // the block's keys at most the lanes per ger call (the chains go on in the next: ger adds to part)
+        for (int64_t j1 = j0; j1 < end; j1 += PP_ATTN_MAX_LANES) {
             int64_t nk = end - j1 < PP_ATTN_MAX_LANES ? end - j1 : PP_ATTN_MAX_LANES;
-            if (j1 == j0)
-                for (int g = 0; g < nr; g++)
-                    for (int64_t c = 0; c < d; c++)
-                        part[(nr - 1 - g) * PP_ATTN_MAX_LANES + c] = 0.0f;
             for (int64_t t = 0; t < nk; t++) {
-                int a = 0;
+                int a = 0;  // the rows that reach key j1 + t: the last ones, ger's first positions
                 for (int g = nr - 1; g >= 0 && je[g] >= j1 + t; g--, a++)
-                    dsT[t * nr + a] = L->DS[rt[g] * L->BK + j1 + t];
+                    cT[t * nr + a] = coef[rt[g] * L->BK + j1 + t];
                 na[t] = a;
-                pa[t] = dsT + t * nr;
-                kx[t] = L->k + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j1 + t));
+                pa[t] = cT + t * nr;
+                kx[t] = xs + pp_attn_koff_at(L, kh, pp_attn_krow(L, G, j1 + t));
             }
             L->ger((int)nk, pa, kx, na, nr, part, d);
         }
@@ -1957,7 +1949,26 @@ static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, 
                 acc[g][c] = i == 0 ? pg[c] : acc[g][c] + pg[c];
         }
     }
+}
+
+static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, int nr)
+{
+    int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
+    int r = 0;
+    pp_attn_geom G;
+    pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
+    for (int g = 1; g < nr; g++)
+        pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
+    for (int g = 0; g < nr; g++)
+        je[g] = pp_attn_jend(&G, x[g]);
+    // flash: FA2's key blocks; unfused (or no blocks): one chain a row, here one block to the last
+    // row's last key, each row's chain ending at its own (the keys a row reaches are its prefix)
+    int post_round = L->kernel != PP_ATTN_FLASH;
+    int64_t bn = L->kernel == PP_ATTN_FLASH && L->bbn > 0 ? L->bbn : je[nr - 1] + 1;
+    float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
+    pp_attn_group_chains(L, &G, b, hh, L->k, L->DS, rt, je, nr, bn, acc);
     float alpha = pp_attn_bwd_alpha(L);
+    int64_t d = L->d, rh = pp_attn_range_head(L, b, hh);
     for (int g = 0; g < nr; g++) {
         float *y = L->dqb + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x[g]));
         for (int64_t c = 0; c < d; c++)
@@ -1967,15 +1978,51 @@ static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, 
     }
 }
 
-// Threads [t0, t0 + n) of a dq launch: whole rows in groups (pp_attn_dq_group), a part of a
-// row, dead rows and rows of other blocks alone (pp_attn_r_bwd_dq).
-static inline void pp_attn_r_bwd_dq_rows(const pp_attn_launch *L, int64_t t0, int64_t n)
+// The unfused P·V of a group's rows (pp_attn_group_chains over P and v, one block), each row's out
+// as pp_attn_r_unf_pv's fp32 path stores and notes it.
+static inline void pp_attn_unf_pv_group(const pp_attn_launch *L, const int64_t *rt, int nr)
+{
+    int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
+    int r = 0;
+    pp_attn_geom G;
+    pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
+    for (int g = 1; g < nr; g++)
+        pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
+    for (int g = 0; g < nr; g++)
+        je[g] = pp_attn_jend(&G, x[g]);
+    float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
+    pp_attn_group_chains(L, &G, b, hh, L->v, L->SP, rt, je, nr, je[nr - 1] + 1, acc);
+    int64_t d = L->d, rh = pp_attn_range_head(L, b, hh);
+    for (int g = 0; g < nr; g++) {
+        float *o = L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x[g]));
+        for (int64_t c = 0; c < d; c++)
+            o[c] = pp_attn_store(pp_attn_out_fmt(L), acc[g][c]);
+        for (int64_t c = 0; L->ranges && c < d; c++)
+            pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, acc[g][c], o[c]);
+    }
+}
+
+// Whether the unfused P·V takes row groups: fp32 accumulation at seed 0, nothing exact, d at most
+// the lanes, the device's ger.
+static inline int pp_attn_unf_pv_rows(const pp_attn_launch *L)
+{
+    return L->ger && L->order_seed == 0 && L->exact_sites == 0 && !L->O64 && L->accum != PP_ATTN_ACC_STORAGE &&
+           L->d <= PP_ATTN_MAX_LANES;
+}
+
+// Threads [t0, t0 + n) of a dq (dq 1) or unfused P·V (dq 0) launch: whole rows in groups
+// (pp_attn_dq_group, pp_attn_unf_pv_group); a part of a row, rows that see no key (dq: dead rows)
+// and rows of other blocks alone (pp_attn_r_bwd_dq, pp_attn_r_unf_pv).
+static inline void pp_attn_r_chain_rows(const pp_attn_launch *L, int dq, int64_t t0, int64_t n)
 {
     int64_t d = L->d;
     if (t0 % d || n % d) {
         for (int64_t t = t0; t < t0 + n;) {
             int64_t w = d - t % d < t0 + n - t ? d - t % d : t0 + n - t;
-            pp_attn_r_bwd_dq(L, t, w);
+            if (dq)
+                pp_attn_r_bwd_dq(L, t, w);
+            else
+                pp_attn_r_unf_pv(L, t, w);
             t += w;
         }
         return;
@@ -1987,18 +2034,26 @@ static inline void pp_attn_r_bwd_dq_rows(const pp_attn_launch *L, int64_t t0, in
         int r = -1;
         pp_attn_geom G;
         int live = row < (t0 + n) / d && pp_attn_row(L, row, &b, &hh, &r, &x, &G) &&
-                   !pp_attn_bwd_row_dead(L, &G, b, hh, x);
+                   (dq ? !pp_attn_bwd_row_dead(L, &G, b, hh, x) : pp_attn_jend(&G, x) >= 0);
         if (nr > 0 && (!live || b != gb || hh != gh || r != gr || nr == PP_ATTN_DQ_ROWS)) {
-            if (nr == 1)
+            if (nr == 1 && dq)
                 pp_attn_r_bwd_dq(L, rt[0] * d, d);
-            else
+            else if (nr == 1)
+                pp_attn_r_unf_pv(L, rt[0] * d, d);
+            else if (dq)
                 pp_attn_dq_group(L, rt, nr);
+            else
+                pp_attn_unf_pv_group(L, rt, nr);
             nr = 0;
         }
         if (row == (t0 + n) / d)
             break;
-        if (!live) {
+        if (!live && dq) {
             pp_attn_r_bwd_dq(L, row * d, d);
+            continue;
+        }
+        if (!live) {
+            pp_attn_r_unf_pv(L, row * d, d);
             continue;
         }
         gb = b, gh = hh, gr = r;
@@ -2575,8 +2630,8 @@ PP_HD static inline void pp_attn_run(const pp_attn_launch *L, int64_t t0, int64_
     }
 #endif
 #ifndef __CUDA_ARCH__
-    if (L->op == PP_AT_BWD_DQ && pp_attn_dq_rows(L)) {
-        pp_attn_r_bwd_dq_rows(L, t0, n);
+    if ((L->op == PP_AT_BWD_DQ && pp_attn_dq_rows(L)) || (L->op == PP_AT_UNF_PV && pp_attn_unf_pv_rows(L))) {
+        pp_attn_r_chain_rows(L, L->op == PP_AT_BWD_DQ, t0, n);
         return;
     }
 #endif
