@@ -1951,16 +1951,23 @@ static inline void pp_attn_group_chains(const pp_attn_launch *L, const pp_attn_g
     }
 }
 
+// A group's rows g < nr (row tasks rt[g] of one block): their batch, head and block geometry (one
+// for all), block rows x[g] and last visible keys je[g].
+static inline void pp_attn_group_rows(const pp_attn_launch *L, const int64_t *rt, int nr, int64_t *b, int64_t *hh,
+                                      pp_attn_geom *G, int64_t *x, int64_t *je)
+{
+    int r = 0;
+    for (int g = 0; g < nr; g++) {
+        pp_attn_row(L, rt[g], b, hh, &r, &x[g], G);
+        je[g] = pp_attn_jend(G, x[g]);
+    }
+}
+
 static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, int nr)
 {
     int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
-    int r = 0;
     pp_attn_geom G;
-    pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
-    for (int g = 1; g < nr; g++)
-        pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
-    for (int g = 0; g < nr; g++)
-        je[g] = pp_attn_jend(&G, x[g]);
+    pp_attn_group_rows(L, rt, nr, &b, &hh, &G, x, je);
     // flash: FA2's key blocks; unfused (or no blocks): one chain a row, here one block to the last
     // row's last key, each row's chain ending at its own (the keys a row reaches are its prefix)
     int post_round = L->kernel != PP_ATTN_FLASH;
@@ -1983,13 +1990,8 @@ static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, 
 static inline void pp_attn_unf_pv_group(const pp_attn_launch *L, const int64_t *rt, int nr)
 {
     int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
-    int r = 0;
     pp_attn_geom G;
-    pp_attn_row(L, rt[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
-    for (int g = 1; g < nr; g++)
-        pp_attn_row(L, rt[g], &b, &hh, &r, &x[g], &G);
-    for (int g = 0; g < nr; g++)
-        je[g] = pp_attn_jend(&G, x[g]);
+    pp_attn_group_rows(L, rt, nr, &b, &hh, &G, x, je);
     float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
     pp_attn_group_chains(L, &G, b, hh, L->v, L->SP, rt, je, nr, je[nr - 1] + 1, acc);
     int64_t d = L->d, rh = pp_attn_range_head(L, b, hh);
