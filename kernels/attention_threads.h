@@ -102,12 +102,12 @@ typedef float (*pp_attn_rowmax_fn)(const float *s, int64_t n, float m);
 // Two rows' key-lane dot products in one pass over the keys, as a host device supplies them: for
 // l < m ≤ PP_ATTN_MAX_LANES, acc0_l and acc1_l the chains of pp_attn_dots_fn of a0 and of a1 (from
 // +0, c = 0 … nc − 1 in order): each key's loads serve both rows, each lane the same bits.
+typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
+                                 float *acc0, float *acc1, int64_t m);
 // Four rows' key-lane dot products, as a host device supplies them: for i < 4, acc[i][l] the
 // chain of pp_attn_dots_fn for a[i] (l < m ≤ PP_ATTN_MAX_LANES), each key vector loaded once.
 typedef void (*pp_attn_dots4_fn)(const float *const *a, const float *xT, int64_t ld, int64_t nc, float *const *acc,
                                  int64_t m);
-typedef void (*pp_attn_dots2_fn)(const float *a0, const float *a1, const float *xT, int64_t ld, int64_t nc,
-                                 float *acc0, float *acc1, int64_t m);
 // The unfused softmax's exponentials of a row, as a host device supplies them (vector binary64
 // arithmetic): p_i = pp_expf(x_i − m) for i < n (the binary32 subtraction, then pp_expf's IEEE
 // operations in its order per lane: the same bits); p may be x.
@@ -1443,14 +1443,15 @@ static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_
             w[g] = je[g] < j0 ? 0 : (j0 + bn <= je[g] + 1 ? bn : je[g] + 1 - j0);
         // scores: four rows a pass over the key runs of the last one's keys (w[g] ≤ w[g + 1]) where
         // the device has dots4_T and all four take keys here, else two a pass, or one
-        if (nr == PP_ATTN_FWD_ROWS && L->dots4_T && w[0] > 0) {
+        int four = nr == PP_ATTN_FWD_ROWS && L->dots4_T && w[0] > 0;
+        if (four) {
             for (int64_t j = j0, wl; j < j0 + w[nr - 1]; j += wl) {
                 wl = pp_attn_key_lanes(L, &G, j, j0 + w[nr - 1] - j);
                 float *acc[PP_ATTN_FWD_ROWS] = {sv[0] + (j - j0), sv[1] + (j - j0), sv[2] + (j - j0), sv[3] + (j - j0)};
                 L->dots4_T(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), d, acc, wl);
             }
         }
-        for (int g = 0; g < nr && !(nr == PP_ATTN_FWD_ROWS && L->dots4_T && w[0] > 0); g += 2) {
+        for (int g = 0; g < nr && !four; g += 2) {
             int64_t wa = w[g], wb = g + 1 < nr ? w[g + 1] : 0, wt = wb > wa ? wb : wa;
             int one = wa > 0 ? g : g + 1;  // the row alone when the other takes no key here
             if (wt == 0)
