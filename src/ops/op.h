@@ -177,6 +177,11 @@ struct pp_op {
     pp_format_id (*format)(const pp_op_knobs *k);
     // Format of output i when it differs from format (e.g. attention's fp32 lse); NULL: format.
     pp_format_id (*output_format)(const pp_op_knobs *k, int i);
+    // Format that holds output i's values as the variant leaves them, when some are not values of
+    // output_format (attention's fp8 = "te" out: e4m3 values times a binary32 descale, exact in
+    // binary64): the tag report.h5 gives the kept tensor (--save-tensors), while the comparisons
+    // keep output_format's tolerances and ulps. NULL: output_format.
+    pp_format_id (*saved_format)(const pp_op_params *p, const pp_op_knobs *k, int i);
     // Whether output i exists under these parameters and knobs (e.g. no gradients when the case
     // runs the forward pass only); NULL: every output. An inactive output is neither allocated,
     // computed, nor compared: its tensor is passed zeroed (data NULL) to run_* and reference.
@@ -293,6 +298,8 @@ const pp_seq_chunking *pp_op_chunking(const char *op_name);
 
 // Format of output i under knobs k (output_format, else format).
 pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i);
+// Format of output i's values as the variant leaves them (saved_format, else output_format).
+pp_format_id pp_op_saved_format(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i);
 // Whether output i is active (output_active, else 1).
 int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i);
 

@@ -429,6 +429,14 @@ static pp_attn_variant variant_of(const pp_op_params *p, const pp_op_knobs *k)
     return v;
 }
 
+// fp8 = "te" stores out (and dq, dk, dv) in FP8 and reports X·code, the value the FP8 tensor stands
+// for (kernels/attention.h "FP8 (fp8 = te)"): 4 significant bits times a binary32 descale, exact in
+// binary64 and not, in general, a value of the case's format, so report.h5 keeps them as binary64.
+static pp_format_id saved_format(const pp_op_params *p, const pp_op_knobs *k, int i)
+{
+    return i != O_LSE && variant_of(p, k).fp8 == PP_ATTN_FP8_TE ? PP_FMT_FP64 : output_format(k, i);
+}
+
 // Knob combinations the kernels cannot run (flash with Megatron-style knobs, a ring that does
 // not divide the sequence, engine cublas with kernel flash, context parallelism or bf16 storage
 // accumulation, fp8 fa3 outside FA3's FP8 forward), found when the case is read rather than after the reference is computed: the
@@ -895,6 +903,7 @@ const pp_op pp_op_attention = {
     .shape = shape,
     .format = format,
     .output_format = output_format,
+    .saved_format = saved_format,
     .output_active = output_active,
     .describe = describe,
     .run_cpu = run_cpu,

@@ -156,6 +156,11 @@ pp_format_id pp_op_output_format(const pp_op *op, const pp_op_knobs *k, int i)
     return op->output_format ? op->output_format(k, i) : op->format(k);
 }
 
+pp_format_id pp_op_saved_format(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i)
+{
+    return op->saved_format ? op->saved_format(p, k, i) : pp_op_output_format(op, k, i);
+}
+
 int pp_op_output_active(const pp_op *op, const pp_op_params *p, const pp_op_knobs *k, int i)
 {
     return op->output_active ? op->output_active(p, k, i) : 1;

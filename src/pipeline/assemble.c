@@ -117,8 +117,8 @@ static int references(const pp_run_plan *plan, const pp_run_products *p, pp_run_
 }
 
 // Kept for report.h5: the first group's inputs, the reference of the first group that computed
-// each output, every variant's outputs (all moved, not copied); a variant's missing outputs stay
-// zeroed (data NULL) and are not written.
+// each output, every variant's outputs (all moved, not copied, each tagged with the format of its
+// values); a variant's missing outputs stay zeroed (data NULL) and are not written.
 static int save_tensors(const pp_run_plan *plan, pp_run_products *p, const int *ref_of, pp_run_result *r)
 {
     const pp_case *c = plan->c;
@@ -148,6 +148,9 @@ static int save_tensors(const pp_run_plan *plan, pp_run_products *p, const int *
         for (int i = 0; i < r->n_references; i++) {
             pp_tensor *out = &p->variants[v].outs[ref_of[i]];
             r->variants[v].outputs[i] = *out;
+            // tagged with the format its values are of (op.h saved_format: fp8 = te's scaled codes)
+            if (out->data)
+                r->variants[v].outputs[i].format = pp_op_saved_format(op, &c->params, &c->variants[v].knobs, ref_of[i]);
             memset(out, 0, sizeof *out);
         }
     }

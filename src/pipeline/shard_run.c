@@ -71,6 +71,8 @@ static int keep_tensors(const pp_run_plan *plan, pp_run_products *p, pp_partial 
                                                      : t->kind == PP_TASK_VARIANT ? out->outs[t->variant] : NULL;
         for (int k = 0; from && k < PP_MAX_OP_TENSORS; k++) {
             to[k] = from[k];
+            if (t->kind == PP_TASK_VARIANT && to[k].data && k < c->op->n_outputs)  // as assemble.c tags them
+                to[k].format = pp_op_saved_format(c->op, &c->params, &c->variants[t->variant].knobs, k);
             memset(&from[k], 0, sizeof from[k]);
         }
     }

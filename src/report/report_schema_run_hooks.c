@@ -208,7 +208,9 @@ static int check_input_tensors(const pp_rs_io *io, const char *where, const char
             if (!strcmp(r->input_names[i], r->input_names[j]))
                 return pp_rs_invalid(io, where, "two inputs named '%s'",
                                      pp_printable(r->input_names[i], shown, sizeof shown));
-        int rc = pp_tensor_check_writable(io->path, &r->inputs[i], io->err);
+        char what[PP_RS_WHERE_MAX + PP_NAME_MAX + 64];  // the file and the dataset
+        snprintf(what, sizeof what, "%s: %s/%s", io->path, where, r->input_names[i]);
+        int rc = pp_tensor_check_writable(what, &r->inputs[i], io->err);
         if (rc)
             return rc;
     }
@@ -369,11 +371,12 @@ const pp_rs_hook pp_report_knobs_hook = {check_knobs, write_knobs, read_knobs};
 // may lack some).
 static int check_outputs(const pp_rs_io *io, const char *where, const char *name, const pp_rs_frame *fr)
 {
-    (void)where, (void)name;
     const pp_variant_result *vr = fr->obj;
     const pp_run_result *r = run_of(fr);
     for (int i = 0; vr->outputs && i < r->n_references; i++) {
-        int rc = vr->outputs[i].data ? pp_tensor_check_writable(io->path, &vr->outputs[i], io->err) : PP_OK;
+        char what[PP_RS_WHERE_MAX + 2 * PP_NAME_MAX + 64];  // the file and the dataset
+        snprintf(what, sizeof what, "%s: %s/%s/%s", io->path, where, name, r->references[i].tensor);
+        int rc = vr->outputs[i].data ? pp_tensor_check_writable(what, &vr->outputs[i], io->err) : PP_OK;
         if (rc)
             return rc;
     }

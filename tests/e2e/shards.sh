@@ -36,7 +36,7 @@ for c in $cases; do
     echo "ok   shards $c (N = 1, 2, 4)"
 done
 # --save-tensors: the kept inputs, references and outputs come from their owners too
-for c in quickstart te-cp-small; do
+for c in quickstart te-cp-small fp8-attention; do  # fp8-attention: fp8 = te keeps binary64 outputs
     full=$tmp/save-$c/full
     "$bin" run "cases/$c.toml" -q --device cpu --save-tensors --out "$full" >/dev/null 2>&1
     [ $? -le 1 ] || { fail "$c: --save-tensors run"; continue; }
@@ -49,7 +49,7 @@ for c in quickstart te-cp-small; do
     h5dump -n "$tmp/save-$c/merged/report.h5" | grep -q 'dataset */reference/' || fail "$c: no tensors kept in the merge"
     bash "$same" "$full" "$tmp/save-$c/merged" || fail "$c: --save-tensors merge of 3 shards is not the unsharded run"
 done
-echo "ok   shards --save-tensors (quickstart, te-cp-small; N = 3)"
+echo "ok   shards --save-tensors (quickstart, te-cp-small, fp8-attention; N = 3)"
 # the comparison can fail: two different runs are not the same
 bash "$same" "$tmp/quickstart/full" "$tmp/save-quickstart/full" >/dev/null && fail "same_report.sh cannot tell two runs apart"
 
