@@ -100,23 +100,36 @@ int pp_axis_stats_compute(pp_axis_stats *s, int ndim, const int64_t *shape, int 
         s->pos_max[p] = s->pos_mean[p] = 0.0;  // pos_mean holds the sum until the end
     for (int64_t k = 0; k < H * B; k++)
         s->head_block_max[k] = 0.0;
-    int64_t ps = pos_dim >= 0 ? stride[pos_dim] : 1, hs = head_dim >= 0 ? stride[head_dim] : 1;
+    // i's position p = i / ps % P and head h = i / hs % H (a missing axis: stride numel, so
+    // always 0), followed as i counts up (no division per element: ps_left / hs_left are the
+    // elements left before p / h move on); the pairs are taken in i's order, so each position's
+    // running sum adds its terms in the same order as before
+    int64_t ps = pos_dim >= 0 ? stride[pos_dim] : numel, hs = head_dim >= 0 ? stride[head_dim] : numel;
+    int64_t p = 0, h = 0, pb = 0, ps_left = ps, hs_left = hs;  // pb = p / block
     for (int64_t i = 0; i < numel; i++) {
-        int64_t p = pos_dim >= 0 ? i / ps % P : 0, h = head_dim >= 0 ? i / hs % H : 0;
         int finite;
         double err = pair_error(actual[i], expected[i], &finite);
         if (err > s->pos_max[p])
             s->pos_max[p] = err;
-        double *hb = &s->head_block_max[h * B + p / block];
+        double *hb = &s->head_block_max[h * B + pb];
         if (err > *hb)
             *hb = err;
         if (finite) {
             s->pos_mean[p] += err;  // a binary64 running sum: for plotting, not certified
             count[p]++;
         }
+        if (--ps_left == 0) {
+            ps_left = ps;
+            p = p + 1 == P ? 0 : p + 1;
+            pb = p / block;
+        }
+        if (--hs_left == 0) {
+            hs_left = hs;
+            h = h + 1 == H ? 0 : h + 1;
+        }
     }
-    for (int64_t p = 0; p < P; p++)
-        s->pos_mean[p] = count[p] ? s->pos_mean[p] / (double)count[p] : NAN;
+    for (int64_t k = 0; k < P; k++)
+        s->pos_mean[k] = count[k] ? s->pos_mean[k] / (double)count[k] : NAN;
     free(count);
     return 0;
 }

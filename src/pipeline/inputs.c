@@ -1,5 +1,6 @@
 // inputs.c — host-side random input tensors: one pure function per element (pp_inputs_element),
-// rounded to the tensor's format; large tensors split across threads by contiguous ranges.
+// rounded to the tensor's format; normals drawn side by side with the same bits; large tensors
+// split across threads by contiguous ranges.
 #include "pipeline/inputs.h"
 
 #include <math.h>
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "cpu/reject_lanes.h"
 #include "format.h"
 #include "random_dist.h"
 
@@ -81,14 +83,38 @@ typedef struct fill_job {
     int64_t axis_stride, axis_extent;  // for the axis scale: j = (i / stride) % extent
 } fill_job;
 
+// x (pp_inputs_element's value of element i) scaled by its axis scale, rounded to the format.
+static void fill_store(const fill_job *j, int64_t i, double x)
+{
+    if (j->dist->n_axis_scale)
+        x *= j->dist->axis_scale[(i / j->axis_stride) % j->axis_extent];
+    j->data[i] = pp_round(j->format, x, PP_RND_NE, 0);
+}
+
+// A normal distribution's elements PP_RAND_BATCH_MAX at a time through pp_rand_normal_batch
+// (kernels/random_lanes.h: the polar attempts side by side, this CPU's widest lanes), whose z[k] is
+// pp_rand_normal(seed, tensor_id, i) bit for bit, so each element is pp_inputs_element's (the
+// same mean + std·z); other distributions element by element.
 static void fill_range(const fill_job *j)
 {
-    for (int64_t i = j->begin; i < j->end; i++)
-    {
-        double x = pp_inputs_element(j->dist, j->seed, j->tensor_id, i);
-        if (j->dist->n_axis_scale)
-            x *= j->dist->axis_scale[(i / j->axis_stride) % j->axis_extent];
-        j->data[i] = pp_round(j->format, x, PP_RND_NE, 0);
+    if (j->dist->kind != PP_DIST_NORMAL) {
+        for (int64_t i = j->begin; i < j->end; i++)
+            fill_store(j, i, pp_inputs_element(j->dist, j->seed, j->tensor_id, i));
+        return;
+    }
+    const pp_rand_lanes_fns fns = pp_rand_lanes_fns_for(PP_ISA_AUTO);
+    uint32_t tid[PP_RAND_BATCH_MAX];
+    uint64_t idx[PP_RAND_BATCH_MAX];
+    double z[PP_RAND_BATCH_MAX];
+    for (int k = 0; k < PP_RAND_BATCH_MAX; k++)
+        tid[k] = j->tensor_id;
+    for (int64_t i0 = j->begin; i0 < j->end; i0 += PP_RAND_BATCH_MAX) {
+        int n = j->end - i0 < PP_RAND_BATCH_MAX ? (int)(j->end - i0) : PP_RAND_BATCH_MAX;
+        for (int k = 0; k < n; k++)
+            idx[k] = (uint64_t)(i0 + k);
+        pp_rand_normal_batch(j->seed, tid, idx, n, fns, z);
+        for (int k = 0; k < n; k++)
+            fill_store(j, i0 + k, j->dist->mean + j->dist->std * z[k]);
     }
 }
 
