@@ -1394,8 +1394,9 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 // The same operations in the same order on each row: the same bits (tests/test_attention_cpu.c,
 // test_attention_run_levels.c: the baseline copy has no ger and runs every row alone). The plain
 // FA2 forward only (seed 0, no exact site, no fp8, a row max, d and block_n at most the lanes);
-// every other launch, rows of other blocks and rows that see no key run alone.
-#define PP_ATTN_FWD_ROWS 4
+// every other launch, rows of other blocks and rows that see no key run alone. 8 rows: each key
+// tile's v rows and key-major keys are read for 8 rows (from L2: a head's v is 2 MiB at s 4096).
+#define PP_ATTN_FWD_ROWS 8
 static inline int pp_attn_fwd_rows(const pp_attn_launch *L)
 {
     return L->dots2_T && L->ger && L->order_seed == 0 && L->exact_sites == 0 && !L->fp8 && !L->fp8_block &&
@@ -1441,17 +1442,19 @@ static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_
         int64_t w[PP_ATTN_FWD_ROWS];  // row g's keys in this tile (0: not yet begun)
         for (int g = 0; g < nr; g++)
             w[g] = je[g] < j0 ? 0 : (j0 + bn <= je[g] + 1 ? bn : je[g] + 1 - j0);
-        // scores: four rows a pass over the key runs of the last one's keys (w[g] ≤ w[g + 1]) where
-        // the device has dots4_T and all four take keys here, else two a pass, or one
-        int four = nr == PP_ATTN_FWD_ROWS && L->dots4_T && w[0] > 0;
-        if (four) {
-            for (int64_t j = j0, wl; j < j0 + w[nr - 1]; j += wl) {
-                wl = pp_attn_key_lanes(L, &G, j, j0 + w[nr - 1] - j);
-                float *acc[PP_ATTN_FWD_ROWS] = {sv[0] + (j - j0), sv[1] + (j - j0), sv[2] + (j - j0), sv[3] + (j - j0)};
-                L->dots4_T(qr, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), d, acc, wl);
+        // scores: rows g..g + 3 (g a multiple of 4) four a pass over the key runs of the last one's
+        // keys (w[g] ≤ w[g + 1]: all four take keys here when row g does) where the device has
+        // dots4_T, the other rows two a pass, or one
+        int quads = 0;  // rows 0 .. 4·quads − 1 done four a pass
+        while (L->dots4_T && 4 * quads + 4 <= nr && w[4 * quads] > 0) {
+            int g = 4 * quads++;
+            for (int64_t j = j0, wl; j < j0 + w[g + 3]; j += wl) {
+                wl = pp_attn_key_lanes(L, &G, j, j0 + w[g + 3] - j);
+                float *acc[4] = {sv[g] + (j - j0), sv[g + 1] + (j - j0), sv[g + 2] + (j - j0), sv[g + 3] + (j - j0)};
+                L->dots4_T(qr + g, pp_attn_keyT(L, &G, L->kT, b, hh, j), pp_attn_keyT_ld(L, &G, j), d, acc, wl);
             }
         }
-        for (int g = 0; g < nr && !four; g += 2) {
+        for (int g = 4 * quads; g < nr; g += 2) {
             int64_t wa = w[g], wb = g + 1 < nr ? w[g + 1] : 0, wt = wb > wa ? wb : wa;
             int one = wa > 0 ? g : g + 1;  // the row alone when the other takes no key here
             if (wt == 0)
@@ -1900,7 +1903,7 @@ PP_HD static inline void pp_attn_r_bwd_dq(const pp_attn_launch *L, int64_t t0, i
 // row's dQ in fp32 in block order, as pp_attn_r_bwd_dq does for each row alone: the same bits.
 // The unfused kernel's one chain a row likewise (one block). fp32 chains only (seed 0, dq_acc not
 // exact, no binary64 shadow, d at most the lanes); rows that are dead or of another block run alone.
-#define PP_ATTN_DQ_ROWS 4
+#define PP_ATTN_DQ_ROWS 8
 static inline int pp_attn_dq_rows(const pp_attn_launch *L)
 {
     return L->ger && L->order_seed == 0 && !L->dqb64 &&
@@ -2066,11 +2069,13 @@ static inline void pp_attn_r_chain_rows(const pp_attn_launch *L, int dq, int64_t
 #endif
 
 // Keys per group in dk/dv: a group's chains share each row's loads (P, dS of consecutive keys
-// lie side by side); the lane count caps it (1 on the GPU).
+// lie side by side); the lane count caps it (1 on the GPU). 32: each group streams its head's q
+// and dO rows (2 MiB each at s 4096, d 128: from L3, not L2) once for 32 keys' chains; 8 → 32 took
+// the PR-config flash variant's fwd+bwd from 5.45 to 4.87 s CPU (bench_attention_cpu), 64 no further.
 #ifdef __CUDA_ARCH__
 #define PP_ATTN_DKV_KEYS 1
 #else
-#define PP_ATTN_DKV_KEYS 8
+#define PP_ATTN_DKV_KEYS 32
 #endif
 
 // Rows of dk/dv's chains collected for the host device's rank-1 updates (pp_attn_ger_fn): each
