@@ -984,6 +984,19 @@ PP_HD static inline void pp_attn_t_unf_softmax(const pp_attn_launch *L, int64_t 
     }
 }
 
+// The unfused P·V's fp32 chains acc[l] (l < m) stored into out at o: RN_F of each, its binary64
+// shadow (the binary32 opmath value is the value: exact), its range note.
+PP_HD static inline void pp_attn_unf_pv_store(const pp_attn_launch *L, int64_t rh, const float *acc, float *o,
+                                              int64_t m)
+{
+    for (int64_t l = 0; l < m; l++)
+        o[l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
+    for (int64_t l = 0; L->O64 && l < m; l++)
+        L->O64[o - L->O + l] = acc[l];
+    for (int64_t l = 0; L->ranges && l < m; l++)
+        pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, acc[l], o[l]);
+}
+
 // Threads [t0, t0 + n) of row rt's out (columns from t0's e on): out_xe = RN_F(acc) of P_x·V_e
 // (a row that sees no key: +0, the empty chain's value).
 PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, int64_t n)
@@ -1046,13 +1059,7 @@ PP_HD static inline void pp_attn_r_unf_pv(const pp_attn_launch *L, int64_t t0, i
         for (pp_attn_mma_begin(&w, L->order_seed, PP_ATTN_MMA_PV, 0, je + 1); pp_attn_mma_next(&w, &j);)
             pp_attn_step_push(L, &T, P[j], L->v + pp_attn_koff_at(L, kh, pp_attn_krow(L, &G, j)) + e, acc, m);
         pp_attn_step_flush(L, &T, acc, m);
-        for (int64_t l = 0; l < m; l++)
-            o[e + l] = pp_attn_store(pp_attn_out_fmt(L), acc[l]);
-        for (int64_t l = 0; L->O64 && l < m; l++)  // exact: the binary32 opmath value is the value
-            L->O64[o - L->O + e + l] = acc[l];
-        for (int64_t l = 0; L->ranges && l < m; l++)
-            pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT,
-                          pp_attn_range_head(L, b, hh), L->f, acc[l], o[e + l]);
+        pp_attn_unf_pv_store(L, pp_attn_range_head(L, b, hh), acc, o + e, m);
     }
 }
 
@@ -1221,6 +1228,18 @@ PP_HD static inline void pp_attn_flash_finish_x(const pp_attn_launch *L, int see
         o[c] = (float)L->O64[o - L->O + c];
 }
 
+// The range notes at a flash forward row's end (a row that sees a key): its max, its sum l (as
+// finish reads it), its lse and its d outputs (partial under CP).
+PP_HD static inline void pp_attn_flash_row_notes(const pp_attn_launch *L, int64_t rh, float m, float lsum,
+                                                 float lse, const float *o)
+{
+    pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m);
+    pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_SUM, rh, PP_FMT_FP32, lsum);
+    pp_range_note1(L->ranges, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, lse);
+    for (int64_t c = 0; c < L->d; c++)
+        pp_range_note1(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, o[c]);
+}
+
 PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
 {
     int64_t b, hh, x;
@@ -1370,14 +1389,8 @@ PP_HD static inline void pp_attn_t_flash_fwd(const pp_attn_launch *L, int64_t t)
         pp_attn_flash_finish_sum_x(L, je >= 0, m, l4, l4d, od, o, lse, grow);
     else
         pp_attn_flash_finish_x(L, je >= 0, m, l4, o, lse, grow);
-    if (L->ranges && je >= 0) {
-        int64_t rh = pp_attn_range_head(L, b, hh);
-        pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m);
-        pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_SUM, rh, PP_FMT_FP32, lsum);
-        pp_range_note1(L->ranges, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse);
-        for (int64_t c = 0; c < d; c++)
-            pp_range_note1(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, o[c]);
-    }
+    if (L->ranges && je >= 0)
+        pp_attn_flash_row_notes(L, pp_attn_range_head(L, b, hh), m, lsum, *lse, o);
 }
 
 #ifndef __CUDA_ARCH__
@@ -1404,17 +1417,26 @@ static inline int pp_attn_fwd_rows(const pp_attn_launch *L)
            L->bn <= PP_ATTN_MAX_LANES && L->d <= PP_ATTN_MAX_LANES;
 }
 
+// A group's rows g < nr (row tasks rt[g] of one block, nr ≥ 1): their batch, head and block
+// geometry (one for all), block rows x[g] and last visible keys je[g].
+static inline void pp_attn_group_rows(const pp_attn_launch *L, const int64_t *rt, int nr, int64_t *b, int64_t *hh,
+                                      pp_attn_geom *G, int64_t *x, int64_t *je)
+{
+    int r = 0, g = 0;
+    do {
+        pp_attn_row(L, rt[g], b, hh, &r, &x[g], G);
+        je[g] = pp_attn_jend(G, x[g]);
+    } while (++g < nr);
+}
+
 // Rows g < nr of one block, given by their threads tg[g] (block rows x increasing, so their last
 // visible keys je[g] do not decrease); P·V's rank-1 updates want the rows active at a key to be a
 // prefix, so row g sits at ger position nr − 1 − g.
 static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_t *tg, int nr)
 {
     int64_t b = 0, hh = 0, x[PP_ATTN_FWD_ROWS], je[PP_ATTN_FWD_ROWS] = {0}, grow[PP_ATTN_FWD_ROWS];
-    int r = 0;
     pp_attn_geom G;
-    pp_attn_row(L, tg[0], &b, &hh, &r, &x[0], &G);  // one block: every row's b, hh, r and G
-    for (int g = 1; g < nr; g++)
-        pp_attn_row(L, tg[g], &b, &hh, &r, &x[g], &G);
+    pp_attn_group_rows(L, tg, nr, &b, &hh, &G, x, je);
     int64_t d = L->d, bn = L->bn, kh = pp_attn_koff(L, b, hh, 0), rh = pp_attn_range_head(L, b, hh);
     const float *qr[PP_ATTN_FWD_ROWS];
     float *o[PP_ATTN_FWD_ROWS], *lse[PP_ATTN_FWD_ROWS];
@@ -1427,7 +1449,6 @@ static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_
     pp_format_id fp = pp_attn_site_fmt(L->exact_sites, PP_SITE_ATTN_P, L->f);
     for (int g = 0; g < nr; g++) {
         int64_t s = pp_attn_qrow(L, &G, x[g]);
-        je[g] = pp_attn_jend(&G, x[g]);
         qr[g] = L->q + pp_attn_qoff(L, b, hh, s);
         o[g] = L->O + pp_attn_qoff(L, b, hh, s);
         lse[g] = L->Lse + (b * L->h + hh) * L->sq + s;
@@ -1505,46 +1526,65 @@ static inline void pp_attn_flash_fwd_group(const pp_attn_launch *L, const int64_
             o[g][c] = og[c];
         float lsum = L->ranges ? pp_attn_order_row_sum(L->order_seed, grow[g], l4[g]) : 0.0f;  // finish's l
         pp_attn_flash_finish_x(L, 1, m[g], l4[g], o[g], lse[g], grow[g]);
-        if (L->ranges) {
-            pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_MAX, rh, PP_FMT_FP32, m[g]);
-            pp_range_note1(L->ranges, PP_SITE_ATTN_ROW_SUM, rh, PP_FMT_FP32, lsum);
-            pp_range_note1(L->ranges, PP_SITE_ATTN_LSE, rh, PP_FMT_FP32, *lse[g]);
-            for (int64_t c = 0; c < d; c++)
-                pp_range_note1(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, o[g][c]);
-        }
+        if (L->ranges)
+            pp_attn_flash_row_notes(L, rh, m[g], lsum, *lse[g], o[g]);
     }
+}
+
+// The host's row groups: rows [row0, row1) whose live(L, row, &b, &hh, &r) holds, consecutive and of
+// one (batch, head, block), at most max (≤ PP_ATTN_GROUP_MAX) to a group, go to group(L, rows, n),
+// a group of one and every other row to alone(L, row), in row order. Each row's result is its own
+// (the groups run each row's operations in its order), so how the rows are grouped moves no bit.
+#define PP_ATTN_GROUP_MAX 8
+typedef int (*pp_attn_row_live_fn)(const pp_attn_launch *L, int64_t row, int64_t *b, int64_t *hh, int *r);
+typedef void (*pp_attn_row_alone_fn)(const pp_attn_launch *L, int64_t row);
+typedef void (*pp_attn_row_group_fn)(const pp_attn_launch *L, const int64_t *rows, int n);
+static inline void pp_attn_row_groups(const pp_attn_launch *L, int64_t row0, int64_t row1, int max,
+                                      pp_attn_row_live_fn live, pp_attn_row_alone_fn alone,
+                                      pp_attn_row_group_fn group)
+{
+    int64_t rows[PP_ATTN_GROUP_MAX], gb = -1, gh = -1;
+    int nr = 0, gr = -1;
+    for (int64_t row = row0; row <= row1; row++) {
+        int64_t b = -1, hh = -1;
+        int r = -1;
+        int ok = row < row1 && live(L, row, &b, &hh, &r);
+        if (nr > 0 && (!ok || b != gb || hh != gh || r != gr || nr == max)) {
+            if (nr == 1)
+                alone(L, rows[0]);
+            else
+                group(L, rows, nr);
+            nr = 0;
+        }
+        if (row == row1)
+            break;
+        if (!ok) {
+            alone(L, row);
+            continue;
+        }
+        gb = b, gh = hh, gr = r;
+        rows[nr++] = row;
+    }
+}
+
+// A flash forward row that sees a key (its thread is its row).
+static inline int pp_attn_fwd_live(const pp_attn_launch *L, int64_t t, int64_t *b, int64_t *hh, int *r)
+{
+    int64_t x = 0;
+    pp_attn_geom G;
+    return pp_attn_row(L, t, b, hh, r, &x, &G) && pp_attn_jend(&G, x) >= 0;
 }
 
 // Threads [t0, t0 + n) of the flash forward: groups of up to PP_ATTN_FWD_ROWS consecutive rows of
 // one block that see a key (pp_attn_flash_fwd_group), every other row alone.
 static inline void pp_attn_r_flash_fwd_rows(const pp_attn_launch *L, int64_t t0, int64_t n)
 {
-    int64_t tg[PP_ATTN_FWD_ROWS];
-    int nr = 0;
-    int64_t gb = -1, gh = -1;
-    int gr = -1;
-    for (int64_t t = t0; t <= t0 + n; t++) {
-        int64_t b = -1, hh = -1, x = 0;
-        int r = -1;
-        pp_attn_geom G;
-        int live = t < t0 + n && pp_attn_row(L, t, &b, &hh, &r, &x, &G) && pp_attn_jend(&G, x) >= 0;
-        if (nr > 0 && (!live || b != gb || hh != gh || r != gr || nr == PP_ATTN_FWD_ROWS)) {
-            if (nr == 1)
-                pp_attn_t_flash_fwd(L, tg[0]);
-            else
-                pp_attn_flash_fwd_group(L, tg, nr);
-            nr = 0;
-        }
-        if (t == t0 + n)
-            break;
-        if (!live) {
-            pp_attn_t_flash_fwd(L, t);
-            continue;
-        }
-        gb = b, gh = hh, gr = r;
-        tg[nr++] = t;
-    }
+    pp_attn_row_groups(L, t0, t0 + n, PP_ATTN_FWD_ROWS, pp_attn_fwd_live, pp_attn_t_flash_fwd,
+                       pp_attn_flash_fwd_group);
 }
+#if PP_ATTN_FWD_ROWS > PP_ATTN_GROUP_MAX
+#error "a forward group must fit pp_attn_row_groups"
+#endif
 #endif
 
 // A row the backward skips (no visible key, or lse −Inf): P = dS = 0.
@@ -1955,17 +1995,6 @@ static inline void pp_attn_group_chains(const pp_attn_launch *L, const pp_attn_g
     }
 }
 
-// A group's rows g < nr (row tasks rt[g] of one block): their batch, head and block geometry (one
-// for all), block rows x[g] and last visible keys je[g].
-static inline void pp_attn_group_rows(const pp_attn_launch *L, const int64_t *rt, int nr, int64_t *b, int64_t *hh,
-                                      pp_attn_geom *G, int64_t *x, int64_t *je)
-{
-    int r = 0;
-    for (int g = 0; g < nr; g++) {
-        pp_attn_row(L, rt[g], b, hh, &r, &x[g], G);
-        je[g] = pp_attn_jend(G, x[g]);
-    }
-}
 
 static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, int nr)
 {
@@ -1999,13 +2028,8 @@ static inline void pp_attn_unf_pv_group(const pp_attn_launch *L, const int64_t *
     float acc[PP_ATTN_DQ_ROWS][PP_ATTN_MAX_LANES];
     pp_attn_group_chains(L, &G, b, hh, L->v, L->SP, rt, je, nr, je[nr - 1] + 1, acc);
     int64_t d = L->d, rh = pp_attn_range_head(L, b, hh);
-    for (int g = 0; g < nr; g++) {
-        float *o = L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x[g]));
-        for (int64_t c = 0; c < d; c++)
-            o[c] = pp_attn_store(pp_attn_out_fmt(L), acc[g][c]);
-        for (int64_t c = 0; L->ranges && c < d; c++)
-            pp_range_note(L->ranges, L->cp ? PP_SITE_ATTN_OUT_PARTIAL : PP_SITE_ATTN_OUT, rh, L->f, acc[g][c], o[c]);
-    }
+    for (int g = 0; g < nr; g++)
+        pp_attn_unf_pv_store(L, rh, acc[g], L->O + pp_attn_qoff(L, b, hh, pp_attn_qrow(L, &G, x[g])), d);
 }
 
 // Whether the unfused P·V takes row groups: fp32 accumulation at seed 0, nothing exact, d at most
@@ -2015,6 +2039,30 @@ static inline int pp_attn_unf_pv_rows(const pp_attn_launch *L)
     return L->ger && L->order_seed == 0 && L->exact_sites == 0 && !L->O64 && L->accum != PP_ATTN_ACC_STORAGE &&
            L->d <= PP_ATTN_MAX_LANES;
 }
+
+// dq's and the unfused P·V's rows for pp_attn_row_groups: live (dq: not dead; P·V: sees a key),
+// and one row alone (its d threads).
+static inline int pp_attn_dq_live(const pp_attn_launch *L, int64_t row, int64_t *b, int64_t *hh, int *r)
+{
+    int64_t x = 0;
+    pp_attn_geom G;
+    return pp_attn_row(L, row, b, hh, r, &x, &G) && !pp_attn_bwd_row_dead(L, &G, *b, *hh, x);
+}
+static inline int pp_attn_unf_pv_live(const pp_attn_launch *L, int64_t row, int64_t *b, int64_t *hh, int *r)
+{
+    return pp_attn_fwd_live(L, row, b, hh, r);
+}
+static inline void pp_attn_dq_alone(const pp_attn_launch *L, int64_t row)
+{
+    pp_attn_r_bwd_dq(L, row * L->d, L->d);
+}
+static inline void pp_attn_unf_pv_alone(const pp_attn_launch *L, int64_t row)
+{
+    pp_attn_r_unf_pv(L, row * L->d, L->d);
+}
+#if PP_ATTN_DQ_ROWS > PP_ATTN_GROUP_MAX
+#error "a dq group must fit pp_attn_row_groups"
+#endif
 
 // Threads [t0, t0 + n) of a dq (dq 1) or unfused P·V (dq 0) launch: whole rows in groups
 // (pp_attn_dq_group, pp_attn_unf_pv_group); a part of a row, rows that see no key (dq: dead rows)
@@ -2033,38 +2081,12 @@ static inline void pp_attn_r_chain_rows(const pp_attn_launch *L, int dq, int64_t
         }
         return;
     }
-    int64_t rt[PP_ATTN_DQ_ROWS], gb = -1, gh = -1;
-    int nr = 0, gr = -1;
-    for (int64_t row = t0 / d; row <= (t0 + n) / d; row++) {
-        int64_t b = -1, hh = -1, x = 0;
-        int r = -1;
-        pp_attn_geom G;
-        int live = row < (t0 + n) / d && pp_attn_row(L, row, &b, &hh, &r, &x, &G) &&
-                   (dq ? !pp_attn_bwd_row_dead(L, &G, b, hh, x) : pp_attn_jend(&G, x) >= 0);
-        if (nr > 0 && (!live || b != gb || hh != gh || r != gr || nr == PP_ATTN_DQ_ROWS)) {
-            if (nr == 1 && dq)
-                pp_attn_r_bwd_dq(L, rt[0] * d, d);
-            else if (nr == 1)
-                pp_attn_r_unf_pv(L, rt[0] * d, d);
-            else if (dq)
-                pp_attn_dq_group(L, rt, nr);
-            else
-                pp_attn_unf_pv_group(L, rt, nr);
-            nr = 0;
-        }
-        if (row == (t0 + n) / d)
-            break;
-        if (!live && dq) {
-            pp_attn_r_bwd_dq(L, row * d, d);
-            continue;
-        }
-        if (!live) {
-            pp_attn_r_unf_pv(L, row * d, d);
-            continue;
-        }
-        gb = b, gh = hh, gr = r;
-        rt[nr++] = row;
-    }
+    if (dq)
+        pp_attn_row_groups(L, t0 / d, (t0 + n) / d, PP_ATTN_DQ_ROWS, pp_attn_dq_live, pp_attn_dq_alone,
+                           pp_attn_dq_group);
+    else
+        pp_attn_row_groups(L, t0 / d, (t0 + n) / d, PP_ATTN_DQ_ROWS, pp_attn_unf_pv_live, pp_attn_unf_pv_alone,
+                           pp_attn_unf_pv_group);
 }
 #endif
 
