@@ -12,6 +12,7 @@
 
 #include "bench_adamw_variants.h"
 #include "cpu/adamw.h"
+#include "bench_args.h"
 
 static double clock_s(clockid_t id)
 {
@@ -22,9 +23,11 @@ static double clock_s(clockid_t id)
 
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 2;
-    int64_t n = argc > 2 ? atoll(argv[2]) : 65536;
-    int T = argc > 3 ? atoi(argv[3]) : 1000;
+    const char *usage = "bench_adamw_emu [threads] [n] [T]";
+    pp_bench_args_at_most(argc, argv, 3, usage);
+    int threads = (int)pp_bench_arg(argc, argv, 1, 2, 1, 1024, usage);
+    int64_t n = pp_bench_arg(argc, argv, 2, 65536, 1, (int64_t)1 << 32, usage);
+    int T = (int)pp_bench_arg(argc, argv, 3, 1000, 1, 100000000, usage);
     double *th0 = malloc((size_t)n * sizeof *th0), *o[4];
     for (int k = 0; k < 4; k++)
         o[k] = malloc((size_t)n * sizeof(double));

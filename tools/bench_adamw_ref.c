@@ -26,6 +26,7 @@
 #include "adamw_ref_dd_lanes.h"
 #include "bench_adamw_variants.h"
 #include "cpu/adamw.h"
+#include "bench_args.h"
 
 static double clock_s(clockid_t id)
 {
@@ -146,10 +147,12 @@ static void dd_scalar_vs_lanes(const pp_adamw_problem *pr, const double *th0, in
 
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 2;
-    int64_t n = argc > 2 ? atoll(argv[2]) : 65536;
-    int T = argc > 3 ? atoi(argv[3]) : 1000;
-    int reps = argc > 4 ? atoi(argv[4]) : 5;
+    const char *usage = "bench_adamw_ref [threads] [n] [T] [reps]";
+    pp_bench_args_at_most(argc, argv, 4, usage);
+    int threads = (int)pp_bench_arg(argc, argv, 1, 2, 1, 1024, usage);
+    int64_t n = pp_bench_arg(argc, argv, 2, 65536, 1, (int64_t)1 << 32, usage);
+    int T = (int)pp_bench_arg(argc, argv, 3, 1000, 1, 100000000, usage);
+    int reps = (int)pp_bench_arg(argc, argv, 4, 5, 1, 1000, usage);
     reps = reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
     pp_adamw_problem pr = {.kind = PP_ADAMW_GRAD_SYNTHETIC, .n = n, .steps = T, .seed = 42,
                            .hyper = {.lr = 1e-5, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0},

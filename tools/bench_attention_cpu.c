@@ -14,6 +14,7 @@
 
 #include "cpu/attention.h"
 #include "format.h"
+#include "bench_args.h"
 
 static double clock_s(clockid_t id)
 {
@@ -84,7 +85,8 @@ static double run_cpu(const char *name, const pp_attn_variant *v, const pp_attn_
 int main(int argc, char **argv)
 {
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = argc > 1 ? atoi(argv[1]) : (nproc > 0 ? (int)nproc : 1);
+    pp_bench_args_at_most(argc, argv, 1, "bench_attention_cpu [threads]");
+    int threads = (int)pp_bench_arg(argc, argv, 1, nproc > 0 ? nproc : 1, 1, 1024, "bench_attention_cpu [threads]");
     pp_attn_dims dm = {.b = 1, .s_q = 4096, .s_kv = 4096, .h = 12, .h_kv = 12, .d = 128, .causal = 1};
     int64_t nq = dm.b * dm.s_q * dm.h * dm.d, nk = dm.b * dm.s_kv * dm.h_kv * dm.d;
     bench_io io = {alloc(nq), alloc(nk), alloc(nk), alloc(nq), alloc(nq), alloc(dm.b * dm.h * dm.s_q),

@@ -13,6 +13,7 @@
 #include "attention_ref_fast.h"
 #include "attention_ref_lanes.h"
 #include "format.h"
+#include "bench_args.h"
 
 static double clock_s(clockid_t id)
 {
@@ -139,7 +140,8 @@ static void bench_steps(void)
 int main(int argc, char **argv)
 {
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = argc > 1 ? atoi(argv[1]) : (nproc > 0 ? (int)nproc : 1);
+    pp_bench_args_at_most(argc, argv, 1, "bench_attention_ref [threads]");
+    int threads = (int)pp_bench_arg(argc, argv, 1, nproc > 0 ? nproc : 1, 1, 1024, "bench_attention_ref [threads]");
     pp_attn_ref_opts f = {0};
     f.method = PP_ATTN_REF_FAST;
     f.b = 1;

@@ -25,6 +25,7 @@
 #include "cuda/gemm_cuda.h"
 #include "format.h"
 #include "random_dist.h"
+#include "bench_args.h"
 
 static double now(void)
 {
@@ -185,7 +186,8 @@ int main(int argc, char **argv)
         return 0;
     }
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = argc > 1 ? atoi(argv[1]) : (nproc > 0 ? (int)nproc : 1);
+    pp_bench_args_at_most(argc, argv, 1, "bench_cuda [threads]");
+    int threads = (int)pp_bench_arg(argc, argv, 1, nproc > 0 ? nproc : 1, 1, 1024, "bench_cuda [threads]");
     // warm-up: the CUDA context is created by the first call, not timed below
     double x[4] = {1, 2, 3, 4}, y[4];
     pp_gemm_variant w = {.format = PP_FMT_FP32, .accum = PP_GEMM_ACC_FP32, .scale = PP_GEMM_SCALE_POST};

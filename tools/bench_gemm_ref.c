@@ -9,6 +9,7 @@
 
 #include "cpu/gemm.h"
 #include "gemm_ref.h"
+#include "bench_args.h"
 
 static double now(void)
 {
@@ -50,7 +51,8 @@ static double time_ref(pp_gemm_ref_method method, pp_format_id f, int64_t batch,
 int main(int argc, char **argv)
 {
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = argc > 1 ? atoi(argv[1]) : (nproc > 0 ? (int)nproc : 1);
+    pp_bench_args_at_most(argc, argv, 1, "bench_gemm_ref [threads]");
+    int threads = (int)pp_bench_arg(argc, argv, 1, nproc > 0 ? nproc : 1, 1, 1024, "bench_gemm_ref [threads]");
     const int64_t batch = 4, m = 128, n = 128, k = 128;  // the measured shape
     const int64_t pm = 16, pn = 16;                       // mpfr-plain baseline: 16×16 outputs, same k
     int64_t na = batch * m * k, nb = batch * k * n, nc = batch * m * n;

@@ -13,6 +13,7 @@
 #include "cpu/attention.h"
 #include "cpu/gemm.h"
 #include "ranges.h"
+#include "bench_args.h"
 
 static double now(void)
 {
@@ -137,7 +138,8 @@ static void bench_adamw(int threads, pp_range_cell *cells)
 
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 2;
+    pp_bench_args_at_most(argc, argv, 1, "bench_ranges [threads]");
+    int threads = (int)pp_bench_arg(argc, argv, 1, 2, 1, 1024, "bench_ranges [threads]");
     pp_range_cell *cells = malloc(sizeof *cells * PP_SITE_COUNT * 64);
     if (!cells)
         return 3;

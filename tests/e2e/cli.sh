@@ -32,5 +32,15 @@ done
 ! grep -q '^timing:' "$tmp/t0.err" || fail "timing lines without PRECPROBE_TIMINGS"
 diff <(grep -v '^created' "$tmp/t0/report.txt") <(grep -v '^created' "$tmp/t1/report.txt") >/dev/null ||
     fail "PRECPROBE_TIMINGS changed report.txt"
+# the benches refuse an argument that is not a whole number in range (they once ran `--help` as
+# 0 threads), and too many arguments, with exit 2 and their usage line, before any work
+for b in bench_attention_ref bench_attention_cpu bench_adamw_emu bench_adamw_ref bench_gemm_ref bench_ranges; do
+    [ -x "build/rel/tools/$b" ] || continue
+    for args in "--help" "0" "2 x" "1 2 3 4 5"; do
+        # shellcheck disable=SC2086
+        timeout 20 "build/rel/tools/$b" $args >/dev/null 2>"$tmp/bench.err"; rc=$?
+        [ $rc = 2 ] && grep -q "^usage: $b" "$tmp/bench.err" || fail "$b $args: exit $rc, $(cat "$tmp/bench.err")"
+    done
+done
 echo "ok   cli (list states knob combinations; an external variant shows its format only; the [matrix] doc example)"
 echo "ok   cli (PRECPROBE_TIMINGS=1: a timing line per task, the same report)"
