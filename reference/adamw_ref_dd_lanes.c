@@ -1,5 +1,5 @@
 // adamw_ref_dd_lanes.c — the lanes of the double-double AdamW reference (adamw_ref_dd_lanes.h).
-// Per step: the gradients (the normal draws side by side, kernels/random_lanes.h), then one loop
+// Per step: the gradients (the normal draws side by side, GB steps at a time, kernels/random_lanes.h), then one loop
 // over the lanes running dd_step and cw_prop (vectorised: state in structure-of-arrays form, the
 // root's branch if-converted — both sides computed, one kept, with -fno-trapping-math for this
 // file), then the certification of each lane in the scalar path's order. A lane that fails keeps
@@ -12,18 +12,35 @@
 
 #define W PP_ADAMW_DD_LANES
 
-// The step's gradients. Input: the given ones (pp_adamw_given_grad). Synthetic: the normal draws
-// side by side (kernels/random_lanes.h, the same bits as pp_adamw_synth_grad_s's), then the
-// rounding to P per lane. Exact: values of P.
-static void lanes_grads(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i0, const double *sig, double *g)
+// Steps whose synthetic normals are drawn in one batch (GB · W ≤ PP_RAND_BATCH_MAX).
+#define GB 32
+_Static_assert(GB * W <= PP_RAND_BATCH_MAX, "a batch of GB steps fits pp_rand_normal_batch");
+
+// The synthetic source's normals of steps t .. t + ns − 1 (ns ≤ GB) into z[s][l] (step t + s, lane
+// l): pp_rand_normal_batch (kernels/random_lanes.h; its inline halves, vectorised in each clone
+// below), whose z is pp_rand_normal's, the same bits as pp_adamw_synth_grad_s's draw. A rejected
+// attempt is retried side by side with the others' (not one lane at a time through the scalar
+// pp_rand_normal_from, which took half of this reference's time).
+static void lanes_normals(const pp_adamw_problem *pr, int t, int ns, int64_t i0, double (*z)[W])
+{
+    uint32_t tid[GB * W];
+    uint64_t idx[GB * W];
+    for (int s = 0; s < ns; s++)
+        for (int l = 0; l < W; l++)
+            tid[s * W + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * W + l] = (uint64_t)(i0 + l);
+    pp_rand_normal_batch(pr->seed, tid, idx, ns * W, (pp_rand_lanes_fns){0}, &z[0][0]);
+}
+
+// The step's gradients. Input: the given ones (pp_adamw_given_grad). Synthetic: from the step's
+// normals z (lanes_normals), the rounding to P per lane. Exact: values of P.
+static void lanes_grads(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i0, const double *sig,
+                        const double *z, double *g)
 {
     if (pr->kind == PP_ADAMW_GRAD_INPUT) {
         for (int l = 0; l < W; l++)
             g[l] = pp_adamw_given_grad(pr, P, t, i0 + l, sig[l]);
         return;
     }
-    double z[W];
-    pp_rand_normal_lanes(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, i0, W, z);
     for (int l = 0; l < W; l++)
         g[l] = pp_adamw_synth_grad_z(pr, P, sig[l], z[l]);
 }
@@ -72,9 +89,12 @@ void pp_adamw_ref_dd_lanes_(const pp_adamw_problem *pr, pp_format_id P, const pp
         ok[l] = 1;
         out[l] = (pp_adamw_dd_elem_){0};
     }
+    double z[GB][W];
     for (int t = 1; t <= T && alive > 0; t++) {
         const pp_adamw_dd_scal_ *S = &sc[t];
-        lanes_grads(pr, P, t, i0, sig, g);
+        if (pr->kind == PP_ADAMW_GRAD_SYNTHETIC && (t - 1) % GB == 0)
+            lanes_normals(pr, t, T - t + 1 < GB ? T - t + 1 : GB, i0, z);
+        lanes_grads(pr, P, t, i0, sig, z[(t - 1) % GB], g);
         for (int l = 0; l < W; l++) {
             dd th = {thh[l], thl[l]}, m = {mh[l], ml[l]}, v = {vh[l], vl[l]}, den;
             big[l] = !((fabs(th.h) < BIG) & (fabs(m.h) < BIG) & (v.h < BIG) & (fabs(g[l]) < BIG));
