@@ -11,8 +11,8 @@
 #include <time.h>
 
 #include "bench_adamw_variants.h"
-#include "cpu/adamw.h"
 #include "bench_args.h"
+#include "cpu/adamw.h"
 
 static double clock_s(clockid_t id)
 {

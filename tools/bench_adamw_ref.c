@@ -25,8 +25,9 @@
 #include "adamw_ref_dd.h"
 #include "adamw_ref_dd_lanes.h"
 #include "bench_adamw_variants.h"
-#include "cpu/adamw.h"
 #include "bench_args.h"
+#include "cpu/adamw.h"
+#include "cpu/reject_lanes.h"
 
 static double clock_s(clockid_t id)
 {
@@ -145,6 +146,35 @@ static void dd_scalar_vs_lanes(const pp_adamw_problem *pr, const double *th0, in
     free(sc);
 }
 
+// The synthetic source's gradients of every step, grads[(t − 1)·n + i] = pp_adamw_synth_grad(pr, P, t,
+// i): each element's signal drawn once (not once per step) and the steps' normals 512 at a time
+// (pp_rand_normal_batch at this CPU's level, the same bits), so the input lines' setup is not the
+// bench's longest part. Returns nonzero when out of memory.
+static int synth_grads(const pp_adamw_problem *pr, pp_format_id P, double *grads)
+{
+    int64_t n = pr->n;
+    double *sig = malloc((size_t)n * sizeof *sig);
+    if (!sig)
+        return 1;
+    for (int64_t i = 0; i < n; i++)
+        sig[i] = pp_adamw_synth_signal(pr, i);
+    const pp_rand_lanes_fns fns = pp_rand_lanes_fns_for(PP_ISA_AUTO);
+    uint32_t tid[PP_RAND_BATCH_MAX];
+    uint64_t idx[PP_RAND_BATCH_MAX];
+    double z[PP_RAND_BATCH_MAX];
+    for (int t = 1; t <= pr->steps; t++)
+        for (int64_t i0 = 0; i0 < n; i0 += PP_RAND_BATCH_MAX) {
+            int m = n - i0 < PP_RAND_BATCH_MAX ? (int)(n - i0) : PP_RAND_BATCH_MAX;
+            for (int k = 0; k < m; k++)
+                tid[k] = PP_ADAMW_TID_NOISE + (uint32_t)t, idx[k] = (uint64_t)(i0 + k);
+            pp_rand_normal_batch(pr->seed, tid, idx, m, fns, z);
+            for (int k = 0; k < m; k++)
+                grads[(int64_t)(t - 1) * n + i0 + k] = pp_adamw_synth_grad_z(pr, P, sig[i0 + k], z[k]);
+        }
+    free(sig);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *usage = "bench_adamw_ref [threads] [n] [T] [reps]";
@@ -225,9 +255,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_adamw_ref: out of memory for the input gradients\n");
                 return 1;
             }
-            for (int t = 1; t <= T; t++)
-                for (int64_t i = 0; i < n; i++)
-                    grads[(int64_t)(t - 1) * n + i] = pp_adamw_synth_grad(&pr, bv->v.param, t, i);
+            if (synth_grads(&pr, bv->v.param, grads)) {
+                fprintf(stderr, "bench_adamw_ref: out of memory for the input gradients\n");
+                return 1;
+            }
             grads_fmt = bv->v.param;
         }
         pe.grads = src == 1 ? grads : NULL;

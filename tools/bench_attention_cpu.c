@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "cpu/attention.h"
 #include "format.h"
-#include "bench_args.h"
 
 static double clock_s(clockid_t id)
 {

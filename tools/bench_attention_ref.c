@@ -12,8 +12,8 @@
 #include "attention_ref.h"
 #include "attention_ref_fast.h"
 #include "attention_ref_lanes.h"
-#include "format.h"
 #include "bench_args.h"
+#include "format.h"
 
 static double clock_s(clockid_t id)
 {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "cpu/adamw.h"
 #include "cpu/attention.h"
 #include "cpu/gemm.h"
@@ -25,7 +26,6 @@
 #include "cuda/gemm_cuda.h"
 #include "format.h"
 #include "random_dist.h"
-#include "bench_args.h"
 
 static double now(void)
 {

@@ -7,9 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "cpu/gemm.h"
 #include "gemm_ref.h"
-#include "bench_args.h"
 
 static double now(void)
 {

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_args.h"
 #include "cpu/adamw.h"
 #include "cpu/attention.h"
 #include "cpu/gemm.h"
 #include "ranges.h"
-#include "bench_args.h"
 
 static double now(void)
 {
