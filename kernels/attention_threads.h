@@ -1639,6 +1639,15 @@ PP_HD static inline void pp_attn_flash_bwd_row_(const pp_attn_launch *L, int64_t
             for (int64_t j = 0, w; j <= je; j += w) {
                 w = je + 1 - j < PP_ATTN_MAX_LANES ? je + 1 - j : PP_ATTN_MAX_LANES;
                 L->exp2_fma(Spre + j, L->sc.sl2, -(lse * 1.44269502f), pe, w);
+                if (!L->ranges && fP == PP_FMT_BF16 && fS == PP_FMT_BF16) {
+                    // bf16 without notes (the usual case): pp_attn_store's bf16 rounding with no
+                    // per-element format test or range branch, so the loop vectorises
+                    for (int64_t i = 0; i < w; i++) {
+                        P[j + i] = pp_round_bf16_ne(pe[i]);
+                        dS[j + i] = pp_round_bf16_ne(pp_attn_bwd_ds(pe[i], dPpre[j + i], D));
+                    }
+                    continue;
+                }
                 for (int64_t i = 0; i < w; i++) {
                     float p = pe[i], ds = pp_attn_bwd_ds(p, dPpre[j + i], D);
                     P[j + i] = pp_attn_store(fP, p);
