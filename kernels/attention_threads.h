@@ -2004,7 +2004,6 @@ static inline void pp_attn_group_chains(const pp_attn_launch *L, const pp_attn_g
     }
 }
 
-
 static inline void pp_attn_dq_group(const pp_attn_launch *L, const int64_t *rt, int nr)
 {
     int64_t b = 0, hh = 0, x[PP_ATTN_DQ_ROWS], je[PP_ATTN_DQ_ROWS] = {0};
@@ -2049,17 +2048,13 @@ static inline int pp_attn_unf_pv_rows(const pp_attn_launch *L)
            L->d <= PP_ATTN_MAX_LANES;
 }
 
-// dq's and the unfused P·V's rows for pp_attn_row_groups: live (dq: not dead; P·V: sees a key),
-// and one row alone (its d threads).
+// dq's and the unfused P·V's rows for pp_attn_row_groups: live (dq: not dead; P·V: sees a key,
+// pp_attn_fwd_live), and one row alone (its d threads).
 static inline int pp_attn_dq_live(const pp_attn_launch *L, int64_t row, int64_t *b, int64_t *hh, int *r)
 {
     int64_t x = 0;
     pp_attn_geom G;
     return pp_attn_row(L, row, b, hh, r, &x, &G) && !pp_attn_bwd_row_dead(L, &G, *b, *hh, x);
-}
-static inline int pp_attn_unf_pv_live(const pp_attn_launch *L, int64_t row, int64_t *b, int64_t *hh, int *r)
-{
-    return pp_attn_fwd_live(L, row, b, hh, r);
 }
 static inline void pp_attn_dq_alone(const pp_attn_launch *L, int64_t row)
 {
@@ -2094,7 +2089,7 @@ static inline void pp_attn_r_chain_rows(const pp_attn_launch *L, int dq, int64_t
         pp_attn_row_groups(L, t0 / d, (t0 + n) / d, PP_ATTN_DQ_ROWS, pp_attn_dq_live, pp_attn_dq_alone,
                            pp_attn_dq_group);
     else
-        pp_attn_row_groups(L, t0 / d, (t0 + n) / d, PP_ATTN_DQ_ROWS, pp_attn_unf_pv_live, pp_attn_unf_pv_alone,
+        pp_attn_row_groups(L, t0 / d, (t0 + n) / d, PP_ATTN_DQ_ROWS, pp_attn_fwd_live, pp_attn_unf_pv_alone,
                            pp_attn_unf_pv_group);
 }
 #endif

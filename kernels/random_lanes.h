@@ -1,10 +1,9 @@
-// random_lanes.h — standard normals of many elements side by side (CPU): pp_rand_normal_lanes,
-// pp_rand_normal's first polar attempt (draw 0) for every lane in one branch-free loop (Philox,
-// the polar test and the deterministic log of a normal s: GCC vectorises it where the caller's
-// flags allow, as in kernels/cpu/adamw_lanes.c), each rejected lane (probability 1 − π/4 ≈ 21%)
-// continued by the scalar pp_rand_normal_from at draw 1; and pp_rand_normal_batch, the rejected
-// attempts retried side by side and the log computed once per entry. The same operations per
-// element as pp_rand_normal, so the same bits (tests/test_random_lanes.c).
+// random_lanes.h — standard normals of many elements side by side (CPU): pp_rand_normal_batch,
+// every entry's polar attempts side by side (Philox, the polar test: the cheap half), the rejected
+// ones (probability 1 − π/4 ≈ 21%) gathered and retried side by side, then the deterministic log,
+// division and square root once per entry (the costly half); pp_rand_normal_range, one tensor's
+// consecutive elements through it. The same operations per element as pp_rand_normal, so the
+// same bits (tests/test_random_lanes.c).
 #ifndef PP_RANDOM_LANES_H
 #define PP_RANDOM_LANES_H
 
@@ -14,34 +13,11 @@
 
 #include "random_dist.h"
 
-#define PP_RAND_LANES_MAX 16
-
 #if defined(__GNUC__) && !defined(__clang__)
 #define PP_RAND_LANES_INLINE static inline __attribute__((always_inline))
 #else
 #define PP_RAND_LANES_INLINE static inline
 #endif
-
-// z[l] = pp_rand_normal(seed, tensor_id, i0 + l) for l < n ≤ PP_RAND_LANES_MAX.
-PP_RAND_LANES_INLINE void pp_rand_normal_lanes(uint64_t seed, uint32_t tensor_id, int64_t i0, int n, double *z)
-{
-    double zz[PP_RAND_LANES_MAX];
-    int acc[PP_RAND_LANES_MAX];
-    for (int l = 0; l < n; l++) {  // pp_polar_try on draw 0, its branch as a flag
-        pp_philox4x32_ctr w = pp_philox_element(seed, tensor_id, (uint64_t)(i0 + l), 0);
-        double u = pp_u11_oo(pp_philox_bits64(w, 0));
-        double v = pp_u11_oo(pp_philox_bits64(w, 1));
-        double s = u * u + v * v;
-        acc[l] = s < 1.0;
-        // s ≥ 2^−106 is a positive normal, so pp_det_log(s) = pp_det_log_normal(bits of s, 0);
-        // a rejected lane's value (s ≥ 1) is computed and not used
-        uint64_t b;
-        memcpy(&b, &s, sizeof b);
-        zz[l] = u * sqrt(-2.0 * pp_det_log_normal(b, 0) / s);
-    }
-    for (int l = 0; l < n; l++)
-        z[l] = acc[l] ? zz[l] : pp_rand_normal_from(seed, tensor_id, (uint64_t)(i0 + l), 1);
-}
 
 // Philox of n counters side by side: for k < n, word j of pp_philox4x32_10((c0[k], c1[k], c2[k],
 // d), key) into w[j][k] (kernels/cpu/philox_lanes.h writes one per x86-64 level).
@@ -201,5 +177,17 @@ PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *ti
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+// z[k] = pp_rand_normal(seed, tensor_id, i0 + k) for k < n ≤ PP_RAND_BATCH_MAX: one tensor's
+// consecutive elements through pp_rand_normal_batch with the lane functions f (each NULL: inline).
+PP_RAND_LANES_INLINE void pp_rand_normal_range(uint64_t seed, uint32_t tensor_id, int64_t i0, int n,
+                                               pp_rand_lanes_fns f, double *z)
+{
+    uint32_t tid[PP_RAND_BATCH_MAX];
+    uint64_t idx[PP_RAND_BATCH_MAX];
+    for (int k = 0; k < n; k++)
+        tid[k] = tensor_id, idx[k] = (uint64_t)(i0 + k);
+    pp_rand_normal_batch(seed, tid, idx, n, f, z);
+}
 
 #endif

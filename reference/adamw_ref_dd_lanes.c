@@ -1,10 +1,11 @@
 // adamw_ref_dd_lanes.c — the lanes of the double-double AdamW reference (adamw_ref_dd_lanes.h).
-// Per step: the gradients (the normal draws side by side, GB steps at a time, kernels/random_lanes.h), then one loop
-// over the lanes running dd_step and cw_prop (vectorised: state in structure-of-arrays form, the
-// root's branch if-converted — both sides computed, one kept, with -fno-trapping-math for this
-// file), then the certification of each lane in the scalar path's order. A lane that fails keeps
-// being computed (its values unused) so the loop stays branch-free; its out and ok are those of
-// the scalar path at the failing step. Check the vectorisation with
+// Per step: the gradients (the normal draws side by side, GB steps at a time,
+// kernels/random_lanes.h), then one loop over the lanes running dd_step and cw_prop (vectorised:
+// state in structure-of-arrays form, the root's branch if-converted — both sides computed, one
+// kept, with -fno-trapping-math for this file), then the certification of each lane in the
+// scalar path's order. A lane that fails keeps being computed (its values unused) so the loop
+// stays branch-free; its out and ok are those of the scalar path at the failing step. Check the
+// vectorisation with
 //   gcc ... -fopt-info-vec-optimized -c reference/adamw_ref_dd_lanes.c
 #include "adamw_ref_dd_lanes.h"
 #include "adamw_ref_dd_step.h"

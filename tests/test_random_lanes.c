@@ -1,5 +1,5 @@
-// test_random_lanes.c — the normals drawn side by side (kernels/random_lanes.h: the lanes, and
-// the batch below) against pp_rand_normal element by element, bit for bit: every lane count
+// test_random_lanes.c — the normals drawn side by side (kernels/random_lanes.h: a tensor's range,
+// and the batch below) against pp_rand_normal element by element, bit for bit: every count
 // 1..16, many elements (so that lanes are rejected at draw 0, and some at draw 1 too), several
 // seeds and tensor ids; and pp_det_log_normal against pp_det_log on normal inputs.
 // Run: make build/rel/tests/test_random_lanes && build/rel/tests/test_random_lanes
@@ -9,17 +9,20 @@
 #include "cpu/reject_lanes.h"
 #include "random_lanes.h"
 
+// pp_rand_normal_range (one tensor's consecutive elements): every count 1..16, with the inline
+// lane functions and with this CPU's level's.
 static void rand_normal_lanes_bit_identical(void **state)
 {
     (void)state;
     int bad = 0, rejected = 0, rejected_twice = 0;
     uint64_t seeds[3] = {pp_test_seed(), 0, UINT64_MAX};
+    const pp_rand_lanes_fns fns[2] = {{0}, pp_rand_lanes_fns_for(PP_ISA_AUTO)};
     for (int si = 0; si < 3; si++)
         for (uint32_t tid = 0x4E000000u; tid < 0x4E000000u + 3; tid++)
-            for (int n = 1; n <= PP_RAND_LANES_MAX; n++)
+            for (int n = 1; n <= 16; n++)
                 for (int64_t i0 = 0; i0 < (int64_t)pp_test_iters(400); i0 += n) {
-                    double z[PP_RAND_LANES_MAX];
-                    pp_rand_normal_lanes(seeds[si], tid, i0, n, z);
+                    double z[16];
+                    pp_rand_normal_range(seeds[si], tid, i0, n, fns[(i0 / n) & 1], z);
                     for (int l = 0; l < n; l++) {
                         double want = pp_rand_normal(seeds[si], tid, (uint64_t)(i0 + l)), dummy;
                         rejected += !pp_polar_try(pp_philox_element(seeds[si], tid, (uint64_t)(i0 + l), 0), &dummy);

@@ -148,7 +148,7 @@ static void dd_scalar_vs_lanes(const pp_adamw_problem *pr, const double *th0, in
 
 // The synthetic source's gradients of every step, grads[(t − 1)·n + i] = pp_adamw_synth_grad(pr, P, t,
 // i): each element's signal drawn once (not once per step) and the steps' normals 512 at a time
-// (pp_rand_normal_batch at this CPU's level, the same bits), so the input lines' setup is not the
+// (pp_rand_normal_range at this CPU's level, the same bits), so the input lines' setup is not the
 // bench's longest part. Returns nonzero when out of memory.
 static int synth_grads(const pp_adamw_problem *pr, pp_format_id P, double *grads)
 {
@@ -159,15 +159,11 @@ static int synth_grads(const pp_adamw_problem *pr, pp_format_id P, double *grads
     for (int64_t i = 0; i < n; i++)
         sig[i] = pp_adamw_synth_signal(pr, i);
     const pp_rand_lanes_fns fns = pp_rand_lanes_fns_for(PP_ISA_AUTO);
-    uint32_t tid[PP_RAND_BATCH_MAX];
-    uint64_t idx[PP_RAND_BATCH_MAX];
     double z[PP_RAND_BATCH_MAX];
     for (int t = 1; t <= pr->steps; t++)
         for (int64_t i0 = 0; i0 < n; i0 += PP_RAND_BATCH_MAX) {
             int m = n - i0 < PP_RAND_BATCH_MAX ? (int)(n - i0) : PP_RAND_BATCH_MAX;
-            for (int k = 0; k < m; k++)
-                tid[k] = PP_ADAMW_TID_NOISE + (uint32_t)t, idx[k] = (uint64_t)(i0 + k);
-            pp_rand_normal_batch(pr->seed, tid, idx, m, fns, z);
+            pp_rand_normal_range(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, i0, m, fns, z);
             for (int k = 0; k < m; k++)
                 grads[(int64_t)(t - 1) * n + i0 + k] = pp_adamw_synth_grad_z(pr, P, sig[i0 + k], z[k]);
         }

@@ -45,11 +45,17 @@ int pp_dist_check(const pp_dist *d, pp_error *err)
     return pp_fail(err, PP_ERR_INPUT, "inputs: unknown distribution kind %d", (int)d->kind);
 }
 
+// A normal distribution's value at the standard normal z (pp_inputs_element's, and the fill's).
+static double normal_of(const pp_dist *d, double z)
+{
+    return d->mean + d->std * z;
+}
+
 double pp_inputs_element(const pp_dist *d, uint64_t seed, uint32_t tensor_id, int64_t i)
 {
     uint64_t idx = (uint64_t)i;
     if (d->kind == PP_DIST_NORMAL)
-        return d->mean + d->std * pp_rand_normal(seed, tensor_id, idx);
+        return normal_of(d, pp_rand_normal(seed, tensor_id, idx));
 
     double u = pp_rand_uniform01(seed, tensor_id, idx);
     double width = d->high - d->low;
@@ -91,10 +97,10 @@ static void fill_store(const fill_job *j, int64_t i, double x)
     j->data[i] = pp_round(j->format, x, PP_RND_NE, 0);
 }
 
-// A normal distribution's elements PP_RAND_BATCH_MAX at a time through pp_rand_normal_batch
+// A normal distribution's elements PP_RAND_BATCH_MAX at a time through pp_rand_normal_range
 // (kernels/random_lanes.h: the polar attempts side by side, this CPU's widest lanes), whose z[k] is
 // pp_rand_normal(seed, tensor_id, i) bit for bit, so each element is pp_inputs_element's (the
-// same mean + std·z); other distributions element by element.
+// same normal_of); other distributions element by element.
 static void fill_range(const fill_job *j)
 {
     if (j->dist->kind != PP_DIST_NORMAL) {
@@ -103,18 +109,12 @@ static void fill_range(const fill_job *j)
         return;
     }
     const pp_rand_lanes_fns fns = pp_rand_lanes_fns_for(PP_ISA_AUTO);
-    uint32_t tid[PP_RAND_BATCH_MAX];
-    uint64_t idx[PP_RAND_BATCH_MAX];
     double z[PP_RAND_BATCH_MAX];
-    for (int k = 0; k < PP_RAND_BATCH_MAX; k++)
-        tid[k] = j->tensor_id;
     for (int64_t i0 = j->begin; i0 < j->end; i0 += PP_RAND_BATCH_MAX) {
         int n = j->end - i0 < PP_RAND_BATCH_MAX ? (int)(j->end - i0) : PP_RAND_BATCH_MAX;
+        pp_rand_normal_range(j->seed, j->tensor_id, i0, n, fns, z);
         for (int k = 0; k < n; k++)
-            idx[k] = (uint64_t)(i0 + k);
-        pp_rand_normal_batch(j->seed, tid, idx, n, fns, z);
-        for (int k = 0; k < n; k++)
-            fill_store(j, i0 + k, j->dist->mean + j->dist->std * z[k]);
+            fill_store(j, i0 + k, normal_of(j->dist, z[k]));
     }
 }
 

@@ -35,7 +35,7 @@ diff <(grep -v '^created' "$tmp/t0/report.txt") <(grep -v '^created' "$tmp/t1/re
 # the benches refuse an argument that is not a whole number in range (they once ran `--help` as
 # 0 threads), and too many arguments, with exit 2 and their usage line, before any work
 for b in bench_attention_ref bench_attention_cpu bench_adamw_emu bench_adamw_ref bench_gemm_ref bench_ranges; do
-    [ -x "build/rel/tools/$b" ] || continue
+    [ -x "build/rel/tools/$b" ] || fail "build/rel/tools/$b is not built (make test builds the benches)"
     for args in "--help" "0" "2 x" "1 2 3 4 5"; do
         # shellcheck disable=SC2086
         timeout 20 "build/rel/tools/$b" $args >/dev/null 2>"$tmp/bench.err"; rc=$?
