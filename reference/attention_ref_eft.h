@@ -52,17 +52,51 @@ static inline void pp_attn_split29_(double x, double *x1, double *x2)
     *x2 = x - *x1;
 }
 
-// One element of the split accumulation: (h, lo) += (x1 + x2 + xl)·y, x1 and x2 from
-// pp_attn_split29_(xh), y a binary32 value (PROOFS.md#attention, "Split accumulation").
-static inline void pp_attn_acc_split_elem_(double *h, double *lo, double y, double x1, double x2,
-                                           double xl)
+// The anchored accumulation's multiplier x = xh + xl as x1 + x2: x1 of pp_attn_split29_ (≤ 29
+// significant bits, so x1·y is exact for a binary32 y) and x2 = RN((xh − x1) + xl), within
+// u·2^−27.99|xh| of the rest (PROOFS.md#attention, "Anchored accumulation").
+static inline void pp_attn_acc_x_(double xh, double xl, double *x1, double *x2)
 {
-    double a = x1 * y;  // exact: 29 + 24 bits
-    double s = *h + a;
-    double z = s - *h;
-    double e = (*h - (s - z)) + (a - z);  // exact error of h + a
-    *h = s;
-    *lo += e + (x2 * y + xl * y);  // x2·y exact; xl·y ±u; two additions ±u each
+    double a, b;
+    pp_attn_split29_(xh, &a, &b);
+    *x1 = a;
+    *x2 = b + xl;  // ±u|x2|
+}
+
+// One element of the anchored accumulation: (H, lo) += (x1 + x2)·y. H holds an anchor A = 1.5·2^k
+// plus the terms' sum so far, and the caller keeps |H − A| ≤ 2^(k−2) (PROOFS.md#attention,
+// "Anchored accumulation"), so that s and H lie in [2^k, 2^(k+1)): s − H is exact (Sterbenz), and
+// x1·y − (s − H) is the exact error of s, which goes to lo with x2·y.
+static inline void pp_attn_acc_elem_(double *H, double *lo, double y, double x1, double x2)
+{
+    double s = fma(x1, y, *H);   // RN(H + x1·y), x1·y exact
+    double z = s - *H;           // exact
+    double r = fma(x1, y, -z);   // exact: H + x1·y − s
+    *H = s;
+    *lo += fma(x2, y, r);        // ±u twice
+}
+
+// One step of the anchored dot: (H, lo) += x·y for binary32 values x, y (x·y exact), H holding
+// an anchor A = 1.5·2^k plus the sum so far with |H − A| ≤ 2^(k−2) (PROOFS.md#attention,
+// "Anchored dot"): the statements of pp_attn_acc_elem_ without a low part.
+static inline void pp_attn_dot_elem_(double *H, double *lo, double x, double y)
+{
+    double s = fma(x, y, *H);   // RN(H + x·y)
+    double r = fma(x, y, -(s - *H));  // exact: s − H exact, x·y − (s − H) the error of s
+    *H = s;
+    *lo += r;                   // ±u
+}
+
+// The anchor of one element moves from A0 to a larger A1 (both 1.5 times a power of two, |H − A0|
+// within the old capacity): H − A0 is exact, its sum with A1 rounds once and the rounding error,
+// exact, goes to lo (one more rounding of lo).
+static inline void pp_attn_acc_rebase_elem_(double *H, double *lo, double A0, double A1)
+{
+    double hi = *H - A0;   // exact (Sterbenz)
+    double s = A1 + hi;
+    double z = s - A1;     // exact
+    *H = s;
+    *lo += hi - z;         // hi − z exact; ±u
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -114,8 +148,8 @@ static inline void pp_attn_exp_dd_(const double (*tab)[2], const double *L, doub
     *el = gl * s;  // exact unless subnormal (±2^−1075, below 2^−353·E)
 }
 
-// One key's score from its Dot2 (h, c, T) (PROOFS.md#attention, "Scores"): t = h + c normalised
-// (exact), S = σ·t by dd_mul (±9.1u²|σh·th|), eS = σb·T·coef its bound. Returns nonzero when a
+// One key's score from its dot (h, c) and error scale T (PROOFS.md#attention, "Scores"): t = h + c
+// normalised (exact), S = σ·t by dd_mul (±9.1u²|σh·th|), eS = σb·T·coef its bound. Returns nonzero when a
 // precondition of the proof fails (eS > 2^−40 or |Sh| ≥ 2^40, NaN included).
 static inline int pp_attn_score_elem_(double h, double c, double T, double sig_h, double sig_l,
                                       double sig_b, double coef, double *Sh, double *Sl, double *eS)
@@ -123,12 +157,12 @@ static inline int pp_attn_score_elem_(double h, double c, double T, double sig_h
     double th, tl;
     pp_attn_two_sum_(h, c, &th, &tl);                      // exact
     pp_attn_dd_mul_inl_(sig_h, sig_l, th, tl, Sh, Sl);     // ±9.1u²|σh·th|
-    *eS = sig_b * T * coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, Dot2)
+    *eS = sig_b * T * coef;  // |Ŝ − S| (σ: 2^−105, dd_mul, the dot)
     return !(*eS <= 0x1p-40) || !(fabs(*Sh) < 0x1p40);
 }
 
-// One key's dP from its Dot2 (h, c, V) (PROOFS.md#attention, "Backward"): dP̂ = h + c normalised
-// (exact), its bound V·coef, and m = P̂·dP̂ by dd_mul (±9.1u²), the term D sums.
+// One key's dP from its dot (h, c) and error scale V (PROOFS.md#attention, "Backward"): dP̂ = h + c
+// normalised (exact), its bound V·coef, and m = P̂·dP̂ by dd_mul (±9.1u²), the term D sums.
 static inline void pp_attn_dp_elem_(double h, double c, double V, double coef, double ph, double pl,
                                     double *dph, double *dpl, double *edp, double *mh, double *ml)
 {

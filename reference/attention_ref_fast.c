@@ -1,5 +1,5 @@
 // attention_ref_fast.c — the attention reference's fast path: exact products of binary32 values,
-// compensated (Dot2) and split-product accumulations, double-double scalars, MPFR once per score
+// anchored dots and accumulations, double-double scalars, MPFR once per score
 // (exp) and per row (1/l, log). Each step names its error; the proof is PROOFS.md#attention.
 #include <stdlib.h>
 #include <string.h>
@@ -51,74 +51,76 @@ void pp_attn_fast_exp_(const pp_attn_job_ *J, double Sh, double M, double Sl, do
 }
 
 // ---------------------------------------------------------------------------------------------
-// Accumulations (PROOFS.md#attention, "Dot2" and "Split accumulation")
+// Dots and accumulations (PROOFS.md#attention, "Anchored dot" and "Anchored accumulation")
 
-// Four dot products of x with y[0..3] (binary32 values, so every product is exact), each by
-// Dot2: TwoSum chain in h, its errors summed in c. h + c is within 1.01(d·u)²·T of the exact dot
-// product, T = Σ|x·y| (also returned). Four independent chains for instruction-level parallelism.
-static void dot2x4(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
-                   double T[4])
+// Four anchored dots of x with y[0..3] (binary32 values, so every product is exact), from the
+// anchor A = 1.5·p (PROOFS.md#attention, "Anchored dot"): h = H − A (exact) and c = lo after
+// pp_attn_dot_elem_ over l in order; h + c is within d²·p·u²(1 + 2^−19) of the exact dot product.
+static void dotx4(const double *x, const double *const y[4], int64_t d, double A, double h[4],
+                  double c[4])
 {
-    // Two lanes per vector (GCC's vector extension, SSE2): lanes are independent chains with the
-    // same IEEE operations, in the same order, as a scalar loop per key.
-    typedef double v2d __attribute__((vector_size(16)));
-    v2d h01 = {0, 0}, h23 = {0, 0}, c01 = {0, 0}, c23 = {0, 0}, t01 = {0, 0}, t23 = {0, 0};
+    double H[4] = {A, A, A, A}, lo[4] = {0, 0, 0, 0};
+    for (int64_t l = 0; l < d; l++)
+        for (int m = 0; m < 4; m++)  // four independent chains
+            pp_attn_dot_elem_(&H[m], &lo[m], x[l], y[m][l]);
+    for (int m = 0; m < 4; m++) {
+        h[m] = H[m] - A;  // exact
+        c[m] = lo[m];
+    }
+}
+
+// The anchored accumulation (PROOFS.md#attention, "Anchored accumulation"): each element's H
+// holds A = 1.5·scale·ypow[l] plus the sum so far, lo the exact errors of H's roundings and the
+// low parts' terms. scale = acc_scale(X) for X ≥ the sum of the multipliers' magnitudes, ypow[l]
+// = acc_ypow(max |y|) for the column: |H − A| then stays below A/6, in the binade of A.
+static double acc_scale(double X)
+{
+    if (X == 0.0)
+        return 0.0;
+    int e;
+    frexp(X * 1.001, &e);  // X·1.001 < 2^e
+    return ldexp(1.0, e + 2);
+}
+
+static double acc_ypow(double m)
+{
+    if (!(m > 0x1p-149))
+        return 0x1p-149;
+    int e;
+    double f = frexp(m, &e);  // m = f·2^e, f in [½, 1)
+    return f == 0.5 ? m : ldexp(1.0, e);
+}
+
+// The bound's two coefficients after N − 1 roundings of lo (PROOFS: "Anchored accumulation"):
+// (N + 1)·2^−80.99·W from the low parts, N²·2^−106·2^k from lo's roundings, each times 1 + 2^−19.
+static double acc_coef(int64_t N)
+{
+    return ((double)N + 1.0) * 0x1.01c8p-81 * (1.0 + 0x1p-19);  // 2^−80.99, rounded up
+}
+
+static double acc_anchor_coef(int64_t N)
+{
+    return (double)N * (double)N * 0x1p-106 * (1.0 + 0x1p-19);
+}
+
+// Moves a row of d elements from its anchors 1.5·p0·ypow[l] to 1.5·p1·ypow[l] (p1 > p0 > 0).
+static void acc_rebase(double *H, double *lo, int64_t d, double p0, double p1, const double *ypow)
+{
+    for (int64_t l = 0; l < d; l++)
+        pp_attn_acc_rebase_elem_(H + l, lo + l, 1.5 * p0 * ypow[l], 1.5 * p1 * ypow[l]);
+}
+
+// Sets a row of d elements to their anchors 1.5·p·ypow[l] (the empty sum), lo to 0.
+static void acc_start(double *H, double *lo, int64_t d, double p, const double *ypow)
+{
     for (int64_t l = 0; l < d; l++) {
-        v2d xl = {x[l], x[l]};
-        v2d y01 = {y[0][l], y[1][l]}, y23 = {y[2][l], y[3][l]};
-        v2d p = xl * y01;  // exact: ≤ 48 bits, in [2^−298, 2^256] or 0
-        v2d s = h01 + p;   // TwoSum(h, p)
-        v2d z = s - h01;
-        c01 += (h01 - (s - z)) + (p - z);  // recursive sum of the errors: ±γ_{d−2}Σ|e|
-        h01 = s;
-        t01 += (v2d){fabs(p[0]), fabs(p[1])};
-        p = xl * y23;
-        s = h23 + p;
-        z = s - h23;
-        c23 += (h23 - (s - z)) + (p - z);
-        h23 = s;
-        t23 += (v2d){fabs(p[0]), fabs(p[1])};
+        H[l] = 1.5 * p * ypow[l];
+        lo[l] = 0.0;
     }
-    h[0] = h01[0], h[1] = h01[1], h[2] = h23[0], h[3] = h23[1];
-    c[0] = c01[0], c[1] = c01[1], c[2] = c23[0], c[3] = c23[1];
-    T[0] = t01[0], T[1] = t01[1], T[2] = t23[0], T[3] = t23[1];
 }
 
-// (h, lo)[l] += (xh + xl)·y[l] for l < d: x1·y exact into a TwoSum chain, (x2·y + xl·y) and the
-// chain's error into lo. After n such calls on the same accumulator (each |xh| ≥ 2^−800, y binary32
-// values): |h + lo − Σ x·y| ≤ acc_split_coef(n)·Σ|xh·y| (PROOFS.md#attention).
-static void acc_split(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,
-                      double xh, double xl)
-{
-    double x1, x2;
-    pp_attn_split29_(xh, &x1, &x2);
-    // Two lanes at a time with GCC's vector extension (SSE2): the same IEEE operations per element,
-    // in the same order, as the scalar loop below.
-    typedef double v2d __attribute__((vector_size(16)));
-    v2d X1 = {x1, x1}, X2 = {x2, x2}, XL = {xl, xl};
-    int64_t l = 0;
-    for (; l + 2 <= d; l += 2) {
-        v2d yl, hl, ll;
-        memcpy(&yl, y + l, sizeof yl);
-        memcpy(&hl, h + l, sizeof hl);
-        memcpy(&ll, lo + l, sizeof ll);
-        v2d a = X1 * yl;
-        v2d s = hl + a;
-        v2d z = s - hl;
-        v2d e = (hl - (s - z)) + (a - z);
-        ll += e + (X2 * yl + XL * yl);
-        memcpy(h + l, &s, sizeof s);
-        memcpy(lo + l, &ll, sizeof ll);
-    }
-    for (; l < d; l++)
-        pp_attn_acc_split_elem_(h + l, lo + l, y[l], x1, x2, xl);
-}
-
-static double acc_split_coef(int64_t n)
-{
-    double m = (double)n + 1.0;
-    return m * 0x1p-80 + m * m * 0x1p-105;
-}
+// Anchors above this scale are beyond the proof's range (a precondition: the task falls back).
+#define ACC_SCALE_MAX 0x1p800
 
 // ---------------------------------------------------------------------------------------------
 // The task
@@ -129,7 +131,7 @@ static double acc_split_coef(int64_t n)
 #define FAST_GROUP 32
 
 // The accumulation a task runs: up to PP_ATTN_ACC_TERMS terms into one accumulator
-// (pp_attn_acc_multi_, or a vector path's), the same values as acc_split once per term in order.
+// (pp_attn_acc_multi_, or a vector path's): the anchored accumulation, each element's terms in order.
 typedef void (*fast_acc_fn)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
                             const double *const *y, const double *xh, const double *xl);
 
@@ -142,19 +144,27 @@ typedef struct fast_ws {
     unsigned char *cut;                                // [FAST_GROUP][s_kv]
     double *ah, *al;                          // [FAST_GROUP][d]: the row accumulators (out, then dq)
     double *kmax, *vmax, *qmax, *omax;        // [d]: column maxima of |k|, |v|, |q|, |dout|
+    double *kpow, *vpow, *qpow, *opow;        // [d]: their acc_ypow, the anchors' column factors
     double *dkh, *dkl, *dvh, *dvl;            // [s_kv·d]: the task's dk, dv accumulators
+    // [s_kv]: each key's dk and dv anchor scale (0 until its first term) and how many times it
+    // moved (acc_rebase)
+    double *dk_p, *dv_p, *dk_m, *dv_m;
     double *colP, *colDP, *colCut, *colDS, *colEdS;  // [s_kv]: per-key bound sums
     // The vector path (NULL: the portable loops) and the task's k and v in transposed blocks of
-    // PP_ATTN_KEY_BLOCK keys (its Dot2 runs one key per lane), the last block padded with zeros;
-    // |q| and |dout| of the group's rows ([FAST_GROUP][d]).
+    // PP_ATTN_KEY_BLOCK keys (its dots run one key per lane), the last block padded with zeros.
     const pp_attn_lanes_ *lanes;
-    double *kt, *vt, *qa, *oa;
+    double *kt, *vt;
+    // The rows the accumulations multiply, packed (exact copies): the kv head's k and v rows
+    // ([s_kv][d]), and with backward the task's q and dout rows ([rows][d], rows (head, i) in the
+    // task's order). In the inputs a head's rows lie h·d apart: at h·d·8 bytes a multiple of 4 KiB,
+    // 32 of them would share a handful of the L1 cache's sets.
+    double *kp, *vp, *qp, *op;
     // The backward's row block: dk_j and dv_j take each row's share in row order, as before, but a
     // block of rows at a time (fast_flush), so that the 4·s_kv·d accumulators pass through the
     // cache once per block rather than once per row. Per row r: its keys nv, offset qo, dP bound;
     // per (r, j) at r·s_kv + j: the key's state, dŜ (sh, sl), its bound term e, P̂ (ph, pl).
     int64_t blk_cap, blk_n;
-    int64_t *blk_nv, *blk_qo;
+    int64_t *blk_nv, *blk_pr;  // per block row: its keys, its packed row's offset in qp, op
     double *blk_dP, *blk_sh, *blk_sl, *blk_e, *blk_ph, *blk_pl;
     unsigned char *blk_state;
     mpfr_t x, e;
@@ -171,20 +181,21 @@ _Static_assert(FAST_ACC_KEYS <= PP_ATTN_ACC_TERMS, "a key block's terms fit one 
 static void fast_ws_free(fast_ws *w)
 {
     double **arr[] = {&w->Sh, &w->Sl, &w->eS, &w->Ph, &w->Pl, &w->dph, &w->dpl, &w->edp,
-                      &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->dkh,
+                      &w->ah, &w->al, &w->kmax, &w->vmax, &w->qmax, &w->omax, &w->kpow,
+                      &w->vpow, &w->qpow, &w->opow, &w->dk_p, &w->dv_p, &w->dk_m, &w->dv_m, &w->dkh,
                       &w->dkl, &w->dvh, &w->dvl, &w->colP, &w->colDP, &w->colCut, &w->colDS,
-                      &w->colEdS, &w->kt, &w->vt, &w->qa, &w->oa, &w->blk_dP, &w->blk_sh, &w->blk_sl,
+                      &w->colEdS, &w->kt, &w->vt, &w->kp, &w->vp, &w->qp, &w->op, &w->blk_dP, &w->blk_sh, &w->blk_sl,
                       &w->blk_e, &w->blk_ph, &w->blk_pl};
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++)
         free(*arr[i]);
     free(w->cut);
     free(w->blk_nv);
-    free(w->blk_qo);
+    free(w->blk_pr);
     free(w->blk_state);
     mpfr_clears(w->x, w->e, (mpfr_ptr)0);
 }
 
-static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
+static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward, int64_t rows,
                         const pp_attn_lanes_ *lanes)
 {
     memset(w, 0, sizeof *w);
@@ -199,19 +210,24 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
     for (size_t i = 0; i < sizeof darr / sizeof *darr; i++)
         if (!(*darr[i] = calloc(FAST_GROUP * nd, sizeof(double))))
             return -1;
-    double **marr[] = {&w->kmax, &w->vmax, &w->qmax, &w->omax};
+    double **marr[] = {&w->kmax, &w->vmax, &w->qmax, &w->omax, &w->kpow, &w->vpow, &w->qpow, &w->opow};
     for (size_t i = 0; i < sizeof marr / sizeof *marr; i++)
         if (!(*marr[i] = calloc(nd, sizeof(double))))
             return -1;
-    if (!(w->cut = malloc(FAST_GROUP * n)))
+    if (!(w->cut = malloc(FAST_GROUP * n)) || !(w->kp = malloc(nn * sizeof(double))) ||
+        !(w->vp = malloc(nn * sizeof(double))))
         return -1;
     if (backward) {
+        size_t nr = (size_t)(rows > 0 ? rows : 1) * nd;
+        if (!(w->qp = malloc(nr * sizeof(double))) || !(w->op = malloc(nr * sizeof(double))))
+            return -1;
         double **big[] = {&w->dkh, &w->dkl, &w->dvh, &w->dvl};
         for (size_t i = 0; i < 4; i++)
             if (!(*big[i] = calloc(nn, sizeof(double))))
                 return -1;
-        double **col[] = {&w->colP, &w->colDP, &w->colCut, &w->colDS, &w->colEdS};
-        for (size_t i = 0; i < 5; i++)
+        double **col[] = {&w->colP, &w->colDP, &w->colCut, &w->colDS, &w->colEdS,
+                          &w->dk_p, &w->dv_p, &w->dk_m, &w->dv_m};
+        for (size_t i = 0; i < sizeof col / sizeof *col; i++)
             if (!(*col[i] = calloc(n, sizeof(double))))
                 return -1;
         int64_t cap = FAST_BLOCK_ENTRIES / (int64_t)n;
@@ -222,18 +238,21 @@ static int fast_ws_init(fast_ws *w, int64_t skv, int64_t d, int backward,
             if (!(*blk[i] = malloc(nb * sizeof(double))))
                 return -1;
         if (!(w->blk_state = malloc(nb)) || !(w->blk_dP = malloc(rb * sizeof(double))) ||
-            !(w->blk_nv = malloc(rb * sizeof(int64_t))) || !(w->blk_qo = malloc(rb * sizeof(int64_t))))
+            !(w->blk_nv = malloc(rb * sizeof(int64_t))) || !(w->blk_pr = malloc(rb * sizeof(int64_t))))
             return -1;
     }
     if (lanes) {
         size_t nt = (n + PP_ATTN_KEY_BLOCK - 1) / PP_ATTN_KEY_BLOCK * PP_ATTN_KEY_BLOCK * nd;
         if (!(w->kt = calloc(nt, sizeof(double))) || (backward && !(w->vt = calloc(nt, sizeof(double)))))
             return -1;
-        if (!(w->qa = malloc(FAST_GROUP * nd * sizeof(double))) ||
-            (backward && !(w->oa = malloc(FAST_GROUP * nd * sizeof(double)))))
-            return -1;
     }
     return 0;
+}
+
+// The offset of row (hh, i) of the task in its packed q and dout rows.
+static int64_t fast_packed_row(const pp_attn_span_ *sp, int64_t d, int64_t hh, int64_t i)
+{
+    return ((hh - sp->h0) * (sp->i1 - sp->i0) + (i - sp->i0)) * d;
 }
 
 // t = the kv head's keys (k or v) in transposed blocks: t[(j/8·d + l)·8 + j%8] = x_j[l].
@@ -256,18 +275,19 @@ static void fast_kblocks(const double *yt, int64_t j0, int64_t nv, int64_t d, co
     b[1] = j0 + PP_ATTN_KEY_BLOCK < nv ? b[0] + PP_ATTN_KEY_BLOCK * d : b[0];
 }
 
-// Dot2 of x with keys j0 … min(j0 + 16, nv) − 1 of y (the task's k or v; yt the same transposed):
-// h, c, T at [j − j0]. The vector path runs 16 keys in its lanes; the portable loops take four
-// at a time (dot2x4). Either way each key's chain is the same operations in the same order.
+// The anchored dots of x (anchor A) with keys j0 … min(j0 + 16, nv) − 1 of y (the task's k or
+// v; yt the same transposed): h, c at [j − j0]. The vector path runs 16 keys in its lanes; the
+// portable loops take four at a time (dotx4). Either way each key's chain is the same operations
+// in the same order.
 static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
-                        const double *x, const double *xa, const double *y, const double *yt,
-                        int64_t j0, int64_t nv, double h[16], double c[16], double T[16])
+                        const double *x, double A, const double *y, const double *yt,
+                        int64_t j0, int64_t nv, double h[16], double c[16])
 {
     const int64_t d = J->d;
     if (w->lanes) {
         const double *b[2];
         fast_kblocks(yt, j0, nv, d, b);
-        w->lanes->dot2_keys16(x, xa, b[0], b[1], d, h, c, T);
+        w->lanes->dot_keys16(x, A, b[0], b[1], d, h, c);
         return;
     }
     for (int64_t q0 = j0; q0 < j0 + 16 && q0 < nv; q0 += 4) {
@@ -276,7 +296,7 @@ static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_s
             int64_t j = q0 + m < nv ? q0 + m : nv - 1;
             yy[m] = y + pp_attn_ki_(J, sp->bi, j, sp->hk);
         }
-        dot2x4(x, yy, d, h + (q0 - j0), c + (q0 - j0), T + (q0 - j0));
+        dotx4(x, yy, d, A, h + (q0 - j0), c + (q0 - j0));
     }
 }
 
@@ -297,42 +317,43 @@ static int absmax_row(double *m, const double *x, int64_t d)
 typedef struct fast_row_st {
     int64_t hh, i, nv, qo, lo_idx, slot;  // slot: its row in the backward's block
     const double *qi, *oi;                // its q and dout rows
-    const double *qa, *oa;                // their magnitudes (the vector path's Dot2; else NULL)
+    double qp, op;                        // their dots' anchor scales (with k, with v)
     double *Sh, *Sl, *eS, *Ph, *Pl, *dph, *dpl, *edp, *ah, *al;  // its rows of the workspace
     unsigned char *cut;
     double M, dP, Dh, Dl, eD, aD;         // max score; P̂'s relative bound; D̂ and its bound
     int64_t ncut;                         // keys cut (P̂ = 0)
 } fast_row_st;
 
-// Dot2 of row r of the group (and of row r + 1 with it, where the vector path runs and that row
-// also sees a key of the block: one pass over the block for both) with keys j0 … j0 + 15 of k
-// (dp = 0: x = q) or v (dp = 1: x = dout); row r + k's h, c, T at [16·k + m]. Returns 1 when
-// row r + 1 was done too. Each row's chains are the ones fast_dots16 gives it alone.
+// The anchored dots of row r of the group (and of row r + 1 with it, where the vector path runs
+// and that row also sees a key of the block: one pass over the block for both) with keys j0 …
+// j0 + 15 of k (dp = 0: x = q) or v (dp = 1: x = dout); row r + k's h, c at [16·k + m]. Returns 1
+// when row r + 1 was done too. Each row's chains are the ones fast_dots16 gives it alone.
 static int fast_dots_rows(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
                           const fast_row_st *st, int64_t nr, int64_t r, int dp, int64_t j0,
-                          double h[32], double c[32], double T[32])
+                          double h[32], double c[32])
 {
     const fast_row_st *S = &st[r], *S1 = r + 1 < nr ? &st[r + 1] : NULL;
     const double *y = dp ? J->v : J->k, *yt = dp ? w->vt : w->kt;
+    double A = 1.5 * (dp ? S->op : S->qp);
     if (w->lanes && S1 && j0 < S1->nv) {
         const double *b[2];
         fast_kblocks(yt, j0, S->nv > S1->nv ? S->nv : S1->nv, J->d, b);
-        w->lanes->dot2_rows2(dp ? S->oi : S->qi, dp ? S->oa : S->qa, dp ? S1->oi : S1->qi,
-                             dp ? S1->oa : S1->qa, b[0], b[1], J->d, h, c, T);
+        w->lanes->dot_rows2(dp ? S->oi : S->qi, A, dp ? S1->oi : S1->qi, 1.5 * (dp ? S1->op : S1->qp),
+                            b[0], b[1], J->d, h, c);
         return 1;
     }
-    fast_dots16(J, w, sp, dp ? S->oi : S->qi, dp ? S->oa : S->qa, y, yt, j0, S->nv, h, c, T);
+    fast_dots16(J, w, sp, dp ? S->oi : S->qi, A, y, yt, j0, S->nv, h, c);
     return 0;
 }
 
-// Scores of the group's rows: t = q·k_j by Dot2 (±1.01(du)²T), S = σ·t as a double-double
-// (PROOFS: "Scores"), and each row's max. Key blocks outer, rows inner: a block of keys is read
-// once for the group; each row still takes its keys in increasing order. Returns 1 when a
-// precondition of the proof fails.
+// Scores of the group's rows: t = q·k_j by the anchored dot (±d²·p·u²(1 + 2^−19)), S = σ·t as a
+// double-double (PROOFS: "Scores"), and each row's max. Key blocks outer, rows inner: a block of
+// keys is read once for the group; each row still takes its keys in increasing order. Returns 1
+// when a precondition of the proof fails.
 static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp, fast_row_st *st,
                        int64_t nr, int64_t jmax)
 {
-    const double sig_coef = (12.0 + 1.01 * (double)J->d * (double)J->d) * ATTN_U2;
+    const double dd = (double)J->d * (double)J->d + 1.0;
     for (int64_t r = 0; r < nr; r++)
         st[r].M = -INFINITY;
     for (int64_t j0 = 0; j0 < jmax; j0 += 16)
@@ -340,13 +361,17 @@ static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_sp
             if (j0 >= st[r].nv)
                 continue;
             double hc[32], cc[32], T[32];
-            int two = fast_dots_rows(J, w, sp, st, nr, r, 0, j0, hc, cc, T);
+            int two = fast_dots_rows(J, w, sp, st, nr, r, 0, j0, hc, cc);
             for (int k = 0; k <= two; k++) {
                 fast_row_st *S = &st[r + k];
                 int64_t m = S->nv - j0 < 16 ? S->nv - j0 : 16;
+                // |Ŝ − S| ≤ σ_b·T·u², T = 12(|h| + |c|) (dd_mul, σ) + (d² + 1)·p (the dot)
+                double Tp = dd * S->qp * (1.0 + 0x1p-19);
+                for (int64_t q = 0; q < m; q++)
+                    T[16 * k + q] = 12.0 * (fabs(hc[16 * k + q]) + fabs(cc[16 * k + q])) * (1.0 + 0x1p-40) + Tp;
                 if ((w->lanes ? w->lanes->score_keys : pp_attn_score_keys_)(
                         m, hc + 16 * k, cc + 16 * k, T + 16 * k, J->sig_h, J->sig_l, J->sig_b,
-                        sig_coef, S->Sh + j0, S->Sl + j0, S->eS + j0))
+                        ATTN_U2, S->Sh + j0, S->Sl + j0, S->eS + j0))
                     return 1;
                 double M = S->M;
                 for (int64_t j = j0; j < j0 + m; j++)
@@ -380,7 +405,7 @@ static void fast_softmax(pp_attn_job_ *J, fast_ws *w, fast_row_st *S, double *rh
         double dE = 1.0001 * S->eS[j] + 0x1p-81;
         dEmax = dE > dEmax ? dE : dEmax;
         double s, e;
-        pp_attn_two_sum_(lh, eh, &s, &e);  // l = Σ E: split accumulation with x1 = eh (PROOFS: "l")
+        pp_attn_two_sum_(lh, eh, &s, &e);  // l = Σ E: a TwoSum chain, errors and El summed (PROOFS: "l")
         lh = s;
         ll += e + el;
     }
@@ -415,51 +440,54 @@ static void fast_softmax(pp_attn_job_ *J, fast_ws *w, fast_row_st *S, double *rh
     S->ncut = ncut;
 }
 
-// The group's P_j = E_j·r (dd_mul) and out = Σ P_j v_j (split accumulation): keys outer, rows
-// inner (v_j read once for the group), each row's chain over its keys in increasing order.
+// The group's P_j = E_j·r (dd_mul) and out = Σ P_j v_j (anchored accumulation, its scale from
+// Σ P̂h_j): keys outer, rows inner (v_j read once for the group), each row's chain over its keys
+// in increasing order.
 static void fast_out(pp_attn_job_ *J, const fast_ws *w, const fast_row_st *st, int64_t nr, int64_t jmax,
-                     const double *rh, const double *rl, const pp_attn_span_ *sp, fast_acc_fn acc,
-                     const double *vmax, pp_attn_task_res_ *R)
+                     const double *rh, const double *rl, fast_acc_fn acc, pp_attn_task_res_ *R)
 {
     const int64_t d = J->d;
-    double Psum[FAST_GROUP];
+    double Psum[FAST_GROUP], scale[FAST_GROUP];
     for (int64_t r = 0; r < nr; r++) {
+        const fast_row_st *S = &st[r];
         // P̂_j = Ê_j·r̂ by dd_mul, each key alone (≥ 2^−722·0.98 > 2^−800)
-        (w->lanes ? w->lanes->scale_row : pp_attn_scale_row_)(st[r].nv, st[r].Ph, st[r].Pl, st[r].cut,
-                                                              rh[r], rl[r]);
-        Psum[r] = 0.0;
-        memset(st[r].ah, 0, sizeof(double) * (size_t)d);
-        memset(st[r].al, 0, sizeof(double) * (size_t)d);
+        (w->lanes ? w->lanes->scale_row : pp_attn_scale_row_)(S->nv, S->Ph, S->Pl, S->cut, rh[r], rl[r]);
+        double ps = 0.0;  // Σ P̂h_j over the keys not cut, in order: the anchor's X, the bound's scale
+        for (int64_t j = 0; j < S->nv; j++)
+            if (!S->cut[j])
+                ps += S->Ph[j];
+        Psum[r] = ps;
+        scale[r] = acc_scale(ps);  // ≤ 8: P̂ sums to about 1
+        acc_start(S->ah, S->al, d, scale[r], w->vpow);
     }
     for (int64_t j0 = 0; j0 < jmax; j0 += FAST_ACC_KEYS) {
         const double *vb[FAST_ACC_KEYS];
         for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < jmax; j++)
-            vb[j - j0] = J->v + pp_attn_ki_(J, sp->bi, j, sp->hk);
+            vb[j - j0] = w->vp + j * d;
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
             const double *ty[FAST_ACC_KEYS];
-            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS], ps = Psum[r];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
             int64_t n = 0;
             for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
                 if (S->cut[j])
                     continue;
-                ps += S->Ph[j];
                 ty[n] = vb[j - j0];
                 th[n] = S->Ph[j];
                 tl[n++] = S->Pl[j];
             }
-            Psum[r] = ps;
             acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
         const fast_row_st *S = &st[r];
         double ps = Psum[r] * (1.0 + 0x1p-40), n1 = (double)S->nv + 1.0;
-        double cs = acc_split_coef(S->nv);
+        double cf = acc_coef(S->nv + 1), ca = acc_anchor_coef(S->nv + 1) * scale[r];
         for (int64_t l = 0; l < d; l++) {
-            double pre = ((S->dP * (1.0 + 0x1p-49) + cs) * ps + (double)S->ncut * 0x1p-720) * vmax[l] +
-                         n1 * 0x1p-1074;  // underflow of xl·y, once per term
-            pp_attn_put_(J->out, J->elem.out, S->qo + l, S->ah[l] + S->al[l], pre, &R->max[0]);
+            double hi = S->ah[l] - 1.5 * scale[r] * w->vpow[l];  // exact
+            double pre = ((S->dP * (1.0 + 0x1p-49) + cf) * ps + (double)S->ncut * 0x1p-720) * w->vmax[l] +
+                         ca * w->vpow[l] + n1 * 0x1p-1074;  // underflow of x2·y + r, once per term
+            pp_attn_put_(J->out, J->elem.out, S->qo + l, hi + S->al[l], pre, &R->max[0]);
         }
     }
 }
@@ -482,13 +510,13 @@ static inline void fast_d_key(const fast_row_st *S, int64_t j, double mh, double
     a->Y += S->Ph[j] * S->edp[j];
 }
 
-// The group's dP_j = dout·v_j by Dot2 and D = Σ P_j·dP_j (dd_mul, dd_add) (PROOFS: "Backward"):
-// key blocks outer, rows inner, as fast_scores.
+// The group's dP_j = dout·v_j by the anchored dot (±d²·p·u²(1 + 2^−19)) and D = Σ P_j·dP_j
+// (dd_mul, dd_add) (PROOFS: "Backward"): key blocks outer, rows inner, as fast_scores.
 static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp, fast_row_st *st,
                     int64_t nr, int64_t jmax)
 {
     const int64_t d = J->d;
-    const double dot_coef = 1.01 * ((double)d * ATTN_U) * ((double)d * ATTN_U);
+    const double dd = (double)d * (double)d * (1.0 + 0x1p-19);
     double Z[FAST_GROUP], Y[FAST_GROUP], cutD[FAST_GROUP];
     for (int64_t r = 0; r < nr; r++) {
         st[r].Dh = st[r].Dl = 0.0;
@@ -499,13 +527,15 @@ static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_
             if (j0 >= st[r].nv)
                 continue;
             double hc[32], cc[32], V[32], mh[32], ml[32];
-            int two = fast_dots_rows(J, w, sp, st, nr, r, 1, j0, hc, cc, V);
+            int two = fast_dots_rows(J, w, sp, st, nr, r, 1, j0, hc, cc);
             int64_t n[2] = {0, 0};
             for (int k = 0; k <= two; k++) {
                 fast_row_st *S = &st[r + k];
                 n[k] = S->nv - j0 < 16 ? S->nv - j0 : 16;
+                for (int64_t q = 0; q < n[k]; q++)  // |dP̂ − dP| ≤ V·u², the row's d²·p
+                    V[16 * k + q] = dd * S->op;
                 (w->lanes ? w->lanes->dp_keys : pp_attn_dp_keys_)(
-                    n[k], hc + 16 * k, cc + 16 * k, V + 16 * k, dot_coef, S->Ph + j0, S->Pl + j0,
+                    n[k], hc + 16 * k, cc + 16 * k, V + 16 * k, ATTN_U2, S->Ph + j0, S->Pl + j0,
                     S->dph + j0, S->dpl + j0, S->edp + j0, mh + 16 * k, ml + 16 * k);
             }
             // the rows' sums over the block's keys in locals (no store and reload per key on
@@ -534,19 +564,15 @@ static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_
 }
 
 // The group's dS_j = P_j·(dP_j − D); dq += dS_j k_j here (keys outer, rows inner: k_j read once
-// for the group); dk_j += dS_j q, dv_j += P_j dout and the keys' bound sums when the row block is
-// flushed (fast_flush) (split accumulations). Each row takes its block row st[r].slot.
-static void fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const fast_row_st *st, int64_t nr,
-                    int64_t jmax, fast_acc_fn acc, pp_attn_task_res_ *R)
+// for the group; anchored accumulation, its scale from Σ|dŜh_j|); dk_j += dS_j q, dv_j += P_j dout
+// and the keys' bound sums when the row block is flushed (fast_flush). Each row takes its block
+// row st[r].slot. Returns 1 when an anchor is beyond the proof's range.
+static int fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const fast_row_st *st, int64_t nr,
+                   int64_t jmax, fast_acc_fn acc, pp_attn_task_res_ *R)
 {
     const int64_t d = J->d;
-    double rowEdS[FAST_GROUP], rowDS[FAST_GROUP];
-    for (int64_t r = 0; r < nr; r++) {
-        rowEdS[r] = rowDS[r] = 0.0;
-        memset(st[r].ah, 0, sizeof(double) * (size_t)d);
-        memset(st[r].al, 0, sizeof(double) * (size_t)d);
-    }
-    // each key's dŜ, its bound and state (the per-key steps), then the row's sums and dq
+    double rowEdS[FAST_GROUP], rowDS[FAST_GROUP], scale[FAST_GROUP];
+    // each key's dŜ, its bound and state (the per-key steps), then the row's sums (keys in order)
     for (int64_t r = 0; r < nr; r++) {
         const fast_row_st *S = &st[r];
         int64_t x = S->slot * J->s_kv;
@@ -557,47 +583,57 @@ static void fast_ds(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, const 
                                                           w->blk_state + x);
         memcpy(w->blk_ph + x, S->Ph, sizeof(double) * (size_t)S->nv);
         memcpy(w->blk_pl + x, S->Pl, sizeof(double) * (size_t)S->nv);
+        double ds = 0.0, eds = 0.0;
+        for (int64_t j = 0; j < S->nv; j++) {
+            if (w->blk_state[x + j] == PP_ATTN_BLK_ACC)
+                ds += fabs(w->blk_sh[x + j]);
+            eds += w->blk_e[x + j];
+        }
+        rowDS[r] = ds, rowEdS[r] = eds;
+        scale[r] = acc_scale(ds);
+        if (scale[r] > ACC_SCALE_MAX)
+            return 1;
+        acc_start(S->ah, S->al, d, scale[r], w->kpow);
     }
     for (int64_t j0 = 0; j0 < jmax; j0 += FAST_ACC_KEYS) {
         const double *kb[FAST_ACC_KEYS];
         for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < jmax; j++)
-            kb[j - j0] = J->k + pp_attn_ki_(J, sp->bi, j, sp->hk);
+            kb[j - j0] = w->kp + j * d;
         for (int64_t r = 0; r < nr; r++) {
             const fast_row_st *S = &st[r];
             const double *ty[FAST_ACC_KEYS];
-            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS], ds = rowDS[r], eds = rowEdS[r];
+            double th[FAST_ACC_KEYS], tl[FAST_ACC_KEYS];
             int64_t n = 0;
             for (int64_t j = j0; j < j0 + FAST_ACC_KEYS && j < S->nv; j++) {
                 int64_t x = S->slot * J->s_kv + j;
                 if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
-                    ds += fabs(w->blk_sh[x]);
                     ty[n] = kb[j - j0];
                     th[n] = w->blk_sh[x];
                     tl[n++] = w->blk_sl[x];
                 }
-                eds += w->blk_e[x];
             }
-            rowDS[r] = ds, rowEdS[r] = eds;
             acc(S->ah, S->al, d, n, ty, th, tl);
         }
     }
     for (int64_t r = 0; r < nr; r++) {
         const fast_row_st *S = &st[r];
         w->blk_nv[S->slot] = S->nv;
-        w->blk_qo[S->slot] = S->qo;
+        w->blk_pr[S->slot] = fast_packed_row(sp, d, S->hh, S->i);
         w->blk_dP[S->slot] = S->dP;
-        double n1 = (double)S->nv + 1.0, cs = acc_split_coef(S->nv);
+        double n1 = (double)S->nv + 1.0, cf = acc_coef(S->nv + 1);
+        double ca = acc_anchor_coef(S->nv + 1) * scale[r];
         // dq = σ·acc: normalised (exact), dd_mul by σ: ±(9.1u² + 2^−105)|σ||acc| (PROOFS: "σ last").
         for (int64_t l = 0; l < d; l++) {
             double a, b, vh, vl;
-            pp_attn_two_sum_(S->ah[l], S->al[l], &a, &b);
+            pp_attn_two_sum_(S->ah[l] - 1.5 * scale[r] * w->kpow[l], S->al[l], &a, &b);  // exact
             pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
-            double pre = J->sig_b * (((rowEdS[r] * (1.0 + 0x1p-40) + cs * rowDS[r]) * w->kmax[l] +
-                                      n1 * 0x1p-1074) * ATTN_INFL +
+            double pre = J->sig_b * (((rowEdS[r] * (1.0 + 0x1p-40) + cf * rowDS[r]) * w->kmax[l] +
+                                      ca * w->kpow[l] + n1 * 0x1p-1074) * ATTN_INFL +
                                      11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
             pp_attn_put_(J->dq, J->elem.dq, S->qo + l, vh, pre, &R->max[2]);
         }
     }
+    return 0;
 }
 
 // Rows i0 … i0 + n − 1 of head hh, computed together (at most FAST_GROUP; with backward, at most
@@ -628,15 +664,15 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
                            .Sh = w->Sh + o, .Sl = w->Sl + o, .eS = w->eS + o, .Ph = w->Ph + o, .Pl = w->Pl + o,
                            .dph = w->dph + o, .dpl = w->dpl + o, .edp = w->edp + o, .ah = w->ah + od,
                            .al = w->al + od, .cut = w->cut + o};
-        if (w->lanes) {
-            double *qa = w->qa + od, *oa = J->backward ? w->oa + od : NULL;
-            for (int64_t l = 0; l < d; l++) {
-                qa[l] = fabs(S->qi[l]);
-                if (oa)
-                    oa[l] = fabs(S->oi[l]);
-            }
-            S->qa = qa, S->oa = oa;
+        // the dots' anchors: Σ_l |q_l|·max_j |k_jl| bounds every partial sum of q·k_j (and so
+        // for dout·v_j)
+        double bq = 0.0, bo = 0.0;
+        for (int64_t l = 0; l < d; l++) {
+            bq += fabs(S->qi[l]) * w->kmax[l];
+            if (S->oi)
+                bo += fabs(S->oi[l]) * w->vmax[l];
         }
+        S->qp = acc_scale(bq), S->op = acc_scale(bo);
         jmax = nv > jmax ? nv : jmax;
         nr++;
     }
@@ -647,87 +683,133 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
     double rh[FAST_GROUP], rl[FAST_GROUP];
     for (int64_t r = 0; r < nr; r++)
         fast_softmax(J, w, &st[r], &rh[r], &rl[r], R);
-    fast_out(J, w, st, nr, jmax, rh, rl, sp, acc, w->vmax, R);
+    fast_out(J, w, st, nr, jmax, rh, rl, acc, R);
     if (!J->backward)
         return 0;
     fast_dp(J, w, sp, st, nr, jmax);
-    fast_ds(J, w, sp, st, nr, jmax, acc, R);
+    if (fast_ds(J, w, sp, st, nr, jmax, acc, R))
+        return 1;
     w->blk_n += nr;
+    return 0;
+}
+
+// A key's dk or dv accumulator (d elements) before terms that bring its multipliers' magnitudes
+// to X in all: started at its anchors (scale *p = 0: no term yet) or moved to a larger scale when
+// acc_scale(X) has grown (*m counts the moves: one rounding of lo each). Returns 1 when the scale
+// is beyond the proof's range.
+static int fast_anchor(double *H, double *lo, int64_t d, double *p, double *m, double X,
+                       const double *ypow)
+{
+    double p1 = acc_scale(X);
+    if (p1 > ACC_SCALE_MAX)
+        return 1;
+    if (p1 > *p) {
+        if (*p == 0.0)
+            acc_start(H, lo, d, p1, ypow);
+        else {
+            acc_rebase(H, lo, d, *p, p1, ypow);
+            *m += 1.0;
+        }
+        *p = p1;
+    }
     return 0;
 }
 
 // The row block's shares of dk_j, dv_j and of the keys' bound sums: for each key j, the block's
 // rows in order — each accumulator takes the same terms in the same order as when every row added
-// its own at once (rows in order), so the same bits.
-static void fast_flush(pp_attn_job_ *J, fast_ws *w)
+// its own at once (rows in order); before a block's terms, an anchor moves (fast_anchor) where the
+// scale the key's terms need has grown. So the anchors move at block boundaries, which depend on
+// the row groups and the block's size (s_kv's): never on the thread count or the vector path.
+// Returns 1 when an anchor is beyond the proof's range.
+static int fast_flush(pp_attn_job_ *J, fast_ws *w)
 {
     const int64_t d = J->d;
     fast_acc_fn acc = w->lanes ? w->lanes->acc_multi : pp_attn_acc_multi_;
     int64_t jmax = 0;
     for (int64_t r = 0; r < w->blk_n; r++)
         jmax = w->blk_nv[r] > jmax ? w->blk_nv[r] : jmax;
+    // dk first, then dv: each pass's rows (q, then dout: 32 KiB for 32 rows at d = 128) stay in
+    // the cache across the keys
     for (int64_t j = 0; j < jmax; j++) {
-        // key j's terms, rows in order: dk takes the accumulated dŜ, dv every P̂ not cut; the
-        // key's bound sums in locals (no store and reload per row)
-        const double *ky[FAST_BLOCK_ROWS], *vy[FAST_BLOCK_ROWS];
-        double kh[FAST_BLOCK_ROWS], kl[FAST_BLOCK_ROWS], vh[FAST_BLOCK_ROWS], vl[FAST_BLOCK_ROWS];
-        double cEdS = w->colEdS[j], cCut = w->colCut[j], cDS = w->colDS[j], cP = w->colP[j],
-               cDP = w->colDP[j];
-        int64_t nk = 0, nv = 0;
+        // key j's dk terms (the accumulated dŜ), rows in order; the key's bound sums in locals
+        const double *ky[FAST_BLOCK_ROWS];
+        double kh[FAST_BLOCK_ROWS], kl[FAST_BLOCK_ROWS];
+        double cEdS = w->colEdS[j], cCut = w->colCut[j], cDS = w->colDS[j];
+        int64_t nk = 0;
         for (int64_t r = 0; r < w->blk_n; r++) {
             if (j >= w->blk_nv[r])
                 continue;
             int64_t x = r * J->s_kv + j;
             if (w->blk_state[x] == PP_ATTN_BLK_CUT) {
-                cEdS += w->blk_e[x];
                 cCut += 1.0;
-                continue;
-            }
-            if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
-                ky[nk] = J->q + w->blk_qo[r];
+            } else if (w->blk_state[x] == PP_ATTN_BLK_ACC) {
+                ky[nk] = w->qp + w->blk_pr[r];
                 kh[nk] = w->blk_sh[x];
                 kl[nk++] = w->blk_sl[x];
                 cDS += fabs(w->blk_sh[x]);
             }
             cEdS += w->blk_e[x];
-            vy[nv] = J->dout + w->blk_qo[r];
-            vh[nv] = w->blk_ph[x];
-            vl[nv++] = w->blk_pl[x];
-            cP += w->blk_ph[x];
-            cDP += w->blk_dP[r] * w->blk_ph[x];
         }
-        w->colEdS[j] = cEdS, w->colCut[j] = cCut, w->colDS[j] = cDS, w->colP[j] = cP,
-        w->colDP[j] = cDP;
+        w->colEdS[j] = cEdS, w->colCut[j] = cCut, w->colDS[j] = cDS;
+        // the anchors hold the sums with this block's terms: a scale that must grow moves them
+        if (fast_anchor(w->dkh + j * d, w->dkl + j * d, d, &w->dk_p[j], &w->dk_m[j], cDS, w->qpow))
+            return 1;
         // up to PP_ATTN_ACC_TERMS terms a call: the accumulator continues from one call to the
         // next, so the same operations in the same order as one call with all of them
         for (int64_t t = 0; t < nk; t += PP_ATTN_ACC_TERMS)
             acc(w->dkh + j * d, w->dkl + j * d, d,
                 nk - t < PP_ATTN_ACC_TERMS ? nk - t : PP_ATTN_ACC_TERMS, ky + t, kh + t, kl + t);
+    }
+    for (int64_t j = 0; j < jmax; j++) {
+        // key j's dv terms (every P̂ not cut), rows in order
+        const double *vy[FAST_BLOCK_ROWS];
+        double vh[FAST_BLOCK_ROWS], vl[FAST_BLOCK_ROWS];
+        double cP = w->colP[j], cDP = w->colDP[j];
+        int64_t nv = 0;
+        for (int64_t r = 0; r < w->blk_n; r++) {
+            int64_t x = r * J->s_kv + j;
+            if (j >= w->blk_nv[r] || w->blk_state[x] == PP_ATTN_BLK_CUT)
+                continue;
+            vy[nv] = w->op + w->blk_pr[r];
+            vh[nv] = w->blk_ph[x];
+            vl[nv++] = w->blk_pl[x];
+            cP += w->blk_ph[x];
+            cDP += w->blk_dP[r] * w->blk_ph[x];
+        }
+        w->colP[j] = cP, w->colDP[j] = cDP;
+        if (fast_anchor(w->dvh + j * d, w->dvl + j * d, d, &w->dv_p[j], &w->dv_m[j], cP, w->opow))
+            return 1;
         for (int64_t t = 0; t < nv; t += PP_ATTN_ACC_TERMS)
             acc(w->dvh + j * d, w->dvl + j * d, d,
                 nv - t < PP_ATTN_ACC_TERMS ? nv - t : PP_ATTN_ACC_TERMS, vy + t, vh + t, vl + t);
     }
     w->blk_n = 0;
+    return 0;
 }
 
 // dk and dv of the task's kv head from its accumulators (PROOFS: "Backward").
 static void fast_columns(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, pp_attn_task_res_ *R)
 {
-    const int64_t d = J->d;
-    double cs = acc_split_coef(J->g * J->s_q), nt = (double)(J->g * J->s_q) + 1.0;
+    const int64_t d = J->d, n = J->g * J->s_q;
+    double nt = (double)n + 1.0;
     for (int64_t j = 0; j < J->s_kv; j++) {
         int64_t ko = pp_attn_ki_(J, sp->bi, j, sp->hk);
         double cP = w->colP[j] * (1.0 + 0x1p-40), cDP = w->colDP[j] * (1.0 + 0x1p-40);
         double cDS = w->colDS[j] * (1.0 + 0x1p-40), cE = w->colEdS[j] * (1.0 + 0x1p-40);
+        // N − 1 roundings of lo: a term's each, and one per move of the anchor
+        int64_t Nv = n + (int64_t)w->dv_m[j] + 1, Nk = n + (int64_t)w->dk_m[j] + 1;
+        double cfv = acc_coef(Nv), cav = acc_anchor_coef(Nv) * w->dv_p[j];
+        double cfk = acc_coef(Nk), cak = acc_anchor_coef(Nk) * w->dk_p[j];
         for (int64_t l = 0; l < d; l++) {
             int64_t x = j * d + l;
-            double pre = ((cDP * (1.0 + 0x1p-49) + cs * cP + w->colCut[j] * 0x1p-720) * w->omax[l] +
-                          nt * 0x1p-1074) * ATTN_INFL;
-            pp_attn_put_(J->dv, J->elem.dv, ko + l, w->dvh[x] + w->dvl[x], pre, &R->max[4]);
+            double pre = ((cDP * (1.0 + 0x1p-49) + cfv * cP + w->colCut[j] * 0x1p-720) * w->omax[l] +
+                          cav * w->opow[l] + nt * 0x1p-1074) * ATTN_INFL;
+            double hv = w->dvh[x] - 1.5 * w->dv_p[j] * w->opow[l];  // exact
+            pp_attn_put_(J->dv, J->elem.dv, ko + l, hv + w->dvl[x], pre, &R->max[4]);
             double a, b, vh, vl;
-            pp_attn_two_sum_(w->dkh[x], w->dkl[x], &a, &b);
+            pp_attn_two_sum_(w->dkh[x] - 1.5 * w->dk_p[j] * w->qpow[l], w->dkl[x], &a, &b);
             pp_attn_dd_mul_inl_(J->sig_h, J->sig_l, a, b, &vh, &vl);
-            pre = J->sig_b * (((cE + cs * cDS) * w->qmax[l] + nt * 0x1p-1074) * ATTN_INFL +
+            pre = J->sig_b * (((cE + cfk * cDS) * w->qmax[l] + cak * w->qpow[l] + nt * 0x1p-1074) * ATTN_INFL +
                               11.2 * ATTN_U2 * fabs(a) * (1.0 + 0x1p-50)) + 0x1p-1072;
             pp_attn_put_(J->dk, J->elem.dk, ko + l, vh, pre, &R->max[3]);
         }
@@ -743,10 +825,23 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
     if (as != 0.0 && (as < 0x1p-400 || as > 0x1p400))
         return 1;
     fast_ws w;
-    if (fast_ws_init(&w, J->s_kv, J->d, J->backward, pp_attn_lanes_pick_(J->o->lanes))) {
+    if (fast_ws_init(&w, J->s_kv, J->d, J->backward, (sp.h1 - sp.h0) * (sp.i1 - sp.i0),
+                     pp_attn_lanes_pick_(J->o->lanes))) {
         fast_ws_free(&w);
         return -1;
     }
+    for (int64_t j = 0; j < J->s_kv; j++) {
+        int64_t ko = pp_attn_ki_(J, sp.bi, j, sp.hk);
+        memcpy(w.kp + j * J->d, J->k + ko, sizeof(double) * (size_t)J->d);
+        memcpy(w.vp + j * J->d, J->v + ko, sizeof(double) * (size_t)J->d);
+    }
+    if (J->backward)
+        for (int64_t hh = sp.h0; hh < sp.h1; hh++)
+            for (int64_t i = sp.i0; i < sp.i1; i++) {
+                int64_t qo = pp_attn_qi_(J, sp.bi, i, hh), pr = fast_packed_row(&sp, J->d, hh, i);
+                memcpy(w.qp + pr, J->q + qo, sizeof(double) * (size_t)J->d);
+                memcpy(w.op + pr, J->dout + qo, sizeof(double) * (size_t)J->d);
+            }
     if (w.lanes) {
         fast_transpose(J, &sp, J->k, w.kt);
         if (J->backward)
@@ -765,6 +860,12 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
             if (J->backward)
                 bad |= absmax_row(w.omax, J->dout + qo, J->d);
         }
+    for (int64_t l = 0; l < J->d; l++) {  // the anchors' column factors
+        w.kpow[l] = acc_ypow(w.kmax[l]);
+        w.vpow[l] = acc_ypow(w.vmax[l]);
+        w.qpow[l] = acc_ypow(w.qmax[l]);
+        w.opow[l] = acc_ypow(w.omax[l]);
+    }
     int64_t rows = 0;
     // a stop request (Ctrl-C) ends the task at the next row: the caller discards the job
     int stop = 0;
@@ -775,14 +876,12 @@ int pp_attn_fast_task_(pp_attn_job_ *J, int64_t task, int worker)
                 n = w.blk_cap - w.blk_n;  // ≥ 1: a full block is flushed below
             bad = fast_rows(J, &w, &sp, hh, i, n, R);
             if (!bad && J->backward && w.blk_n == w.blk_cap)
-                fast_flush(J, &w);
+                bad = fast_flush(J, &w);
             for (int64_t k = i; k < i + n; k++)
                 rows += pp_attn_row_done_(J, worker, k);
         }
-    if (!bad && !stop && J->backward) {
-        fast_flush(J, &w);
+    if (!bad && !stop && J->backward && !(bad = fast_flush(J, &w)))
         fast_columns(J, &w, &sp, R);
-    }
     fast_ws_free(&w);
     if (bad)
         atomic_fetch_sub(&J->done, rows);  // the plain path counts their work again
@@ -802,25 +901,39 @@ void pp_attn_dd_add_(double xh, double xl, double yh, double yl, double *zh, dou
     pp_attn_dd_add_inl_(xh, xl, yh, yl, zh, zl);
 }
 
-void pp_attn_acc_split_(double *h, double *lo, const double *y, int64_t d, double xh, double xl)
+void pp_attn_dotx4_(const double *x, const double *const y[4], int64_t d, double A, double h[4],
+                    double c[4])
 {
-    acc_split(h, lo, y, d, xh, xl);
-}
-
-void pp_attn_dot2x4_(const double *x, const double *const y[4], int64_t d, double h[4], double c[4],
-                     double T[4])
-{
-    dot2x4(x, y, d, h, c, T);
+    dotx4(x, y, d, A, h, c);
 }
 
 void pp_attn_acc_multi_(double *restrict h, double *restrict lo, int64_t d, int64_t n,
                         const double *const *y, const double *xh, const double *xl)
 {
-    for (int64_t t = 0; t < n; t++)  // acc_split (two lanes of SSE2) per term
-        acc_split(h, lo, y[t], d, xh[t], xl[t]);
+    for (int64_t t = 0; t < n; t++) {
+        double x1, x2;
+        pp_attn_acc_x_(xh[t], xl[t], &x1, &x2);
+        for (int64_t l = 0; l < d; l++)
+            pp_attn_acc_elem_(h + l, lo + l, y[t][l], x1, x2);
+    }
 }
 
-double pp_attn_acc_split_coef_(int64_t n)
+double pp_attn_acc_scale_(double X)
 {
-    return acc_split_coef(n);
+    return acc_scale(X);
+}
+
+double pp_attn_acc_ypow_(double m)
+{
+    return acc_ypow(m);
+}
+
+double pp_attn_acc_coef_(int64_t N)
+{
+    return acc_coef(N);
+}
+
+double pp_attn_acc_anchor_coef_(int64_t N)
+{
+    return acc_anchor_coef(N);
 }

@@ -1,5 +1,5 @@
-// attention_ref_lanes.c — the attention reference's vector paths (attention_ref_lanes.h): Dot2
-// over 16 keys, the split accumulation over d, and the per-key steps (attention_ref_lanes_body.h,
+// attention_ref_lanes.c — the attention reference's vector paths (attention_ref_lanes.h): the
+// anchored dot over 16 keys, the anchored accumulation over d, and the per-key steps (attention_ref_lanes_body.h,
 // included once per instruction set), in AVX-512 and AVX2 intrinsics compiled for their targets
 // alone and chosen at run time; and the per-key steps' portable loops, their oracle. Every lane is
 // one chain of the scalar path (attention_ref_fast.c, attention_ref_eft.h): the same rounded IEEE
@@ -75,183 +75,108 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
 // ---------------------------------------------------------------------------------------------
 // AVX-512: 8 lanes
 
-// One Dot2 step on 8 chains: p = x·y (exact: binary32 values), TwoSum(h, p), error into c, |p|
-// into t — the scalar dot2x4's statements in its order, each the same rounded value, in 8
-// operations: p is never formed, since each use of it is an addition of the exact product, which
-// an FMA on x and y gives rounded once, as the scalar addition of the rounded (exact) p does —
-// h + p as fma(x, y, h), p − z as fma(x, y, −z), and t + |p| as fma(|x|, |y|, t) with |x| and
-// |y| read from the caller's copies (|x|·|y| = |p|, exact); signed zeros included
-// (PROOFS.md#attention, "Vector paths").
-#define DOT2_STEP_512(h, c, t, xv, xa, yv, ya)                                             \
+// One step of the anchored dot on 8 chains (pp_attn_dot_elem_'s statements, in its order): H takes
+// x·y rounded once (an FMA: x·y is exact, binary32 values), its exact error x·y − (H' − H) goes to
+// c (PROOFS.md#attention, "Anchored dot"). 4 operations.
+#define DOT_STEP_512(H, c, xv, yv)                                                         \
     do {                                                                                   \
-        __m512d s_ = _mm512_fmadd_pd(xv, yv, h);                       /* h + p */         \
-        __m512d z_ = _mm512_sub_pd(s_, h);                                                 \
-        __m512d t2_ = _mm512_sub_pd(h, _mm512_sub_pd(s_, z_));         /* h − (s − z) */   \
-        __m512d t3_ = _mm512_fmsub_pd(xv, yv, z_);                     /* p − z */         \
-        c = _mm512_add_pd(c, _mm512_add_pd(t2_, t3_));                                     \
-        h = s_;                                                                            \
-        t = _mm512_fmadd_pd(xa, ya, t);                                /* t + |p| */       \
+        __m512d s_ = _mm512_fmadd_pd(xv, yv, H);                                           \
+        c = _mm512_add_pd(c, _mm512_fmsub_pd(xv, yv, _mm512_sub_pd(s_, H)));               \
+        H = s_;                                                                            \
     } while (0)
 
-__attribute__((target("avx512f"))) static void dot2_keys16_avx512(const double *x, const double *xa,
-                                                                  const double *kt0,
-                                                                  const double *kt1, int64_t d,
-                                                                  double h[16], double c[16],
-                                                                  double T[16])
-{
-    __m512d h0 = _mm512_setzero_pd(), c0 = h0, t0 = h0, h1 = h0, c1 = h0, t1 = h0;
-    for (int64_t l = 0; l < d; l++) {
-        __m512d xv = _mm512_set1_pd(x[l]), av = _mm512_set1_pd(xa[l]);
-        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
-        __m512d ya = _mm512_loadu_pd(y0), yb = _mm512_loadu_pd(y1);
-        DOT2_STEP_512(h0, c0, t0, xv, av, ya, _mm512_abs_pd(ya));
-        DOT2_STEP_512(h1, c1, t1, xv, av, yb, _mm512_abs_pd(yb));
-    }
-    _mm512_storeu_pd(h, h0);
-    _mm512_storeu_pd(h + 8, h1);
-    _mm512_storeu_pd(c, c0);
-    _mm512_storeu_pd(c + 8, c1);
-    _mm512_storeu_pd(T, t0);
-    _mm512_storeu_pd(T + 8, t1);
-}
-
-// dot2_keys16 for two rows x0, x1 at once: each block element is loaded once for both rows'
-// chains (four chains per step, half the loads per operation); each chain the one dot2_keys16
-// computes for its row. Results for row i at h[16·i + m] (likewise c, T).
-__attribute__((target("avx512f"))) static void dot2_rows2_avx512(const double *x0, const double *xa0,
-                                                                 const double *x1, const double *xa1,
+__attribute__((target("avx512f"))) static void dot_keys16_avx512(const double *x, double A,
                                                                  const double *kt0,
                                                                  const double *kt1, int64_t d,
-                                                                 double h[32], double c[32],
-                                                                 double T[32])
+                                                                 double h[16], double c[16])
 {
-    __m512d h0 = _mm512_setzero_pd(), c0 = h0, t0 = h0, h1 = h0, c1 = h0, t1 = h0;
-    __m512d h2 = h0, c2 = h0, t2 = h0, h3 = h0, c3 = h0, t3 = h0;
+    const __m512d Av = _mm512_set1_pd(A);
+    __m512d h0 = Av, h1 = Av, c0 = _mm512_setzero_pd(), c1 = c0;
     for (int64_t l = 0; l < d; l++) {
-        __m512d xv = _mm512_set1_pd(x0[l]), av = _mm512_set1_pd(xa0[l]);
-        __m512d xw = _mm512_set1_pd(x1[l]), aw = _mm512_set1_pd(xa1[l]);
+        __m512d xv = _mm512_set1_pd(x[l]);
         const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
-        __m512d ya = _mm512_loadu_pd(y0), yA = _mm512_abs_pd(ya);
-        __m512d yb = _mm512_loadu_pd(y1), yB = _mm512_abs_pd(yb);
-        DOT2_STEP_512(h0, c0, t0, xv, av, ya, yA);
-        DOT2_STEP_512(h1, c1, t1, xv, av, yb, yB);
-        DOT2_STEP_512(h2, c2, t2, xw, aw, ya, yA);
-        DOT2_STEP_512(h3, c3, t3, xw, aw, yb, yB);
+        DOT_STEP_512(h0, c0, xv, _mm512_loadu_pd(y0));
+        DOT_STEP_512(h1, c1, xv, _mm512_loadu_pd(y1));
     }
-    _mm512_storeu_pd(h, h0);
-    _mm512_storeu_pd(h + 8, h1);
-    _mm512_storeu_pd(h + 16, h2);
-    _mm512_storeu_pd(h + 24, h3);
+    _mm512_storeu_pd(h, _mm512_sub_pd(h0, Av));  // exact
+    _mm512_storeu_pd(h + 8, _mm512_sub_pd(h1, Av));
+    _mm512_storeu_pd(c, c0);
+    _mm512_storeu_pd(c + 8, c1);
+}
+
+// dot_keys16 for two rows x0, x1 at once: each block element is loaded once for both rows'
+// chains (four chains per step); each chain the one dot_keys16 computes for its row. Results for
+// row i at h[16·i + m] (likewise c).
+__attribute__((target("avx512f"))) static void dot_rows2_avx512(const double *x0, double A0,
+                                                                const double *x1, double A1,
+                                                                const double *kt0,
+                                                                const double *kt1, int64_t d,
+                                                                double h[32], double c[32])
+{
+    const __m512d Av = _mm512_set1_pd(A0), Aw = _mm512_set1_pd(A1);
+    __m512d h0 = Av, h1 = Av, h2 = Aw, h3 = Aw;
+    __m512d c0 = _mm512_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
+    for (int64_t l = 0; l < d; l++) {
+        __m512d xv = _mm512_set1_pd(x0[l]), xw = _mm512_set1_pd(x1[l]);
+        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
+        __m512d ya = _mm512_loadu_pd(y0), yb = _mm512_loadu_pd(y1);
+        DOT_STEP_512(h0, c0, xv, ya);
+        DOT_STEP_512(h1, c1, xv, yb);
+        DOT_STEP_512(h2, c2, xw, ya);
+        DOT_STEP_512(h3, c3, xw, yb);
+    }
+    _mm512_storeu_pd(h, _mm512_sub_pd(h0, Av));  // exact
+    _mm512_storeu_pd(h + 8, _mm512_sub_pd(h1, Av));
+    _mm512_storeu_pd(h + 16, _mm512_sub_pd(h2, Aw));
+    _mm512_storeu_pd(h + 24, _mm512_sub_pd(h3, Aw));
     _mm512_storeu_pd(c, c0);
     _mm512_storeu_pd(c + 8, c1);
     _mm512_storeu_pd(c + 16, c2);
     _mm512_storeu_pd(c + 24, c3);
-    _mm512_storeu_pd(T, t0);
-    _mm512_storeu_pd(T + 8, t1);
-    _mm512_storeu_pd(T + 16, t2);
-    _mm512_storeu_pd(T + 24, t3);
-}
-
-__attribute__((target("avx512f"))) static void acc_split_avx512(double *restrict h,
-                                                                double *restrict lo,
-                                                                const double *restrict y,
-                                                                int64_t d, double xh, double xl)
-{
-    double x1, x2;
-    pp_attn_split29_(xh, &x1, &x2);
-    __m512d X1 = _mm512_set1_pd(x1), X2 = _mm512_set1_pd(x2), XL = _mm512_set1_pd(xl);
-    const __m512d ONE = _mm512_set1_pd(1.0);
-    int64_t l = 0;
-    for (; l + 8 <= d; l += 8) {
-        __m512d yv = _mm512_loadu_pd(y + l), hv = _mm512_loadu_pd(h + l);
-        // a = x1·y and x2·y are exact, so each FMA below is the rounded sum the scalar loop forms
-        // from the rounded product (PROOFS.md#attention, "Vector paths")
-        __m512d s = _mm512_fmadd_pd(X1, yv, hv);                     // h + a
-        __m512d z = _mm512_sub_pd(s, hv);
-        __m512d t2 = _mm512_fnmadd_pd(_mm512_sub_pd(s, z), ONE, hv);  // h − (s − z)
-        __m512d t3 = _mm512_fmsub_pd(X1, yv, z);                     // a − z
-        __m512d e = _mm512_add_pd(t2, t3);
-        __m512d r = _mm512_add_pd(e, _mm512_fmadd_pd(X2, yv, _mm512_mul_pd(XL, yv)));
-        _mm512_storeu_pd(h + l, s);
-        _mm512_storeu_pd(lo + l, _mm512_add_pd(_mm512_loadu_pd(lo + l), r));
-    }
-    for (; l < d; l++)
-        pp_attn_acc_split_elem_(h + l, lo + l, y[l], x1, x2, xl);
 }
 
 // ---------------------------------------------------------------------------------------------
 // AVX2: 4 lanes (a block of 8 keys is two vectors)
 
-#define DOT2_STEP_256(h, c, t, xv, xa, yv, ya)                                             \
+#define DOT_STEP_256(H, c, xv, yv)                                                         \
     do {                                                                                   \
-        __m256d s_ = _mm256_fmadd_pd(xv, yv, h);                                           \
-        __m256d z_ = _mm256_sub_pd(s_, h);                                                 \
-        __m256d t2_ = _mm256_sub_pd(h, _mm256_sub_pd(s_, z_));                             \
-        __m256d t3_ = _mm256_fmsub_pd(xv, yv, z_);                                         \
-        c = _mm256_add_pd(c, _mm256_add_pd(t2_, t3_));                                     \
-        h = s_;                                                                            \
-        t = _mm256_fmadd_pd(xa, ya, t);                                                    \
+        __m256d s_ = _mm256_fmadd_pd(xv, yv, H);                                           \
+        c = _mm256_add_pd(c, _mm256_fmsub_pd(xv, yv, _mm256_sub_pd(s_, H)));               \
+        H = s_;                                                                            \
     } while (0)
 
-__attribute__((target("avx2,fma"))) static void dot2_keys16_avx2(const double *x, const double *xa,
-                                                             const double *kt0, const double *kt1,
-                                                             int64_t d, double h[16], double c[16],
-                                                             double T[16])
+__attribute__((target("avx2,fma"))) static void dot_keys16_avx2(const double *x, double A,
+                                                            const double *kt0, const double *kt1,
+                                                            int64_t d, double h[16], double c[16])
 {
-    const __m256d sign = _mm256_set1_pd(-0.0);
-    __m256d hv[4], cv[4], tv[4];
-    for (int i = 0; i < 4; i++)
-        hv[i] = cv[i] = tv[i] = _mm256_setzero_pd();
+    const __m256d Av = _mm256_set1_pd(A);
+    __m256d hv[4], cv[4];
+    for (int i = 0; i < 4; i++) {
+        hv[i] = Av;
+        cv[i] = _mm256_setzero_pd();
+    }
     for (int64_t l = 0; l < d; l++) {
-        __m256d xv = _mm256_set1_pd(x[l]), av = _mm256_set1_pd(xa[l]);
+        __m256d xv = _mm256_set1_pd(x[l]);
         const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
-        __m256d y00 = _mm256_loadu_pd(y0), y01 = _mm256_loadu_pd(y0 + 4);
-        __m256d y10 = _mm256_loadu_pd(y1), y11 = _mm256_loadu_pd(y1 + 4);
-        DOT2_STEP_256(hv[0], cv[0], tv[0], xv, av, y00, _mm256_andnot_pd(sign, y00));
-        DOT2_STEP_256(hv[1], cv[1], tv[1], xv, av, y01, _mm256_andnot_pd(sign, y01));
-        DOT2_STEP_256(hv[2], cv[2], tv[2], xv, av, y10, _mm256_andnot_pd(sign, y10));
-        DOT2_STEP_256(hv[3], cv[3], tv[3], xv, av, y11, _mm256_andnot_pd(sign, y11));
+        DOT_STEP_256(hv[0], cv[0], xv, _mm256_loadu_pd(y0));
+        DOT_STEP_256(hv[1], cv[1], xv, _mm256_loadu_pd(y0 + 4));
+        DOT_STEP_256(hv[2], cv[2], xv, _mm256_loadu_pd(y1));
+        DOT_STEP_256(hv[3], cv[3], xv, _mm256_loadu_pd(y1 + 4));
     }
     for (int i = 0; i < 4; i++) {
-        _mm256_storeu_pd(h + 4 * i, hv[i]);
+        _mm256_storeu_pd(h + 4 * i, _mm256_sub_pd(hv[i], Av));  // exact
         _mm256_storeu_pd(c + 4 * i, cv[i]);
-        _mm256_storeu_pd(T + 4 * i, tv[i]);
     }
 }
 
-// dot2_rows2 in AVX2: one row after the other (two rows' chains would not fit its 16 registers).
-__attribute__((target("avx2,fma"))) static void dot2_rows2_avx2(const double *x0, const double *xa0,
-                                                            const double *x1, const double *xa1,
-                                                            const double *kt0, const double *kt1,
-                                                            int64_t d, double h[32], double c[32],
-                                                            double T[32])
+// dot_rows2 in AVX2: one row after the other.
+__attribute__((target("avx2,fma"))) static void dot_rows2_avx2(const double *x0, double A0,
+                                                           const double *x1, double A1,
+                                                           const double *kt0, const double *kt1,
+                                                           int64_t d, double h[32], double c[32])
 {
-    dot2_keys16_avx2(x0, xa0, kt0, kt1, d, h, c, T);
-    dot2_keys16_avx2(x1, xa1, kt0, kt1, d, h + 16, c + 16, T + 16);
-}
-
-__attribute__((target("avx2,fma"))) static void acc_split_avx2(double *restrict h, double *restrict lo,
-                                                           const double *restrict y, int64_t d,
-                                                           double xh, double xl)
-{
-    double x1, x2;
-    pp_attn_split29_(xh, &x1, &x2);
-    __m256d X1 = _mm256_set1_pd(x1), X2 = _mm256_set1_pd(x2), XL = _mm256_set1_pd(xl);
-    const __m256d ONE = _mm256_set1_pd(1.0);
-    int64_t l = 0;
-    for (; l + 4 <= d; l += 4) {
-        __m256d yv = _mm256_loadu_pd(y + l), hv = _mm256_loadu_pd(h + l);
-        __m256d s = _mm256_fmadd_pd(X1, yv, hv);
-        __m256d z = _mm256_sub_pd(s, hv);
-        __m256d t2 = _mm256_fnmadd_pd(_mm256_sub_pd(s, z), ONE, hv);
-        __m256d t3 = _mm256_fmsub_pd(X1, yv, z);
-        __m256d e = _mm256_add_pd(t2, t3);
-        __m256d r = _mm256_add_pd(e, _mm256_fmadd_pd(X2, yv, _mm256_mul_pd(XL, yv)));
-        _mm256_storeu_pd(h + l, s);
-        _mm256_storeu_pd(lo + l, _mm256_add_pd(_mm256_loadu_pd(lo + l), r));
-    }
-    for (; l < d; l++)
-        pp_attn_acc_split_elem_(h + l, lo + l, y[l], x1, x2, xl);
+    dot_keys16_avx2(x0, A0, kt0, kt1, d, h, c);
+    dot_keys16_avx2(x1, A1, kt0, kt1, d, h + 16, c + 16);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,11 +293,11 @@ TGT static inline __m256d attn_cutmask_avx2(const unsigned char *p)
 #include "attention_ref_lanes_body.h"
 
 static const pp_attn_lanes_ LANES_AVX512 = {
-    .name = "avx512", .dot2_keys16 = dot2_keys16_avx512, .dot2_rows2 = dot2_rows2_avx512, .acc_split = acc_split_avx512,
+    .name = "avx512", .dot_keys16 = dot_keys16_avx512, .dot_rows2 = dot_rows2_avx512,
     .exp_row = exp_row_avx512, .score_keys = score_keys_avx512, .scale_row = scale_row_avx512,
     .dp_keys = dp_keys_avx512, .ds_keys = ds_keys_avx512, .acc_multi = acc_multi_avx512};
 static const pp_attn_lanes_ LANES_AVX2 = {
-    .name = "avx2", .dot2_keys16 = dot2_keys16_avx2, .dot2_rows2 = dot2_rows2_avx2, .acc_split = acc_split_avx2,
+    .name = "avx2", .dot_keys16 = dot_keys16_avx2, .dot_rows2 = dot_rows2_avx2,
     .exp_row = exp_row_avx2, .score_keys = score_keys_avx2, .scale_row = scale_row_avx2,
     .dp_keys = dp_keys_avx2, .ds_keys = ds_keys_avx2, .acc_multi = acc_multi_avx2};
 

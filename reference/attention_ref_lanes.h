@@ -1,5 +1,5 @@
 // attention_ref_lanes.h — the attention reference's vector paths (attention_ref_lanes.c): the two
-// loops that carry its work, Dot2 over keys and the split accumulation over d, and its per-key
+// loops that carry its work, the anchored dot over keys and the anchored accumulation over d, and its per-key
 // steps (scores, exp, P, dP, dS), in AVX-512 (8 lanes) or AVX2 (4 lanes), chosen at run time. Each lane runs the scalar path's IEEE operations
 // in the scalar path's order on its own chain, so the values are the scalar path's, bit for bit
 // (PROOFS.md#attention, "Vector paths"). Not a public interface.
@@ -44,21 +44,16 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
 
 struct pp_attn_lanes_ {
     const char *name;
-    // Dot2 of x (d values; xa[l] = |x[l]|) with the 16 keys of two transposed blocks kt0, kt1:
-    // for each key, the TwoSum
-    // chain h, its recursive error sum c, and T = Σ|x·y|, over l = 0…d−1 in order — the scalar
-    // dot2x4's chain per key. Results for key m of kt0 at [m], of kt1 at [8 + m].
-    void (*dot2_keys16)(const double *x, const double *xa, const double *kt0, const double *kt1,
-                        int64_t d, double h[16], double c[16], double T[16]);
-    // dot2_keys16 of two rows x0, x1 (magnitudes xa0, xa1) with the same 16 keys: row i's
-    // results at [16·i + m], the same values as two calls.
-    void (*dot2_rows2)(const double *x0, const double *xa0, const double *x1, const double *xa1,
-                       const double *kt0, const double *kt1, int64_t d, double h[32], double c[32],
-                       double T[32]);
-    // (h, lo)[l] += (xh + xl)·y[l] for l < d: the scalar acc_split, element by element. For
-    // 2^−800 ≤ |xh| < 2^998 and y binary32 values (x1·y, x2·y exact: the fast path's domain).
-    void (*acc_split)(double *restrict h, double *restrict lo, const double *restrict y, int64_t d,
-                      double xh, double xl);
+    // The anchored dot of x (d binary32 values) with the 16 keys of two transposed blocks kt0,
+    // kt1, from the anchor A = 1.5·p (p = pp_attn_acc_scale_ of Σ_l |x_l|·max_j |y_jl|): for each
+    // key, H − A and lo after pp_attn_dot_elem_ over l = 0…d−1 in order — the portable dotx4's
+    // chain per key. Results for key m of kt0 at [m], of kt1 at [8 + m].
+    void (*dot_keys16)(const double *x, double A, const double *kt0, const double *kt1, int64_t d,
+                       double h[16], double c[16]);
+    // dot_keys16 of two rows x0, x1 (anchors A0, A1) with the same 16 keys: row i's results at
+    // [16·i + m], the same values as two calls.
+    void (*dot_rows2)(const double *x0, double A0, const double *x1, double A1, const double *kt0,
+                      const double *kt1, int64_t d, double h[32], double c[32]);
     // The per-key steps above, key by key in lanes: the same values as the portable loops.
     void (*exp_row)(const double (*tab)[2], const double *L, int64_t n, const double *Sh,
                     const double *Sl, double M, double *eh, double *el, unsigned char *cut);
@@ -74,6 +69,7 @@ struct pp_attn_lanes_ {
                     const unsigned char *cut, double *sh, double *sl, double *e,
                     unsigned char *state);
     // pp_attn_acc_multi_ (attention_ref_fast.h), the accumulator in registers across the terms.
+    // For 2^−800 ≤ |xh| < 2^998 and y binary32 values (x1·y exact: the fast path's domain).
     void (*acc_multi)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
                       const double *const *y, const double *xh, const double *xl);
 };

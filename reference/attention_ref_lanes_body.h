@@ -186,19 +186,15 @@ TGT static void FN(ds_keys)(const pp_attn_ds_row_ *R, int64_t n, const double *P
                      e + j, state + j);
 }
 
-// pp_attn_acc_multi_ per lane: 4 vectors of the accumulator (h, lo) stay in registers across the
-// n terms, each term the split accumulation's statements (acc_split, written with FMAs on the
-// exact products x1·y, x2·y and a·(−1): the same rounded sums). Each element takes its terms in
-// order, as n calls of acc_split would give them.
+// pp_attn_acc_multi_ per lane: 4 vectors of the accumulator (H, lo) stay in registers across the
+// n terms, each term the statements of pp_attn_acc_elem_ (attention_ref_eft.h) in its order, 5
+// operations. Each element takes its terms in order, as n one-term calls would give them.
 #define ACC_STEP(H, O, yv)                                                                     \
     do {                                                                                       \
-        L_T s_ = L_FMA(X1, yv, H);                       /* h + a, a = x1·y exact */           \
-        L_T z_ = L_SUB(s_, H);                                                                 \
-        L_T t2_ = L_FNMA(L_SUB(s_, z_), ONE, H);         /* h − (s − z) */                     \
-        L_T t3_ = L_FMS(X1, yv, z_);                     /* a − z */                           \
-        L_T r_ = L_ADD(L_ADD(t2_, t3_), L_FMA(X2, yv, L_MUL(XL, yv)));  /* e + (x2·y + xl·y) */ \
+        L_T s_ = L_FMA(X1, yv, H);                       /* RN(H + x1·y) */                    \
+        L_T r_ = L_FMS(X1, yv, L_SUB(s_, H));            /* x1·y − (s − H): exact */           \
         H = s_;                                                                                \
-        O = L_ADD(O, r_);                                                                      \
+        O = L_ADD(O, L_FMA(X2, yv, r_));                 /* lo + RN(x2·y + r) */               \
     } while (0)
 
 TGT static void FN(acc_multi)(double *restrict h, double *restrict lo, int64_t d, int64_t n,
@@ -206,8 +202,7 @@ TGT static void FN(acc_multi)(double *restrict h, double *restrict lo, int64_t d
 {
     double x1[PP_ATTN_ACC_TERMS], x2[PP_ATTN_ACC_TERMS];
     for (int64_t t = 0; t < n; t++)
-        pp_attn_split29_(xh[t], &x1[t], &x2[t]);
-    const L_T ONE = L_SET1(1.0);
+        pp_attn_acc_x_(xh[t], xl[t], &x1[t], &x2[t]);
     int64_t l = 0;
     for (; l + 4 * L_W <= d; l += 4 * L_W) {
         L_T H0 = L_LD(h + l), H1 = L_LD(h + l + L_W), H2 = L_LD(h + l + 2 * L_W),
@@ -215,7 +210,7 @@ TGT static void FN(acc_multi)(double *restrict h, double *restrict lo, int64_t d
         L_T O0 = L_LD(lo + l), O1 = L_LD(lo + l + L_W), O2 = L_LD(lo + l + 2 * L_W),
             O3 = L_LD(lo + l + 3 * L_W);
         for (int64_t t = 0; t < n; t++) {
-            const L_T X1 = L_SET1(x1[t]), X2 = L_SET1(x2[t]), XL = L_SET1(xl[t]);
+            const L_T X1 = L_SET1(x1[t]), X2 = L_SET1(x2[t]);
             const double *yt = y[t] + l;
             ACC_STEP(H0, O0, L_LD(yt));
             ACC_STEP(H1, O1, L_LD(yt + L_W));
@@ -234,7 +229,7 @@ TGT static void FN(acc_multi)(double *restrict h, double *restrict lo, int64_t d
     for (; l + L_W <= d; l += L_W) {
         L_T H0 = L_LD(h + l), O0 = L_LD(lo + l);
         for (int64_t t = 0; t < n; t++) {
-            const L_T X1 = L_SET1(x1[t]), X2 = L_SET1(x2[t]), XL = L_SET1(xl[t]);
+            const L_T X1 = L_SET1(x1[t]), X2 = L_SET1(x2[t]);
             ACC_STEP(H0, O0, L_LD(y[t] + l));
         }
         L_ST(h + l, H0);
@@ -242,7 +237,7 @@ TGT static void FN(acc_multi)(double *restrict h, double *restrict lo, int64_t d
     }
     for (; l < d; l++)
         for (int64_t t = 0; t < n; t++)
-            pp_attn_acc_split_elem_(h + l, lo + l, y[t][l], x1[t], x2[t], xl[t]);
+            pp_attn_acc_elem_(h + l, lo + l, y[t][l], x1[t], x2[t]);
 }
 
 #undef ACC_STEP

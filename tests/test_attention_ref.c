@@ -7,6 +7,7 @@
 
 #include "attention_ref.h"
 #include "attention_ref_fast.h"  // the fast exp, tested alone
+#include "attention_ref_lanes.h"  // PP_ATTN_ACC_TERMS
 #include "format.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -467,7 +468,7 @@ static void rnd_dd(pp_test_rng *r, int e, double *hi, double *lo)
     *hi = s;
 }
 
-// dd_mul, dd_add and the split accumulation within their stated bounds, against MPFR at 3000 bits
+// dd_mul, dd_add and the anchored accumulation within their stated bounds, against MPFR at 3000 bits
 // (exact for these operands): cancellation (dd_add of near-opposites, y of alternating sign),
 // tiny low parts, and up to 3000 accumulated terms.
 static void attention_ref_building_blocks(void **state)
@@ -515,35 +516,125 @@ static void attention_ref_building_blocks(void **state)
             }
         }
     }
-    // Split accumulation: m terms x_k·y_k into one (h, lo); |h + lo − Σ| ≤ acc(m)·Σ|xh·y|.
-    for (int rep = 0; rep < 20 && fails < 10; rep++) {
-        int m = rep < 10 ? 1 + rep * 30 : 3000;
-        double h = 0.0, lo = 0.0, W = 0.0;
+    // Anchored accumulation: m terms x_k·y_k into one (H, lo) from its anchor 1.5·p·ypow, p the
+    // scale of Σ|xh| — all at once, or in four stages of growing multipliers, each stage's terms
+    // after the anchor moved to the scale of the terms so far (rebase) — within its bound
+    // acc_coef(N)·W + acc_anchor_coef(N)·p·ypow + m·2^−1074, N = m + moves + 1. Every other run
+    // cancels: each term followed by its mirror, the exact sum a few low parts.
+    enum { M_MAX = 3000 };
+    double *XH = malloc(M_MAX * sizeof(double)), *XL = malloc(M_MAX * sizeof(double));
+    double *Y = malloc(M_MAX * sizeof(double));
+    assert_true(XH && XL && Y);
+    int moved = 0;
+    for (int rep = 0; rep < 40 && fails < 10; rep++) {
+        int m = rep % 20 < 10 ? 1 + (rep % 20) * 30 : M_MAX, stages = rep < 20 ? 1 : 4;
+        int mirror = rep % 2;
+        double ymax = 0.0, W = 0.0;
         mpfr_set_zero(s, 1);
         for (int kk = 0; kk < m; kk++) {
-            double xh, xl;
-            rnd_dd(&r, -(int)(pp_test_rng_next(&r) % 40), &xh, &xl);
-            if (rep % 3 == 1)
-                xl = ldexp(xl, -(int)(pp_test_rng_next(&r) % 900));  // tiny low parts
-            double y = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + pp_test_rng_unit(&r)) *
+            if (mirror && kk % 2) {
+                XH[kk] = -XH[kk - 1], XL[kk] = -XL[kk - 1] * (kk % 4 == 1 ? 1.0 : 0.5), Y[kk] = Y[kk - 1];
+            } else {
+                int grow = stages == 4 ? 6 * (4 * kk / m) : 0;  // each stage's multipliers 2^6 larger
+                rnd_dd(&r, grow - (int)(pp_test_rng_next(&r) % 40), &XH[kk], &XL[kk]);
+                if (rep % 3 == 1)
+                    XL[kk] = ldexp(XL[kk], -(int)(pp_test_rng_next(&r) % 700));  // tiny low parts
+                Y[kk] = pp_round(PP_FMT_FP32, (kk % 2 ? -1.0 : 1.0) * (1.0 + pp_test_rng_unit(&r)) *
                                                   ldexp(1.0, (int)(pp_test_rng_next(&r) % 20) - 10), PP_RND_NE, 0);
-            pp_attn_acc_split_(&h, &lo, &y, 1, xh, xl);
-            W += fabs(xh * y);
-            mpfr_set_d(t, xh, MPFR_RNDN);
-            mpfr_add_d(t, t, xl, MPFR_RNDN);
-            mpfr_mul_d(t, t, y, MPFR_RNDN);
+            }
+            ymax = fabs(Y[kk]) > ymax ? fabs(Y[kk]) : ymax;
+            W += fabs(XH[kk] * Y[kk]);
+            mpfr_set_d(t, XH[kk], MPFR_RNDN);
+            mpfr_add_d(t, t, XL[kk], MPFR_RNDN);
+            mpfr_mul_d(t, t, Y[kk], MPFR_RNDN);
             mpfr_add(s, s, t, MPFR_RNDN);
         }
-        double bound = pp_attn_acc_split_coef_(m) * W * (1.0 + 0x1p-20) + m * 0x1p-1074;
-        mpfr_set_d(t, h, MPFR_RNDN);
+        double ypow = pp_attn_acc_ypow_(ymax), H = 0.0, lo = 0.0, p = 0.0, X = 0.0;
+        int moves = 0;
+        for (int st = 0; st < stages; st++) {
+            int k0 = m * st / stages, k1 = m * (st + 1) / stages;
+            for (int kk = k0; kk < k1; kk++)
+                X += fabs(XH[kk]);
+            double p1 = pp_attn_acc_scale_(X);
+            if (p == 0.0) {
+                H = 1.5 * p1 * ypow, lo = 0.0;
+            } else if (p1 > p) {
+                pp_attn_acc_rebase_elem_(&H, &lo, 1.5 * p * ypow, 1.5 * p1 * ypow);
+                moves++;
+            }
+            p = p1 > p ? p1 : p;
+            for (int kk = k0; kk < k1; kk += PP_ATTN_ACC_TERMS) {
+                int nt = k1 - kk < PP_ATTN_ACC_TERMS ? k1 - kk : PP_ATTN_ACC_TERMS;
+                const double *yp[PP_ATTN_ACC_TERMS];
+                for (int q = 0; q < nt; q++)
+                    yp[q] = &Y[kk + q];
+                pp_attn_acc_multi_(&H, &lo, 1, nt, yp, XH + kk, XL + kk);
+            }
+        }
+        moved += moves;
+        int64_t N = m + moves + 1;
+        double bound = pp_attn_acc_coef_(N) * W * (1.0 + 0x1p-20) + pp_attn_acc_anchor_coef_(N) * p * ypow +
+                       m * 0x1p-1074;
+        mpfr_set_d(t, H - 1.5 * p * ypow, MPFR_RNDN);  // exact
         mpfr_add_d(t, t, lo, MPFR_RNDN);
         mpfr_sub(t, t, s, MPFR_RNDN);
         if (!(fabs(mpfr_get_d(t, MPFR_RNDA)) <= bound)) {
-            fprintf(stderr, "FAIL: split accumulation of %d terms outside acc(n)·W\n", m);
+            fprintf(stderr, "FAIL: anchored accumulation of %d terms (%d stages, %d moves) outside its bound\n",
+                    m, stages, moves);
+            pp_test_print_double("error", mpfr_get_d(t, MPFR_RNDA));
+            pp_test_print_double("bound", bound);
             pp_test_report_seed();
             fails++;
         }
     }
+    assert_true(moved > 0);  // the staged runs moved their anchors
+    // Anchored dot: x·y_m for four keys of binary32 values (d up to 3000), from the anchor of
+    // X = Σ_l |x_l|·max_m |y_ml|, within d²·p·u²(1 + 2^−19); keys 2 and 3 cancel (y3 = −y2 but
+    // for a few elements), exponents over ±60.
+    for (int rep = 0; rep < 40 && fails < 10; rep++) {
+        int64_t d = rep < 20 ? 1 + rep * 7 : M_MAX;
+        double *yk[4] = {Y, XH, XL, malloc((size_t)d * sizeof(double))};
+        double *x = malloc((size_t)d * sizeof(double));
+        assert_true(yk[3] && x);
+        double X = 0.0;
+        for (int64_t l = 0; l < d; l++) {
+            int sc = (int)(pp_test_rng_next(&r) % 120) - 60;
+            x[l] = pp_round(PP_FMT_FP32, (pp_test_rng_unit(&r) - 0.5) * ldexp(1.0, sc / 2), PP_RND_NE, 0);
+            double km = 0.0;
+            for (int m = 0; m < 4; m++) {
+                yk[m][l] = m == 3 && pp_test_rng_next(&r) % 64 ? -yk[2][l]
+                                                                 : pp_round(PP_FMT_FP32, (pp_test_rng_unit(&r) - 0.5) *
+                                                                                             ldexp(1.0, sc / 2), PP_RND_NE, 0);
+                km = fabs(yk[m][l]) > km ? fabs(yk[m][l]) : km;
+            }
+            X += fabs(x[l]) * km;
+        }
+        double p = pp_attn_acc_scale_(X), h[4], c[4];
+        const double *yy[4] = {yk[0], yk[1], yk[2], yk[3]};
+        pp_attn_dotx4_(x, yy, d, 1.5 * p, h, c);
+        for (int m = 0; m < 4; m++) {
+            mpfr_set_zero(s, 1);
+            for (int64_t l = 0; l < d; l++) {
+                mpfr_set_d(t, x[l], MPFR_RNDN);
+                mpfr_mul_d(t, t, yk[m][l], MPFR_RNDN);  // exact
+                mpfr_add(s, s, t, MPFR_RNDN);           // exact at 3000 bits
+            }
+            mpfr_set_d(t, h[m], MPFR_RNDN);
+            mpfr_add_d(t, t, c[m], MPFR_RNDN);
+            mpfr_sub(t, t, s, MPFR_RNDN);
+            double bound = (double)d * (double)d * p * 0x1p-106 * (1.0 + 0x1p-19);
+            if (!(fabs(mpfr_get_d(t, MPFR_RNDA)) <= bound)) {
+                fprintf(stderr, "FAIL: anchored dot of %lld terms (key %d) outside its bound\n", (long long)d, m);
+                pp_test_report_seed();
+                fails++;
+            }
+        }
+        free(yk[3]);
+        free(x);
+    }
+    free(XH);
+    free(XL);
+    free(Y);
     mpfr_clears(a, b, t, s, (mpfr_ptr)0);
     mpfr_free_cache();
     assert_int_equal(fails, 0);

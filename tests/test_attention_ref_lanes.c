@@ -1,7 +1,9 @@
 // test_attention_ref_lanes.c — the attention reference's vector paths (AVX-512, AVX2;
 // reference/attention_ref_lanes.c) against its portable scalar path, bit for bit (memcmp of every
-// output and every element bound), and the scalar path against the values it gave before the
-// vector paths existed (a hash of them). Run: build/rel/tests/test_attention_ref_lanes
+// output and every element bound), and the scalar path against the values it gave when its
+// arithmetic was last changed (a hash of them: recorded when the anchored dot and accumulation
+// replaced Dot2 and the split accumulation, reference epoch 5). Run:
+// build/rel/tests/test_attention_ref_lanes
 #include <math.h>
 #include <string.h>
 
@@ -26,19 +28,19 @@ typedef struct lanes_case {
     int64_t b, s_q, s_kv, h, h_kv, d;
     int causal, backward;
     fill_kind fill;
-    uint64_t hash;  // of the portable path's outputs and bounds (FNV-1a 64), before the vector paths
+    uint64_t hash;  // of the portable path's outputs and bounds (FNV-1a 64), at reference epoch 5
 } lanes_case;
 
 static const lanes_case CASES[] = {
-    {1, 37, 37, 2, 2, 64, 1, 1, FILL_PLAIN, UINT64_C(0x65b0113cb65593f9)},
-    {1, 37, 37, 2, 2, 64, 0, 1, FILL_PLAIN, UINT64_C(0xbc7778f350ff9337)},
-    {2, 13, 29, 4, 2, 19, 0, 1, FILL_PLAIN, UINT64_C(0x4f6287881956fee3)},   // GQA, s_q < s_kv, odd d
-    {1, 29, 13, 3, 1, 7, 1, 1, FILL_PLAIN, UINT64_C(0x0784031f0296ae40)},    // GQA 3:1, rows that see no key
-    {1, 40, 40, 2, 1, 128, 1, 0, FILL_PLAIN, UINT64_C(0x98229ca8f13698c3)},  // forward only: several row blocks per head
-    {1, 23, 23, 2, 2, 1, 1, 1, FILL_PLAIN, UINT64_C(0x037b7cf937ad57cf)},    // d = 1
-    {1, 1, 1, 1, 1, 5, 0, 1, FILL_PLAIN, UINT64_C(0x7a5e00ebdada9e16)},      // one key
-    {1, 21, 33, 2, 2, 33, 1, 1, FILL_SPECIAL, UINT64_C(0x54cf93ab6031e750)},
-    {1, 17, 17, 2, 2, 24, 0, 1, FILL_CUT, UINT64_C(0xfb427831a60563bb)},
+    {1, 37, 37, 2, 2, 64, 1, 1, FILL_PLAIN, UINT64_C(0x4532ea5a2cd43979)},
+    {1, 37, 37, 2, 2, 64, 0, 1, FILL_PLAIN, UINT64_C(0xfc72c71ecc171a49)},
+    {2, 13, 29, 4, 2, 19, 0, 1, FILL_PLAIN, UINT64_C(0xaa106c135bbe5213)},   // GQA, s_q < s_kv, odd d
+    {1, 29, 13, 3, 1, 7, 1, 1, FILL_PLAIN, UINT64_C(0x0197e259b5bc765a)},    // GQA 3:1, rows that see no key
+    {1, 40, 40, 2, 1, 128, 1, 0, FILL_PLAIN, UINT64_C(0x50b4adc89ca5bd07)},  // forward only: several row blocks per head
+    {1, 23, 23, 2, 2, 1, 1, 1, FILL_PLAIN, UINT64_C(0x06dfa010defe9173)},    // d = 1
+    {1, 1, 1, 1, 1, 5, 0, 1, FILL_PLAIN, UINT64_C(0x65a472e2b73cf656)},      // one key
+    {1, 21, 33, 2, 2, 33, 1, 1, FILL_SPECIAL, UINT64_C(0x5d9a76c0e7df467e)},
+    {1, 17, 17, 2, 2, 24, 0, 1, FILL_CUT, UINT64_C(0xdcb6f2b35ed80a6a)},
     {1, 9, 9, 2, 1, 16, 1, 1, FILL_NAN, UINT64_C(0x0ad8aae050b1c8a0)},
 };
 
@@ -169,7 +171,7 @@ static double draw_f32(uint64_t *s)
 }
 
 // The two vector loops alone against their portable twins, on their intermediate values (the
-// chains h, c, T of Dot2; the accumulators h, lo of the split accumulation), which a changed
+// chains h, c of the anchored dot; the accumulators H, lo of the anchored accumulation), which a changed
 // operation or order would alter far more often than the final rounded outputs.
 static void attention_ref_lanes_loops_bit_identical(void **state)
 {
@@ -199,42 +201,53 @@ static void attention_ref_lanes_loops_bit_identical(void **state)
             for (int m = 0; m < KEYS; m++)
                 for (int64_t l = 0; l < d; l++)
                     kt[m / 8][l * PP_ATTN_KEY_BLOCK + m % 8] = keys[m][l];
-            // one row (dot2_keys16) and two rows at once (dot2_rows2), each row against dot2x4
-            double h[2 * KEYS], c[2 * KEYS], T[2 * KEYS], h2[2 * KEYS], c2[2 * KEYS], T2[2 * KEYS];
-            double h4[2 * KEYS], c4[2 * KEYS], T4[2 * KEYS];
+            // one row (dot_keys16) and two rows at once (dot_rows2), each row against dotx4, from
+            // each row's anchor (or another: the same operations either way)
+            double h[2 * KEYS], c[2 * KEYS], h2[2 * KEYS], c2[2 * KEYS], h4[2 * KEYS], c4[2 * KEYS];
+            double A[2];
             for (int i = 0; i < 2; i++) {
-                L->dot2_keys16(x[i], xa[i], kt[0], kt[1], d, h + KEYS * i, c + KEYS * i, T + KEYS * i);
+                double b = 0.0;  // Σ_l |x_l|·max_m |key_m,l|: the anchor's X
+                for (int64_t l = 0; l < d; l++) {
+                    double km = 0.0;
+                    for (int m = 0; m < KEYS; m++)
+                        km = fabs(keys[m][l]) > km ? fabs(keys[m][l]) : km;
+                    b += xa[i][l] * km;
+                }
+                A[i] = 1.5 * (rep % 5 == 4 ? ldexp(1.0, (int)(lcg(&s) % 60) - 30) : pp_attn_acc_scale_(b));
+                L->dot_keys16(x[i], A[i], kt[0], kt[1], d, h + KEYS * i, c + KEYS * i);
                 for (int q = 0; q < KEYS; q += 4) {
                     const double *y[4] = {keys[q], keys[q + 1], keys[q + 2], keys[q + 3]};
                     int o = KEYS * i + q;
-                    pp_attn_dot2x4_(x[i], y, d, h4 + o, c4 + o, T4 + o);
+                    pp_attn_dotx4_(x[i], y, d, A[i], h4 + o, c4 + o);
                 }
             }
-            L->dot2_rows2(x[0], xa[0], x[1], xa[1], kt[0], kt[1], d, h2, c2, T2);
-            if (memcmp(h, h4, sizeof h) || memcmp(c, c4, sizeof c) || memcmp(T, T4, sizeof T)) {
-                fprintf(stderr, "FAIL: %s: dot2_keys16 differs from dot2x4 (d %lld)\n", L->name,
+            L->dot_rows2(x[0], A[0], x[1], A[1], kt[0], kt[1], d, h2, c2);
+            if (memcmp(h, h4, sizeof h) || memcmp(c, c4, sizeof c)) {
+                fprintf(stderr, "FAIL: %s: dot_keys16 differs from dotx4 (d %lld)\n", L->name,
                         (long long)d);
                 fails++;
             }
-            if (memcmp(h2, h4, sizeof h2) || memcmp(c2, c4, sizeof c2) || memcmp(T2, T4, sizeof T2)) {
-                fprintf(stderr, "FAIL: %s: dot2_rows2 differs from dot2x4 (d %lld)\n", L->name,
+            if (memcmp(h2, h4, sizeof h2) || memcmp(c2, c4, sizeof c2)) {
+                fprintf(stderr, "FAIL: %s: dot_rows2 differs from dotx4 (d %lld)\n", L->name,
                         (long long)d);
                 fails++;
             }
-            // ten accumulations of (xh + xl)·y into (h, lo), xl = ±u·|xh| or less
+            // ten one-term anchored accumulations of (xh + xl)·y into (H, lo), xl = ±u·|xh| or
+            // less, H at an anchor 1.5·2^12 (the terms sum to far less than 2^10)
             double ah[D_MAX], al[D_MAX], bh[D_MAX], bl[D_MAX];
             for (int64_t l = 0; l < d; l++) {
-                ah[l] = bh[l] = draw_f32(&s);
+                ah[l] = bh[l] = 0x1.8p12 + draw_f32(&s);
                 al[l] = bl[l] = ah[l] * 0x1p-60;
             }
             for (int t = 0; t < 10; t++) {
                 double xh = draw_f32(&s) * (1.0 + (double)(lcg(&s) % 1024) * 0x1p-40);
                 double xl = xh * 0x1p-54 * (double)(lcg(&s) % 3);
-                L->acc_split(ah, al, keys[t], d, xh, xl);
-                pp_attn_acc_split_(bh, bl, keys[t], d, xh, xl);
+                const double *yt[1] = {keys[t]};
+                L->acc_multi(ah, al, d, 1, yt, &xh, &xl);
+                pp_attn_acc_multi_(bh, bl, d, 1, yt, &xh, &xl);
             }
             if (memcmp(ah, bh, sizeof(double) * (size_t)d) || memcmp(al, bl, sizeof(double) * (size_t)d)) {
-                fprintf(stderr, "FAIL: %s: acc_split differs from the portable loop (d %lld)\n",
+                fprintf(stderr, "FAIL: %s: acc_multi differs from the portable loop (d %lld)\n",
                         L->name, (long long)d);
                 fails++;
             }
@@ -281,7 +294,7 @@ static void attention_ref_lanes_bit_identical(void **state)
     }
 }
 
-// Shapes for the row pairs of the vector Dot2 (dot2_rows2: two rows of a group over one pass of
+// Shapes for the row pairs of the vector dots (dot_rows2: two rows of a group over one pass of
 // a key block, the last row of an odd group alone) and the side-by-side D chains of fast_dp: odd
 // row counts per group and per head, blocks of keys that end inside a pair's last block, d not a
 // multiple of 8 or 16, GQA, causal with s_q ≠ s_kv. Each vector path against the portable path,
@@ -324,7 +337,7 @@ static void attention_ref_lanes_row_pairs_bit_identical(void **state)
     }
 }
 
-// The portable path gives the values it gave before the vector paths (hashes recorded then).
+// The portable path gives the values it gave at reference epoch 5 (hashes recorded then).
 static void attention_ref_lanes_portable_unchanged(void **state)
 {
     (void)state;

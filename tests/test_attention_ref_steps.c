@@ -1,5 +1,5 @@
 // test_attention_ref_steps.c — the attention reference's per-key vector steps (exp, scores, P, dP,
-// dS) and its multi-term split accumulation (reference/attention_ref_lanes_body.h), at every
+// dS) and its multi-term anchored accumulation (reference/attention_ref_lanes_body.h), at every
 // vector path this CPU runs (AVX-512, AVX2), against the scalar steps key by key, bit for bit:
 // random and special inputs, every run length 0…2·16+1 (each vector width's tails).
 // Run: build/rel/tests/test_attention_ref_steps
@@ -147,7 +147,7 @@ static void attention_ref_steps_exp_row(void **state)
     assert_int_equal(fails, 0);
 }
 
-// Scores from Dot2 results: h of any size (zeros, tiny, near and beyond 2^40), NaN, ±Inf; c up to
+// Scores from dot results: h of any size (zeros, tiny, near and beyond 2^40), NaN, ±Inf; c up to
 // u|h|; T from |h| to far above it (a bound past 2^−40 fails the precondition). The failure flag
 // and every value must match.
 static void attention_ref_steps_score_keys(void **state)
@@ -214,7 +214,7 @@ static void attention_ref_steps_scale_row(void **state)
     assert_int_equal(fails, 0);
 }
 
-// dP from Dot2 results and P·dP: dP of any size and sign (zeros, tiny, large), P as in the row.
+// dP from dot results and P·dP: dP of any size and sign (zeros, tiny, large), P as in the row.
 static void attention_ref_steps_dp_keys(void **state)
 {
     (void)state;
@@ -283,9 +283,10 @@ static void attention_ref_steps_ds_keys(void **state)
     assert_int_equal(fails, 0);
 }
 
-// n ≤ 32 terms into one accumulator, against n calls of the scalar acc_split in order: d from 0
-// to 77 (every tail of 4·8, 8 and 4 lanes), multipliers from 2^−800 up, binary32 y with zeros
-// and subnormals, mirrored terms that cancel exactly.
+// n ≤ 32 terms into one anchored accumulator, against n one-term calls of the portable loop in
+// order: d from 0 to 77 (every tail of 4·8, 8 and 4 lanes), multipliers from 2^−800 up, binary32
+// y with zeros and subnormals, mirrored terms that cancel exactly, H at anchors 1.5·2^k of every
+// size (or anywhere: the same operations either way).
 static void attention_ref_steps_acc_multi(void **state)
 {
     (void)state;
@@ -309,11 +310,11 @@ static void attention_ref_steps_acc_multi(void **state)
             }
             double ah[D_MAX + 1], al[D_MAX + 1], bh[D_MAX + 1], bl[D_MAX + 1];
             for (int64_t l = 0; l < d; l++) {
-                ah[l] = bh[l] = f32(&g);
+                ah[l] = bh[l] = rep % 2 ? ldexp(1.5, (int)(pp_test_rng_next(&g) % 1800) - 900) : f32(&g);
                 al[l] = bl[l] = ah[l] * 0x1p-60;
             }
             for (int64_t t = 0; t < n; t++)
-                pp_attn_acc_split_(ah, al, yp[t], d, xh[t], xl[t]);
+                pp_attn_acc_multi_(ah, al, d, 1, yp + t, xh + t, xl + t);
             L[p]->acc_multi(bh, bl, d, n, yp, xh, xl);
             if (check_arr(L[p]->name, "acc h", d, ah, bh, &fails) ||
                 check_arr(L[p]->name, "acc lo", d, al, bl, &fails))
@@ -326,7 +327,7 @@ static void attention_ref_steps_acc_multi(void **state)
                 al[l] = bl[l];
             }
             for (int64_t t = 0; t < n; t++)
-                pp_attn_acc_split_(ah, al, yp[t], d, xh[t], xl[t]);
+                pp_attn_acc_multi_(ah, al, d, 1, yp + t, xh + t, xl + t);
             pp_attn_acc_multi_(bh, bl, d, n, yp, xh, xl);
             check_arr("portable", "acc_multi h", d, ah, bh, &fails);
             check_arr("portable", "acc_multi lo", d, al, bl, &fails);

@@ -593,7 +593,7 @@ static pp_attn_ref_opts ref_opts_of(const pp_op_params *p, const pp_ref_ctx *ctx
 
 static const char *ref_method_name(const pp_attn_ref_opts *o)
 {
-    return o->method == PP_ATTN_REF_FAST ? "dot2 + double-double exp (fast)" : "mpfr-plain-128";
+    return o->method == PP_ATTN_REF_FAST ? "anchored dot + double-double exp (fast)" : "mpfr-plain-128";
 }
 
 // data[t] = out[t].data, or a binary64 scratch tensor (freed by the caller) where an output the
