@@ -2,10 +2,12 @@
 #include "attention_check.h"
 
 #include "attention_fp8.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int check_fail(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -20,9 +22,42 @@ static int check_fail(char *errbuf, size_t errlen, const char *fmt, ...)
     return 2;
 }
 
+// The scan of the input values: chunks of CHECK_CHUNK elements of the four tensors in order, each
+// chunk's first element that is not a value of f (or −1).
+#define CHECK_CHUNK ((int64_t)1 << 16)
+
+typedef struct check_scan {
+    pp_format_id f;
+    const double *const *xs;
+    const int64_t *ns, *first;  // first[t]: tensor t's first chunk
+    int64_t *bad;               // per chunk
+} check_scan;
+
+static void check_chunk(void *ctx, int64_t c)
+{
+    check_scan *S = ctx;
+    int t = 3;
+    while (t > 0 && S->first[t] > c)
+        t--;
+    int64_t i0 = (c - S->first[t]) * CHECK_CHUNK, i1 = i0 + CHECK_CHUNK < S->ns[t] ? i0 + CHECK_CHUNK : S->ns[t];
+    for (int64_t i = i0; i < i1; i++)
+        if (!pp_is_representable(S->f, S->xs[t][i])) {
+            S->bad[c] = i;
+            return;
+        }
+}
+
 int pp_attn_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int cp_forced, const double *q,
                   const double *k, const double *vv, const double *dout, const double *out, const double *lse,
                   const double *dq, const double *dk, const double *dv, char *eb, size_t el)
+{
+    return pp_attn_check_threads(v, dm, backward, cp_forced, q, k, vv, dout, out, lse, dq, dk, dv, 1, eb, el);
+}
+
+int pp_attn_check_threads(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int cp_forced,
+                          const double *q, const double *k, const double *vv, const double *dout, const double *out,
+                          const double *lse, const double *dq, const double *dk, const double *dv, int threads,
+                          char *eb, size_t el)
 {
     pp_format_id f = v->format;
     if (f != PP_FMT_FP16 && f != PP_FMT_BF16 && f != PP_FMT_FP32)
@@ -81,12 +116,38 @@ int pp_attn_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward
         return check_fail(eb, el, "attention: NULL data for a non-empty tensor");
     const char *names[] = {"q", "k", "v", "dout"};
     const double *xs[] = {q, k, vv, dout};
-    int64_t ns[] = {nq, nkv, nkv, backward ? nq : 0};
-    for (int t = 0; t < 4; t++)
-        for (int64_t i = 0; i < ns[t]; i++)
-            if (!pp_is_representable(f, xs[t][i]))
-                return check_fail(eb, el, "attention: %s[%lld] = %.17g is not a %s value", names[t], (long long)i,
-                                  xs[t][i], pp_format_get(f).name);
+    int64_t ns[] = {nq, nkv, nkv, backward ? nq : 0}, first[4], chunks = 0;
+    for (int t = 0; t < 4; t++) {
+        first[t] = chunks;
+        chunks += (ns[t] + CHECK_CHUNK - 1) / CHECK_CHUNK;
+    }
+    int64_t *bad = malloc((size_t)(chunks ? chunks : 1) * sizeof *bad);
+    if (!bad)  // no memory for the chunks' verdicts: the serial scan needs none
+        threads = 1;
+    check_scan S = {f, xs, ns, first, bad};
+    int64_t bt = -1, bi = -1;
+    if (threads > 1 && bad) {
+        for (int64_t c = 0; c < chunks; c++)
+            bad[c] = -1;  // a chunk a stop request skips stays "no verdict" (the caller discards the run)
+        pp_parallel_for(check_chunk, &S, chunks, threads, NULL);
+        for (int64_t c = 0; c < chunks && bt < 0; c++)
+            if (bad[c] >= 0) {
+                bi = bad[c];
+                for (bt = 3; bt > 0 && first[bt] > c;)
+                    bt--;
+            }
+    } else {
+        for (int t = 0; t < 4 && bt < 0; t++)
+            for (int64_t i = 0; i < ns[t]; i++)
+                if (!pp_is_representable(f, xs[t][i])) {
+                    bt = t, bi = i;
+                    break;
+                }
+    }
+    free(bad);
+    if (bt >= 0)
+        return check_fail(eb, el, "attention: %s[%lld] = %.17g is not a %s value", names[bt], (long long)bi,
+                          xs[bt][bi], pp_format_get(f).name);
     return 0;
 }
 

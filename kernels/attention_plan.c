@@ -15,6 +15,7 @@
 #include "attention_plan.h"
 
 #include "attention_check.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -128,6 +129,58 @@ static int64_t plan_host_at(const pp_attn_launch *L, int64_t u0, int64_t len, in
     return head_major ? ((bi * H + hh) * len + s) * d + e : ((bi * len + s) * H + hh) * d + e;
 }
 
+// A host loop over rows [0, rows) of row_len elements: fn(ctx, r0, r1) on ranges of whole rows,
+// on the device's host threads when there is enough to share (rows are independent: any split
+// gives the same bits).
+typedef void (*plan_rows_fn)(void *ctx, int64_t r0, int64_t r1);
+
+typedef struct plan_rows {
+    plan_rows_fn fn;
+    void *ctx;
+    int64_t rows, per;
+} plan_rows;
+
+static void plan_rows_task(void *ctx, int64_t t)
+{
+    const plan_rows *R = ctx;
+    int64_t r0 = t * R->per, r1 = r0 + R->per < R->rows ? r0 + R->per : R->rows;
+    if (r0 < r1)
+        R->fn(R->ctx, r0, r1);
+}
+
+static void plan_for_rows(const plan *P, int64_t rows, int64_t row_len, plan_rows_fn fn, void *ctx)
+{
+    int th = P->dev->host_threads;
+    if (th <= 1 || rows * row_len < ((int64_t)1 << 18)) {
+        fn(ctx, 0, rows);
+        return;
+    }
+    int64_t tasks = (int64_t)th * 4;
+    plan_rows R = {fn, ctx, rows, (rows + tasks - 1) / tasks};
+    pp_parallel_for(plan_rows_task, &R, (rows + R.per - 1) / R.per, th, NULL);
+}
+
+// plan_input's rows: x's rows of the slice in x's own order [n][len][uh] into h.
+typedef struct plan_in_rows {
+    const pp_attn_launch *L;
+    int64_t u0, len, H, uh;
+    const double *x;
+    float *h;
+} plan_in_rows;
+
+static void plan_in_rows_run(void *ctx, int64_t r0, int64_t r1)
+{
+    const plan_in_rows *I = ctx;
+    const int64_t d = I->L->d;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t hu = r % I->uh, s = r / I->uh % I->len, u = r / (I->uh * I->len);
+        const double *xr = I->x + plan_host_at(I->L, I->u0, I->len, I->H, d, 0, ((u * I->uh + hu) * I->len + s) * d);
+        float *hr = I->h + r * d;
+        for (int64_t e = 0; e < d; e++)
+            hr[e] = (float)xr[e];
+    }
+}
+
 // Uploads the n-unit slice's part of x (binary64 values of F, exact in binary32) through the
 // staging buffer and gathers it head-major into dst, times scale (RN_F(RN_32(scale·x)); a copy
 // when scale is 1). Under fp8 x holds the quantised elements or their block scales (plan_fp8:
@@ -141,13 +194,8 @@ static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, c
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
     // the slice's rows in x's own order [n][len][uh][d], a row of d at a time (element e of the
     // row at x[plan_host_at(L, u0, len, H, d, 0, ((u·uh + hu)·len + s)·d + e)], e contiguous)
-    for (int64_t u = 0, i = 0; u < n; u++)
-        for (int64_t s = 0; s < len; s++)
-            for (int64_t hu = 0; hu < uh; hu++, i += L->d) {
-                const double *xr = x + plan_host_at(L, u0, len, H, L->d, 0, ((u * uh + hu) * len + s) * L->d);
-                for (int64_t e = 0; e < L->d; e++)
-                    h[i + e] = (float)xr[e];
-            }
+    plan_in_rows I = {L, u0, len, H, uh, x, h};
+    plan_for_rows(P, n * len * uh, L->d, plan_in_rows_run, &I);
     int rc = count ? P->dev->upload(P->dev->ctx, P->buf[B_STAGE], h, (size_t)count * sizeof *h) : 0;
     free(h);
     if (rc)
@@ -162,6 +210,26 @@ static int plan_input(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, c
     return plan_launch(P, &G, PP_AT_GATHER, count);
 }
 
+// plan_output's rows: row r of the slice's head-major part h into x.
+typedef struct plan_out_rows {
+    const pp_attn_launch *L;
+    int64_t u0, len, H, d;
+    int head_major;
+    const float *h;
+    double *x;
+} plan_out_rows;
+
+static void plan_out_rows_run(void *ctx, int64_t r0, int64_t r1)
+{
+    const plan_out_rows *O = ctx;
+    for (int64_t r = r0; r < r1; r++) {
+        double *xr = O->x + plan_host_at(O->L, O->u0, O->len, O->H, O->d, O->head_major, r * O->d);
+        const float *hr = O->h + r * O->d;
+        for (int64_t e = 0; e < O->d; e++)
+            xr[e] = (double)hr[e];
+    }
+}
+
 // Downloads the n-unit slice's head-major part src of a tensor x (as plan_input; d = 1 for lse)
 // into x, laid out [b][len][H][d], or [b][H][len] when head_major.
 static int plan_output(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, const float *src, int64_t len,
@@ -174,11 +242,9 @@ static int plan_output(plan *P, const pp_attn_launch *L, int64_t u0, int64_t n, 
     if (!h)
         return plan_fail(P->eb, P->el, PLAN_ERR_RUNTIME, "attention: out of host memory");
     int rc = P->dev->download(P->dev->ctx, h, src, (size_t)count * sizeof *h);
-    for (int64_t i = 0; !rc && i < count; i += d) {  // a row of d at a time: e contiguous in x too
-        double *xr = x + plan_host_at(L, u0, len, H, d, head_major, i);
-        for (int64_t e = 0; e < d; e++)
-            xr[e] = (double)h[i + e];
-    }
+    plan_out_rows O = {L, u0, len, H, d, head_major, h, x};
+    if (!rc)  // a row of d at a time: e contiguous in x too
+        plan_for_rows(P, count / d, d, plan_out_rows_run, &O);
     free(h);
     return rc;
 }
@@ -579,7 +645,8 @@ int pp_attn_plan_run_opts(const pp_attn_device *dev, const pp_attn_variant *v, c
                           double *out, double *lse, double *dq, double *dk, double *dv, char *errbuf, size_t errlen)
 {
     // the checks, messages and empty result every backend shares (attention_check.c)
-    int rc = pp_attn_check(v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv, errbuf, errlen);
+    int rc = pp_attn_check_threads(v, dm, backward, force_cp, q, k, vv, dout, out, lse, dq, dk, dv,
+                                   dev->host_threads, errbuf, errlen);
     if (rc || dm->b == 0 || pp_attn_empty_result(dm, backward, out, lse, dq, dk, dv))
         return rc;
     if (v->engine == PP_ATTN_ENGINE_CUBLAS && !dev->gemm)

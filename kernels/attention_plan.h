@@ -54,6 +54,10 @@ typedef struct pp_attn_device {
     // uploaded, computed and downloaded alone; slices hold disjoint heads, so the bits never
     // depend on it.
     int64_t scratch_floats;
+    // Threads for the plan's host loops (the input checks, the conversions into and out of the
+    // device's layout); ≤ 1: the calling thread alone. Each thread converts whole rows of its
+    // own, so the bits never depend on it.
+    int host_threads;
 } pp_attn_device;
 
 // Runs variant v on dev with the contract of pp_attention_cpu (kernels/cpu/attention.h: host

@@ -3,6 +3,7 @@
 // softmax, backward vs finite differences, GQA, causal with s_q ≠ s_kv, fp16 overflow of the
 // storage softmax, thread and SIMD invariance. Run: build/rel/tests/test_attention_cpu
 #include <math.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -679,6 +680,38 @@ static void attention_all_knobs_run(void **state)
                     }
 }
 
+// An input that is not a value of the format is refused with the first such element in the order
+// q, k, v, dout — at any thread count (the scan runs in chunks of 2^16 on the threads): q has two
+// chunks here, the offending elements sit in q's second chunk, in k and in dout.
+static void attention_names_first_bad_value(void **state)
+{
+    (void)state;
+    pp_attn_dims dm = {.b = 1, .s_q = 512, .s_kv = 512, .h = 4, .h_kv = 2, .d = 64, .causal = 1};
+    int64_t nq = dm.s_q * dm.h * dm.d, nk = dm.s_kv * dm.h_kv * dm.d;
+    double *q = calloc((size_t)nq, 8), *k = calloc((size_t)nk, 8), *v = calloc((size_t)nk, 8);
+    double *dout = calloc((size_t)nq, 8), *out = calloc((size_t)nq, 8), *dq = calloc((size_t)nq, 8);
+    double *dk = calloc((size_t)nk, 8), *dv = calloc((size_t)nk, 8), *lse = calloc((size_t)(dm.h * dm.s_q), 8);
+    assert_true(q && k && v && dout && out && dq && dk && dv && lse);
+    pp_attn_variant var = variant(PP_FMT_BF16, PP_ATTN_FLASH);
+    k[nk - 3] = 0.1;  // not a bf16 value
+    dout[7] = 0.1;
+    const char *want[2] = {"attention: q[100001] = 0.10000000000000001 is not a bf16 value",
+                           "attention: k[65533] = 0.10000000000000001 is not a bf16 value"};
+    for (int round = 0; round < 2; round++) {
+        q[100001] = round == 0 ? 0.1 : 0.0;
+        for (int threads = 1; threads <= 4; threads += 3) {
+            pp_error err = {0};
+            assert_int_equal(pp_attention_cpu(&var, &dm, 1, q, k, v, dout, out, lse, dq, dk, dv, threads, &err),
+                             PP_ERR_INPUT);
+            if (strcmp(err.msg, want[round]) != 0) {
+                fprintf(stderr, "FAIL: %d threads: \"%s\", want \"%s\"\n", threads, err.msg, want[round]);
+                fail();
+            }
+        }
+    }
+    free(q), free(k), free(v), free(dout), free(out), free(dq), free(dk), free(dv), free(lse);
+}
+
 static void attention_rejects_bad_combinations(void **state)
 {
     (void)state;
@@ -715,6 +748,7 @@ int main(void)
         cmocka_unit_test(attention_gqa_equals_repeated_kv),
         cmocka_unit_test(attention_all_knobs_run),
         cmocka_unit_test(attention_rejects_bad_combinations),
+        cmocka_unit_test(attention_names_first_bad_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1235,4 +1235,5 @@ void pp_attn_cpu_device(pp_attn_cpu_ctx *ctx, pp_attn_device *dev)
     dev->launch = attn_cpu_launch;
     dev->gemm = NULL;
     dev->scratch_floats = ATTN_CPU_SCRATCH;
+    dev->host_threads = ctx->threads;
 }
