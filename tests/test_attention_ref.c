@@ -317,6 +317,29 @@ static void attention_ref_alternating_v(void **state)
     case_free(&c);
 }
 
+// Outlier columns ("massive activations"): a few elements of v and dout 2^20 times the rest, of
+// k 2^6 times, so that the anchored sums' scale (a column's largest |y| times Σ|x|) is far above
+// most elements' own terms: the bounds still hold (against mpfr-plain at 128 and 256 bits), GQA.
+static void attention_ref_outlier_columns(void **state)
+{
+    (void)state;
+    pp_test_rng r = {pp_test_seed() + 13};
+    attn_case c = make_case(1, 48, 48, 2, 1, 24, 1);
+    case_fill(&c, &r, PP_FMT_FP32, 1.0);
+    int64_t nq = 48 * 2 * 24, nk = 48 * 24;
+    for (int64_t i = 0; i < nk; i++) {
+        if (pp_test_rng_next(&r) % 32 == 0)
+            c.v[i] = ldexp(c.v[i], 20);
+        if (pp_test_rng_next(&r) % 32 == 0)
+            c.k[i] = ldexp(c.k[i], 6);
+    }
+    for (int64_t i = 0; i < nq; i++)
+        if (pp_test_rng_next(&r) % 32 == 0)
+            c.dout[i] = ldexp(c.dout[i], 20);
+    check_case(&c, 1);
+    case_free(&c);
+}
+
 // d = 1, s = 1, and s_q ≠ s_kv under the causal mask (rows that see no key: s_q > s_kv).
 static void attention_ref_small_shapes(void **state)
 {
@@ -713,6 +736,7 @@ int main(void)
         cmocka_unit_test(attention_ref_huge_scores),
         cmocka_unit_test(attention_ref_one_survivor),
         cmocka_unit_test(attention_ref_alternating_v),
+        cmocka_unit_test(attention_ref_outlier_columns),
         cmocka_unit_test(attention_ref_random_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
