@@ -1,8 +1,9 @@
 // bench_attention_ref.c — the attention reference on h=2, s=512, d=128, causal, forward +
 // backward: the fast path's vector loops against its portable loops (same run, same bits; and its
-// per-key exp and split accumulation alone) and against mpfr-plain, their ratios in CPU time (user + sys of all threads: a loaded machine
-// stretches wall time, not work), and the projected time of b=1, h=12, s=4096 on this machine's
-// cores. Run: make bench (or build/rel/tools/bench_attention_ref [threads]). Asserts nothing.
+// per-key exp and anchored accumulation alone) and against mpfr-plain, their ratios in CPU time
+// (user + sys of all threads: a loaded machine stretches wall time, not work), the projected time
+// of b=1, h=12, s=4096 on this machine's cores, and heads of that size measured one per core side
+// by side. Run: make bench (or build/rel/tools/bench_attention_ref [threads]). Asserts nothing.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ static timing run(const pp_attn_ref_opts *o, int reps)
     return best;
 }
 
-// The per-key exp and the 16-term split accumulation (d 128) alone, the vector path against the
+// The per-key exp and the 16-term anchored accumulation (d 128) alone, the vector path against the
 // portable loop in the same run: CPU seconds per element (exp) and per element-term (acc).
 static void bench_steps(void)
 {
