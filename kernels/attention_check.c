@@ -30,21 +30,33 @@ typedef struct check_scan {
     pp_format_id f;
     const double *const *xs;
     const int64_t *ns, *first;  // first[t]: tensor t's first chunk
-    int64_t *bad;               // per chunk
+    int64_t *bad;               // per chunk (the threaded scan)
 } check_scan;
+
+// The tensor chunk c belongs to.
+static int check_tensor(const check_scan *S, int64_t c)
+{
+    int t = 3;
+    while (t > 0 && S->first[t] > c)
+        t--;
+    return t;
+}
+
+// Chunk c's first element that is not a value of f, or −1.
+static int64_t check_first_bad(const check_scan *S, int64_t c)
+{
+    int t = check_tensor(S, c);
+    int64_t i0 = (c - S->first[t]) * CHECK_CHUNK, i1 = i0 + CHECK_CHUNK < S->ns[t] ? i0 + CHECK_CHUNK : S->ns[t];
+    for (int64_t i = i0; i < i1; i++)
+        if (!pp_is_representable(S->f, S->xs[t][i]))
+            return i;
+    return -1;
+}
 
 static void check_chunk(void *ctx, int64_t c)
 {
     check_scan *S = ctx;
-    int t = 3;
-    while (t > 0 && S->first[t] > c)
-        t--;
-    int64_t i0 = (c - S->first[t]) * CHECK_CHUNK, i1 = i0 + CHECK_CHUNK < S->ns[t] ? i0 + CHECK_CHUNK : S->ns[t];
-    for (int64_t i = i0; i < i1; i++)
-        if (!pp_is_representable(S->f, S->xs[t][i])) {
-            S->bad[c] = i;
-            return;
-        }
+    S->bad[c] = check_first_bad(S, c);
 }
 
 int pp_attn_check(const pp_attn_variant *v, const pp_attn_dims *dm, int backward, int cp_forced, const double *q,
@@ -121,29 +133,19 @@ int pp_attn_check_threads(const pp_attn_variant *v, const pp_attn_dims *dm, int 
         first[t] = chunks;
         chunks += (ns[t] + CHECK_CHUNK - 1) / CHECK_CHUNK;
     }
-    int64_t *bad = malloc((size_t)(chunks ? chunks : 1) * sizeof *bad);
-    if (!bad)  // no memory for the chunks' verdicts: the serial scan needs none
-        threads = 1;
+    // threaded: every chunk's verdict, then the first in order; else chunk by chunk, up to the first
+    int64_t *bad = threads > 1 ? malloc((size_t)(chunks ? chunks : 1) * sizeof *bad) : NULL;
     check_scan S = {f, xs, ns, first, bad};
-    int64_t bt = -1, bi = -1;
-    if (threads > 1 && bad) {
+    if (bad) {
         for (int64_t c = 0; c < chunks; c++)
             bad[c] = -1;  // a chunk a stop request skips stays "no verdict" (the caller discards the run)
         pp_parallel_for(check_chunk, &S, chunks, threads, NULL);
-        for (int64_t c = 0; c < chunks && bt < 0; c++)
-            if (bad[c] >= 0) {
-                bi = bad[c];
-                for (bt = 3; bt > 0 && first[bt] > c;)
-                    bt--;
-            }
-    } else {
-        for (int t = 0; t < 4 && bt < 0; t++)
-            for (int64_t i = 0; i < ns[t]; i++)
-                if (!pp_is_representable(f, xs[t][i])) {
-                    bt = t, bi = i;
-                    break;
-                }
     }
+    int bt = -1;
+    int64_t bi = -1;
+    for (int64_t c = 0; c < chunks && bi < 0; c++)
+        if ((bi = bad ? bad[c] : check_first_bad(&S, c)) >= 0)
+            bt = check_tensor(&S, c);
     free(bad);
     if (bt >= 0)
         return check_fail(eb, el, "attention: %s[%lld] = %.17g is not a %s value", names[bt], (long long)bi,

@@ -63,28 +63,32 @@ static inline void pp_attn_acc_x_(double xh, double xl, double *x1, double *x2)
     *x2 = b + xl;  // ±u|x2|
 }
 
-// One element of the anchored accumulation: (H, lo) += (x1 + x2)·y. H holds an anchor A = 1.5·2^k
-// plus the terms' sum so far, and the caller keeps |H − A| ≤ 2^(k−2) (PROOFS.md#attention,
-// "Anchored accumulation"), so that s and H lie in [2^k, 2^(k+1)): s − H is exact (Sterbenz), and
-// x1·y − (s − H) is the exact error of s, which goes to lo with x2·y.
-static inline void pp_attn_acc_elem_(double *H, double *lo, double y, double x1, double x2)
+// The anchored step, the one both long sums take (PROOFS.md#attention, "The anchor"): H holds an
+// anchor A = 1.5·2^k plus the sum so far, and the caller keeps |H − A| ≤ 2^(k−2), so that s and H
+// lie in [2^k, 2^(k+1)). For an exact product x·y, H becomes RN(H + x·y) and the step's rounding
+// error is returned, exactly: s − H is exact (Sterbenz), and x·y − (s − H) is a binary64 number.
+static inline double pp_attn_anchored_step_(double *H, double x, double y)
 {
-    double s = fma(x1, y, *H);   // RN(H + x1·y), x1·y exact
-    double z = s - *H;           // exact
-    double r = fma(x1, y, -z);   // exact: H + x1·y − s
+    double s = fma(x, y, *H);          // RN(H + x·y), x·y exact
+    double r = fma(x, y, -(s - *H));   // exact: H + x·y − s
     *H = s;
-    *lo += fma(x2, y, r);        // ±u twice
+    return r;
 }
 
-// One step of the anchored dot: (H, lo) += x·y for binary32 values x, y (x·y exact), H holding
-// an anchor A = 1.5·2^k plus the sum so far with |H − A| ≤ 2^(k−2) (PROOFS.md#attention,
-// "Anchored dot"): the statements of pp_attn_acc_elem_ without a low part.
+// One element of the anchored accumulation: (H, lo) += (x1 + x2)·y, x1 and x2 from
+// pp_attn_acc_x_, y a binary32 value (x1·y exact): the anchored step on x1·y, its error and x2·y
+// into lo (PROOFS.md#attention, "Anchored accumulation").
+static inline void pp_attn_acc_elem_(double *H, double *lo, double y, double x1, double x2)
+{
+    double r = pp_attn_anchored_step_(H, x1, y);
+    *lo += fma(x2, y, r);  // ±u twice
+}
+
+// One step of the anchored dot: (H, lo) += x·y for binary32 values x, y (x·y exact)
+// (PROOFS.md#attention, "Anchored dot"): the anchored step, its error into lo.
 static inline void pp_attn_dot_elem_(double *H, double *lo, double x, double y)
 {
-    double s = fma(x, y, *H);   // RN(H + x·y)
-    double r = fma(x, y, -(s - *H));  // exact: s − H exact, x·y − (s − H) the error of s
-    *H = s;
-    *lo += r;                   // ±u
+    *lo += pp_attn_anchored_step_(H, x, y);  // ±u
 }
 
 // The anchor of one element moves from A0 to a larger A1 (both 1.5 times a power of two, |H − A0|

@@ -275,13 +275,13 @@ static void fast_kblocks(const double *yt, int64_t j0, int64_t nv, int64_t d, co
     b[1] = j0 + PP_ATTN_KEY_BLOCK < nv ? b[0] + PP_ATTN_KEY_BLOCK * d : b[0];
 }
 
-// The anchored dots of x (anchor A) with keys j0 … min(j0 + 16, nv) − 1 of y (the task's k or
-// v; yt the same transposed): h, c at [j − j0]. The vector path runs 16 keys in its lanes; the
-// portable loops take four at a time (dotx4). Either way each key's chain is the same operations
-// in the same order.
-static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
-                        const double *x, double A, const double *y, const double *yt,
-                        int64_t j0, int64_t nv, double h[16], double c[16])
+// The anchored dots of x (anchor A) with keys j0 … min(j0 + 16, nv) − 1 of y (the task's packed
+// k or v rows; yt the same transposed): h, c at [j − j0]. The vector path runs 16 keys in its
+// lanes; the portable loops take four at a time (dotx4). Either way each key's chain is the same
+// operations in the same order.
+static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const double *x, double A,
+                        const double *y, const double *yt, int64_t j0, int64_t nv, double h[16],
+                        double c[16])
 {
     const int64_t d = J->d;
     if (w->lanes) {
@@ -294,7 +294,7 @@ static void fast_dots16(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_s
         const double *yy[4];
         for (int m = 0; m < 4; m++) {
             int64_t j = q0 + m < nv ? q0 + m : nv - 1;
-            yy[m] = y + pp_attn_ki_(J, sp->bi, j, sp->hk);
+            yy[m] = y + j * d;
         }
         dotx4(x, yy, d, A, h + (q0 - j0), c + (q0 - j0));
     }
@@ -328,12 +328,11 @@ typedef struct fast_row_st {
 // and that row also sees a key of the block: one pass over the block for both) with keys j0 …
 // j0 + 15 of k (dp = 0: x = q) or v (dp = 1: x = dout); row r + k's h, c at [16·k + m]. Returns 1
 // when row r + 1 was done too. Each row's chains are the ones fast_dots16 gives it alone.
-static int fast_dots_rows(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp,
-                          const fast_row_st *st, int64_t nr, int64_t r, int dp, int64_t j0,
-                          double h[32], double c[32])
+static int fast_dots_rows(const pp_attn_job_ *J, const fast_ws *w, const fast_row_st *st, int64_t nr,
+                          int64_t r, int dp, int64_t j0, double h[32], double c[32])
 {
     const fast_row_st *S = &st[r], *S1 = r + 1 < nr ? &st[r + 1] : NULL;
-    const double *y = dp ? J->v : J->k, *yt = dp ? w->vt : w->kt;
+    const double *y = dp ? w->vp : w->kp, *yt = dp ? w->vt : w->kt;
     double A = 1.5 * (dp ? S->op : S->qp);
     if (w->lanes && S1 && j0 < S1->nv) {
         const double *b[2];
@@ -342,7 +341,7 @@ static int fast_dots_rows(const pp_attn_job_ *J, const fast_ws *w, const pp_attn
                             b[0], b[1], J->d, h, c);
         return 1;
     }
-    fast_dots16(J, w, sp, dp ? S->oi : S->qi, A, y, yt, j0, S->nv, h, c);
+    fast_dots16(J, w, dp ? S->oi : S->qi, A, y, yt, j0, S->nv, h, c);
     return 0;
 }
 
@@ -350,7 +349,7 @@ static int fast_dots_rows(const pp_attn_job_ *J, const fast_ws *w, const pp_attn
 // double-double (PROOFS: "Scores"), and each row's max. Key blocks outer, rows inner: a block of
 // keys is read once for the group; each row still takes its keys in increasing order. Returns 1
 // when a precondition of the proof fails.
-static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp, fast_row_st *st,
+static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, fast_row_st *st,
                        int64_t nr, int64_t jmax)
 {
     const double dd = (double)J->d * (double)J->d + 1.0;
@@ -361,7 +360,7 @@ static int fast_scores(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_sp
             if (j0 >= st[r].nv)
                 continue;
             double hc[32], cc[32], T[32];
-            int two = fast_dots_rows(J, w, sp, st, nr, r, 0, j0, hc, cc);
+            int two = fast_dots_rows(J, w, st, nr, r, 0, j0, hc, cc);
             for (int k = 0; k <= two; k++) {
                 fast_row_st *S = &st[r + k];
                 int64_t m = S->nv - j0 < 16 ? S->nv - j0 : 16;
@@ -512,7 +511,7 @@ static inline void fast_d_key(const fast_row_st *S, int64_t j, double mh, double
 
 // The group's dP_j = dout·v_j by the anchored dot (±d²·p·u²(1 + 2^−19)) and D = Σ P_j·dP_j
 // (dd_mul, dd_add) (PROOFS: "Backward"): key blocks outer, rows inner, as fast_scores.
-static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_ *sp, fast_row_st *st,
+static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, fast_row_st *st,
                     int64_t nr, int64_t jmax)
 {
     const int64_t d = J->d;
@@ -527,7 +526,7 @@ static void fast_dp(const pp_attn_job_ *J, const fast_ws *w, const pp_attn_span_
             if (j0 >= st[r].nv)
                 continue;
             double hc[32], cc[32], V[32], mh[32], ml[32];
-            int two = fast_dots_rows(J, w, sp, st, nr, r, 1, j0, hc, cc);
+            int two = fast_dots_rows(J, w, st, nr, r, 1, j0, hc, cc);
             int64_t n[2] = {0, 0};
             for (int k = 0; k <= two; k++) {
                 fast_row_st *S = &st[r + k];
@@ -678,7 +677,7 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
     }
     if (nr == 0)
         return 0;
-    if (fast_scores(J, w, sp, st, nr, jmax))
+    if (fast_scores(J, w, st, nr, jmax))
         return 1;
     double rh[FAST_GROUP], rl[FAST_GROUP];
     for (int64_t r = 0; r < nr; r++)
@@ -686,7 +685,7 @@ static int fast_rows(pp_attn_job_ *J, fast_ws *w, const pp_attn_span_ *sp, int64
     fast_out(J, w, st, nr, jmax, rh, rl, acc, R);
     if (!J->backward)
         return 0;
-    fast_dp(J, w, sp, st, nr, jmax);
+    fast_dp(J, w, st, nr, jmax);
     if (fast_ds(J, w, sp, st, nr, jmax, acc, R))
         return 1;
     w->blk_n += nr;
