@@ -24,7 +24,8 @@ if [ $? -eq 3 ]; then
 fi
 fail=0
 for c in quickstart bloom-prescale external-gemm te-cp-small glm-softmax bloom-prescale-attn \
-         external-attention adamw-small bf16-training-small fp8-attention fp8-attention-bwd; do
+         external-attention adamw-small bf16-training-small fp8-attention fp8-attention-bwd fp8-gemm \
+         nvfp4-gemm; do
     "$bin" run "cases/$c.toml" --device cuda --cross-check -q --out "$tmp/$c" >"$tmp/$c.out" 2>"$tmp/$c.err"
     rc=$?
     if [ $rc -ne 0 ]; then
@@ -52,4 +53,17 @@ if ! diff <(sed -n '/^== range diagnostics/,$p' "$tmp/rg/report.txt" | grep '^fp
 else
     echo "ok   cuda fp8-attention-bwd --ranges: the same notes"
 fi
+# the scaled GEMMs' range notes (block scales at their limits, flushes, the fp32 accumulator) come
+# from our kernels on either device: the GPU run's whole table is the CPU run's
+for c in fp8-gemm nvfp4-gemm; do
+    "$bin" run "cases/$c.toml" --device cuda --ranges -q --no-cache --out "$tmp/rg-$c" >/dev/null 2>&1 &&
+        "$bin" run "cases/$c.toml" --device cpu --ranges -q --no-cache --out "$tmp/rc-$c" >/dev/null 2>&1 ||
+        { echo "FAIL cuda $c --ranges: exit $?"; fail=1; continue; }
+    if ! diff <(sed -n '/^== range diagnostics/,$p' "$tmp/rg-$c/report.txt") \
+              <(sed -n '/^== range diagnostics/,$p' "$tmp/rc-$c/report.txt") >"$tmp/rg-$c.diff" 2>&1; then
+        echo "FAIL cuda $c --ranges: the GPU run's notes differ from the CPU's:"; head -10 "$tmp/rg-$c.diff"; fail=1
+    else
+        echo "ok   cuda $c --ranges: the same notes"
+    fi
+done
 [ $fail -eq 0 ]
