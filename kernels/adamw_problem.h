@@ -15,9 +15,11 @@
 // ---------------------------------------------------------------------------------------------
 // Problems
 //
-// synthetic: g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)), s_i and z_{t,i} standard normals
-//   (pp_rand_normal with tensor ids PP_ADAMW_TID_SIGNAL and PP_ADAMW_TID_NOISE + t), the sum in
-//   binary64 then one rounding to P. Independent of θ: the reference sees the same g_{t,i}.
+// synthetic: g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)), s_i and z_{t,i} standard normals: s_i =
+//   pp_rand_normal(seed, PP_ADAMW_TID_SIGNAL, i); the noise drawn in pairs, z_{t,2j} and
+//   z_{t,2j+1} the two values of pp_rand_normal_pair(seed, PP_ADAMW_TID_NOISE + t, j) (both
+//   halves of one polar attempt: a normal per element-step is most of the source's cost, and the
+//   pair halves it; pp_adamw_synth_noise). The sum in binary64 then one rounding to P. Independent of θ: the reference sees the same g_{t,i}.
 //   No loss is defined. (So that rounding is input quantisation, not a rounding site of the
 //   optimizer: explain does not offer g here; adamw.h "Exact sites".)
 // quadratic: L(θ) = ½ Σ_i h_i (θ_i − θ*_i)², h_i = RN32(0.1 + 0.9·U_i), θ*_i = RN32(N_i), both
@@ -168,12 +170,20 @@ PP_HD static inline double pp_adamw_synth_grad_z(const pp_adamw_problem *pr, pp_
     return pp_round(P, pp_adamw_synth_grad_unrounded(pr, s, z), PP_RND_NE, 0);
 }
 
+// The synthetic source's noise z_{t,i}: value i mod 2 of the pair ⌊i/2⌋ of step t's tensor (the
+// lanes, kernels/cpu/adamw_lanes.c, draw a step's pairs side by side and use both values).
+PP_HD static inline double pp_adamw_synth_noise(const pp_adamw_problem *pr, int t, int64_t i)
+{
+    double z[2];
+    pp_rand_normal_pair(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, (uint64_t)i >> 1, z);
+    return z[i & 1];
+}
+
 // g_{t,i} = RN_P(scale·(s_i + z_{t,i}/snr)) given s_i = pp_adamw_synth_signal(pr, i).
 PP_HD static inline double pp_adamw_synth_grad_s(const pp_adamw_problem *pr, pp_format_id P, int t, int64_t i,
                                                  double s)
 {
-    double z = pp_rand_normal(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, (uint64_t)i);
-    return pp_adamw_synth_grad_z(pr, P, s, z);
+    return pp_adamw_synth_grad_z(pr, P, s, pp_adamw_synth_noise(pr, t, i));
 }
 
 // g_{t,i} of a θ-independent source (synthetic, given s_i; or input), a value of P.

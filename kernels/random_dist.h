@@ -160,21 +160,34 @@ PP_HD static inline double pp_det_log(double x)
 // Standard normal: Marsaglia's polar method
 
 // One attempt of the polar method on one 128-bit block w: u = pp_u11_oo(bits 0..63),
-// v = pp_u11_oo(bits 64..127), s = RN(RN(u²) + RN(v²)). If s < 1, sets
-// *z = RN(u · RN(sqrt(RN(−2·pp_det_log(s) / s)))) and returns 1; else returns 0 (rejected,
-// probability ≈ 1 − π/4). s > 0 always (|u| >= 2^-53). The partner value v·(...) is not used,
-// so each element owns its draws.
+// v = pp_u11_oo(bits 64..127), s = RN(RN(u²) + RN(v²)). If s < 1, sets f = RN(sqrt(RN(−2·
+// pp_det_log(s) / s))), z[0] = RN(u·f) and z[1] = RN(v·f), and returns 1; else returns 0
+// (rejected, probability ≈ 1 − π/4). s > 0 always (|u| >= 2^-53). z[0] and z[1] are independent
+// standard normals (Marsaglia): the pair draws (pp_rand_normal_pair) use both, the element draws
+// (pp_polar_try, pp_rand_normal) z[0] alone, so each element owns its draws.
 // Bound: with S = u² + v² < 1 exact and Z = u·sqrt(−2 ln S / S) the exact polar transform,
-// |z − Z| ≤ (u/|ln S| + 4.2u)·|Z|, u = 2^-53 (s has relative error ≤ 2u, which ln turns into
-// an absolute error; pp_det_log adds ≤ 1.3u; ÷, sqrt, × one rounding each; sqrt halves).
-PP_HD static inline int pp_polar_try(pp_philox4x32_ctr w, double *z)
+// |z[0] − Z| ≤ (u/|ln S| + 4.2u)·|Z|, u = 2^-53 (s has relative error ≤ 2u, which ln turns into
+// an absolute error; pp_det_log adds ≤ 1.3u; ÷, sqrt, × one rounding each; sqrt halves); z[1]
+// the same with v for u.
+PP_HD static inline int pp_polar_pair_try(pp_philox4x32_ctr w, double z[2])
 {
     double u = pp_u11_oo(pp_philox_bits64(w, 0));
     double v = pp_u11_oo(pp_philox_bits64(w, 1));
     double s = u * u + v * v;
     if (!(s < 1.0))
         return 0;
-    *z = u * sqrt(-2.0 * pp_det_log(s) / s);
+    double f = sqrt(-2.0 * pp_det_log(s) / s);
+    z[0] = u * f, z[1] = v * f;
+    return 1;
+}
+
+// pp_polar_pair_try's z[0] alone (*z = RN(u·f)).
+PP_HD static inline int pp_polar_try(pp_philox4x32_ctr w, double *z)
+{
+    double zz[2];
+    if (!pp_polar_pair_try(w, zz))
+        return 0;
+    *z = zz[0];
     return 1;
 }
 
@@ -193,20 +206,38 @@ PP_HD static inline double pp_rand_uniform01(uint64_t seed, uint32_t tensor_id, 
 // this universe) the value is 0. A pure function of (seed, tensor_id, i).
 // pp_rand_normal_from: the same from draw d0 on (kernels/random_lanes.h tries draw 0 of many
 // elements side by side and continues a rejected one here).
+// pp_rand_normal_pair(_from): both values of the same first accepted attempt of counter j
+// (z[0] = pp_rand_normal(seed, tensor_id, j)), two independent standard normals for the price of
+// one: a tensor drawn in pairs (the AdamW synthetic source's noise, kernels/adamw_problem.h)
+// gives elements 2j and 2j + 1 the pair of counter j. Both 0 in the never-happening case.
+PP_HD static inline void pp_rand_normal_pair_from(uint64_t seed, uint32_t tensor_id, uint64_t j, uint32_t d0,
+                                                  double z[2])
+{
+    for (uint32_t d = d0;; d++) {
+        if (pp_polar_pair_try(pp_philox_element(seed, tensor_id, j, d), z))
+            return;
+        if (d == UINT32_MAX) {
+            z[0] = z[1] = 0.0;
+            return;
+        }
+    }
+}
+
 PP_HD static inline double pp_rand_normal_from(uint64_t seed, uint32_t tensor_id, uint64_t i, uint32_t d0)
 {
-    double z = 0.0;
-    for (uint32_t d = d0;; d++) {
-        if (pp_polar_try(pp_philox_element(seed, tensor_id, i, d), &z))
-            return z;
-        if (d == UINT32_MAX)
-            return 0.0;
-    }
+    double z[2];
+    pp_rand_normal_pair_from(seed, tensor_id, i, d0, z);
+    return z[0];
 }
 
 PP_HD static inline double pp_rand_normal(uint64_t seed, uint32_t tensor_id, uint64_t i)
 {
     return pp_rand_normal_from(seed, tensor_id, i, 0);
+}
+
+PP_HD static inline void pp_rand_normal_pair(uint64_t seed, uint32_t tensor_id, uint64_t j, double z[2])
+{
+    pp_rand_normal_pair_from(seed, tensor_id, j, 0, z);
 }
 
 #endif

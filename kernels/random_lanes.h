@@ -1,9 +1,9 @@
-// random_lanes.h — standard normals of many elements side by side (CPU): pp_rand_normal_batch,
-// every entry's polar attempts side by side (Philox, the polar test: the cheap half), the rejected
-// ones (probability 1 − π/4 ≈ 21%) gathered and retried side by side, then the deterministic log,
-// division and square root once per entry (the costly half); pp_rand_normal_range, one tensor's
-// consecutive elements through it. The same operations per element as pp_rand_normal, so the
-// same bits (tests/test_random_lanes.c).
+// random_lanes.h — standard normals of many elements side by side (CPU): pp_rand_normal_batch (one
+// value per entry, or both values of each entry's pair), every entry's polar attempts side by side
+// (Philox, the polar test: the cheap half), the rejected ones (probability 1 − π/4 ≈ 21%) gathered
+// and retried side by side, then the deterministic log, division and square root once per entry
+// (the costly half); pp_rand_normal_range, one tensor's consecutive elements through it. The same
+// operations per entry as pp_rand_normal_pair, so the same bits (tests/test_random_lanes.c).
 #ifndef PP_RANDOM_LANES_H
 #define PP_RANDOM_LANES_H
 
@@ -31,14 +31,14 @@ typedef void (*pp_philox_words_fn)(pp_philox4x32_key key, const uint32_t *c0, co
 typedef int (*pp_rejected_fn)(const int *acc, const int *src, int n, int *dst);
 
 // The cheap half of a polar attempt for n entries side by side: pp_polar_us_lanes below (u[k],
-// s[k], acc[k] of draw d of element idx[k] of tensor tid[k]). kernels/cpu/polar_lanes.h writes one
-// per x86-64 level.
+// v[k], s[k], acc[k] of draw d of element idx[k] of tensor tid[k]). kernels/cpu/polar_lanes.h
+// writes one per x86-64 level.
 typedef void (*pp_polar_us_fn)(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d, int n,
-                               double *u, double *s, int *acc);
+                               double *u, double *v, double *s, int *acc);
 
 // The costly half for n entries side by side: pp_polar_z_lanes below. kernels/cpu/polar_lanes.h
 // writes one per x86-64 level.
-typedef void (*pp_polar_z_fn)(int n, const double *u, const double *s, double *z);
+typedef void (*pp_polar_z_fn)(int n, const double *u, const double *v, const double *s, double *z0, double *z1);
 
 // A level's lane functions, passed together; a NULL member: the inline definition. us, where
 // set, replaces words (it runs its own Philox).
@@ -63,11 +63,12 @@ PP_RAND_LANES_INLINE int pp_rejected_scalar(const int *acc, const int *src, int 
 #define PP_RAND_BATCH_MAX 512
 #define PP_RAND_BATCH_DRAWS 64  // draws tried side by side; later ones (never, in practice) scalar
 
-// The cheap half of a polar attempt (pp_polar_try on draw d) for each of n entries side by side,
-// entry k being element idx[k] of tensor tid[k]: Philox (by words, or inline where words is
-// NULL), u, v and s = u² + v² (u[k], s[k]) and acc[k] = s < 1. Branch-free.
+// The cheap half of a polar attempt (pp_polar_pair_try on draw d) for each of n entries side by
+// side, entry k being element idx[k] of tensor tid[k]: Philox (by words, or inline where words is
+// NULL), u, v and s = u² + v² (u[k], v[k], s[k]) and acc[k] = s < 1. Branch-free.
 PP_RAND_LANES_INLINE void pp_polar_us_lanes(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d,
-                                            int n, pp_philox_words_fn words, double *u, double *s, int *acc)
+                                            int n, pp_philox_words_fn words, double *u, double *v, double *s,
+                                            int *acc)
 {
     if (words) {
         uint32_t c0[PP_RAND_BATCH_MAX], c1[PP_RAND_BATCH_MAX], w0[PP_RAND_BATCH_MAX], w1[PP_RAND_BATCH_MAX],
@@ -89,7 +90,7 @@ PP_RAND_LANES_INLINE void pp_polar_us_lanes(uint64_t seed, const uint32_t *tid, 
             double uk = pp_u11_oo((uint64_t)w0[k] | ((uint64_t)w1[k] << 32));  // pp_philox_bits64
             double vk = pp_u11_oo((uint64_t)w2[k] | ((uint64_t)w3[k] << 32));
             double sk = uk * uk + vk * vk;
-            u[k] = uk, s[k] = sk, acc[k] = sk < 1.0;
+            u[k] = uk, v[k] = vk, s[k] = sk, acc[k] = sk < 1.0;
         }
         return;
     }
@@ -98,31 +99,37 @@ PP_RAND_LANES_INLINE void pp_polar_us_lanes(uint64_t seed, const uint32_t *tid, 
         double uk = pp_u11_oo(pp_philox_bits64(w, 0));
         double vk = pp_u11_oo(pp_philox_bits64(w, 1));
         double sk = uk * uk + vk * vk;
-        u[k] = uk, s[k] = sk, acc[k] = sk < 1.0;
+        u[k] = uk, v[k] = vk, s[k] = sk, acc[k] = sk < 1.0;
     }
 }
 
-// The costly half, once per entry: z[k] = RN(u · RN(sqrt(RN(−2·pp_det_log(s) / s)))) of an
-// accepted attempt's u[k], s[k] (2^−106 ≤ s < 1, a positive normal: pp_det_log(s) =
-// pp_det_log_normal(bits of s, 0)). Branch-free.
-PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double *s, double *z)
+// The costly half, once per entry: f = RN(sqrt(RN(−2·pp_det_log(s) / s))) of an accepted
+// attempt's s[k] (2^−106 ≤ s < 1, a positive normal: pp_det_log(s) = pp_det_log_normal(bits of s,
+// 0)), z0[k] = RN(u[k]·f) and, where z1 is not NULL, z1[k] = RN(v[k]·f) (pp_polar_pair_try's z[0]
+// and z[1]). Branch-free.
+PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double *v, const double *s, double *z0,
+                                           double *z1)
 {
     for (int k = 0; k < n; k++) {
         uint64_t b;
         memcpy(&b, &s[k], sizeof b);
-        z[k] = u[k] * sqrt(-2.0 * pp_det_log_normal(b, 0) / s[k]);
+        double f = sqrt(-2.0 * pp_det_log_normal(b, 0) / s[k]);
+        z0[k] = u[k] * f;
+        if (z1)
+            z1[k] = v[k] * f;
     }
 }
 
-// z[k] = pp_rand_normal(seed, tid[k], idx[k]) for k < n ≤ PP_RAND_BATCH_MAX (n a multiple of 16
-// runs fastest), the cheap half by f.us (else Philox by f.words), the rejected lists by
-// f.rejected, the costly half by f.z (each NULL: inline). The cheap
-// half of draw 0 of every entry side by side; then the rejected entries gathered into a compact
-// list and the cheap half of their draw 1 tried side by side, and so on (with p = 1 − π/4
-// rejected per draw, about 1/(1 − p) ≈ 1.27 attempts per entry); then the costly half (the log,
-// a division, a square root) once per entry, on the accepted attempt's u and s, with no lane
-// wasted on a rejected attempt. The same attempts in the same order per entry as pp_rand_normal,
-// and the accepted one's operations, so the same bits (tests/test_random_lanes.c).
+// z0[k] = pp_rand_normal(seed, tid[k], idx[k]) for k < n ≤ PP_RAND_BATCH_MAX (n a multiple of 16
+// runs fastest) and, where z1 is not NULL, z1[k] the pair's other value (pp_rand_normal_pair's
+// z[1]); the cheap half by f.us (else Philox by f.words), the rejected lists by f.rejected, the
+// costly half by f.z (each NULL: inline). The cheap half of draw 0 of every entry side by side;
+// then the rejected entries gathered into a compact list and the cheap half of their draw 1 tried
+// side by side, and so on (with p = 1 − π/4 rejected per draw, about 1/(1 − p) ≈ 1.27 attempts
+// per entry); then the costly half (the log, a division, a square root) once per entry, on the
+// accepted attempt's u, v and s, with no lane wasted on a rejected attempt. The same attempts in
+// the same order per entry as pp_rand_normal_pair, and the accepted one's operations, so the same
+// bits (tests/test_random_lanes.c).
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC (-O1, the sanitizer build) cannot see that pp_polar_us_lanes filled the acc entries the
 // rejected function reads
@@ -130,17 +137,18 @@ PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *tid, const uint64_t *idx, int n,
-                                               pp_rand_lanes_fns f, double *z)
+                                               pp_rand_lanes_fns f, double *z0, double *z1)
 {
     int acc[PP_RAND_BATCH_MAX], pend[PP_RAND_BATCH_MAX];
     uint32_t pt[PP_RAND_BATCH_MAX];
     uint64_t pi[PP_RAND_BATCH_MAX];
-    double u[PP_RAND_BATCH_MAX], s[PP_RAND_BATCH_MAX], pu[PP_RAND_BATCH_MAX], ps[PP_RAND_BATCH_MAX];
+    double u[PP_RAND_BATCH_MAX], v[PP_RAND_BATCH_MAX], s[PP_RAND_BATCH_MAX], pu[PP_RAND_BATCH_MAX],
+        pv[PP_RAND_BATCH_MAX], ps[PP_RAND_BATCH_MAX];
     pp_rejected_fn rejected = f.rejected ? f.rejected : pp_rejected_scalar;
     if (f.us)
-        f.us(seed, tid, idx, 0, n, u, s, acc);
+        f.us(seed, tid, idx, 0, n, u, v, s, acc);
     else
-        pp_polar_us_lanes(seed, tid, idx, 0, n, f.words, u, s, acc);
+        pp_polar_us_lanes(seed, tid, idx, 0, n, f.words, u, v, s, acc);
     int np = rejected(acc, NULL, n, pend);
     uint32_t d = 1;
     for (; np > 0 && d < PP_RAND_BATCH_DRAWS; d++) {
@@ -153,26 +161,31 @@ PP_RAND_LANES_INLINE void pp_rand_normal_batch(uint64_t seed, const uint32_t *ti
             pt[j] = tid[k], pi[j] = idx[k];
         }
         if (f.us)
-            f.us(seed, pt, pi, d, nv, pu, ps, acc);
+            f.us(seed, pt, pi, d, nv, pu, pv, ps, acc);
         else
-            pp_polar_us_lanes(seed, pt, pi, d, nv, f.words, pu, ps, acc);
-        // every attempt's u and s to its entry, accepted or not: a rejected entry's are
+            pp_polar_us_lanes(seed, pt, pi, d, nv, f.words, pu, pv, ps, acc);
+        // every attempt's u, v and s to its entry, accepted or not: a rejected entry's are
         // overwritten by its accepted attempt's later (or by the placeholder below); no select
         // on acc (GCC made it a branch, mispredicted a fifth of the time)
         for (int j = 0; j < np; j++) {
             int k = pend[j];
-            u[k] = pu[j], s[k] = ps[j];
+            u[k] = pu[j], v[k] = pv[j], s[k] = ps[j];
         }
         np = rejected(acc, pend, np, pend);
     }
     for (int j = 0; j < np; j++)  // still rejected (never, in practice): a valid s for the lanes
-        u[pend[j]] = 0.0, s[pend[j]] = 0.5;
+        u[pend[j]] = v[pend[j]] = 0.0, s[pend[j]] = 0.5;
     if (f.z)
-        f.z(n, u, s, z);
+        f.z(n, u, v, s, z0, z1);
     else
-        pp_polar_z_lanes(n, u, s, z);
-    for (int j = 0; j < np; j++)
-        z[pend[j]] = pp_rand_normal_from(seed, tid[pend[j]], idx[pend[j]], d);
+        pp_polar_z_lanes(n, u, v, s, z0, z1);
+    for (int j = 0; j < np; j++) {
+        double zz[2];
+        pp_rand_normal_pair_from(seed, tid[pend[j]], idx[pend[j]], d, zz);
+        z0[pend[j]] = zz[0];
+        if (z1)
+            z1[pend[j]] = zz[1];
+    }
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -187,7 +200,33 @@ PP_RAND_LANES_INLINE void pp_rand_normal_range(uint64_t seed, uint32_t tensor_id
     uint64_t idx[PP_RAND_BATCH_MAX];
     for (int k = 0; k < n; k++)
         tid[k] = tensor_id, idx[k] = (uint64_t)(i0 + k);
-    pp_rand_normal_batch(seed, tid, idx, n, f, z);
+    pp_rand_normal_batch(seed, tid, idx, n, f, z, NULL);
+}
+
+// Rows of a tensor drawn in pairs (pp_rand_normal_pair: elements 2j and 2j + 1 take the two
+// values of counter j), for ns tensors tid0, tid0 + 1, ... and the w consecutive elements i0 ..
+// i0 + w − 1 of each (i0 ≥ 0): z[s·w + l] = value (i0 + l) mod 2 of pair ⌊(i0 + l)/2⌋ of tensor
+// tid0 + s, the same bits. One batch of every row's pairs (ns·(⌊w/2⌋ + 1) ≤ PP_RAND_BATCH_MAX),
+// both values of each used: half the attempts of w single draws.
+#define PP_RAND_PAIR_ROWS_MAX(w) ((w) / 2 + 1)  // pairs per row at most
+PP_RAND_LANES_INLINE void pp_rand_normal_pair_rows(uint64_t seed, uint32_t tid0, int ns, int64_t i0, int w,
+                                                   pp_rand_lanes_fns f, double *z)
+{
+    uint32_t tid[PP_RAND_BATCH_MAX];
+    uint64_t idx[PP_RAND_BATCH_MAX];
+    double z0[PP_RAND_BATCH_MAX], z1[PP_RAND_BATCH_MAX];
+    int64_t j0 = i0 >> 1;
+    int np = (int)(((i0 + w - 1) >> 1) - j0 + 1);
+    for (int s = 0; s < ns; s++)
+        for (int p = 0; p < np; p++)
+            tid[s * np + p] = tid0 + (uint32_t)s, idx[s * np + p] = (uint64_t)(j0 + p);
+    pp_rand_normal_batch(seed, tid, idx, ns * np, f, z0, z1);
+    int odd = (int)(i0 & 1);
+    for (int s = 0; s < ns; s++)
+        for (int l = 0; l < w; l++) {
+            int p = s * np + ((l + odd) >> 1);
+            z[s * w + l] = (l + odd) & 1 ? z1[p] : z0[p];
+        }
 }
 
 #endif

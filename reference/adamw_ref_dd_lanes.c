@@ -13,23 +13,18 @@
 
 #define W PP_ADAMW_DD_LANES
 
-// Steps whose synthetic normals are drawn in one batch (GB · W ≤ PP_RAND_BATCH_MAX).
+// Steps whose synthetic normals are drawn in one batch (GB rows of pairs ≤ PP_RAND_BATCH_MAX).
 #define GB 32
-_Static_assert(GB * W <= PP_RAND_BATCH_MAX, "a batch of GB steps fits pp_rand_normal_batch");
+_Static_assert(GB * PP_RAND_PAIR_ROWS_MAX(W) <= PP_RAND_BATCH_MAX, "a batch of GB steps fits pp_rand_normal_batch");
 
 // The synthetic source's normals of steps t .. t + ns − 1 (ns ≤ GB) into z[s][l] (step t + s, lane
-// l): pp_rand_normal_batch (kernels/random_lanes.h; its inline halves, vectorised in each clone
-// below), whose z is pp_rand_normal's, the same bits as pp_adamw_synth_grad_s's draw. A rejected
-// attempt is retried side by side with the others' (not one lane at a time through the scalar
-// pp_rand_normal_from, which took half of this reference's time).
+// l): pp_rand_normal_pair_rows (kernels/random_lanes.h; its inline halves, vectorised in each
+// clone below), the same bits as pp_adamw_synth_noise's. A rejected attempt is retried side by
+// side with the others' (not one lane at a time through the scalar pp_rand_normal_pair_from,
+// which took half of this reference's time).
 static void lanes_normals(const pp_adamw_problem *pr, int t, int ns, int64_t i0, double (*z)[W])
 {
-    uint32_t tid[GB * W];
-    uint64_t idx[GB * W];
-    for (int s = 0; s < ns; s++)
-        for (int l = 0; l < W; l++)
-            tid[s * W + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * W + l] = (uint64_t)(i0 + l);
-    pp_rand_normal_batch(pr->seed, tid, idx, ns * W, (pp_rand_lanes_fns){0}, &z[0][0]);
+    pp_rand_normal_pair_rows(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, ns, i0, W, (pp_rand_lanes_fns){0}, &z[0][0]);
 }
 
 // The step's gradients. Input: the given ones (pp_adamw_given_grad). Synthetic: from the step's

@@ -182,7 +182,9 @@ static void det_log_accuracy_mpfr(void **state)
 // For every element: pp_rand_normal equals pp_polar_try of the first accepted draw d (draws
 // before it rejected), and z is within the bound of kernels/random_dist.h of the exact
 // Z = u·sqrt(−2 ln S / S), S = u² + v², computed by MPFR from the same u and v:
-//   |z − Z| ≤ (u53/|ln S| + 4.2·u53)·|Z|.
+//   |z − Z| ≤ (u53/|ln S| + 4.2·u53)·|Z|;
+// pp_rand_normal_pair of the same counter gives z as its first value and, as its second, a value
+// within the same bound of V = v·sqrt(−2 ln S / S).
 // The first-order analysis behind it needs u53/|ln S| small: draws with |ln S| < 2^-40
 // (probability 2^-40) or S ≥ 1 (only through rounding of s, probability ~2^-52) are counted,
 // not checked.
@@ -191,11 +193,11 @@ static void polar_normal_draws_and_accuracy(void **state)
     (void)state;
     const uint64_t seed = pp_test_seed();
     const uint64_t n = pp_test_iters(100000);
-    mpfr_t u, v, S, t, Z, d;
+    mpfr_t u, v, S, t, Z, V, d;
     mpfr_init2(u, 64);
     mpfr_init2(v, 64);
     mpfr_init2(S, 256);  // u² and v² have at most 106 bits; their sum at most 106 + 107
-    mpfr_inits2(128, t, Z, d, (mpfr_ptr)0);
+    mpfr_inits2(128, t, Z, V, d, (mpfr_ptr)0);
     int bad = 0;
     uint64_t draws = 0, skipped = 0;
     double worst = 0.0;
@@ -209,8 +211,9 @@ static void polar_normal_draws_and_accuracy(void **state)
                 break;
         }
         draws += dd + 1;
-        double zn = pp_rand_normal(seed, 3, i);
-        if (bits_of(zn) != bits_of(z)) {
+        double zn = pp_rand_normal(seed, 3, i), zp[2];
+        pp_rand_normal_pair(seed, 3, i, zp);
+        if (bits_of(zn) != bits_of(z) || bits_of(zp[0]) != bits_of(z)) {
             fprintf(stderr, "FAIL: pp_rand_normal is not the first accepted draw (%u), element %llu\n",
                     dd, (unsigned long long)i);
             pp_test_print_double("pp_rand_normal", zn);
@@ -234,10 +237,16 @@ static void polar_normal_draws_and_accuracy(void **state)
         mpfr_div(t, t, S, MPFR_RNDN);
         mpfr_sqrt(t, t, MPFR_RNDN);
         mpfr_mul(Z, t, u, MPFR_RNDN);
+        mpfr_mul(V, t, v, MPFR_RNDN);
         mpfr_set_d(d, z, MPFR_RNDN);
         mpfr_sub(d, d, Z, MPFR_RNDN);
         mpfr_div(d, d, Z, MPFR_RNDN);
         double rel = fabs(mpfr_get_d(d, MPFR_RNDN));
+        mpfr_set_d(d, zp[1], MPFR_RNDN);
+        mpfr_sub(d, d, V, MPFR_RNDN);
+        mpfr_div(d, d, V, MPFR_RNDN);
+        double rel_v = fabs(mpfr_get_d(d, MPFR_RNDN));
+        rel = rel > rel_v ? rel : rel_v;
         double bound = U53 / fabs(lnS) + 4.2 * U53;
         if (rel / bound > worst)
             worst = rel / bound;
@@ -248,6 +257,8 @@ static void polar_normal_draws_and_accuracy(void **state)
             pp_test_print_double("v", vd);
             pp_test_print_double("z", z);
             pp_test_print_double("Z (MPFR, RN)", mpfr_get_d(Z, MPFR_RNDN));
+            pp_test_print_double("pair's second", zp[1]);
+            pp_test_print_double("V (MPFR, RN)", mpfr_get_d(V, MPFR_RNDN));
             pp_test_report_seed();
             bad++;
         }
@@ -255,7 +266,7 @@ static void polar_normal_draws_and_accuracy(void **state)
     fprintf(stderr, "  polar: %llu elements, %.4f draws each (4/pi = 1.2732), %llu unchecked, worst "
             "error %.3f of its bound\n", (unsigned long long)n, (double)draws / (double)n,
             (unsigned long long)skipped, worst);
-    mpfr_clears(u, v, S, t, Z, d, (mpfr_ptr)0);
+    mpfr_clears(u, v, S, t, Z, V, d, (mpfr_ptr)0);
     assert_int_equal(bad, 0);
 }
 
@@ -457,19 +468,14 @@ static double ks_distance(const double *x, uint64_t n, double (*cdf)(double))
     return dmax;
 }
 
-// 1e6 normals: mean within 5 sd of 0 (sd 1/sqrt(n)); sample variance within 5 sd of 1 (sd
-// sqrt(2/(n−1)) for normal data); KS distance to Φ within the DKW bound; the counts beyond 3 and
-// 4 within 5 sd of their Binomial(n, 2Φ(−k)) means.
-static void rand_normal_statistics(void **state)
+// A sample of n standard normals (sorted in place): mean within 5 sd of 0 (sd 1/sqrt(n)); sample
+// variance within 5 sd of 1 (sd sqrt(2/(n−1)) for normal data); KS distance to Φ within the DKW
+// bound; the counts beyond 3 and 4 within 5 sd of their Binomial(n, 2Φ(−k)) means.
+static int normal_sample_ok(const char *what, double *x, uint64_t n)
 {
-    (void)state;
-    const uint64_t n = pp_test_iters(1000000), seed = pp_test_seed();
-    double *x = malloc(n * sizeof *x);
-    assert_non_null(x);
     double sum = 0.0;
     uint64_t beyond3 = 0, beyond4 = 0;
     for (uint64_t i = 0; i < n; i++) {
-        x[i] = pp_rand_normal(seed, 1, i);
         sum += x[i];
         beyond3 += fabs(x[i]) > 3.0;
         beyond4 += fabs(x[i]) > 4.0;
@@ -483,17 +489,59 @@ static void rand_normal_statistics(void **state)
     double p3 = 2.0 * normal_cdf(-3.0), p4 = 2.0 * normal_cdf(-4.0);
     double m3 = (double)n * p3, s3 = sqrt((double)n * p3 * (1 - p3));
     double m4 = (double)n * p4, s4 = sqrt((double)n * p4 * (1 - p4));
-    fprintf(stderr, "  normal: n %llu, mean %.3g (5sd %.3g), var %.6f (5sd %.3g), KS %.3g (DKW %.3g), "
-            "|z|>3: %llu (%.0f), |z|>4: %llu (%.1f)\n", (unsigned long long)n, mean, 5 / sqrt((double)n),
+    fprintf(stderr, "  %s: n %llu, mean %.3g (5sd %.3g), var %.6f (5sd %.3g), KS %.3g (DKW %.3g), "
+            "|z|>3: %llu (%.0f), |z|>4: %llu (%.1f)\n", what, (unsigned long long)n, mean, 5 / sqrt((double)n),
             var, 5 * sqrt(2.0 / (double)(n - 1)), D, eps, (unsigned long long)beyond3, m3,
             (unsigned long long)beyond4, m4);
-    free(x);
     int ok = fabs(mean) <= 5.0 / sqrt((double)n) && fabs(var - 1.0) <= 5.0 * sqrt(2.0 / (double)(n - 1)) &&
              D <= eps && fabs((double)beyond3 - m3) <= 5 * s3 && fabs((double)beyond4 - m4) <= 5 * s4;
     if (!ok) {
-        fprintf(stderr, "FAIL: normal statistics outside their bounds (line above)\n");
+        fprintf(stderr, "FAIL: %s statistics outside their bounds (line above)\n", what);
         pp_test_report_seed();
     }
+    return ok;
+}
+
+// 1e6 normals of one tensor, element by element (normal_sample_ok).
+static void rand_normal_statistics(void **state)
+{
+    (void)state;
+    const uint64_t n = pp_test_iters(1000000), seed = pp_test_seed();
+    double *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    for (uint64_t i = 0; i < n; i++)
+        x[i] = pp_rand_normal(seed, 1, i);
+    int ok = normal_sample_ok("normal", x, n);
+    free(x);
+    assert_true(ok);
+}
+
+// 1e6 normals drawn in pairs (pp_rand_normal_pair, as the AdamW synthetic source's noise: element
+// 2j + h is value h of pair j): the values together pass normal_sample_ok, and the two values of
+// a pair are uncorrelated: their sample correlation within 5 sd of 0 (sd 1/sqrt(pairs)). The
+// second values alone pass normal_sample_ok too.
+static void rand_normal_pair_statistics(void **state)
+{
+    (void)state;
+    const uint64_t n = pp_test_iters(1000000) & ~(uint64_t)1, seed = pp_test_seed();
+    double *x = malloc(n * sizeof *x), *second = malloc(n / 2 * sizeof *second);
+    assert_non_null(x);
+    assert_non_null(second);
+    double s0 = 0, s1 = 0, s00 = 0, s11 = 0, s01 = 0;
+    for (uint64_t j = 0; j < n / 2; j++) {
+        double z[2];
+        pp_rand_normal_pair(seed, 0x4E000001u, j, z);
+        x[2 * j] = z[0], x[2 * j + 1] = z[1], second[j] = z[1];
+        s0 += z[0], s1 += z[1], s00 += z[0] * z[0], s11 += z[1] * z[1], s01 += z[0] * z[1];
+    }
+    double m = (double)(n / 2);
+    double cov = s01 / m - (s0 / m) * (s1 / m);
+    double r = cov / sqrt((s00 / m - (s0 / m) * (s0 / m)) * (s11 / m - (s1 / m) * (s1 / m)));
+    fprintf(stderr, "  pairs: correlation of a pair's two values %.3g (5sd %.3g)\n", r, 5 / sqrt(m));
+    int ok = normal_sample_ok("normal pairs", x, n) && normal_sample_ok("pairs' second values", second, n / 2) &&
+             fabs(r) <= 5 / sqrt(m);
+    free(x);
+    free(second);
     assert_true(ok);
 }
 
@@ -741,6 +789,7 @@ int main(void)
         cmocka_unit_test(inputs_streams_differ_by_seed_and_tensor),
         // statistics
         cmocka_unit_test(rand_normal_statistics),
+        cmocka_unit_test(rand_normal_pair_statistics),
         cmocka_unit_test(rand_uniform01_statistics),
         // ranges, scaling, rounding
         cmocka_unit_test(inputs_element_uniform_in_range),

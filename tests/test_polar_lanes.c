@@ -2,10 +2,11 @@
 // every x86-64 level against their scalar definitions, bit for bit: the lanes' log (Dekker's
 // product as an FMA) against pp_det_log_normal on millions of s in [2^-106, 1) and on every
 // boundary of the reduction (m around RN(√2), m near 1, powers of two); the cheap half (Philox in
-// 64-bit lanes, u, v, s, s < 1) against pp_polar_us_lanes's inline definition and the costly
-// half against pp_polar_z_lanes's, over counts 0..300 (tails of every width), random counters
-// and draws; and pp_rand_normal_batch on elements whose draws 0..k − 1 are all rejected (chains
-// found by search, k up to 6 and more) against pp_rand_normal.
+// 64-bit lanes, u, v, s, s < 1) against pp_polar_us_lanes's inline definition, the costly half
+// (both values of the pair, and the first alone) against pp_polar_z_lanes's, and those against
+// pp_polar_pair_try, over counts 0..300 (tails of every width), random counters and draws; and
+// pp_rand_normal_batch on elements whose draws 0..k − 1 are all rejected (chains found by search,
+// k up to 6 and more) against pp_rand_normal_pair.
 // Run: make build/rel/tests/test_polar_lanes && build/rel/tests/test_polar_lanes
 #include "test_util.h"
 
@@ -101,8 +102,8 @@ static void polar_halves_bit_identical(void **state)
     pp_test_rng rng = {pp_test_seed() ^ 0x5A5A};
     uint32_t tid[HALVES_MAX];
     uint64_t idx[HALVES_MAX];
-    double u0[HALVES_MAX], s0[HALVES_MAX], z0[HALVES_MAX], u1[HALVES_MAX], s1[HALVES_MAX], z1[HALVES_MAX],
-        sr[HALVES_MAX];
+    double u0[HALVES_MAX], v0[HALVES_MAX], s0[HALVES_MAX], z0[HALVES_MAX], w0[HALVES_MAX], u1[HALVES_MAX],
+        v1[HALVES_MAX], s1[HALVES_MAX], z1[HALVES_MAX], w1[HALVES_MAX], sr[HALVES_MAX];
     int a0[HALVES_MAX], a1[HALVES_MAX], bad = 0, rejected = 0;
     int reps = (int)pp_test_iters(3);
     for (int rep = 0; rep < reps; rep++)
@@ -115,23 +116,37 @@ static void polar_halves_bit_identical(void **state)
                 tid[k] = k % 3 ? 0x4E000000u + (uint32_t)(k / 16) : (uint32_t)r;
                 idx[k] = k % 3 ? (uint64_t)(n * 7 + k) : pp_test_rng_next(&rng);
             }
-            pp_polar_us_lanes(seed, tid, idx, d, n, NULL, u0, s0, a0);
+            pp_polar_us_lanes(seed, tid, idx, d, n, NULL, u0, v0, s0, a0);
             for (int k = 0; k < n; k++)  // the costly half's input: an accepted s (as the batch passes)
                 sr[k] = s0[k], s0[k] = a0[k] ? s0[k] : 0.5, rejected += !a0[k];
-            pp_polar_z_lanes(n, u0, s0, z0);
+            pp_polar_z_lanes(n, u0, v0, s0, z0, w0);
+            for (int k = 0; k < n; k++) {  // the inline halves against pp_polar_pair_try itself
+                double zz[2] = {0.0, 0.0};
+                int acc = pp_polar_pair_try(pp_philox_element(seed, tid[k], idx[k], d), zz);
+                if ((acc != a0[k] || (acc && (!same(zz[0], z0[k]) || !same(zz[1], w0[k])))) && bad++ < 5)
+                    fprintf(stderr, "inline halves vs pp_polar_pair_try: n %d entry %d\n", n, k);
+            }
             for (int li = 0; li < N_LEVELS; li++) {
                 pp_polar_us_fn us = pp_polar_us_for(levels[li]);
                 pp_polar_z_fn zf = pp_polar_z_for(levels[li]);
                 if (us) {
-                    us(seed, tid, idx, d, n, u1, s1, a1);
+                    us(seed, tid, idx, d, n, u1, v1, s1, a1);
                     for (int k = 0; k < n; k++) {
-                        if ((!same(u1[k], u0[k]) || !same(s1[k], sr[k]) || a1[k] != a0[k]) && bad++ < 5)
+                        if ((!same(u1[k], u0[k]) || !same(v1[k], v0[k]) || !same(s1[k], sr[k]) || a1[k] != a0[k]) &&
+                            bad++ < 5)
                             fprintf(stderr, "us %s: n %d entry %d tid %u idx %llu d %u\n", pp_isa_name(levels[li]),
                                     n, k, tid[k], (unsigned long long)idx[k], d);
                     }
                 }
                 if (zf) {
-                    zf(n, u0, s0, z1);
+                    // both values (pairs), then the first alone (z1 NULL: v not read)
+                    zf(n, u0, v0, s0, z1, w1);
+                    for (int k = 0; k < n; k++)
+                        if ((!same(z1[k], z0[k]) || !same(w1[k], w0[k])) && bad++ < 5) {
+                            fprintf(stderr, "z pairs %s: n %d entry %d\n", pp_isa_name(levels[li]), n, k);
+                            pp_test_print_double("lanes", w1[k]), pp_test_print_double("inline", w0[k]);
+                        }
+                    zf(n, u0, NULL, s0, z1, NULL);
                     for (int k = 0; k < n; k++)
                         if (!same(z1[k], z0[k]) && bad++ < 5) {
                             fprintf(stderr, "z %s: n %d entry %d\n", pp_isa_name(levels[li]), n, k);
@@ -164,7 +179,7 @@ static void batch_long_rejection_chains(void **state)
     enum { N = PP_RAND_BATCH_MAX };
     uint32_t tid[N];
     uint64_t idx[N];
-    double z[N];
+    double z[N], z1[N];
     int n = 0, longest = 0;
     // chains of 3 or more (probability 0.215^3 ≈ 1%), the first 200, and every one of 6 or more
     // (≈ 1e-4) among 400,000 elements, up to N − 3 in all
@@ -183,10 +198,11 @@ static void batch_long_rejection_chains(void **state)
     for (int li = 0; li <= N_LEVELS; li++) {
         pp_rand_lanes_fns f = li < N_LEVELS ? pp_rand_lanes_fns_for(levels[li]) : (pp_rand_lanes_fns){0};
         for (int m = 1; m <= n; m += m < 20 ? 1 : 17) {  // counts with tails of every width
-            pp_rand_normal_batch(seed, tid, idx, m, f, z);
+            pp_rand_normal_batch(seed, tid, idx, m, f, z, m % 2 ? z1 : NULL);
             for (int k = 0; k < m; k++) {
-                double w = pp_rand_normal(seed, tid[k], idx[k]);
-                if (!same(z[k], w) && bad++ < 5)
+                double w[2];
+                pp_rand_normal_pair(seed, tid[k], idx[k], w);
+                if ((!same(z[k], w[0]) || (m % 2 && !same(z1[k], w[1]))) && bad++ < 5)
                     fprintf(stderr, "chain level %d: element %llu (run %d)\n", li, (unsigned long long)idx[k],
                             rejected_run(seed, tid[k], idx[k]));
             }

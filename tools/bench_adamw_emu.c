@@ -1,8 +1,9 @@
 // bench_adamw_emu.c — the CPU AdamW emulation's vector path (cpu/adamw_lanes.c) against its
 // scalar path, same run, per variant and gradient source, at n = 65,536, T = 1,000 (issue 17's
 // size): wall and CPU time (the machine may be shared), ns per element-step (wall × threads /
-// (n·T)), and the ratio scalar / vector. The synthetic source draws a normal per element-step
-// (the vector path draws them side by side, kernels/random_lanes.h; the scalar path one by one);
+// (n·T)), and the ratio scalar / vector. The synthetic source draws a normal per element-step,
+// two per polar attempt (the vector path draws a lane group's pairs side by side,
+// kernels/random_lanes.h; the scalar path each element's pair alone);
 // the quadratic one's gradient is two operations, so its line is close to the update alone.
 // Run: make bench (or build/rel/tools/bench_adamw_emu [threads] [n] [T]). Prints numbers only.
 #include <stdint.h>

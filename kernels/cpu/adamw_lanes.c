@@ -26,6 +26,7 @@
 // retried side by side), the input source's rows read GB at a time (GB cache-line misses in
 // flight instead of one: rows are n apart).
 #define GB 32  // measured: 32 against 16, the fp32 synthetic line 5% less CPU (retry tails amortised)
+_Static_assert(GB * PP_RAND_PAIR_ROWS_MAX(L) <= PP_RAND_BATCH_MAX, "a batch of GB steps fits pp_rand_normal_batch");
 
 // gb[s][l] = (float)pp_adamw_synth_grad_z of lane l's signal and the normal z[s·L + l]: the
 // binary64 values first, then their rounding to P side by side (kernels/round_lanes.h; the
@@ -62,7 +63,7 @@ static double recip_pow2(double x)
 
 // The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
 // for step t + s: the same values as pp_adamw_src_grad's (pp_adamw_given_grad; synthetic: its
-// pp_adamw_synth_grad_s, the normal drawn by pp_rand_normal_batch, the same bits). Kept out of
+// pp_adamw_synth_grad_s, the noise drawn in pairs by pp_rand_normal_pair_rows, the same bits). Kept out of
 // line (flatten below would copy it into every instantiation), with its own vector clones.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
     !defined(__SANITIZE_ADDRESS__)
@@ -80,13 +81,8 @@ static void lanes_given_grads(const pp_adamw_variant *va, const pp_adamw_problem
                 gb[s][l] = (float)pp_adamw_given_grad(pr, P, t + s, i0 + l, sig[l]);
         return;
     }
-    uint32_t tid[GB * L];
-    uint64_t idx[GB * L];
     double z[GB * L];
-    for (int s = 0; s < ns; s++)
-        for (int l = 0; l < L; l++)
-            tid[s * L + l] = PP_ADAMW_TID_NOISE + (uint32_t)(t + s), idx[s * L + l] = (uint64_t)(i0 + l);
-    pp_rand_normal_batch(pr->seed, tid, idx, ns * L, rf, z);
+    pp_rand_normal_pair_rows(pr->seed, PP_ADAMW_TID_NOISE + (uint32_t)t, ns, i0, L, rf, z);
     // the rounding to P with P a constant where it is fp32 or bf16 (the format's parameters fold)
     double rs = recip_pow2(pr->snr);
     if (P == PP_FMT_FP32)

@@ -56,7 +56,7 @@ static inline __m512d u11_512(__m512i lo, __m512i hi)
 
 // One register of 8 entries from kj on (lanes at or past n masked: not read, not written):
 // LOAD512 the counters of pp_philox_element (low word of i, high word of i, tensor, draw), ROUND512
-// one pp_philox4x32_round (0x96: a ^ b ^ c), STORE512 u, s and s < 1. Macros over named registers,
+// one pp_philox4x32_round (0x96: a ^ b ^ c), STORE512 u, v, s and s < 1. Macros over named registers,
 // so that several registers' rounds interleave in one block of code with nothing on the stack
 // (GCC kept arrays of registers in memory: a store and a load in every round's chain).
 #define LOAD512(x0, x1, x2, x3, live, kj)                                                        \
@@ -80,6 +80,7 @@ static inline __m512d u11_512(__m512i lo, __m512i hi)
         __m512d sk_ = _mm512_add_pd(_mm512_mul_pd(uk_, uk_), _mm512_mul_pd(vk_, vk_));          \
         __mmask8 a_ = _mm512_cmp_pd_mask(sk_, _mm512_set1_pd(1.0), _CMP_LT_OQ);                 \
         _mm512_mask_storeu_pd(u + (kj), live, uk_);                                             \
+        _mm512_mask_storeu_pd(v + (kj), live, vk_);                                             \
         _mm512_mask_storeu_pd(s + (kj), live, sk_);                                             \
         _mm256_mask_storeu_epi32(acc + (kj), live, _mm256_maskz_mov_epi32(a_, _mm256_set1_epi32(1))); \
     } while (0)
@@ -89,7 +90,7 @@ static inline __m512d u11_512(__m512i lo, __m512i hi)
 // short lists: a pass of 32 would mask most of its lanes).
 __attribute__((target("avx512f,avx512dq,avx512vl"), noinline))
 static void us_avx512(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d, int n, double *u,
-                      double *s, int *acc)
+                      double *v, double *s, int *acc)
 {
     int64_t k0[PP_PHILOX_ROUNDS], k1[PP_PHILOX_ROUNDS];
     round_keys64(seed, k0, k1);
@@ -159,20 +160,20 @@ static inline __m256d u11_256(__m256i lo, __m256i hi)
 
 // The inline definition of the cheap half for entries k0 .. n − 1 (the tails).
 static void us_tail(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d, int k0, int n, double *u,
-                    double *s, int *acc)
+                    double *v, double *s, int *acc)
 {
     for (int k = k0; k < n; k++) {
         pp_philox4x32_ctr w = pp_philox_element(seed, tid[k], idx[k], d);
         double uk = pp_u11_oo(pp_philox_bits64(w, 0));
         double vk = pp_u11_oo(pp_philox_bits64(w, 1));
         double sk = uk * uk + vk * vk;
-        u[k] = uk, s[k] = sk, acc[k] = sk < 1.0;
+        u[k] = uk, v[k] = vk, s[k] = sk, acc[k] = sk < 1.0;
     }
 }
 
 __attribute__((target("avx2"), noinline))
 static void us_avx2(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uint32_t d, int n, double *u,
-                    double *s, int *acc)
+                    double *v, double *s, int *acc)
 {
     int64_t k0[PP_PHILOX_ROUNDS], k1[PP_PHILOX_ROUNDS];
     round_keys64(seed, k0, k1);
@@ -186,12 +187,13 @@ static void us_avx2(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uin
         __m256d sk = _mm256_add_pd(_mm256_mul_pd(uk, uk), _mm256_mul_pd(vk, vk));
         __m256i a = _mm256_castpd_si256(_mm256_cmp_pd(sk, _mm256_set1_pd(1.0), _CMP_LT_OQ));
         _mm256_storeu_pd(u + k, uk);
+        _mm256_storeu_pd(v + k, vk);
         _mm256_storeu_pd(s + k, sk);
         // the 64-bit masks' low words, as 0 or 1
         __m256i a32 = _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
         _mm_storeu_si128((__m128i *)(acc + k), _mm_and_si128(_mm256_castsi256_si128(a32), _mm_set1_epi32(1)));
     }
-    us_tail(seed, tid, idx, d, k, n, u, s, acc);
+    us_tail(seed, tid, idx, d, k, n, u, v, s, acc);
 }
 
 #define DL_NAME det_log_256
@@ -219,26 +221,26 @@ static void us_avx2(uint64_t seed, const uint32_t *tid, const uint64_t *idx, uin
 #include "det_log_lanes_body.h"
 
 // The inline definition of the costly half for entries k0 .. n − 1 (the tails).
-static void z_tail(int k0, int n, const double *u, const double *s, double *z)
+static void z_tail(int k0, int n, const double *u, const double *v, const double *s, double *z0, double *z1)
 {
-    for (int k = k0; k < n; k++) {
-        uint64_t b;
-        memcpy(&b, &s[k], sizeof b);
-        z[k] = u[k] * sqrt(-2.0 * pp_det_log_normal(b, 0) / s[k]);
-    }
+    pp_polar_z_lanes(n - k0, u + k0, v ? v + k0 : NULL, s + k0, z0 + k0, z1 ? z1 + k0 : NULL);
 }
 
+// f = RN(sqrt(RN(RN(−2·log) / s))) once per entry, then z0 = RN(u·f) and (pairs) z1 = RN(v·f)
+// (the test on z1 the same every iteration: predicted, or hoisted by the compiler).
 __attribute__((target("avx2,fma"), noinline))
-static void z_avx2(int n, const double *u, const double *s, double *z)
+static void z_avx2(int n, const double *u, const double *v, const double *s, double *z0, double *z1)
 {
     int k = 0;
     for (; k + 4 <= n; k += 4) {
-        __m256d sk = _mm256_loadu_pd(s + k), uk = _mm256_loadu_pd(u + k);
+        __m256d sk = _mm256_loadu_pd(s + k);
         __m256d y = det_log_256(_mm256_castpd_si256(sk));
-        __m256d q = _mm256_div_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), y), sk);
-        _mm256_storeu_pd(z + k, _mm256_mul_pd(uk, _mm256_sqrt_pd(q)));
+        __m256d f = _mm256_sqrt_pd(_mm256_div_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), y), sk));
+        _mm256_storeu_pd(z0 + k, _mm256_mul_pd(_mm256_loadu_pd(u + k), f));
+        if (z1)
+            _mm256_storeu_pd(z1 + k, _mm256_mul_pd(_mm256_loadu_pd(v + k), f));
     }
-    z_tail(k, n, u, s, z);
+    z_tail(k, n, u, v, s, z0, z1);
 }
 
 __attribute__((target("avx2,fma"), noinline))

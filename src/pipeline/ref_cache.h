@@ -13,7 +13,7 @@
 
 // Bumped whenever any reference's arithmetic changes (a fix, a new method, a tighter bound), so
 // cached entries computed by the old code are never served again.
-#define PP_REF_EPOCH 5
+#define PP_REF_EPOCH 6
 
 // The key of the reference of op under params p, on inputs in[0..op->n_inputs) of format f, by
 // method (the resolved method name), computing the outputs with want[t] set. Written as 64
