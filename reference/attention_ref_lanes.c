@@ -73,114 +73,7 @@ void pp_attn_ds_keys_(const pp_attn_ds_row_ *R, int64_t n, const double *Ph, con
 #ifdef ATTN_LANES_X86
 
 // ---------------------------------------------------------------------------------------------
-// AVX-512: 8 lanes
-
-// One step of the anchored dot on 8 chains (pp_attn_dot_elem_'s statements, in its order): H takes
-// x·y rounded once (an FMA: x·y is exact, binary32 values), its exact error x·y − (H' − H) goes to
-// c (PROOFS.md#attention, "Anchored dot"). 4 operations.
-#define DOT_STEP_512(H, c, xv, yv)                                                         \
-    do {                                                                                   \
-        __m512d s_ = _mm512_fmadd_pd(xv, yv, H);                                           \
-        c = _mm512_add_pd(c, _mm512_fmsub_pd(xv, yv, _mm512_sub_pd(s_, H)));               \
-        H = s_;                                                                            \
-    } while (0)
-
-__attribute__((target("avx512f"))) static void dot_keys16_avx512(const double *x, double A,
-                                                                 const double *kt0,
-                                                                 const double *kt1, int64_t d,
-                                                                 double h[16], double c[16])
-{
-    const __m512d Av = _mm512_set1_pd(A);
-    __m512d h0 = Av, h1 = Av, c0 = _mm512_setzero_pd(), c1 = c0;
-    for (int64_t l = 0; l < d; l++) {
-        __m512d xv = _mm512_set1_pd(x[l]);
-        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
-        DOT_STEP_512(h0, c0, xv, _mm512_loadu_pd(y0));
-        DOT_STEP_512(h1, c1, xv, _mm512_loadu_pd(y1));
-    }
-    _mm512_storeu_pd(h, _mm512_sub_pd(h0, Av));  // exact
-    _mm512_storeu_pd(h + 8, _mm512_sub_pd(h1, Av));
-    _mm512_storeu_pd(c, c0);
-    _mm512_storeu_pd(c + 8, c1);
-}
-
-// dot_keys16 for two rows x0, x1 at once: each block element is loaded once for both rows'
-// chains (four chains per step); each chain the one dot_keys16 computes for its row. Results for
-// row i at h[16·i + m] (likewise c).
-__attribute__((target("avx512f"))) static void dot_rows2_avx512(const double *x0, double A0,
-                                                                const double *x1, double A1,
-                                                                const double *kt0,
-                                                                const double *kt1, int64_t d,
-                                                                double h[32], double c[32])
-{
-    const __m512d Av = _mm512_set1_pd(A0), Aw = _mm512_set1_pd(A1);
-    __m512d h0 = Av, h1 = Av, h2 = Aw, h3 = Aw;
-    __m512d c0 = _mm512_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
-    for (int64_t l = 0; l < d; l++) {
-        __m512d xv = _mm512_set1_pd(x0[l]), xw = _mm512_set1_pd(x1[l]);
-        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
-        __m512d ya = _mm512_loadu_pd(y0), yb = _mm512_loadu_pd(y1);
-        DOT_STEP_512(h0, c0, xv, ya);
-        DOT_STEP_512(h1, c1, xv, yb);
-        DOT_STEP_512(h2, c2, xw, ya);
-        DOT_STEP_512(h3, c3, xw, yb);
-    }
-    _mm512_storeu_pd(h, _mm512_sub_pd(h0, Av));  // exact
-    _mm512_storeu_pd(h + 8, _mm512_sub_pd(h1, Av));
-    _mm512_storeu_pd(h + 16, _mm512_sub_pd(h2, Aw));
-    _mm512_storeu_pd(h + 24, _mm512_sub_pd(h3, Aw));
-    _mm512_storeu_pd(c, c0);
-    _mm512_storeu_pd(c + 8, c1);
-    _mm512_storeu_pd(c + 16, c2);
-    _mm512_storeu_pd(c + 24, c3);
-}
-
-// ---------------------------------------------------------------------------------------------
-// AVX2: 4 lanes (a block of 8 keys is two vectors)
-
-#define DOT_STEP_256(H, c, xv, yv)                                                         \
-    do {                                                                                   \
-        __m256d s_ = _mm256_fmadd_pd(xv, yv, H);                                           \
-        c = _mm256_add_pd(c, _mm256_fmsub_pd(xv, yv, _mm256_sub_pd(s_, H)));               \
-        H = s_;                                                                            \
-    } while (0)
-
-__attribute__((target("avx2,fma"))) static void dot_keys16_avx2(const double *x, double A,
-                                                            const double *kt0, const double *kt1,
-                                                            int64_t d, double h[16], double c[16])
-{
-    const __m256d Av = _mm256_set1_pd(A);
-    __m256d hv[4], cv[4];
-    for (int i = 0; i < 4; i++) {
-        hv[i] = Av;
-        cv[i] = _mm256_setzero_pd();
-    }
-    for (int64_t l = 0; l < d; l++) {
-        __m256d xv = _mm256_set1_pd(x[l]);
-        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
-        DOT_STEP_256(hv[0], cv[0], xv, _mm256_loadu_pd(y0));
-        DOT_STEP_256(hv[1], cv[1], xv, _mm256_loadu_pd(y0 + 4));
-        DOT_STEP_256(hv[2], cv[2], xv, _mm256_loadu_pd(y1));
-        DOT_STEP_256(hv[3], cv[3], xv, _mm256_loadu_pd(y1 + 4));
-    }
-    for (int i = 0; i < 4; i++) {
-        _mm256_storeu_pd(h + 4 * i, _mm256_sub_pd(hv[i], Av));  // exact
-        _mm256_storeu_pd(c + 4 * i, cv[i]);
-    }
-}
-
-// dot_rows2 in AVX2: one row after the other.
-__attribute__((target("avx2,fma"))) static void dot_rows2_avx2(const double *x0, double A0,
-                                                           const double *x1, double A1,
-                                                           const double *kt0, const double *kt1,
-                                                           int64_t d, double h[32], double c[32])
-{
-    dot_keys16_avx2(x0, A0, kt0, kt1, d, h, c);
-    dot_keys16_avx2(x1, A1, kt0, kt1, d, h + 16, c + 16);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The per-key steps, once per instruction set (attention_ref_lanes_body.h)
+// AVX-512: 8 lanes (the per-key steps from attention_ref_lanes_body.h, then the dot kernels)
 
 #define L_W 8
 #define L_T __m512d
@@ -215,6 +108,58 @@ __attribute__((target("avx2,fma"))) static void dot_rows2_avx2(const double *x0,
 #define FN(name) name##_avx512
 #define TGT __attribute__((target("avx512f")))
 #include "attention_ref_lanes_body.h"
+
+// The dot kernels: the anchored dot's step on 8 chains (FN(dot_step), attention_ref_lanes_body.h).
+__attribute__((target("avx512f"))) static void dot_keys16_avx512(const double *x, double A,
+                                                                 const double *kt0,
+                                                                 const double *kt1, int64_t d,
+                                                                 double h[16], double c[16])
+{
+    const __m512d Av = _mm512_set1_pd(A);
+    __m512d h0 = Av, h1 = Av, c0 = _mm512_setzero_pd(), c1 = c0;
+    for (int64_t l = 0; l < d; l++) {
+        __m512d xv = _mm512_set1_pd(x[l]);
+        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
+        dot_step_avx512(&h0, &c0, xv, _mm512_loadu_pd(y0));
+        dot_step_avx512(&h1, &c1, xv, _mm512_loadu_pd(y1));
+    }
+    _mm512_storeu_pd(h, _mm512_sub_pd(h0, Av));  // exact
+    _mm512_storeu_pd(h + 8, _mm512_sub_pd(h1, Av));
+    _mm512_storeu_pd(c, c0);
+    _mm512_storeu_pd(c + 8, c1);
+}
+
+// dot_keys16 for two rows x0, x1 at once: each block element is loaded once for both rows'
+// chains (four chains per step); each chain the one dot_keys16 computes for its row. Results for
+// row i at h[16·i + m] (likewise c).
+__attribute__((target("avx512f"))) static void dot_rows2_avx512(const double *x0, double A0,
+                                                                const double *x1, double A1,
+                                                                const double *kt0,
+                                                                const double *kt1, int64_t d,
+                                                                double h[32], double c[32])
+{
+    const __m512d Av = _mm512_set1_pd(A0), Aw = _mm512_set1_pd(A1);
+    __m512d h0 = Av, h1 = Av, h2 = Aw, h3 = Aw;
+    __m512d c0 = _mm512_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
+    for (int64_t l = 0; l < d; l++) {
+        __m512d xv = _mm512_set1_pd(x0[l]), xw = _mm512_set1_pd(x1[l]);
+        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
+        __m512d ya = _mm512_loadu_pd(y0), yb = _mm512_loadu_pd(y1);
+        dot_step_avx512(&h0, &c0, xv, ya);
+        dot_step_avx512(&h1, &c1, xv, yb);
+        dot_step_avx512(&h2, &c2, xw, ya);
+        dot_step_avx512(&h3, &c3, xw, yb);
+    }
+    _mm512_storeu_pd(h, _mm512_sub_pd(h0, Av));  // exact
+    _mm512_storeu_pd(h + 8, _mm512_sub_pd(h1, Av));
+    _mm512_storeu_pd(h + 16, _mm512_sub_pd(h2, Aw));
+    _mm512_storeu_pd(h + 24, _mm512_sub_pd(h3, Aw));
+    _mm512_storeu_pd(c, c0);
+    _mm512_storeu_pd(c + 8, c1);
+    _mm512_storeu_pd(c + 16, c2);
+    _mm512_storeu_pd(c + 24, c3);
+}
+
 #undef L_W
 #undef L_T
 #undef L_M
@@ -247,6 +192,9 @@ __attribute__((target("avx2,fma"))) static void dot_rows2_avx2(const double *x0,
 #undef L_GATHER
 #undef FN
 #undef TGT
+
+// ---------------------------------------------------------------------------------------------
+// AVX2: 4 lanes (a block of 8 keys is two vectors)
 
 #define L_W 4
 #define L_T __m256d
@@ -291,6 +239,42 @@ TGT static inline __m256d attn_cutmask_avx2(const unsigned char *p)
 }
 
 #include "attention_ref_lanes_body.h"
+
+// The dot kernels: the anchored dot's step on 4 chains (FN(dot_step)).
+__attribute__((target("avx2,fma"))) static void dot_keys16_avx2(const double *x, double A,
+                                                            const double *kt0, const double *kt1,
+                                                            int64_t d, double h[16], double c[16])
+{
+    const __m256d Av = _mm256_set1_pd(A);
+    __m256d hv[4], cv[4];
+    for (int i = 0; i < 4; i++) {
+        hv[i] = Av;
+        cv[i] = _mm256_setzero_pd();
+    }
+    for (int64_t l = 0; l < d; l++) {
+        __m256d xv = _mm256_set1_pd(x[l]);
+        const double *y0 = kt0 + l * PP_ATTN_KEY_BLOCK, *y1 = kt1 + l * PP_ATTN_KEY_BLOCK;
+        dot_step_avx2(&hv[0], &cv[0], xv, _mm256_loadu_pd(y0));
+        dot_step_avx2(&hv[1], &cv[1], xv, _mm256_loadu_pd(y0 + 4));
+        dot_step_avx2(&hv[2], &cv[2], xv, _mm256_loadu_pd(y1));
+        dot_step_avx2(&hv[3], &cv[3], xv, _mm256_loadu_pd(y1 + 4));
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_pd(h + 4 * i, _mm256_sub_pd(hv[i], Av));  // exact
+        _mm256_storeu_pd(c + 4 * i, cv[i]);
+    }
+}
+
+// dot_rows2 in AVX2: one row after the other.
+__attribute__((target("avx2,fma"))) static void dot_rows2_avx2(const double *x0, double A0,
+                                                           const double *x1, double A1,
+                                                           const double *kt0, const double *kt1,
+                                                           int64_t d, double h[32], double c[32])
+{
+    dot_keys16_avx2(x0, A0, kt0, kt1, d, h, c);
+    dot_keys16_avx2(x1, A1, kt0, kt1, d, h + 16, c + 16);
+}
+
 
 static const pp_attn_lanes_ LANES_AVX512 = {
     .name = "avx512", .dot_keys16 = dot_keys16_avx512, .dot_rows2 = dot_rows2_avx512,

@@ -13,6 +13,17 @@ TGT static inline void FN(two_sum)(L_T a, L_T b, L_T *s, L_T *e)
     *s = t;
 }
 
+// One step of the anchored dot on L_W chains (pp_attn_dot_elem_'s statements, in its order): H
+// takes x·y rounded once (an FMA: x·y is exact, binary32 values), its exact error x·y − (H' − H)
+// goes to c (PROOFS.md#attention, "Anchored dot"). 4 operations. attention_ref_lanes.c's dot
+// kernels, one per instruction set, run it.
+TGT static inline void FN(dot_step)(L_T *H, L_T *c, L_T x, L_T y)
+{
+    L_T s = L_FMA(x, y, *H);
+    *c = L_ADD(*c, L_FMS(x, y, L_SUB(s, *H)));
+    *H = s;
+}
+
 TGT static inline void FN(dd_mul)(L_T xh, L_T xl, L_T yh, L_T yl, L_T *zh, L_T *zl)
 {
     L_T p = L_MUL(xh, yh);
