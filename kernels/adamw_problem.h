@@ -19,7 +19,8 @@
 //   pp_rand_normal(seed, PP_ADAMW_TID_SIGNAL, i); the noise drawn in pairs, z_{t,2j} and
 //   z_{t,2j+1} the two values of pp_rand_normal_pair(seed, PP_ADAMW_TID_NOISE + t, j) (both
 //   halves of one polar attempt: a normal per element-step is most of the source's cost, and the
-//   pair halves it; pp_adamw_synth_noise). The sum in binary64 then one rounding to P. Independent of θ: the reference sees the same g_{t,i}.
+//   pair halves it; pp_adamw_synth_noise). The sum in binary64 then one rounding to P.
+//   Independent of θ: the reference sees the same g_{t,i}.
 //   No loss is defined. (So that rounding is input quantisation, not a rounding site of the
 //   optimizer: explain does not offer g here; adamw.h "Exact sites".)
 // quadratic: L(θ) = ½ Σ_i h_i (θ_i − θ*_i)², h_i = RN32(0.1 + 0.9·U_i), θ*_i = RN32(N_i), both

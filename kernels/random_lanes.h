@@ -106,7 +106,7 @@ PP_RAND_LANES_INLINE void pp_polar_us_lanes(uint64_t seed, const uint32_t *tid, 
 // The costly half, once per entry: f = RN(sqrt(RN(−2·pp_det_log(s) / s))) of an accepted
 // attempt's s[k] (2^−106 ≤ s < 1, a positive normal: pp_det_log(s) = pp_det_log_normal(bits of s,
 // 0)), z0[k] = RN(u[k]·f) and, where z1 is not NULL, z1[k] = RN(v[k]·f) (pp_polar_pair_try's z[0]
-// and z[1]). Branch-free.
+// and z[1]). Branch-free but for the test on z1, the same for every entry.
 PP_RAND_LANES_INLINE void pp_polar_z_lanes(int n, const double *u, const double *v, const double *s, double *z0,
                                            double *z1)
 {

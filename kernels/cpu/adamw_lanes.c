@@ -63,8 +63,9 @@ static double recip_pow2(double x)
 
 // The synthetic (or input) source's gradients of steps t .. t + ns − 1 (ns ≤ GB), row s of gb
 // for step t + s: the same values as pp_adamw_src_grad's (pp_adamw_given_grad; synthetic: its
-// pp_adamw_synth_grad_s, the noise drawn in pairs by pp_rand_normal_pair_rows, the same bits). Kept out of
-// line (flatten below would copy it into every instantiation), with its own vector clones.
+// pp_adamw_synth_grad_s, the noise drawn in pairs by pp_rand_normal_pair_rows, the same bits).
+// Kept out of line (flatten below would copy it into every instantiation), with its own vector
+// clones.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__gnu_linux__) && \
     !defined(__SANITIZE_ADDRESS__)
 __attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
