@@ -158,6 +158,7 @@ static void build_run(pp_run_result *r, int keep_tensors)
     set_name(r->op, "attention_fwd");
     snprintf(r->device, sizeof r->device, "cpu (auto: no GPU)");
     snprintf(r->created_utc, sizeof r->created_utc, "2026-11-22T22:30:00Z");
+    r->reference_epoch = 5;
     r->seed = 0xFFFFFFFFFFFFFFF1u;  // top bit set: must stay unsigned
     r->case_text = dup_str("# case\nop = \"attention_fwd\"\nname = \"caf\xC3\xA9\" # UTF-8\n[[variant]]\n");
     r->shapes = dup_str("b=1 h=2 s=3 d=4");
@@ -427,6 +428,7 @@ static void eq_run(const pp_run_result *a, const pp_run_result *b)
     eq_str(a->op, b->op, "op", 0);
     eq_str(a->device, b->device, "device", 0);
     eq_str(a->created_utc, b->created_utc, "created_utc", 0);
+    eq_i64(a->reference_epoch, b->reference_epoch, "reference_epoch", 0);
     eq_i64((int64_t)a->seed, (int64_t)b->seed, "seed", 0);
     eq_str(a->case_text, b->case_text, "case_text", 0);
     eq_str(a->shapes, b->shapes, "shapes", 0);

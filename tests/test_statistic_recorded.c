@@ -10,6 +10,7 @@
 #include "core/statistic.h"
 #include "pipeline/case.h"
 #include "pipeline/gate.h"
+#include "pipeline/ref_cache.h"
 #include "pipeline/run.h"
 #include "report/report_h5.h"
 #include "report/report_html.h"
@@ -175,12 +176,60 @@ static void test_old_report_refuses_and_shows_dash(void **state)
     pp_case_free(&c);
 }
 
+// The reference epoch: a fresh run records this build's (PP_REF_EPOCH) and reads it back; a report
+// written before it was recorded (the attribute gone) reads 0. pp_gate_epoch_note: nothing when
+// the epochs agree, "records no reference epoch" for 0, both epochs named otherwise.
+static void test_reference_epoch_recorded_and_noted(void **state)
+{
+    char path[PP_TEST_PATH_MAX];
+    pp_test_tmp_path(state, "epoch.h5", path);
+    pp_case c;
+    pp_error err = {0};
+    assert_int_equal(pp_case_parse(case_text, strlen(case_text), "old.toml", &c, &err), PP_OK);
+    pp_run_opts o = {.device = "cpu", .threads = 1};
+    pp_run_result r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pp_run_case(&c, &o, &r, &err), PP_OK);
+    assert_int_equal(r.reference_epoch, PP_REF_EPOCH);
+    assert_int_equal(pp_report_h5_write(path, &r, &err), PP_OK);
+    pp_run_result_free(&r);
+    assert_int_equal(pp_report_h5_read(path, &r, &err), PP_OK);
+    assert_int_equal(r.reference_epoch, PP_REF_EPOCH);
+    pp_run_result_free(&r);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Adelete(f, "reference_epoch") >= 0);
+    H5Fclose(f);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pp_report_h5_read(path, &r, &err), PP_OK);
+    assert_int_equal(r.reference_epoch, 0);
+    pp_run_result_free(&r);
+    pp_case_free(&c);
+
+    char note[512];
+    assert_int_equal(pp_gate_epoch_note("b.h5", 6, 6, note, sizeof note), 0);
+    assert_string_equal(note, "");
+    assert_int_equal(pp_gate_epoch_note("b.h5", 0, 6, note, sizeof note), 1);
+    assert_non_null(strstr(note, "note: b.h5 records no reference epoch"));
+    assert_non_null(strstr(note, "this build is at epoch 6"));
+    assert_int_equal(pp_gate_epoch_note("old/b.h5", 5, 6, note, sizeof note), 1);
+    assert_non_null(strstr(note, "note: old/b.h5 was written at reference epoch 5; this build is at epoch 6"));
+    assert_non_null(strstr(note, "regenerate the baseline"));
+    assert_null(strchr(note, '\n'));
+    // a buffer too small for the note is cut, never overrun
+    char tiny[8];
+    assert_int_equal(pp_gate_epoch_note("b.h5", 5, 6, tiny, sizeof tiny), 1);
+    assert_int_equal((int)strlen(tiny), 7);
+}
+
 int main(void)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mask_follows_the_stored_items),
         cmocka_unit_test(test_old_report_refuses_and_shows_dash),
+        cmocka_unit_test(test_reference_epoch_recorded_and_noted),
     };
     return cmocka_run_group_tests(tests, pp_test_tmpdir_setup, pp_test_tmpdir_teardown);
 }

@@ -397,6 +397,14 @@ static int check_same_case(const char *baseline, const pp_run_result *base, cons
     return 2;
 }
 
+// A failed check against a baseline from another reference epoch says so (pp_gate_epoch_note).
+static void epoch_note(const char *baseline, const pp_run_result *base, const pp_run_result *now)
+{
+    char note[PP_PATH_MAX + 512];
+    if (pp_gate_epoch_note(baseline, base->reference_epoch, now->reference_epoch, note, sizeof note))
+        fprintf(stderr, "precprobe check: %s\n", note);
+}
+
 int pp_cmd_check(int argc, char **argv)
 {
     const char *baseline = NULL, *report = NULL, *junit = NULL, *pos[1];
@@ -447,6 +455,8 @@ int pp_cmd_check(int argc, char **argv)
         }
         printf("check %s: %s (%d of %d checks failed)\n", c.name, failed ? "FAILED" : "passed", failed,
                now.n_verdicts);
+        if (failed)
+            epoch_note(baseline, &base, &now);
         rc = failed ? 1 : 0;
         // the same verdicts for CI: one testcase per gate rule and per baseline statistic, so
         // the JUnit failures are exactly what made this exit 1

@@ -95,6 +95,7 @@ typedef struct pp_run_result {
     char op[PP_NAME_MAX];
     char device[64];                       // "cpu", "cuda (NVIDIA H100 ...)", "cpu (auto: no GPU)"
     char created_utc[32];                  // ISO 8601, e.g. 2026-11-22T22:30:00Z
+    int64_t reference_epoch;               // PP_REF_EPOCH of the build that made it (0: not recorded)
     uint64_t seed;
     char *case_text;                       // the case file's text, owned
     char *shapes;                          // one line describing the op's shapes, owned

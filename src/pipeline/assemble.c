@@ -7,6 +7,7 @@
 
 #include "core/build_info.h"
 #include "pipeline/compare.h"
+#include "pipeline/ref_cache.h"
 
 static int metadata(const pp_run_plan *plan, pp_run_result *r)
 {
@@ -16,6 +17,7 @@ static int metadata(const pp_run_plan *plan, pp_run_result *r)
     snprintf(r->op, sizeof r->op, "%s", c->op->name);
     snprintf(r->device, sizeof r->device, "%s", plan->device);
     snprintf(r->created_utc, sizeof r->created_utc, "%s", plan->created_utc);
+    r->reference_epoch = PP_REF_EPOCH;
     r->seed = c->seed;
     r->case_text = strdup(c->text ? c->text : "");
     r->shapes = malloc(512);

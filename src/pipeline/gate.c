@@ -162,3 +162,22 @@ int pp_gate_baseline(const pp_slack *slack, pp_run_result *now, const pp_run_res
     }
     return regressions;
 }
+
+int pp_gate_epoch_note(const char *baseline, int64_t base_epoch, int64_t now_epoch, char *buf, size_t n)
+{
+    if (n)
+        buf[0] = '\0';
+    if (base_epoch == now_epoch)
+        return 0;
+    char was[96];
+    if (base_epoch == 0)
+        snprintf(was, sizeof was, "records no reference epoch (written before reports recorded one)");
+    else
+        snprintf(was, sizeof was, "was written at reference epoch %lld", (long long)base_epoch);
+    snprintf(buf, n,
+             "note: %s %s; this build is at epoch %lld. A new epoch changes references or generated inputs "
+             "(epoch 6: AdamW's synthetic gradients; reports/README.md lists each epoch), so statistics can move "
+             "through that alone: if that is why, regenerate the baseline",
+             baseline, was, (long long)now_epoch);
+    return 1;
+}

@@ -28,6 +28,13 @@ int pp_glob_match(const char *pattern, const char *name);
 // out of memory.
 int pp_gate_baseline(const pp_slack *slack, pp_run_result *now, const pp_run_result *base);
 
+// The note a failed check adds when the baseline was made at another reference epoch than this
+// build's (PP_REF_EPOCH, src/pipeline/ref_cache.h: bumped when a reference's arithmetic or a
+// generated input's definition changes, so statistics can move through that alone): one line,
+// no newline, into buf (n bytes). base_epoch 0: the baseline records none (written before reports
+// recorded it). Returns 1 when there is a note, 0 (buf empty) when the epochs agree.
+int pp_gate_epoch_note(const char *baseline, int64_t base_epoch, int64_t now_epoch, char *buf, size_t n);
+
 // Appends a verdict to r; returns 0, or -1 when out of memory.
 int pp_add_verdict(pp_run_result *r, const char *rule, int passed, const char *detail);
 

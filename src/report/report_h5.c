@@ -363,6 +363,7 @@ static const pp_rs_field run_fields[] = {
     R_STR("op", op),
     R_STR("device", device),
     R_STR("created_utc", created_utc),
+    {.name = "reference_epoch", .kind = PP_RS_I64, .flags = PP_RS_OPTIONAL, .off = R(reference_epoch)},
     {.name = "seed", .kind = PP_RS_U64, .off = R(seed)},
     {.name = "shapes", .kind = PP_RS_STR_PTR, .flags = PP_RS_OPTIONAL, .off = R(shapes)},
     {.name = "case", .kind = PP_RS_TEXT, .flags = PP_RS_OPTIONAL, .off = R(case_text)},

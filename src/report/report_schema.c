@@ -562,6 +562,8 @@ static int read_field(const pp_rs_io *io, hid_t loc, const char *where, const pp
         return read_text(io, loc, where, name, p);
     case PP_RS_I64:
     case PP_RS_U64:
+        if ((f->flags & PP_RS_OPTIONAL) && H5Aexists(loc, name) <= 0)
+            return PP_OK;  // an attribute newer than the report: the value stays as initialised
         return pp_h5attr_get_num(loc, name, H5T_INTEGER, f->kind == PP_RS_I64 ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
                                  p, 1, NULL)
                    ? pp_rs_invalid(io, where, "attribute %s missing or not an integer", name)
