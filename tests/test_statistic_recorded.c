@@ -87,22 +87,38 @@ static void strip_attributes(hid_t g, const char *prefix)
     assert_true(removed > 0);
 }
 
+// The case above run on the CPU and its report written to the test's file name (path): a fresh
+// report of this build, which records this build's reference epoch. The parsed case goes to *keep
+// (NULL: freed).
+static void write_fresh_report(void **state, const char *name, char *path, pp_case *keep)
+{
+    pp_test_tmp_path(state, name, path);
+    pp_error err = {0};
+    pp_case c;
+    assert_int_equal(pp_case_parse(case_text, strlen(case_text), "old.toml", &c, &err), PP_OK);
+    pp_run_opts o = {.device = "cpu", .threads = 1};
+    pp_run_result r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pp_run_case(&c, &o, &r, &err), PP_OK);
+    assert_int_equal(r.reference_epoch, PP_REF_EPOCH);
+    assert_int_equal(pp_report_h5_write(path, &r, &err), PP_OK);
+    pp_run_result_free(&r);
+    if (keep)
+        *keep = c;
+    else
+        pp_case_free(&c);
+}
+
 // A fresh report of a run, then the same report as one written before max_abs_error and ulp_scale
 // existed: the fresh one records everything and its gate measures max_abs_error (a real value that
 // fails 1e-30); the old one reads them as not recorded, shows "—" and refuses the rule.
 static void test_old_report_refuses_and_shows_dash(void **state)
 {
     char path[PP_TEST_PATH_MAX];
-    pp_test_tmp_path(state, "report.h5", path);
     pp_case c;
     pp_error err = {0};
-    assert_int_equal(pp_case_parse(case_text, strlen(case_text), "old.toml", &c, &err), PP_OK);
-    pp_run_opts o = {.device = "cpu", .threads = 1};
     pp_run_result r;
-    memset(&r, 0, sizeof r);
-    assert_int_equal(pp_run_case(&c, &o, &r, &err), PP_OK);
-    assert_int_equal(pp_report_h5_write(path, &r, &err), PP_OK);
-    pp_run_result_free(&r);
+    write_fresh_report(state, "report.h5", path, &c);
 
     // fresh: everything recorded, the rule measured (and failed: storage accumulation errs)
     assert_int_equal(pp_report_h5_read(path, &r, &err), PP_OK);
@@ -182,17 +198,9 @@ static void test_old_report_refuses_and_shows_dash(void **state)
 static void test_reference_epoch_recorded_and_noted(void **state)
 {
     char path[PP_TEST_PATH_MAX];
-    pp_test_tmp_path(state, "epoch.h5", path);
-    pp_case c;
+    write_fresh_report(state, "epoch.h5", path, NULL);
     pp_error err = {0};
-    assert_int_equal(pp_case_parse(case_text, strlen(case_text), "old.toml", &c, &err), PP_OK);
-    pp_run_opts o = {.device = "cpu", .threads = 1};
     pp_run_result r;
-    memset(&r, 0, sizeof r);
-    assert_int_equal(pp_run_case(&c, &o, &r, &err), PP_OK);
-    assert_int_equal(r.reference_epoch, PP_REF_EPOCH);
-    assert_int_equal(pp_report_h5_write(path, &r, &err), PP_OK);
-    pp_run_result_free(&r);
     assert_int_equal(pp_report_h5_read(path, &r, &err), PP_OK);
     assert_int_equal(r.reference_epoch, PP_REF_EPOCH);
     pp_run_result_free(&r);
@@ -205,7 +213,6 @@ static void test_reference_epoch_recorded_and_noted(void **state)
     assert_int_equal(pp_report_h5_read(path, &r, &err), PP_OK);
     assert_int_equal(r.reference_epoch, 0);
     pp_run_result_free(&r);
-    pp_case_free(&c);
 
     char note[512];
     assert_int_equal(pp_gate_epoch_note("b.h5", 6, 6, note, sizeof note), 0);
