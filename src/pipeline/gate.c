@@ -176,7 +176,7 @@ int pp_gate_epoch_note(const char *baseline, int64_t base_epoch, int64_t now_epo
         snprintf(was, sizeof was, "was written at reference epoch %lld", (long long)base_epoch);
     snprintf(buf, n,
              "note: %s %s; this build is at epoch %lld. A new epoch changes references or generated inputs "
-             "(epoch 6: AdamW's synthetic gradients; reports/README.md lists each epoch), so statistics can move "
+             "(reports/README.md lists what each epoch changed), so statistics can move "
              "through that alone: if that is why, regenerate the baseline",
              baseline, was, (long long)now_epoch);
     return 1;

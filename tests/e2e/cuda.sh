@@ -42,25 +42,18 @@ for c in quickstart bloom-prescale external-gemm te-cp-small glm-softmax bloom-p
         echo "ok   cuda $c: $rows cpu-emulation comparisons, all identical"
     fi
 done
-# fp8 = te's backward on the GPU: its range notes come from the CPU's mask-0 binary64 pass
-# (kernels/attention_te_bwd_exact.h), so the GPU run's table is the CPU run's line for line
-"$bin" run cases/fp8-attention-bwd.toml --device cuda --ranges -q --no-cache --out "$tmp/rg" >/dev/null 2>&1 &&
-    "$bin" run cases/fp8-attention-bwd.toml --device cpu --ranges -q --no-cache --out "$tmp/rc" >/dev/null 2>&1 ||
-    { echo "FAIL cuda fp8-attention-bwd --ranges: exit $?"; fail=1; }
-if ! diff <(sed -n '/^== range diagnostics/,$p' "$tmp/rg/report.txt" | grep '^fp8-te') \
-          <(sed -n '/^== range diagnostics/,$p' "$tmp/rc/report.txt" | grep '^fp8-te') >/dev/null 2>&1; then
-    echo "FAIL cuda fp8-attention-bwd --ranges: the GPU run's notes differ from the CPU's"; fail=1
-else
-    echo "ok   cuda fp8-attention-bwd --ranges: the same notes"
-fi
-# the scaled GEMMs' range notes (block scales at their limits, flushes, the fp32 accumulator) come
-# from our kernels on either device: the GPU run's whole table is the CPU run's
-for c in fp8-gemm nvfp4-gemm; do
+# The range notes on the GPU equal the CPU run's, line for line: fp8 = te's backward (its notes
+# come from the CPU's mask-0 binary64 pass, kernels/attention_te_bwd_exact.h: its fp8-te rows), and
+# the scaled GEMMs' whole table (block scales at their limits, flushes, the fp32 accumulator: our
+# kernels' notes on either device). Each entry: case, the rows compared (a grep pattern).
+for entry in "fp8-attention-bwd ^fp8-te" "fp8-gemm ." "nvfp4-gemm ."; do
+    set -- $entry
+    c=$1 rows=$2
     "$bin" run "cases/$c.toml" --device cuda --ranges -q --no-cache --out "$tmp/rg-$c" >/dev/null 2>&1 &&
         "$bin" run "cases/$c.toml" --device cpu --ranges -q --no-cache --out "$tmp/rc-$c" >/dev/null 2>&1 ||
         { echo "FAIL cuda $c --ranges: exit $?"; fail=1; continue; }
-    if ! diff <(sed -n '/^== range diagnostics/,$p' "$tmp/rg-$c/report.txt") \
-              <(sed -n '/^== range diagnostics/,$p' "$tmp/rc-$c/report.txt") >"$tmp/rg-$c.diff" 2>&1; then
+    if ! diff <(sed -n '/^== range diagnostics/,$p' "$tmp/rg-$c/report.txt" | grep -- "$rows") \
+              <(sed -n '/^== range diagnostics/,$p' "$tmp/rc-$c/report.txt" | grep -- "$rows") >"$tmp/rg-$c.diff" 2>&1; then
         echo "FAIL cuda $c --ranges: the GPU run's notes differ from the CPU's:"; head -10 "$tmp/rg-$c.diff"; fail=1
     else
         echo "ok   cuda $c --ranges: the same notes"
